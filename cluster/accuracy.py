@@ -1,0 +1,236 @@
+"""Accuracy against a ground truth (SPEC section 8).
+
+* :func:`nmi`: normalized mutual information of two partitions, scikit-learn's
+  ``normalized_mutual_info_score`` with the **arithmetic** mean of the two
+  entropies as normalizer.
+* :func:`overlapping_nmi`: the NMI of Lancichinetti, Fortunato and Kertesz
+  (New J. Phys. 11, 033015, 2009, appendix B), defined for covers (clusters
+  may overlap); it does not reduce to :func:`nmi` on partitions.
+* :func:`hierarchy_nmi`: both, per hierarchy level, against the matching depth
+  of a hierarchical truth.
+* :func:`convergence`: NMI after each number of iterations ``n = 1 .. N``.
+"""
+
+from __future__ import annotations
+
+from typing import Hashable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import normalized_mutual_info_score
+
+from cluster.averaged_edge import averaged_edge_hierarchy
+from cluster.louvain import louvain
+from tomography.dataset import Measurement
+from tomography.hierarchy import Hierarchy
+from tomography.truth import labels_at_depth, truth_depth
+from tomography.weights import mean_weights
+
+__all__ = ["nmi", "overlapping_nmi", "hierarchy_nmi", "convergence", "partition_to_cover"]
+
+
+def nmi(labels_true: Sequence[Hashable], labels_pred: Sequence[Hashable]) -> float:
+    """Normalized mutual information, arithmetic-mean normalization.
+
+    Parameters
+    ----------
+    labels_true, labels_pred : sequences of the same length
+        Cluster label of each node.
+
+    Returns
+    -------
+    float
+        1 for identical partitions (up to renaming), 0 for independent ones.
+
+    Examples
+    --------
+    >>> nmi([0, 0, 1, 1], [5, 5, 7, 7])
+    1.0
+    >>> round(nmi([0, 0, 1, 1], [0, 1, 0, 1]), 6)
+    0.0
+    """
+    if len(labels_true) != len(labels_pred):
+        raise ValueError(f"the partitions label {len(labels_true)} and {len(labels_pred)} nodes")
+    return float(normalized_mutual_info_score(list(labels_true), list(labels_pred),
+                                              average_method="arithmetic"))
+
+
+def partition_to_cover(labels: Sequence[Hashable]) -> list[set[int]]:
+    """The clusters of a partition as sets of node indices.
+
+    Examples
+    --------
+    >>> partition_to_cover(["a", "b", "a"])
+    [{0, 2}, {1}]
+    """
+    groups: dict[Hashable, set[int]] = {}
+    for i, lab in enumerate(labels):
+        groups.setdefault(lab, set()).add(i)
+    return list(groups.values())
+
+
+def _h(p: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p > 0, -p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+
+
+def _normalized_conditional_entropy(X: list[set[int]], Y: list[set[int]], n: int) -> float:
+    """``H(X|Y)_norm`` of LFK 2009: mean over X_k of ``H(X_k|Y) / H(X_k)``."""
+    nx_ = np.array([len(x) for x in X], dtype=float)
+    ny = np.array([len(y) for y in Y], dtype=float)
+    inter = np.array([[len(x & y) for y in Y] for x in X], dtype=float)
+    p11 = inter / n
+    p10 = (nx_[:, None] - inter) / n
+    p01 = (ny[None, :] - inter) / n
+    p00 = 1.0 - p11 - p10 - p01
+    hx = _h(nx_ / n) + _h(1 - nx_ / n)
+    hy = _h(ny / n) + _h(1 - ny / n)
+    joint = _h(p11) + _h(p10) + _h(p01) + _h(p00)
+    conditional = joint - hy[None, :]                      # H(X_k | Y_l)
+    admissible = _h(p11) + _h(p00) > _h(p01) + _h(p10)     # LFK's constraint (B.14)
+    conditional = np.where(admissible, conditional, hx[:, None])
+    best = conditional.min(axis=1) if len(Y) else hx     # H(X_k | Y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(hx > 0, best / np.where(hx > 0, hx, 1.0), 0.0)
+    return float(np.mean(ratio))
+
+
+def overlapping_nmi(cover_a: Iterable[Iterable[int]], cover_b: Iterable[Iterable[int]],
+                    n: int | None = None) -> float:
+    """The overlapping NMI of Lancichinetti, Fortunato and Kertesz (2009).
+
+    ``N(X|Y) = 1 - (H(X|Y)_norm + H(Y|X)_norm) / 2`` where, for each cluster
+    ``X_k`` seen as a binary variable over the nodes, ``H(X_k|Y)`` is the
+    smallest ``H(X_k|Y_l)`` over the clusters ``Y_l`` that pass LFK's
+    constraint ``h(P11) + h(P00) > h(P01) + h(P10)`` (else ``H(X_k)``), and
+    ``H(X|Y)_norm`` is the mean of ``H(X_k|Y) / H(X_k)``.  A cluster holding
+    every node (``H(X_k) = 0``) counts 0.  Logarithms base 2.
+
+    Parameters
+    ----------
+    cover_a, cover_b : iterables of iterables of int
+        Clusters as collections of node indices (they may overlap).
+    n : int, optional
+        Number of nodes; by default the size of the union of both covers.
+
+    Returns
+    -------
+    float
+        1 for identical covers.
+
+    Examples
+    --------
+    >>> overlapping_nmi([{0, 1, 2}, {3, 4, 5}], [{3, 4, 5}, {0, 1, 2}])
+    1.0
+    >>> round(overlapping_nmi([{0, 1, 2}, {3, 4, 5}], [{0, 1, 2, 3}, {4, 5}]), 4)
+    0.4796
+    """
+    A = [set(c) for c in cover_a if len(c)]
+    B = [set(c) for c in cover_b if len(c)]
+    universe = set().union(*A, *B) if (A or B) else set()
+    n = len(universe) if n is None else n
+    if n == 0 or not A or not B:
+        raise ValueError("both covers need at least one non-empty cluster")
+    if universe and max(universe) >= n and all(isinstance(x, (int, np.integer)) for x in universe):
+        raise ValueError(f"node index {max(universe)} out of range for n = {n}")
+    return float(1.0 - 0.5 * (_normalized_conditional_entropy(A, B, n)
+                              + _normalized_conditional_entropy(B, A, n)))
+
+
+def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
+    """NMI of every hierarchy level against the matching depth of a hierarchical truth.
+
+    Level 1 (the finest) is compared with the full labels, level 2 with the
+    labels cut one part shorter, and so on; levels above the truth's depth
+    are compared with its top level.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+    truth : dict of host to label path (``site/cluster``)
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``level``, ``clusters``, ``truth_depth``, ``truth_clusters``,
+        ``nmi``, ``overlapping_nmi``.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_partitions(["a", "b", "c", "d"], [[0, 0, 1, 2], [0, 0, 1, 1]])
+    >>> t = {"a": "x/1", "b": "x/1", "c": "y/2", "d": "y/3"}
+    >>> hierarchy_nmi(h, t)[["level", "truth_depth", "nmi"]].to_dict("records")
+    [{'level': 1, 'truth_depth': 2, 'nmi': 1.0}, {'level': 2, 'truth_depth': 1, 'nmi': 1.0}]
+    """
+    hosts = hierarchy.hosts
+    depth = truth_depth({h: truth[h] for h in hosts if h in truth})
+    rows = []
+    for number in range(1, hierarchy.depth + 1):
+        d = max(depth - number + 1, 1)
+        true = labels_at_depth(truth, d, hosts)
+        found = hierarchy.labels(number)
+        rows.append({"level": number, "clusters": len(hierarchy.level(number)),
+                     "truth_depth": d, "truth_clusters": len(set(true)),
+                     "nmi": nmi(true, found),
+                     "overlapping_nmi": overlapping_nmi(partition_to_cover(true),
+                                                        partition_to_cover(found), len(hosts))})
+    return pd.DataFrame(rows)
+
+
+def convergence(measurement: Measurement, truth: dict[str, str], *,
+                iterations: int | None = None, engine: str = "igraph",
+                hierarchy: bool = True, seed: int | None = 0, **options) -> pd.DataFrame:
+    """NMI after each number of iterations ``n = 1 .. N`` (Figs 5.13, 5.21).
+
+    For each ``n``, ``w_n`` (Eq 4.2) is clustered flat (Louvain, best level)
+    and compared with the full truth labels; with ``hierarchy`` the
+    averaged-edge hierarchy is built too and each level compared as in
+    :func:`hierarchy_nmi`.
+
+    Parameters
+    ----------
+    measurement : Measurement
+    truth : dict of host to label path
+    iterations : int, optional
+        Largest ``n``; all iterations by default.
+    engine : str, default "igraph"
+    hierarchy : bool, default True
+    seed : int, default 0
+        The same seed for every ``n``, so that rows differ only by data.
+    **options
+        Passed to :func:`cluster.averaged_edge.averaged_edge_hierarchy`
+        (``linkage``, ``start``, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``n``: ``n``, ``clusters``, ``modularity``, ``nmi``,
+        ``overlapping_nmi`` and, with ``hierarchy``, ``levels`` and
+        ``level_<k>_nmi`` per level.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(32, 2, iterations=3, seed=0)
+    >>> convergence(m, m.labels, hierarchy=False)["nmi"].tolist()
+    [1.0, 1.0, 1.0]
+    """
+    ids = measurement.iteration_ids
+    last = len(ids) if iterations is None else min(iterations, len(ids))
+    hosts = measurement.host_names
+    flat_truth = labels_at_depth(truth, truth_depth(truth), hosts)
+    rows = []
+    for n in range(1, last + 1):
+        W = mean_weights(measurement, n)
+        flat = louvain(W, engine=engine, seed=seed)
+        row = {"n": n, "clusters": flat.n_clusters, "modularity": flat.modularity,
+               "nmi": nmi(flat_truth, flat.labels),
+               "overlapping_nmi": overlapping_nmi(partition_to_cover(flat_truth),
+                                                  partition_to_cover(flat.labels), len(hosts))}
+        if hierarchy:
+            h = averaged_edge_hierarchy(W, hosts, engine=engine, seed=seed, **options)
+            levels = hierarchy_nmi(h, truth)
+            row["levels"] = h.depth
+            row.update({f"level_{int(r.level)}_nmi": r.nmi for r in levels.itertuples()})
+        rows.append(row)
+    return pd.DataFrame(rows)

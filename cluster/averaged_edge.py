@@ -1,0 +1,199 @@
+"""Averaged-edge hierarchical clustering (SPEC section 4, thesis section 5.10).
+
+Partition the graph with Louvain, collapse every cluster to one node with
+averaged edge weights, and repeat on the collapsed graph until at most two
+clusters remain or nothing merges.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from scipy import sparse
+
+from cluster.adjacency import as_adjacency
+from cluster.louvain import Level, louvain
+from tomography.hierarchy import Hierarchy
+from tomography.seeding import Seed, check_seed, spawn_seeds
+
+__all__ = ["collapse", "averaged_edge_hierarchy", "LINKAGES"]
+
+LINKAGES = ("thesis", "mean")
+Linkage = Literal["thesis", "mean"]
+
+
+def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
+             loops: float = 1.0) -> tuple[sparse.csr_array, np.ndarray]:
+    """Collapse each cluster of a graph to one node with averaged weights.
+
+    Parameters
+    ----------
+    graph : sparse array or ndarray
+        Symmetric weights of the current graph; the diagonal holds the
+        self-loops of nodes that are themselves collapsed clusters.
+    labels : array of int
+        Cluster ``0 .. k-1`` of each node.
+    sizes : array of int, optional
+        Hosts in each node (all 1 by default, for a graph of hosts).
+    loops : float, default 1.0
+        Factor on the internal weight kept as each cluster's self-loop.
+    linkage : {"thesis", "mean"}, default "thesis"
+        ``"thesis"`` is Eq 5.4 and 5.5 exactly as written: between clusters
+        ``V1`` and ``V2``, the sum of the current weights between their
+        nodes divided by ``conn_h = min(|V1|, |V2|) / max(|V1|, |V2|)``, with
+        ``|V|`` counting hosts.  ``"mean"`` is the plain mean over host pairs:
+        the sum of host-pair weights divided by ``|V1| * |V2|``.
+
+    Returns
+    -------
+    collapsed : scipy.sparse.csr_array
+        k x k weights between clusters; the diagonal is each cluster's
+        internal weight (see Notes).
+    sizes : ndarray of int
+        Hosts in each cluster.
+
+    Notes
+    -----
+    A collapsed cluster keeps its internal weight as a self-loop, so that at
+    the next level Louvain can leave it alone when it exchanges more inside
+    than outside (a single node without a loop would always be merged; this
+    is the explicit form of the thesis's duplicate nodes, App. B).  The loop
+    is the linkage of the cluster with itself, each internal pair counted
+    once, the nodes' own loops included: for ``"thesis"``
+    ``conn_h(V, V) = 1``, so the loop is the sum of the internal weights;
+    for ``"mean"`` it is that host-pair sum divided by ``|V|**2``, on the
+    same scale as the edges.  ``loops`` scales it.
+
+    Examples
+    --------
+    Hosts a, b (cluster 0) and c (cluster 1); w(a,b)=10, w(a,c)=2, w(b,c)=4:
+
+    >>> w = np.array([[0, 10, 2], [10, 0, 4], [2, 4, 0]], dtype=float)
+    >>> W, s = collapse(w, [0, 0, 1])
+    >>> W.toarray().tolist(), s.tolist()     # (2 + 4) / (1/2) = 12
+    ([[10.0, 12.0], [12.0, 0.0]], [2, 1])
+    >>> collapse(w, [0, 0, 1], linkage="mean")[0].toarray().tolist()   # 6 / 2, 10 / 4
+    [[2.5, 3.0], [3.0, 0.0]]
+    """
+    if linkage not in LINKAGES:
+        raise ValueError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
+    if loops < 0:
+        raise ValueError(f"loops must be >= 0, got {loops}")
+    A, _ = as_adjacency(graph)
+    n = A.shape[0]
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        raise ValueError(f"labels has shape {labels.shape}; expected ({n},)")
+    sizes = np.ones(n, dtype=np.int64) if sizes is None else np.asarray(sizes, dtype=np.int64)
+    k = int(labels.max()) + 1
+    P = sparse.csr_array((np.ones(n), (np.arange(n), labels)), shape=(n, k))
+    if linkage == "mean":
+        # back from per-pair means to host-pair sums
+        D = sparse.diags_array(sizes.astype(float))
+        A = (D @ A @ D).tocsr()
+    own = A.diagonal()
+    off = (A - sparse.diags_array(own)).tocsr()
+    raw = (P.T @ off @ P).tocsr()
+    internal = raw.diagonal() / 2.0 + P.T @ own
+    between = (raw - sparse.diags_array(raw.diagonal())).tocoo()
+    new_sizes = np.asarray(P.T @ sizes, dtype=np.int64)
+    si, sj = new_sizes[between.row].astype(float), new_sizes[between.col].astype(float)
+    if linkage == "thesis":
+        data = between.data * np.maximum(si, sj) / np.minimum(si, sj)
+    else:
+        data = between.data / (si * sj)
+        internal = internal / new_sizes.astype(float) ** 2
+    out = sparse.coo_array((data, (between.row, between.col)), shape=(k, k)).tocsr()
+    out = (out + sparse.diags_array(loops * internal)).tocsr()
+    out.eliminate_zeros()
+    return out, new_sizes
+
+
+def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
+                            linkage: Linkage = "thesis", start: Level = "finest",
+                            loops: float = 0.25, engine: str = "igraph",
+                            resolution: float = 1.0, restarts: int = 1,
+                            seed: Seed = None) -> Hierarchy:
+    """Build the hierarchy of bandwidth clusters by repeated partition and collapse.
+
+    Parameters
+    ----------
+    graph : sparse array, ndarray or networkx.Graph
+        Host-level weights ``w_n``.
+    hosts : list of str, optional
+        Name of each row; the networkx node names or ``h0, h1, ...`` by default.
+    linkage : {"thesis", "mean"}, default "thesis"
+        How collapsed clusters are weighted (see :func:`collapse`).
+    start : {"finest", "best"}, default "finest"
+        Which Louvain level each step takes.  ``"best"`` is the thesis: the
+        partition of highest modularity, which is Louvain's coarsest level,
+        so a fine level of a planted hierarchy can be skipped (9 leaf groups
+        in 3 super-groups come out as the 3 super-groups, and the leaves are
+        lost).  ``"finest"`` takes Louvain's first level (local moves only)
+        and leaves every merge above it to the averaged-edge collapse, so each
+        real level appears.  With very noisy data (one or two iterations) the
+        first level can split a true cluster into fragments, which the next
+        level merges again; more iterations remove them.
+    loops : float, default 0.25
+        Share of each collapsed cluster's internal weight kept as its
+        self-loop (see :func:`collapse`).  1 keeps all of it: the collapsed
+        graph then has the modularity of the host graph and nothing merges
+        beyond Louvain's optimum, so no "post-optimal" level (thesis 5.10)
+        appears.  0 drops it, as the thesis does without its duplicate nodes
+        (App. B): a cluster weakly tied to all others can then never stay
+        alone.  Between 0.1 and 0.25 both work on planted hierarchies
+        (``benchmarks/RESULTS.md``).
+    engine, resolution, restarts
+        Passed to :func:`cluster.louvain.louvain` at every step.
+    seed : int, Generator or None
+        Randomness; the integer is recorded in ``params``.
+
+    Returns
+    -------
+    Hierarchy
+        Level 1 is the first partition; the last level has at most two
+        clusters, or is the level after which nothing merged any more.  A
+        step that merges everything into one cluster is not kept as a level:
+        the whole network is the implicit top of every Hasse diagram.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.weights import mean_weights
+    >>> m = planted_hierarchy((3, 3), 16, iterations=3, seed=1)
+    >>> h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=1)
+    >>> [len(level) for level in h.levels]
+    [9, 3]
+    """
+    A, nodes = as_adjacency(graph)
+    names = [str(x) for x in (hosts if hosts is not None else nodes or
+                              [f"h{i}" for i in range(A.shape[0])])]
+    if len(names) != A.shape[0]:
+        raise ValueError(f"{len(names)} host names for a {A.shape[0]}-host graph")
+    if linkage not in LINKAGES:
+        raise ValueError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
+    rng, recorded = check_seed(seed)
+    current, sizes = A, np.ones(A.shape[0], dtype=np.int64)
+    host_labels = np.arange(A.shape[0])
+    partitions, internals, weights, qualities = [], [], [], []
+    while True:
+        step = louvain(current, engine=engine, resolution=resolution, restarts=restarts,
+                       level=start, seed=spawn_seeds(rng, 1)[0])
+        k = step.n_clusters
+        if partitions and (k == current.shape[0] or k == 1):
+            break  # nothing merged, or everything: the whole network is the implicit top
+        host_labels = step.labels[host_labels]
+        current, sizes = collapse(current, step.labels, sizes, linkage=linkage, loops=loops)
+        partitions.append(host_labels)
+        diagonal = current.diagonal()
+        internals.append(diagonal)
+        weights.append(current - sparse.diags_array(diagonal))
+        qualities.append(step.modularity)
+        if k <= 2:
+            break
+    params = {"method": "averaged-edge", "linkage": linkage, "start": start, "loops": loops,
+              "engine": engine,
+              "resolution": resolution, "restarts": restarts, "seed": recorded}
+    return Hierarchy.from_partitions(names, partitions, internal=internals, weights=weights,
+                                     params=params, modularity=qualities)

@@ -1,0 +1,511 @@
+"""The measurement dataset, format version 1: read, validate, write.
+
+A dataset is a directory (see ``DESIGN.md``)::
+
+    meta.json        {"format": "tomography-measurement/1", "method": ..., ...}
+    hosts.csv        host,address,label
+    transfers.csv    iteration,receiver,sender,blocks
+    iterations.csv   iteration,root,bytes,duration_s,complete
+    probes.csv       src,dst,tool,bits_per_second,streams,concurrent,duration_s
+
+``transfers.csv`` and ``iterations.csv`` are required for broadcast methods
+(``bittorrent``, ``simulated``, ``synthetic``); ``probes.csv`` for probe methods
+(``iperf3``, ``netpipe``).  Readers accept extra columns and extra keys in
+``meta.json``; a new format version is a new ``format`` string.
+
+Iterations are appended one at a time by :class:`MeasurementWriter`, so that a
+run that stops keeps every iteration it finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import platform
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from tomography.errors import DatasetError
+
+__all__ = [
+    "FORMAT",
+    "BLOCK_SIZE",
+    "BROADCAST_METHODS",
+    "PROBE_METHODS",
+    "Measurement",
+    "MeasurementWriter",
+    "read_measurement",
+    "write_measurement",
+    "software_versions",
+]
+
+FORMAT = "tomography-measurement/1"
+"""The ``format`` string of ``meta.json`` this module reads and writes."""
+
+BLOCK_SIZE = 16384
+"""Bytes in one BitTorrent block (16 KiB), the unit of ``transfers.csv``."""
+
+BROADCAST_METHODS = frozenset({"bittorrent", "simulated", "synthetic"})
+PROBE_METHODS = frozenset({"iperf3", "netpipe"})
+
+HOSTS_COLUMNS = ("host", "address", "label")
+TRANSFERS_COLUMNS = ("iteration", "receiver", "sender", "blocks")
+ITERATIONS_COLUMNS = ("iteration", "root", "bytes", "duration_s", "complete")
+PROBES_COLUMNS = ("src", "dst", "tool", "bits_per_second", "streams", "concurrent", "duration_s")
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+@dataclass
+class Measurement:
+    """A measurement dataset held in memory.
+
+    Attributes
+    ----------
+    meta : dict
+        The content of ``meta.json``.
+    hosts : pandas.DataFrame
+        Columns ``host``, ``address``, ``label``, one row per host, sorted by
+        host name.  ``label`` is ``""`` where unknown.
+    transfers : pandas.DataFrame
+        Columns ``iteration``, ``receiver``, ``sender`` and ``blocks``: the
+        16 KiB blocks ``receiver`` got directly from ``sender``.
+    iterations : pandas.DataFrame
+        Columns ``iteration``, ``root``, ``bytes``, ``duration_s`` (NaN when
+        unknown) and ``complete``, sorted by iteration.
+    probes : pandas.DataFrame or None
+        The pairwise probe runs, when the dataset has any.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(12, 3, iterations=2, seed=1)
+    >>> m.n_hosts, m.iteration_ids
+    (12, [0, 1])
+    >>> m.host_names[:3]
+    ['h000', 'h001', 'h002']
+    """
+
+    meta: dict[str, Any]
+    hosts: pd.DataFrame
+    transfers: pd.DataFrame = field(default_factory=lambda: _empty(TRANSFERS_COLUMNS))
+    iterations: pd.DataFrame = field(default_factory=lambda: _empty(ITERATIONS_COLUMNS))
+    probes: pd.DataFrame | None = None
+
+    @property
+    def host_names(self) -> list[str]:
+        """Host names in sorted order: the row and column order of every matrix."""
+        return list(self.hosts["host"])
+
+    @property
+    def n_hosts(self) -> int:
+        """Number of hosts."""
+        return len(self.hosts)
+
+    @property
+    def iteration_ids(self) -> list[int]:
+        """Iteration numbers in increasing order."""
+        return [int(i) for i in self.iterations["iteration"]]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Ground-truth label per host, for the hosts that have one."""
+        return {h: lab for h, lab in zip(self.hosts["host"], self.hosts["label"]) if lab}
+
+
+def _empty(columns: Iterable[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: [] for c in columns})
+
+
+def software_versions() -> dict[str, str]:
+    """Versions of Python and of the libraries that shape results.
+
+    Returns
+    -------
+    dict
+        Package name to version string, for ``meta.json`` and result files.
+
+    Examples
+    --------
+    >>> sorted(software_versions())[:3]
+    ['bandwidth-tomography', 'igraph', 'networkx']
+    """
+    from importlib import metadata
+
+    versions = {"python": platform.python_version()}
+    for name in ("bandwidth-tomography", "numpy", "scipy", "networkx", "python-louvain",
+                 "igraph", "scikit-learn", "pandas"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_measurement(path: str | os.PathLike[str]) -> Measurement:
+    """Read and validate a measurement dataset directory.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The dataset directory.
+
+    Returns
+    -------
+    Measurement
+
+    Raises
+    ------
+    DatasetError
+        When a file is missing or malformed, or the files disagree.  The
+        message names the file, the line and the field.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from tomography.synthetic import planted_partition
+    >>> d = tempfile.mkdtemp()
+    >>> write_measurement(planted_partition(8, 2, iterations=2, seed=0), d, overwrite=True)
+    >>> read_measurement(d).n_hosts
+    8
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise DatasetError("no such dataset directory", path=root)
+    meta = _read_meta(root / "meta.json")
+    hosts = _read_hosts(root / "hosts.csv")
+    known = set(hosts["host"])
+    method = meta["method"]
+    needs_broadcast = method in BROADCAST_METHODS
+    transfers_path, iterations_path = root / "transfers.csv", root / "iterations.csv"
+    if needs_broadcast or transfers_path.exists() or iterations_path.exists():
+        iterations = _read_iterations(iterations_path, known)
+        transfers = _read_transfers(transfers_path, known)
+        _check_iterations_agree(transfers, iterations, transfers_path, iterations_path)
+    else:
+        iterations, transfers = _empty(ITERATIONS_COLUMNS), _empty(TRANSFERS_COLUMNS)
+    probes_path = root / "probes.csv"
+    probes = None
+    if probes_path.exists() or method in PROBE_METHODS:
+        probes = _read_probes(probes_path, known)
+    return Measurement(meta=meta, hosts=hosts, transfers=transfers, iterations=iterations,
+                       probes=probes)
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise DatasetError("missing file", path=path)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    if not isinstance(meta, dict):
+        raise DatasetError("must hold a JSON object", path=path)
+    fmt = meta.get("format")
+    if fmt != FORMAT:
+        raise DatasetError(f"unsupported format version {fmt!r}; this reader understands {FORMAT!r}",
+                           path=path, field="format")
+    method = meta.get("method")
+    if method not in BROADCAST_METHODS | PROBE_METHODS:
+        allowed = ", ".join(sorted(BROADCAST_METHODS | PROBE_METHODS))
+        raise DatasetError(f"unknown method {method!r}; expected one of {allowed}",
+                           path=path, field="method")
+    block = meta.setdefault("block_size", BLOCK_SIZE)
+    if not isinstance(block, int) or isinstance(block, bool) or block <= 0:
+        raise DatasetError(f"must be a positive integer, got {block!r}", path=path,
+                           field="block_size")
+    if not isinstance(meta.setdefault("params", {}), dict):
+        raise DatasetError("must be a JSON object", path=path, field="params")
+    return meta
+
+
+def _read_csv(path: Path, required: Iterable[str]) -> pd.DataFrame:
+    if not path.exists():
+        raise DatasetError("missing file", path=path)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise DatasetError("empty file: expected a header line", path=path, line=1) from None
+    except pd.errors.ParserError as exc:
+        raise DatasetError(f"malformed CSV: {exc}", path=path) from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise DatasetError(f"missing column(s) {', '.join(missing)} in the header",
+                           path=path, line=1, field=missing[0])
+    return frame
+
+
+def _fail_at(mask: np.ndarray, frame: pd.DataFrame, path: Path, column: str, what: str) -> None:
+    """Raise for the first row where ``mask`` is true (line = row + 2)."""
+    bad = np.flatnonzero(mask)
+    if bad.size:
+        row = int(bad[0])
+        value = frame[column].iloc[row]
+        raise DatasetError(f"{what}: {value!r}", path=path, line=row + 2, field=column)
+
+
+def _integers(frame: pd.DataFrame, column: str, path: Path, *, minimum: int | None = 0) -> np.ndarray:
+    text = frame[column].str.strip()
+    valid = text.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool)
+    _fail_at(~valid, frame, path, column, "not an integer")
+    values = text.astype(np.int64).to_numpy()
+    if minimum is not None:
+        _fail_at(values < minimum, frame, path, column, f"must be >= {minimum}")
+    return values
+
+
+def _floats(frame: pd.DataFrame, column: str, path: Path, *, allow_empty: bool) -> np.ndarray:
+    text = frame[column].str.strip()
+    empty = (text == "").to_numpy(dtype=bool)
+    if not allow_empty:
+        _fail_at(empty, frame, path, column, "missing value")
+    values = pd.to_numeric(text.where(~empty, "nan"), errors="coerce").to_numpy(dtype=float)
+    bad = np.isnan(values) & ~empty
+    _fail_at(bad, frame, path, column, "not a number")
+    _fail_at(np.isinf(values) | (values < 0), frame, path, column, "must be finite and >= 0")
+    return values
+
+
+def _known_hosts(frame: pd.DataFrame, column: str, path: Path, known: set[str]) -> None:
+    unknown = ~frame[column].isin(known).to_numpy(dtype=bool)
+    _fail_at(unknown, frame, path, column, "unknown host (not in hosts.csv)")
+
+
+def _read_hosts(path: Path) -> pd.DataFrame:
+    frame = _read_csv(path, ("host", "address"))
+    if "label" not in frame.columns:
+        frame["label"] = ""
+    frame["host"] = frame["host"].str.strip()
+    _fail_at((frame["host"] == "").to_numpy(dtype=bool), frame, path, "host", "empty host name")
+    dup = frame["host"].duplicated().to_numpy(dtype=bool)
+    _fail_at(dup, frame, path, "host", "duplicate host")
+    if frame.empty:
+        raise DatasetError("no hosts", path=path)
+    extra = [c for c in frame.columns if c not in HOSTS_COLUMNS]
+    frame = frame[list(HOSTS_COLUMNS) + extra]
+    return frame.sort_values("host", kind="stable").reset_index(drop=True)
+
+
+def _read_iterations(path: Path, known: set[str]) -> pd.DataFrame:
+    frame = _read_csv(path, ITERATIONS_COLUMNS)
+    ids = _integers(frame, "iteration", path)
+    _fail_at(pd.Series(ids).duplicated().to_numpy(), frame, path, "iteration", "duplicate iteration")
+    _known_hosts(frame, "root", path, known)
+    nbytes = _integers(frame, "bytes", path)
+    duration = _floats(frame, "duration_s", path, allow_empty=True)
+    flag = frame["complete"].str.strip().str.lower()
+    ok = flag.isin(_TRUE | _FALSE).to_numpy(dtype=bool)
+    _fail_at(~ok, frame, path, "complete", "expected true or false")
+    out = frame.copy()
+    out["iteration"], out["bytes"], out["duration_s"] = ids, nbytes, duration
+    out["complete"] = flag.isin(_TRUE).to_numpy(dtype=bool)
+    return out.sort_values("iteration", kind="stable").reset_index(drop=True)
+
+
+def _read_transfers(path: Path, known: set[str]) -> pd.DataFrame:
+    frame = _read_csv(path, TRANSFERS_COLUMNS)
+    ids = _integers(frame, "iteration", path)
+    _known_hosts(frame, "receiver", path, known)
+    _known_hosts(frame, "sender", path, known)
+    same = (frame["receiver"] == frame["sender"]).to_numpy(dtype=bool)
+    _fail_at(same, frame, path, "sender", "a host cannot receive from itself")
+    blocks = _integers(frame, "blocks", path)
+    out = frame.copy()
+    out["iteration"], out["blocks"] = ids, blocks
+    dup = out.duplicated(["iteration", "receiver", "sender"]).to_numpy(dtype=bool)
+    _fail_at(dup, frame, path, "sender", "duplicate (iteration, receiver, sender) row")
+    return out
+
+
+def _check_iterations_agree(transfers: pd.DataFrame, iterations: pd.DataFrame,
+                            transfers_path: Path, iterations_path: Path) -> None:
+    listed = set(iterations["iteration"].tolist())
+    stray = ~transfers["iteration"].isin(listed).to_numpy(dtype=bool)
+    _fail_at(stray, transfers.astype({"iteration": str}), transfers_path, "iteration",
+             "iteration not listed in iterations.csv")
+    present = set(transfers["iteration"].tolist())
+    # iterations.csv is sorted on read; report the line the row had in the file.
+    for it in iterations["iteration"]:
+        if it not in present:
+            raise DatasetError(f"iteration {it} has no rows in transfers.csv",
+                               path=iterations_path, field="iteration",
+                               line=_line_of(iterations_path, "iteration", it))
+
+
+def _line_of(path: Path, column: str, value: int) -> int | None:
+    with path.open(newline="", encoding="utf-8") as fh:
+        for number, row in enumerate(csv.DictReader(fh), start=2):
+            if (row.get(column) or "").strip() == str(value):
+                return number
+    return None
+
+
+def _read_probes(path: Path, known: set[str]) -> pd.DataFrame:
+    frame = _read_csv(path, PROBES_COLUMNS)
+    _known_hosts(frame, "src", path, known)
+    _known_hosts(frame, "dst", path, known)
+    out = frame.copy()
+    out["bits_per_second"] = _floats(frame, "bits_per_second", path, allow_empty=False)
+    out["streams"] = _integers(frame, "streams", path, minimum=1)
+    out["duration_s"] = _floats(frame, "duration_s", path, allow_empty=True)
+    return out
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _new_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    out = {"format": FORMAT, "block_size": BLOCK_SIZE, "params": {}, "topology": None,
+           "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    out.update(meta)
+    out["format"] = FORMAT
+    out.setdefault("software", software_versions())
+    return out
+
+
+class MeasurementWriter:
+    """Write a dataset directory one iteration at a time.
+
+    ``meta.json`` and ``hosts.csv`` are written when the writer opens; each
+    call to :meth:`add_iteration` appends the iteration's transfers and then
+    its line of ``iterations.csv``, flushed to disk, so that a run that is
+    stopped keeps every finished iteration.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The dataset directory; created if missing.
+    meta : mapping
+        Keys of ``meta.json``; at least ``method``.  ``format``,
+        ``block_size``, ``created`` and ``software`` are filled in.
+    hosts : pandas.DataFrame or iterable of (host, address, label)
+        The hosts of the run.
+    overwrite : bool, default False
+        Replace an existing dataset in ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> w = MeasurementWriter(d, {"method": "synthetic"}, [("a", "10.0.0.1", ""), ("b", "10.0.0.2", "")])
+    >>> w.add_iteration(0, root="a", transfers=[("b", "a", 4)], nbytes=65536, duration_s=0.5)
+    >>> read_measurement(d).transfers["blocks"].tolist()
+    [4]
+    """
+
+    def __init__(self, path: str | os.PathLike[str], meta: Mapping[str, Any],
+                 hosts: pd.DataFrame | Iterable[tuple[str, str, str]], *,
+                 overwrite: bool = False) -> None:
+        self.path = Path(path)
+        if (self.path / "meta.json").exists() and not overwrite:
+            raise DatasetError("a dataset exists here already (overwrite it explicitly)",
+                               path=self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
+            list(hosts), columns=list(HOSTS_COLUMNS))
+        if "label" not in frame.columns:
+            frame = frame.assign(label="")
+        self.meta = _new_meta(meta)
+        self.hosts = set(frame["host"])
+        if len(self.hosts) != len(frame):
+            raise DatasetError("duplicate host names", field="host")
+        (self.path / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n",
+                                             encoding="utf-8")
+        frame.sort_values("host").to_csv(self.path / "hosts.csv", index=False)
+        for name, columns in (("transfers.csv", TRANSFERS_COLUMNS),
+                              ("iterations.csv", ITERATIONS_COLUMNS)):
+            with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerow(columns)
+
+    def add_iteration(self, iteration: int, *, root: str,
+                      transfers: Iterable[tuple[str, str, int]] | pd.DataFrame,
+                      nbytes: int, duration_s: float | None = None,
+                      complete: bool = True) -> None:
+        """Append one finished iteration.
+
+        Parameters
+        ----------
+        iteration : int
+            The iteration number.
+        root : str
+            The host that seeded the file.
+        transfers : iterable of (receiver, sender, blocks) or DataFrame
+            Blocks each receiver got from each sender; zero counts may be left out.
+        nbytes : int
+            The file size in bytes.
+        duration_s : float, optional
+            Wall time of the broadcast.
+        complete : bool, default True
+            False when the time limit passed before every peer had the file.
+        """
+        if root not in self.hosts:
+            raise DatasetError(f"unknown root host {root!r}", field="root")
+        rows = (transfers[["receiver", "sender", "blocks"]].itertuples(index=False, name=None)
+                if isinstance(transfers, pd.DataFrame) else transfers)
+        with (self.path / "transfers.csv").open("a", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh)
+            for receiver, sender, blocks in rows:
+                if int(blocks):
+                    out.writerow((iteration, receiver, sender, int(blocks)))
+            fh.flush()
+            os.fsync(fh.fileno())
+        duration = "" if duration_s is None or math.isnan(duration_s) else f"{duration_s:.6f}"
+        with (self.path / "iterations.csv").open("a", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerow((iteration, root, int(nbytes), duration,
+                                     "true" if complete else "false"))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def write_measurement(measurement: Measurement, path: str | os.PathLike[str], *,
+                      overwrite: bool = False) -> None:
+    """Write a measurement to a dataset directory.
+
+    Parameters
+    ----------
+    measurement : Measurement
+    path : str or path-like
+        The directory; created if missing.
+    overwrite : bool, default False
+        Replace an existing dataset.
+
+    Raises
+    ------
+    DatasetError
+        When ``path`` holds a dataset and ``overwrite`` is false.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(8, 2, iterations=1, seed=0)
+    >>> d = tempfile.mkdtemp()
+    >>> write_measurement(m, d, overwrite=True)
+    >>> read_measurement(d).transfers.equals(m.transfers)
+    True
+    """
+    root = Path(path)
+    if (root / "meta.json").exists() and not overwrite:
+        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=root)
+    root.mkdir(parents=True, exist_ok=True)
+    meta = _new_meta(measurement.meta)
+    (root / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    measurement.hosts.to_csv(root / "hosts.csv", index=False)
+    if meta["method"] in BROADCAST_METHODS or len(measurement.iterations):
+        measurement.transfers.to_csv(root / "transfers.csv", index=False)
+        iterations = measurement.iterations.copy()
+        iterations["complete"] = np.where(iterations["complete"].astype(bool), "true", "false")
+        iterations.to_csv(root / "iterations.csv", index=False)
+    if measurement.probes is not None:
+        measurement.probes.to_csv(root / "probes.csv", index=False)

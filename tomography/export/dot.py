@@ -1,0 +1,69 @@
+"""Graphviz DOT for the Hasse diagram and the cluster tree."""
+
+from __future__ import annotations
+
+from tomography.hierarchy import ClusterTree, Hierarchy
+
+__all__ = ["hierarchy_to_dot", "cluster_tree_to_dot"]
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _node_label(cluster_id: str, size: int) -> str:
+    return _quote(cluster_id + "\n" + f"{size} hosts")
+
+
+def hierarchy_to_dot(hierarchy: Hierarchy) -> str:
+    """The hierarchy as a Hasse diagram in DOT: level 1 at the bottom.
+
+    Edges go from each cluster up to the cluster containing it; clusters of
+    one level share a rank.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 1, 1]])
+    >>> print(hierarchy_to_dot(h))  # doctest: +ELLIPSIS
+    digraph hasse {
+      rankdir=BT;
+    ...
+      { rank=same; "L1C0"; "L1C1"; }
+    }
+    """
+    lines = ["digraph hasse {", "  rankdir=BT;",
+             '  node [shape=box, style=rounded, fontname="Helvetica"];']
+    for level in hierarchy.levels:
+        for c in level:
+            lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts))}];")
+    for level in hierarchy.levels:
+        for c in level:
+            if c.parent:
+                lines.append(f"  {_quote(c.id)} -> {_quote(c.parent)};")
+    for level in hierarchy.levels:
+        lines.append("  { rank=same; " + " ".join(f"{_quote(c.id)};" for c in level) + " }")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def cluster_tree_to_dot(tree: ClusterTree) -> str:
+    """The cluster tree in DOT, edges labelled with their averaged weight.
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Cluster, TreeEdge
+    >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",))],
+    ...                 [TreeEdge("L1C0", "L1C1", 3.0)])
+    >>> print(cluster_tree_to_dot(t).splitlines()[-2])
+      "L1C0" -- "L1C1" [label="3", weight=3, penwidth=4];
+    """
+    heaviest = max((e.weight for e in tree.edges), default=1.0) or 1.0
+    lines = ["graph tree {", '  node [shape=ellipse, fontname="Helvetica"];']
+    for c in tree.clusters:
+        lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts))}];")
+    for e in tree.edges:
+        pen = 1 + 3 * e.weight / heaviest
+        lines.append(f"  {_quote(e.source)} -- {_quote(e.target)} "
+                     f"[label=\"{e.weight:.4g}\", weight={e.weight:.6g}, penwidth={pen:.3g}];")
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,309 @@
+"""The Hierarchy of bandwidth clusters, and the tree of clusters.
+
+A :class:`Hierarchy` holds levels of partitions over the hosts.  Level 1 is
+the finest (highest bandwidth inside its clusters); each cluster of level
+``k`` lies inside exactly one cluster of level ``k + 1``, its parent.  Each
+cluster records its averaged weight (Eq 5.4, or the mean linkage) to the
+other clusters of its level, which are its siblings in the Hasse diagram, and
+its internal weight.
+
+A :class:`ClusterTree` is the topology as a tree (SPEC section 6): clusters as
+nodes, the maximum spanning tree of their averaged weights as edges.
+
+Both serialize to JSON in the shapes the CLI prints.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from tomography.errors import TomographyError
+
+__all__ = ["Cluster", "Hierarchy", "ClusterTree", "TreeEdge"]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One bandwidth cluster of one hierarchy level.
+
+    Attributes
+    ----------
+    id : str
+        Unique in the hierarchy, ``L<level>C<index>`` (``L1C0``).
+    level : int
+        1 is the finest level.
+    hosts : tuple of str
+        Sorted host names.
+    children : tuple of str
+        Ids of the clusters of the level below that it merges (empty on level 1).
+    parent : str or None
+        Id of the cluster above it; None on the top level.
+    internal : float
+        Its linkage weight with itself (the self-loop it carries upwards).
+    weights : dict of str to float
+        Averaged weight to each sibling cluster (same level) it exchanged data with.
+    """
+
+    id: str
+    level: int
+    hosts: tuple[str, ...]
+    children: tuple[str, ...] = ()
+    parent: str | None = None
+    internal: float = 0.0
+    weights: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"id": self.id, "hosts": list(self.hosts), "parent": self.parent,
+                "children": list(self.children), "size": len(self.hosts),
+                "internal": self.internal, "weights": dict(self.weights)}
+
+
+@dataclass
+class Hierarchy:
+    """Levels of bandwidth clusters over a set of hosts.
+
+    Parameters
+    ----------
+    levels : list of list of Cluster
+        ``levels[0]`` is level 1, the finest.
+    params : dict
+        How it was made (linkage, engine, seed, ...), recorded in the JSON.
+    modularity : list of float
+        Modularity of each level's partition on the graph it was computed on.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_partitions(["a", "b", "c", "d"], [[0, 0, 1, 2], [0, 0, 1, 1]])
+    >>> [c.hosts for c in h.levels[1]]
+    [('a', 'b'), ('c', 'd')]
+    >>> h.levels[0][2].parent
+    'L2C1'
+    >>> Hierarchy.from_json(h.to_json()).labels(2).tolist()
+    [0, 0, 1, 1]
+    """
+
+    levels: list[list[Cluster]]
+    params: dict[str, Any] = field(default_factory=dict)
+    modularity: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.levels or not self.levels[0]:
+            raise TomographyError("a hierarchy needs at least one level with one cluster")
+        hosts = sorted(h for c in self.levels[0] for h in c.hosts)
+        for number, level in enumerate(self.levels, start=1):
+            got = sorted(h for c in level for h in c.hosts)
+            if got != hosts:
+                raise TomographyError(f"level {number} does not partition the hosts of level 1")
+        if len(set(hosts)) != len(hosts):
+            raise TomographyError("a host is in two clusters of level 1")
+
+    @property
+    def hosts(self) -> list[str]:
+        """All hosts, sorted."""
+        return sorted(h for c in self.levels[0] for h in c.hosts)
+
+    @property
+    def depth(self) -> int:
+        """Number of levels."""
+        return len(self.levels)
+
+    def level(self, number: int) -> list[Cluster]:
+        """The clusters of level ``number`` (1 is the finest)."""
+        if not 1 <= number <= self.depth:
+            raise TomographyError(f"no level {number}; the hierarchy has levels 1 to {self.depth}")
+        return self.levels[number - 1]
+
+    def cluster(self, cluster_id: str) -> Cluster:
+        """The cluster with this id."""
+        for level in self.levels:
+            for c in level:
+                if c.id == cluster_id:
+                    return c
+        raise TomographyError(f"no cluster {cluster_id!r} in the hierarchy")
+
+    def labels(self, number: int, hosts: Iterable[str] | None = None) -> np.ndarray:
+        """Cluster index of each host on level ``number``, in sorted host order by default."""
+        index = {h: i for i, c in enumerate(self.level(number)) for h in c.hosts}
+        return np.array([index[h] for h in (self.hosts if hosts is None else hosts)])
+
+    @classmethod
+    def from_partitions(cls, hosts: list[str], partitions: list[Iterable[int]], *,
+                        internal: list[np.ndarray] | None = None,
+                        weights: list[np.ndarray] | None = None,
+                        params: dict[str, Any] | None = None,
+                        modularity: list[float] | None = None) -> "Hierarchy":
+        """Build a hierarchy from per-level host labels.
+
+        Parameters
+        ----------
+        hosts : list of str
+        partitions : list of array of int
+            Label of each host per level, finest first; each level must
+            merge clusters of the level before it.
+        internal, weights : list of arrays, optional
+            Per level, the internal weight of each cluster (length k) and the
+            k x k averaged weights between clusters (sparse or dense).
+        params, modularity
+            Stored as they are.
+        """
+        codes = [np.unique(np.asarray(list(p)), return_inverse=True)[1].ravel()
+                 for p in partitions]
+        n = len(hosts)
+        if any(len(c) != n for c in codes):
+            raise TomographyError(f"every level must label all {n} hosts")
+        order = np.argsort(hosts, kind="stable")
+        names = np.asarray(hosts, dtype=object)
+        levels: list[list[Cluster]] = []
+        for number, code in enumerate(codes, start=1):
+            k = int(code.max()) + 1
+            members: list[list[str]] = [[] for _ in range(k)]
+            for i in order:
+                members[code[i]].append(names[i])
+            children: list[list[str]] = [[] for _ in range(k)]
+            if number > 1:
+                pairs = np.unique(np.column_stack([codes[number - 2], code]), axis=0)
+                if len(np.unique(pairs[:, 0])) != len(pairs):
+                    raise TomographyError(f"level {number} splits a cluster of level {number - 1}")
+                for child, mine in pairs:
+                    children[mine].append(f"L{number - 1}C{child}")
+            parents: list[str | None] = [None] * k
+            if number < len(codes):
+                for i in range(n):
+                    parents[code[i]] = f"L{number + 1}C{codes[number][i]}"
+            dense = _dense(weights[number - 1]) if weights is not None else None
+            clusters = []
+            for c in range(k):
+                sib: dict[str, float] = {}
+                if dense is not None:
+                    sib = {f"L{number}C{j}": float(dense[c, j]) for j in range(k)
+                           if j != c and dense[c, j] > 0}
+                clusters.append(Cluster(
+                    id=f"L{number}C{c}", level=number, hosts=tuple(members[c]),
+                    children=tuple(children[c]), parent=parents[c],
+                    internal=float(internal[number - 1][c]) if internal is not None else 0.0,
+                    weights=sib))
+            levels.append(clusters)
+        return cls(levels=levels, params=dict(params or {}), modularity=list(modularity or []))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: ``{"levels": [{"level": 1, "clusters": [...]}, ...], ...}``."""
+        return {
+            "levels": [{"level": n, "modularity": (self.modularity[n - 1]
+                                                   if n <= len(self.modularity) else None),
+                        "clusters": [c.to_dict() for c in level]}
+                       for n, level in enumerate(self.levels, start=1)],
+            "params": self.params,
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The hierarchy as a JSON string (see :meth:`to_dict`)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Hierarchy":
+        """Inverse of :meth:`to_dict`; raises TomographyError naming a missing field."""
+        try:
+            levels = [[Cluster(id=str(c["id"]), level=int(lv["level"]),
+                               hosts=tuple(sorted(c["hosts"])),
+                               children=tuple(c.get("children", ())), parent=c.get("parent"),
+                               internal=float(c.get("internal", 0.0)),
+                               weights={str(k): float(v) for k, v in c.get("weights", {}).items()})
+                       for c in lv["clusters"]]
+                      for lv in sorted(data["levels"], key=lambda lv: int(lv["level"]))]
+            modularity = [lv.get("modularity") for lv in data["levels"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TomographyError(f"not a hierarchy: missing or bad field {exc}") from None
+        return cls(levels=levels, params=dict(data.get("params", {})),
+                   modularity=[q for q in modularity if q is not None])
+
+    @classmethod
+    def from_json(cls, text: str) -> "Hierarchy":
+        """Inverse of :meth:`to_json`."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TomographyError(f"not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+
+def _dense(matrix) -> np.ndarray:
+    return matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
+
+
+@dataclass(frozen=True)
+class TreeEdge:
+    """An edge of a :class:`ClusterTree`."""
+
+    source: str
+    target: str
+    weight: float
+
+
+@dataclass
+class ClusterTree:
+    """The topology as a tree of bandwidth clusters (SPEC section 6).
+
+    Attributes
+    ----------
+    clusters : list of Cluster
+        The nodes: the flat clusters the tree joins.
+    edges : list of TreeEdge
+        Maximum spanning tree edges, heaviest first.  With ``len(clusters) - 1``
+        edges the tree is connected; fewer means the clusters fall into
+        components that exchanged no data (a spanning forest).
+    params : dict
+        How it was made.
+
+    Examples
+    --------
+    >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",))],
+    ...                 [TreeEdge("L1C0", "L1C1", 3.0)])
+    >>> t.is_connected, t.total_weight
+    (True, 3.0)
+    >>> ClusterTree.from_json(t.to_json()).edges[0].weight
+    3.0
+    """
+
+    clusters: list[Cluster]
+    edges: list[TreeEdge]
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_connected(self) -> bool:
+        """True when the edges span every cluster."""
+        return len(self.edges) == len(self.clusters) - 1
+
+    @property
+    def total_weight(self) -> float:
+        """Sum of the edge weights."""
+        return float(sum(e.weight for e in self.edges))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"nodes": [{"id", "hosts"}], "edges": [{"source", "target", "weight"}], ...}``."""
+        return {"nodes": [{"id": c.id, "hosts": list(c.hosts), "internal": c.internal}
+                          for c in self.clusters],
+                "edges": [{"source": e.source, "target": e.target, "weight": e.weight}
+                          for e in self.edges],
+                "connected": self.is_connected, "total_weight": self.total_weight,
+                "params": self.params}
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The tree as a JSON string (see :meth:`to_dict`)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, text: str) -> "ClusterTree":
+        """Inverse of :meth:`to_json`."""
+        try:
+            data = json.loads(text)
+            clusters = [Cluster(id=n["id"], level=1, hosts=tuple(n["hosts"]),
+                                internal=float(n.get("internal", 0.0))) for n in data["nodes"]]
+            edges = [TreeEdge(e["source"], e["target"], float(e["weight"])) for e in data["edges"]]
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise TomographyError(f"not a cluster tree: {exc}") from None
+        return cls(clusters=clusters, edges=edges, params=dict(data.get("params", {})))
