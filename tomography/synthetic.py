@@ -96,7 +96,7 @@ def planted_hierarchy(branching: Sequence[int], hosts_per_group: int, *, iterati
             senders[row] = pick + (pick >= r)
         same = codes[receivers][:, None, :] == codes[senders]
         common = np.cumprod(same, axis=2).sum(axis=2)
-        weight = ratio ** (common - len(branching)) * rng.lognormal(0.0, noise, size=senders.shape)
+        weight = float(ratio) ** (common - len(branching)) * rng.lognormal(0.0, noise, size=senders.shape)
         counts = rng.multinomial(blocks, weight / weight.sum(axis=1, keepdims=True))
         keep = counts > 0
         frames.append(pd.DataFrame({

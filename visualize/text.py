@@ -22,13 +22,21 @@ def describe_hosts(hosts: tuple[str, ...] | list[str], limit: int = 4) -> str:
 
 
 def _truth_note(cluster: Cluster, truth: dict[str, str] | None) -> str:
+    """The cluster's truth: the shared label, a shared prefix ``site/*``, or the majority."""
     if not truth:
         return ""
-    counts = Counter(truth.get(h, "?") for h in cluster.hosts)
-    label, count = counts.most_common(1)[0]
-    share = "" if count == len(cluster.hosts) else f" {count}/{len(cluster.hosts)}"
-    more = f" +{len(counts) - 1} other" if len(counts) > 1 else ""
-    return f"  truth: {label}{share}{more}"
+    paths = [truth.get(h, "?").split("/") for h in cluster.hosts]
+    if all(p == paths[0] for p in paths):
+        return f"  truth: {'/'.join(paths[0])}"
+    common = []
+    for parts in zip(*paths):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    if common:
+        return f"  truth: {'/'.join(common)}/*"
+    label, count = Counter(p[0] for p in paths).most_common(1)[0]
+    return f"  truth: mixed, {count}/{len(paths)} {label}"
 
 
 def _children(hierarchy: Hierarchy, cluster: Cluster) -> list[Cluster]:

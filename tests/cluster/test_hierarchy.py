@@ -1,0 +1,122 @@
+"""Averaged-edge hierarchy: Eq 5.4/5.5 by hand, planted hierarchies, the Hierarchy object."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cluster.accuracy import hierarchy_nmi
+from cluster.averaged_edge import averaged_edge_hierarchy, collapse
+from tomography.errors import TomographyError
+from tomography.hierarchy import Hierarchy
+from tomography.synthetic import planted_hierarchy
+from tomography.weights import mean_weights
+
+
+def hand_graph() -> np.ndarray:
+    """Hosts 0,1 (cluster A, 2 hosts) and 2,3,4 (cluster B, 3 hosts)."""
+    w = np.zeros((5, 5))
+    edges = {(0, 1): 9, (2, 3): 7, (2, 4): 5, (3, 4): 3,
+             (0, 2): 1, (0, 3): 2, (1, 4): 3}
+    for (i, j), x in edges.items():
+        w[i, j] = w[j, i] = x
+    return w
+
+
+def test_eq_5_4_and_5_5_by_hand() -> None:
+    W, sizes = collapse(hand_graph(), [0, 0, 1, 1, 1])
+    # sum between = 1 + 2 + 3 = 6; conn_h = min(2,3)/max(2,3) = 2/3; 6 / (2/3) = 9
+    assert sizes.tolist() == [2, 3]
+    assert W[0, 1] == pytest.approx(9.0) and W[1, 0] == pytest.approx(9.0)
+    # internal weights kept as loops: A = 9, B = 7 + 5 + 3 = 15
+    assert W[0, 0] == pytest.approx(9.0) and W[1, 1] == pytest.approx(15.0)
+    half, _ = collapse(hand_graph(), [0, 0, 1, 1, 1], loops=0.5)
+    assert half[1, 1] == pytest.approx(7.5) and half[0, 1] == pytest.approx(9.0)
+
+
+def test_mean_linkage_by_hand() -> None:
+    W, _ = collapse(hand_graph(), [0, 0, 1, 1, 1], linkage="mean")
+    assert W[0, 1] == pytest.approx(6 / (2 * 3))
+    assert W[0, 0] == pytest.approx(9 / 2**2) and W[1, 1] == pytest.approx(15 / 3**2)
+
+
+def test_collapse_is_recursive_on_host_sums_for_mean() -> None:
+    # collapsing in two steps with the mean linkage equals collapsing at once
+    w = np.random.default_rng(1).random((6, 6))
+    w = np.triu(w, 1)
+    w = w + w.T
+    once, _ = collapse(w, [0, 0, 0, 1, 1, 1], linkage="mean")
+    step, sizes = collapse(w, [0, 0, 1, 2, 2, 3], linkage="mean")
+    twice, _ = collapse(step, [0, 0, 1, 1], sizes, linkage="mean")
+    np.testing.assert_allclose(twice.toarray(), once.toarray())
+
+
+def test_thesis_linkage_scales_by_size_ratio() -> None:
+    w = np.zeros((4, 4))
+    w[0, 3] = w[3, 0] = 4.0
+    W, _ = collapse(w, [0, 0, 0, 1])
+    # one host against three: conn_h = 1/3, so 4 / (1/3) = 12
+    assert W[0, 1] == pytest.approx(12.0)
+
+
+def test_planted_two_level_hierarchy_recovered_at_both_levels() -> None:
+    m = planted_hierarchy((3, 3), 16, iterations=4, seed=3)
+    for linkage in ("thesis", "mean"):
+        h = averaged_edge_hierarchy(mean_weights(m), m.host_names, linkage=linkage, seed=2)
+        assert [len(level) for level in h.levels] == [9, 3]
+        table = hierarchy_nmi(h, m.labels)
+        assert table["nmi"].tolist() == [1.0, 1.0]
+        assert table["truth_depth"].tolist() == [2, 1]
+
+
+def test_best_start_skips_the_leaf_level() -> None:
+    m = planted_hierarchy((3, 3), 16, iterations=4, seed=3)
+    h = averaged_edge_hierarchy(mean_weights(m), m.host_names, start="best", seed=2)
+    assert len(h.levels[0]) == 3  # the 9 leaves are lost, as documented
+
+
+def test_two_by_two_needs_post_optimal_merge() -> None:
+    # 4 leaves in 2 halves: modularity prefers the 4 leaves, so the second level
+    # exists only because collapsed clusters keep just part of their internal weight.
+    m = planted_hierarchy((2, 2), 16, iterations=4, seed=0)
+    W = mean_weights(m)
+    assert [len(lv) for lv in averaged_edge_hierarchy(W, m.host_names, seed=0).levels] == [4, 2]
+    full = averaged_edge_hierarchy(W, m.host_names, loops=1.0, seed=0)
+    assert [len(lv) for lv in full.levels] == [4]
+
+
+def test_weak_cluster_stays_alone() -> None:
+    # B1, B2 close (1/4), T far from both (1/64): level 2 must be {B1+B2}, {T}.
+    rng = np.random.default_rng(0)
+    lab = np.repeat([0, 1, 2], 16)
+    aff = np.array([[1, 0.25, 1 / 64], [0.25, 1, 1 / 64], [1 / 64, 1 / 64, 1]])
+    w = aff[lab][:, lab] * rng.lognormal(0, 0.3, (48, 48))
+    w = np.triu(w, 1)
+    w = w + w.T
+    h = averaged_edge_hierarchy(w, seed=0)
+    assert [len(lv) for lv in h.levels] == [3, 2]
+    assert sorted(len(c.hosts) for c in h.levels[1]) == [16, 32]
+    # with no loop at all, T cannot stay alone and everything merges
+    assert averaged_edge_hierarchy(w, seed=0, loops=0.0).depth == 1
+
+
+def test_hierarchy_structure_and_json_round_trip() -> None:
+    m = planted_hierarchy((2, 3), 10, iterations=3, seed=1)
+    h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=1)
+    for lower, upper in zip(h.levels, h.levels[1:]):
+        for c in lower:
+            parent = h.cluster(c.parent)
+            assert set(c.hosts) <= set(parent.hosts) and c.id in parent.children
+    for c in h.levels[-1]:
+        assert c.parent is None
+    assert all(c.weights for c in h.levels[0])
+    back = Hierarchy.from_json(h.to_json())
+    assert back.to_dict() == h.to_dict()
+    assert back.params["linkage"] == "thesis" and back.params["seed"] == 1
+
+
+def test_hierarchy_rejects_inconsistent_levels() -> None:
+    with pytest.raises(TomographyError, match="splits"):
+        Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 1, 1]])
+    with pytest.raises(TomographyError, match="not a hierarchy"):
+        Hierarchy.from_json('{"levels": [{"clusters": []}]}')

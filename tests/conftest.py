@@ -1,0 +1,48 @@
+"""Shared fixtures: small datasets written to temporary directories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tomography.dataset import write_measurement
+from tomography.synthetic import planted_hierarchy
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Write a dataset directory from file texts."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+META = json.dumps({"format": "tomography-measurement/1", "method": "bittorrent",
+                   "block_size": 16384, "params": {}, "topology": None,
+                   "created": "2026-01-01T00:00:00+00:00"})
+
+# Three hosts listed out of order; two iterations with hand-chosen counts.
+SMALL = {
+    "meta.json": META,
+    "hosts.csv": "host,address,label\nc,10.0.0.3,s2\na,10.0.0.1,s1\nb,10.0.0.2,s1\n",
+    "transfers.csv": ("iteration,receiver,sender,blocks\n"
+                      "0,b,a,10\n0,c,a,4\n0,c,b,6\n0,a,b,2\n"
+                      "1,a,c,8\n1,b,c,3\n1,b,a,5\n"),
+    "iterations.csv": ("iteration,root,bytes,duration_s,complete\n"
+                       "0,a,163840,1.5,true\n1,c,131072,,false\n"),
+}
+
+
+@pytest.fixture
+def small_dataset(tmp_path: Path) -> Path:
+    return write_files(tmp_path / "small", SMALL)
+
+
+@pytest.fixture(scope="session")
+def hierarchy_dataset(tmp_path_factory) -> Path:
+    """A planted 3 x 3 hierarchy of 16-host groups, 4 iterations, on disk."""
+    path = tmp_path_factory.mktemp("data") / "planted"
+    write_measurement(planted_hierarchy((3, 3), 16, iterations=4, seed=11), path)
+    return path

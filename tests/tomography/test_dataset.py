@@ -1,0 +1,144 @@
+"""Measurement dataset format 1: round trip, incremental writing, every validation error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import SMALL, write_files
+from tomography.dataset import (FORMAT, MeasurementWriter, read_measurement,
+                                write_measurement)
+from tomography.errors import DatasetError
+from tomography.synthetic import planted_hierarchy, planted_partition
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    m = planted_hierarchy((2, 3), 5, iterations=3, seed=4)
+    write_measurement(m, tmp_path / "d")
+    back = read_measurement(tmp_path / "d")
+    assert back.host_names == m.host_names
+    pd.testing.assert_frame_equal(back.transfers, m.transfers)
+    assert back.iteration_ids == [0, 1, 2]
+    assert back.labels == m.labels
+    assert back.meta["format"] == FORMAT and back.meta["method"] == "synthetic"
+    assert back.meta["params"]["seed"] == 4
+    assert "numpy" in back.meta["software"]
+
+
+def test_write_refuses_to_overwrite(tmp_path: Path) -> None:
+    m = planted_partition(4, 2, iterations=1, seed=0)
+    write_measurement(m, tmp_path)
+    with pytest.raises(DatasetError, match="exists"):
+        write_measurement(m, tmp_path)
+
+
+def test_hosts_sorted_and_small_dataset_read(small_dataset: Path) -> None:
+    m = read_measurement(small_dataset)
+    assert m.host_names == ["a", "b", "c"]
+    assert m.iterations["complete"].tolist() == [True, False]
+    assert np.isnan(m.iterations["duration_s"][1])
+
+
+def test_writer_keeps_finished_iterations(tmp_path: Path) -> None:
+    w = MeasurementWriter(tmp_path, {"method": "bittorrent", "params": {"seed": 1}},
+                          [("x", "10.1.0.1", ""), ("y", "10.1.0.2", ""), ("z", "10.1.0.3", "")])
+    w.add_iteration(0, root="x", transfers=[("y", "x", 3), ("z", "y", 3)], nbytes=49152,
+                    duration_s=0.2)
+    w.add_iteration(1, root="y", transfers=[("x", "y", 2), ("z", "y", 0)], nbytes=49152,
+                    complete=False)
+    # the run "dies" here: what was written is a valid dataset
+    m = read_measurement(tmp_path)
+    assert m.iteration_ids == [0, 1]
+    assert m.transfers["blocks"].sum() == 8
+    assert m.iterations["complete"].tolist() == [True, False]
+    with pytest.raises(DatasetError, match="unknown root"):
+        w.add_iteration(2, root="nobody", transfers=[], nbytes=1)
+
+
+def _broken(tmp_path: Path, **changes: str) -> Path:
+    files = dict(SMALL)
+    for name, text in changes.items():
+        files[name.replace("_", ".")] = text
+    return write_files(tmp_path / "broken", files)
+
+
+def _error(path: Path) -> DatasetError:
+    with pytest.raises(DatasetError) as info:
+        read_measurement(path)
+    return info.value
+
+
+def test_unknown_host_in_transfers(tmp_path: Path) -> None:
+    text = SMALL["transfers.csv"] + "1,zed,a,1\n"
+    err = _error(_broken(tmp_path, transfers_csv=text))
+    assert err.path.endswith("transfers.csv") and err.line == 9 and err.field == "receiver"
+    assert "unknown host" in str(err) and "'zed'" in str(err)
+
+
+def test_negative_block_count(tmp_path: Path) -> None:
+    text = SMALL["transfers.csv"].replace("0,c,a,4", "0,c,a,-4")
+    err = _error(_broken(tmp_path, transfers_csv=text))
+    assert (err.line, err.field) == (3, "blocks") and ">= 0" in str(err)
+
+
+def test_non_integer_block_count(tmp_path: Path) -> None:
+    text = SMALL["transfers.csv"].replace("0,c,b,6", "0,c,b,6.5")
+    err = _error(_broken(tmp_path, transfers_csv=text))
+    assert (err.line, err.field) == (4, "blocks") and "not an integer" in str(err)
+
+
+def test_duplicate_host(tmp_path: Path) -> None:
+    text = SMALL["hosts.csv"] + "a,10.0.0.9,\n"
+    err = _error(_broken(tmp_path, hosts_csv=text))
+    assert err.path.endswith("hosts.csv") and (err.line, err.field) == (5, "host")
+    assert "duplicate host" in str(err)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = _broken(tmp_path)
+    (path / "iterations.csv").unlink()
+    err = _error(path)
+    assert err.path.endswith("iterations.csv") and "missing file" in str(err)
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    assert "no such dataset" in str(_error(tmp_path / "nowhere"))
+
+
+def test_wrong_format_version(tmp_path: Path) -> None:
+    meta = json.loads(SMALL["meta.json"]) | {"format": "tomography-measurement/2"}
+    err = _error(_broken(tmp_path, meta_json=json.dumps(meta)))
+    assert err.field == "format" and "unsupported format version" in str(err)
+
+
+def test_malformed_meta(tmp_path: Path) -> None:
+    err = _error(_broken(tmp_path, meta_json="{\n  \"format\": \n"))
+    assert err.path.endswith("meta.json") and "not valid JSON" in str(err)
+
+
+def test_iteration_only_in_transfers(tmp_path: Path) -> None:
+    text = SMALL["transfers.csv"] + "7,a,b,1\n"
+    err = _error(_broken(tmp_path, transfers_csv=text))
+    assert err.path.endswith("transfers.csv") and (err.line, err.field) == (9, "iteration")
+    assert "not listed in iterations.csv" in str(err)
+
+
+def test_iteration_only_in_iterations(tmp_path: Path) -> None:
+    text = SMALL["iterations.csv"] + "2,b,1,0.1,true\n"
+    err = _error(_broken(tmp_path, iterations_csv=text))
+    assert err.path.endswith("iterations.csv") and (err.line, err.field) == (4, "iteration")
+    assert "no rows in transfers.csv" in str(err)
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"iterations_csv": SMALL["iterations.csv"].replace("true", "maybe")}, "complete"),
+    ({"iterations_csv": SMALL["iterations.csv"].replace("0,a,", "0,q,")}, "root"),
+    ({"transfers_csv": SMALL["transfers.csv"].replace("0,c,b,6", "0,c,c,6")}, "sender"),
+    ({"transfers_csv": "iteration,receiver,blocks\n"}, "sender"),
+])
+def test_other_field_errors(tmp_path: Path, change: dict[str, str], field: str) -> None:
+    assert _error(_broken(tmp_path, **change)).field == field

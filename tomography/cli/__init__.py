@@ -1,0 +1,379 @@
+"""The ``tomography`` command line: a thin layer over the library.
+
+Every command reads a measurement dataset directory (format 1, see
+``DESIGN.md``) and prints text for people or JSON/DOT for programs.  User
+mistakes print one line ``tomography: error: ...`` and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from tomography.errors import TomographyError
+
+__all__ = ["main", "build_parser"]
+
+EPILOG = """\
+examples:
+  tomography demo -o /tmp/demo                 # make a synthetic dataset and analyse it
+  tomography info DATASET
+  tomography cluster DATASET --format json
+  tomography hierarchy DATASET                  # Hasse diagram as text
+  tomography tree DATASET --format dot | dot -Tpng -o tree.png
+  tomography evaluate DATASET --truth labels
+
+DATASET is a measurement directory: meta.json, hosts.csv, transfers.csv,
+iterations.csv (see DESIGN.md)."""
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _add_analysis_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dataset", type=Path, help="measurement dataset directory")
+    p.add_argument("--iterations", "-n", type=_positive_int, metavar="N",
+                   help="use w_n over the first N iterations (default: all)")
+    p.add_argument("--engine", choices=("igraph", "louvain"), default="igraph",
+                   help="Louvain implementation: igraph (fast, default) or python-louvain")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--restarts", type=_positive_int, default=1,
+                   help="Louvain runs; the best modularity is kept (default 1)")
+    p.add_argument("--resolution", type=float, default=1.0,
+                   help="modularity resolution (default 1.0)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``tomography`` command."""
+    parser = argparse.ArgumentParser(
+        prog="tomography",
+        description="Bandwidth tomography of grid and cluster networks: infer bandwidth "
+                    "clusters, their hierarchy and a tree from BitTorrent block counts.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {__import__('tomography').__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("info", help="hosts, iterations, completeness and totals of a dataset")
+    p.add_argument("dataset", type=Path, help="measurement dataset directory")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("cluster", help="flat bandwidth clusters (Louvain modularity)")
+    _add_analysis_options(p)
+    p.add_argument("--level", choices=("best", "finest"), default="best",
+                   help="Louvain dendrogram level (default best: highest modularity)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("hierarchy", help="averaged-edge hierarchy of bandwidth clusters")
+    _add_analysis_options(p)
+    p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis",
+                   help="thesis: Eq 5.4/5.5 as written (default); mean: mean over host pairs")
+    p.add_argument("--start", choices=("finest", "best"), default="finest",
+                   help="Louvain level per step: finest (default, keeps every level) or "
+                        "best (the thesis; can skip a fine level)")
+    p.add_argument("--loops", type=float, default=0.25,
+                   help="share of a cluster's internal weight kept as its self-loop "
+                        "(default 0.25)")
+    p.add_argument("--format", choices=("hasse", "tree", "json", "dot"), default="hasse",
+                   help="hasse: text Hasse diagram (default); tree: indented tree")
+
+    p = sub.add_parser("tree", help="topology as a maximum spanning tree of clusters")
+    _add_analysis_options(p)
+    p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis")
+    p.add_argument("--level", choices=("best", "finest"), default="best",
+                   help="Louvain level of the flat clustering (default best)")
+    p.add_argument("--self-loop", type=float, default=0.0, metavar="W",
+                   help="weight of a self-loop added to every host; a large value keeps "
+                        "every host alone (one host per router)")
+    p.add_argument("--format", choices=("text", "json", "dot"), default="text")
+
+    p = sub.add_parser("evaluate", help="NMI per level and per iteration against a ground truth")
+    _add_analysis_options(p)
+    p.add_argument("--truth", default="labels",
+                   help="'labels' (the label column of hosts.csv, default) or a CSV file "
+                        "with columns host,label")
+    p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis")
+    p.add_argument("--start", choices=("finest", "best"), default="finest")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("synthetic", help="write a planted-partition dataset (synthetic, "
+                                         "not a measurement)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
+    p.add_argument("--branching", default="8", metavar="B1,B2,...",
+                   help="groups per level, top first (default 8: flat; 3,3: 9 in 3)")
+    p.add_argument("--hosts-per-group", type=_positive_int, default=8)
+    p.add_argument("--iterations", type=_positive_int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+
+    p = sub.add_parser("demo", help="generate a synthetic planted hierarchy and analyse it "
+                                    "end to end")
+    p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
+                   help="where to write the dataset and results (default out/demo)")
+    p.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _load(args: argparse.Namespace):
+    from tomography.dataset import read_measurement
+    from tomography.weights import mean_weights
+
+    m = read_measurement(args.dataset)
+    return m, mean_weights(m, getattr(args, "iterations", None))
+
+
+def _emit(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from tomography.dataset import read_measurement
+
+    m = read_measurement(args.dataset)
+    it = m.iterations
+    per_iteration = m.transfers.groupby("iteration")["blocks"].sum()
+    info: dict[str, Any] = {
+        "dataset": str(args.dataset), "method": m.meta["method"],
+        "topology": m.meta.get("topology"), "created": m.meta.get("created"),
+        "hosts": m.n_hosts, "labelled_hosts": len(m.labels),
+        "labels": sorted(set(m.labels.values())),
+        "iterations": len(it), "complete_iterations": int(it["complete"].sum()),
+        "incomplete_iterations": [int(i) for i in it.loc[~it["complete"], "iteration"]],
+        "roots": sorted(set(it["root"])),
+        "total_blocks": int(m.transfers["blocks"].sum()),
+        "total_bytes": int(m.transfers["blocks"].sum()) * int(m.meta["block_size"]),
+        "mean_blocks_per_iteration": float(per_iteration.mean()) if len(per_iteration) else 0.0,
+        "pairs_measured": int(len(m.transfers[["receiver", "sender"]].drop_duplicates())),
+        "probes": 0 if m.probes is None else len(m.probes),
+        "params": m.meta.get("params", {}),
+    }
+    if args.format == "json":
+        _emit(json.dumps(info, indent=2))
+        return 0
+    n = m.n_hosts
+    lines = [
+        f"dataset     {info['dataset']}  ({info['method']}, created {info['created']})",
+        f"hosts       {n}, {info['labelled_hosts']} with a ground-truth label"
+        + (f" ({len(info['labels'])} distinct)" if info["labels"] else ""),
+        f"iterations  {info['iterations']}, {info['complete_iterations']} complete"
+        + (f"; incomplete: {info['incomplete_iterations']}" if info["incomplete_iterations"] else ""),
+        f"roots       {len(info['roots'])} distinct",
+        f"blocks      {info['total_blocks']} ({info['total_bytes'] / 2**20:.1f} MiB), "
+        f"{info['mean_blocks_per_iteration']:.0f} per iteration",
+        f"pairs       {info['pairs_measured']} of {n * (n - 1)} ordered pairs exchanged blocks",
+    ]
+    if info["probes"]:
+        lines.append(f"probes      {info['probes']}")
+    _emit("\n".join(lines))
+    return 0
+
+
+def cmd_cluster(args: argparse.Namespace) -> int:
+    from cluster.louvain import louvain
+    from visualize.text import describe_hosts
+
+    m, W = _load(args)
+    result = louvain(W, engine=args.engine, seed=args.seed, restarts=args.restarts,
+                     resolution=args.resolution, level=args.level)
+    hosts = m.host_names
+    clusters = [{"id": c, "hosts": [hosts[i] for i in idx]}
+                for c, idx in enumerate(result.clusters())]
+    if args.format == "json":
+        _emit(json.dumps({"clusters": clusters, "modularity": result.modularity,
+                          "params": {"engine": args.engine, "seed": args.seed,
+                                     "restarts": args.restarts, "resolution": args.resolution,
+                                     "level": args.level, "iterations": args.iterations}},
+                         indent=2))
+        return 0
+    lines = [f"{len(clusters)} clusters, modularity {result.modularity:.4f} "
+             f"({args.engine}, seed {args.seed})"]
+    labels = m.labels
+    for c in clusters:
+        truth = sorted({labels.get(h, "?") for h in c["hosts"]}) if labels else []
+        note = f"  truth: {', '.join(truth[:3])}{' …' if len(truth) > 3 else ''}" if truth else ""
+        lines.append(f"  {c['id']:>3}  {len(c['hosts']):>5} hosts  "
+                     f"{describe_hosts(c['hosts'])}{note}")
+    _emit("\n".join(lines))
+    return 0
+
+
+def _hierarchy(args: argparse.Namespace, W, hosts):
+    from cluster.averaged_edge import averaged_edge_hierarchy
+
+    return averaged_edge_hierarchy(W, hosts, linkage=args.linkage, start=args.start,
+                                   loops=getattr(args, "loops", 0.25), engine=args.engine,
+                                   resolution=args.resolution, restarts=args.restarts,
+                                   seed=args.seed)
+
+
+def cmd_hierarchy(args: argparse.Namespace) -> int:
+    from tomography.export.dot import hierarchy_to_dot
+    from visualize.text import hasse_text, hierarchy_text
+
+    m, W = _load(args)
+    h = _hierarchy(args, W, m.host_names)
+    h.params["iterations"] = args.iterations
+    if args.format == "json":
+        _emit(h.to_json(indent=2))
+    elif args.format == "dot":
+        _emit(hierarchy_to_dot(h))
+    elif args.format == "tree":
+        _emit(hierarchy_text(h, m.labels))
+    else:
+        _emit(hasse_text(h, m.labels))
+    return 0
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    from cluster.spanning_tree import cluster_tree
+    from tomography.export.dot import cluster_tree_to_dot
+    from visualize.text import cluster_tree_text
+
+    m, W = _load(args)
+    t = cluster_tree(W, m.host_names, linkage=args.linkage, level=args.level,
+                     engine=args.engine, resolution=args.resolution, restarts=args.restarts,
+                     self_loop=args.self_loop, seed=args.seed)
+    t.params["iterations"] = args.iterations
+    if args.format == "json":
+        _emit(t.to_json(indent=2))
+    elif args.format == "dot":
+        _emit(cluster_tree_to_dot(t))
+    else:
+        _emit(f"maximum spanning tree of {len(t.clusters)} clusters "
+              f"(total weight {t.total_weight:.4g}, {args.linkage} linkage)\n"
+              + cluster_tree_text(t, m.labels))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from cluster.accuracy import convergence, hierarchy_nmi
+    from tomography.truth import read_truth_file
+
+    m, W = _load(args)
+    truth = m.labels if args.truth == "labels" else read_truth_file(args.truth)
+    if not truth:
+        raise TomographyError("no ground truth: hosts.csv has no labels; give --truth FILE "
+                              "(a CSV with columns host,label)")
+    missing = [h for h in m.host_names if h not in truth]
+    if missing:
+        raise TomographyError(f"the ground truth has no label for host {missing[0]!r} "
+                              f"({len(missing)} of {m.n_hosts} hosts unlabelled)")
+    h = _hierarchy(args, W, m.host_names)
+    levels = hierarchy_nmi(h, truth)
+    table = convergence(m, truth, iterations=args.iterations, engine=args.engine,
+                        seed=args.seed, linkage=args.linkage, start=args.start)
+    if args.format == "json":
+        _emit(json.dumps({"levels": levels.to_dict("records"),
+                          "convergence": json.loads(table.to_json(orient="records")),
+                          "nmi_normalization": "arithmetic mean of entropies",
+                          "params": h.params}, indent=2))
+        return 0
+    out = ["NMI per hierarchy level (arithmetic-mean NMI; overlapping NMI of "
+           "Lancichinetti-Fortunato-Kertesz)",
+           levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), "",
+           "convergence: NMI after n iterations (flat = Louvain best level vs full labels)",
+           table.to_string(index=False, float_format=lambda x: f"{x:.4f}")]
+    _emit("\n".join(out))
+    return 0
+
+
+def cmd_synthetic(args: argparse.Namespace) -> int:
+    from tomography.dataset import write_measurement
+    from tomography.synthetic import planted_hierarchy
+
+    try:
+        branching = tuple(int(b) for b in args.branching.split(","))
+    except ValueError:
+        raise TomographyError(f"--branching takes integers separated by commas, got "
+                              f"{args.branching!r}") from None
+    m = planted_hierarchy(branching, args.hosts_per_group, iterations=args.iterations,
+                          seed=args.seed)
+    write_measurement(m, args.output, overwrite=args.force)
+    _emit(f"wrote {m.n_hosts} hosts x {len(m.iteration_ids)} iterations (synthetic) "
+          f"to {args.output}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from cluster.accuracy import hierarchy_nmi, nmi
+    from cluster.louvain import louvain
+    from cluster.spanning_tree import cluster_tree
+    from tomography.dataset import read_measurement, write_measurement
+    from tomography.synthetic import planted_hierarchy
+    from tomography.weights import mean_weights
+    from visualize.text import cluster_tree_text, hasse_text
+
+    out = args.output
+    data = out / "dataset"
+    print("SYNTHETIC demonstration: a planted hierarchy of 3 sites x 3 clusters x 16 hosts, "
+          "block counts drawn from a random model (not a measured or simulated network).")
+    m = planted_hierarchy((3, 3), 16, iterations=5, seed=args.seed)
+    write_measurement(m, data, overwrite=True)
+    m = read_measurement(data)
+    W = mean_weights(m)
+    print(f"\n1. dataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
+    flat = louvain(W, seed=args.seed)
+    truth = m.labels
+    sites = [truth[h].split("/")[0] for h in m.host_names]
+    print(f"\n2. flat clustering (Louvain, best level): {flat.n_clusters} clusters, "
+          f"modularity {flat.modularity:.3f}, NMI vs sites {nmi(sites, flat.labels):.3f}")
+    ns = argparse.Namespace(linkage="thesis", start="finest", loops=0.25, engine="igraph",
+                            resolution=1.0, restarts=1, seed=args.seed)
+    h = _hierarchy(ns, W, m.host_names)
+    print("\n3. averaged-edge hierarchy\n")
+    print(hasse_text(h, truth))
+    levels = hierarchy_nmi(h, truth)
+    print("\n   NMI per level:", ", ".join(f"level {int(r.level)}: {r.nmi:.3f}"
+                                          for r in levels.itertuples()))
+    t = cluster_tree(W, m.host_names, seed=args.seed)
+    print("\n4. topology as a tree (maximum spanning tree of the flat clusters)\n")
+    print(cluster_tree_text(t, truth))
+    (out / "hierarchy.json").write_text(h.to_json(indent=2) + "\n", encoding="utf-8")
+    (out / "tree.json").write_text(t.to_json(indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}")
+    return 0
+
+
+COMMANDS = {"info": cmd_info, "cluster": cmd_cluster, "hierarchy": cmd_hierarchy,
+            "tree": cmd_tree, "evaluate": cmd_evaluate, "synthetic": cmd_synthetic,
+            "demo": cmd_demo}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``tomography`` command; returns the exit status.
+
+    Examples
+    --------
+    >>> main(["info", "/nonexistent"])
+    2
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except TomographyError as exc:
+        print(f"tomography: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # invalid option values reaching the library
+        print(f"tomography: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        print("tomography: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
