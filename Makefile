@@ -1,0 +1,14 @@
+# The two commands of the README; each sets everything up first.
+.PHONY: demo test bench setup
+
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	.venv/bin/tomography demo -o out/demo
+
+test: setup
+	.venv/bin/python -m pytest
+
+bench: setup
+	.venv/bin/python benchmarks/analysis.py

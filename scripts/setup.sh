@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Set up everything the toolkit needs on a fresh Debian/Ubuntu machine:
+# a virtual environment in .venv with the package (editable) and its test tools.
+# Safe to run again: it only installs what is missing or out of date.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    echo "setup: installing python3 (apt-get)" >&2
+    as_root apt-get update -q && as_root apt-get install -y -q python3 python3-venv
+fi
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "setup: Python >= 3.11 is needed; $PYTHON is $("$PYTHON" --version 2>&1)" >&2
+    exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+    if ! "$PYTHON" -m venv .venv 2>/dev/null; then
+        echo "setup: installing python3-venv (apt-get)" >&2
+        rm -rf .venv
+        as_root apt-get update -q && as_root apt-get install -y -q python3-venv
+        "$PYTHON" -m venv .venv
+    fi
+fi
+stamp=.venv/.installed-$(cat pyproject.toml | cksum | cut -d' ' -f1)
+if [ ! -e "$stamp" ]; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+    rm -f .venv/.installed-* && touch "$stamp"
+fi

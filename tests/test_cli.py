@@ -1,0 +1,128 @@
+"""The CLI end to end on datasets in temporary directories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SMALL, write_files
+from tomography.cli import main
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info(capsys, hierarchy_dataset: Path) -> None:
+    code, out, _ = run(capsys, "info", hierarchy_dataset, "--format", "json")
+    info = json.loads(out)
+    assert code == 0 and info["hosts"] == 144 and info["iterations"] == 4
+    assert info["method"] == "synthetic" and info["complete_iterations"] == 4
+    code, out, _ = run(capsys, "info", hierarchy_dataset)
+    assert "144" in out and "iterations" in out
+
+
+def test_cluster_json(capsys, hierarchy_dataset: Path) -> None:
+    code, out, _ = run(capsys, "cluster", hierarchy_dataset, "--format", "json", "--seed", "1")
+    data = json.loads(out)
+    assert code == 0 and len(data["clusters"]) == 3
+    assert sorted(len(c["hosts"]) for c in data["clusters"]) == [48, 48, 48]
+    assert {c["id"] for c in data["clusters"]} == {0, 1, 2}
+    assert 0 < data["modularity"] < 1
+    code, out2, _ = run(capsys, "cluster", hierarchy_dataset, "--format", "json",
+                        "--engine", "louvain", "--seed", "1")
+    assert [c["hosts"] for c in json.loads(out2)["clusters"]] == [c["hosts"] for c in data["clusters"]]
+
+
+def test_hierarchy_json_levels(capsys, hierarchy_dataset: Path) -> None:
+    code, out, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and [lv["level"] for lv in data["levels"]] == [1, 2]
+    level1, level2 = data["levels"]
+    assert len(level1["clusters"]) == 9 and len(level2["clusters"]) == 3
+    ids2 = {c["id"] for c in level2["clusters"]}
+    assert all(c["parent"] in ids2 for c in level1["clusters"])
+    assert all(c["parent"] is None for c in level2["clusters"])
+    assert sum(len(c["hosts"]) for c in level1["clusters"]) == 144
+
+
+def test_hierarchy_text_formats(capsys, hierarchy_dataset: Path) -> None:
+    _, hasse, _ = run(capsys, "hierarchy", hierarchy_dataset)
+    assert "level 2" in hasse and "level 1" in hasse and hasse.index("level 2") < hasse.index("level 1")
+    _, tree, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "tree")
+    assert tree.startswith("network (144 hosts)") and tree.count("L1C") == 9
+    _, dot, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "dot", "--linkage", "mean")
+    assert dot.startswith("digraph hasse") and dot.count("->") == 9
+
+
+def test_tree_json(capsys, hierarchy_dataset: Path) -> None:
+    code, out, _ = run(capsys, "tree", hierarchy_dataset, "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and len(data["nodes"]) == 3 and len(data["edges"]) == 2
+    ids = {n["id"] for n in data["nodes"]}
+    assert all(e["source"] in ids and e["target"] in ids and e["weight"] > 0 for e in data["edges"])
+    _, text, _ = run(capsys, "tree", hierarchy_dataset)
+    assert "maximum spanning tree of 3 clusters" in text
+    _, dot, _ = run(capsys, "tree", hierarchy_dataset, "--format", "dot")
+    assert dot.startswith("graph tree") and dot.count(" -- ") == 2
+
+
+def test_evaluate(capsys, hierarchy_dataset: Path, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "evaluate", hierarchy_dataset, "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and [r["nmi"] for r in data["levels"]] == [1.0, 1.0]
+    assert [r["n"] for r in data["convergence"]] == [1, 2, 3, 4]
+    # a truth file: only the site level, so level 1 (9 clusters) no longer matches exactly
+    truth = tmp_path / "truth.csv"
+    info = json.loads(run(capsys, "hierarchy", hierarchy_dataset, "--format", "json")[1])
+    rows = [f"{h},site{c['id'][-1]}" for c in info["levels"][1]["clusters"] for h in c["hosts"]]
+    truth.write_text("host,label\n" + "\n".join(rows) + "\n")
+    code, out, _ = run(capsys, "evaluate", hierarchy_dataset, "--truth", truth)
+    assert code == 0 and "NMI per hierarchy level" in out and "convergence" in out
+
+
+def test_user_errors_are_one_line(capsys, tmp_path: Path) -> None:
+    bad = write_files(tmp_path / "bad", SMALL | {"transfers.csv": SMALL["transfers.csv"] + "0,a,zz,1\n"})
+    code, out, err = run(capsys, "cluster", bad)
+    assert code == 2 and out == ""
+    assert err.startswith("tomography: error: ") and err.count("\n") == 1
+    assert "transfers.csv, line 9, field 'sender'" in err
+    code, _, err = run(capsys, "evaluate", write_files(tmp_path / "nolabel", SMALL | {
+        "hosts.csv": "host,address\na,1\nb,2\nc,3\n"}))
+    assert code == 2 and "no ground truth" in err
+    code, _, err = run(capsys, "cluster", write_files(tmp_path / "ok", SMALL), "-n", "5")
+    assert code == 2 and "between 1 and 2" in err
+
+
+def test_all_zero_dataset_is_a_clear_error(capsys, tmp_path: Path) -> None:
+    zero = write_files(tmp_path / "zero", SMALL | {
+        "transfers.csv": "iteration,receiver,sender,blocks\n0,b,a,0\n1,a,c,0\n"})
+    code, _, err = run(capsys, "cluster", zero)
+    assert code == 2 and "no edge with positive weight" in err
+
+
+def test_module_entry_point_and_help(tmp_path: Path) -> None:
+    help_text = subprocess.run([sys.executable, "-m", "tomography", "--help"],
+                               capture_output=True, text=True, check=True).stdout
+    for command in ("info", "cluster", "hierarchy", "tree", "evaluate", "demo"):
+        assert command in help_text
+    done = subprocess.run([sys.executable, "-m", "tomography", "info", str(tmp_path / "none")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_synthetic_and_demo(capsys, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "synthetic", "-o", tmp_path / "s", "--branching", "2,2",
+                       "--hosts-per-group", "6", "--iterations", "2")
+    assert code == 0 and "24 hosts" in out
+    assert json.loads((tmp_path / "s" / "meta.json").read_text())["method"] == "synthetic"
+    code, out, _ = run(capsys, "demo", "-o", tmp_path / "demo")
+    assert code == 0 and "SYNTHETIC" in out
+    h = json.loads((tmp_path / "demo" / "hierarchy.json").read_text())
+    assert [len(lv["clusters"]) for lv in h["levels"]] == [9, 3]
