@@ -18,6 +18,7 @@ from typing import Hashable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 from sklearn.metrics import normalized_mutual_info_score
+from tqdm import tqdm
 
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
@@ -179,7 +180,8 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
 
 def convergence(measurement: Measurement, truth: dict[str, str], *,
                 iterations: int | None = None, engine: str = "igraph",
-                hierarchy: bool = True, seed: int | None = 0, **options) -> pd.DataFrame:
+                hierarchy: bool = True, seed: int | None = 0, progress: bool = False,
+                **options) -> pd.DataFrame:
     """NMI after each number of iterations ``n = 1 .. N`` (Figs 5.13, 5.21).
 
     For each ``n``, ``w_n`` (Eq 4.2) is clustered flat (Louvain, best level)
@@ -197,6 +199,8 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
     hierarchy : bool, default True
     seed : int, default 0
         The same seed for every ``n``, so that rows differ only by data.
+    progress : bool, default False
+        Show a progress bar (on a terminal) over ``n``.
     **options
         Passed to :func:`cluster.averaged_edge.averaged_edge_hierarchy`
         (``linkage``, ``start``, ...).
@@ -220,7 +224,8 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
     hosts = measurement.host_names
     flat_truth = labels_at_depth(truth, truth_depth(truth), hosts)
     rows = []
-    for n in range(1, last + 1):
+    for n in tqdm(range(1, last + 1), desc="convergence", unit="n", disable=not progress or None,
+                  leave=False):
         W = mean_weights(measurement, n)
         flat = louvain(W, engine=engine, seed=seed)
         row = {"n": n, "clusters": flat.n_clusters, "modularity": flat.modularity,

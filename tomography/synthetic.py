@@ -29,7 +29,8 @@ from tomography.seeding import Seed, check_seed
 __all__ = ["planted_hierarchy", "planted_partition"]
 
 
-def planted_hierarchy(branching: Sequence[int], hosts_per_group: int, *, iterations: int = 3,
+def planted_hierarchy(branching: Sequence[int], hosts_per_group: int | Sequence[int], *,
+                      iterations: int = 3,
                       file_size: int = 4 * 2**20, ratio: float = 4.0, peers: int = 40,
                       noise: float = 0.5, seed: Seed = None) -> Measurement:
     """A synthetic dataset over a planted hierarchy of host groups.
@@ -39,8 +40,9 @@ def planted_hierarchy(branching: Sequence[int], hosts_per_group: int, *, iterati
     branching : sequence of int
         Groups per level, top first: ``(3, 3)`` is 3 super-groups of 3 leaf
         groups each; ``(8,)`` is 8 flat groups.
-    hosts_per_group : int
-        Hosts in each leaf group.
+    hosts_per_group : int or sequence of int
+        Hosts in each leaf group, or one count per leaf group (in the order
+        of their paths), for groups of unequal size.
     iterations : int, default 3
         Broadcasts to draw.
     file_size : int, default 4 MiB
@@ -65,16 +67,23 @@ def planted_hierarchy(branching: Sequence[int], hosts_per_group: int, *, iterati
     >>> m = planted_hierarchy((2, 2), 3, iterations=1, seed=0)
     >>> m.n_hosts, sorted(set(m.labels.values()))
     (12, ['g0/g0.0', 'g0/g0.1', 'g1/g1.0', 'g1/g1.1'])
+    >>> planted_hierarchy((2,), [3, 5], iterations=1, seed=0).n_hosts
+    8
     """
     branching = tuple(int(b) for b in branching)
     if not branching or min(branching) < 1:
         raise ValueError(f"branching must be a non-empty sequence of positive integers, got {branching!r}")
-    if hosts_per_group < 1 or iterations < 1 or file_size < 1:
+    leaves = int(np.prod(branching))
+    counts = ([int(hosts_per_group)] * leaves if np.isscalar(hosts_per_group)
+              else [int(c) for c in hosts_per_group])
+    if len(counts) != leaves:
+        raise ValueError(f"hosts_per_group has {len(counts)} counts for {leaves} leaf groups")
+    if min(counts) < 1 or iterations < 1 or file_size < 1:
         raise ValueError("hosts_per_group, iterations and file_size must be positive")
     if ratio < 1 or noise < 0 or peers < 1:
         raise ValueError("ratio must be >= 1, noise >= 0 and peers >= 1")
     rng, recorded = check_seed(seed)
-    paths = _group_paths(branching, hosts_per_group)
+    paths = _group_paths(branching, counts)
     n = len(paths)
     width = len(str(n - 1))
     hosts = [f"h{i:0{max(3, width)}d}" for i in range(n)]
@@ -155,11 +164,11 @@ def planted_partition(n_hosts: int, n_groups: int, *, iterations: int = 3,
                              seed=seed)
 
 
-def _group_paths(branching: tuple[int, ...], hosts_per_group: int) -> list[tuple[int, ...]]:
+def _group_paths(branching: tuple[int, ...], counts: list[int]) -> list[tuple[int, ...]]:
     paths: list[tuple[int, ...]] = [()]
     for b in branching:
         paths = [p + (i,) for p in paths for i in range(b)]
-    return [p for p in paths for _ in range(hosts_per_group)]
+    return [p for p, count in zip(paths, counts) for _ in range(count)]
 
 
 def _path_names(path: tuple[int, ...]) -> list[str]:

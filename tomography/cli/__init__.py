@@ -273,7 +273,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     h = _hierarchy(args, W, m.host_names)
     levels = hierarchy_nmi(h, truth)
     table = convergence(m, truth, iterations=args.iterations, engine=args.engine,
-                        seed=args.seed, linkage=args.linkage, start=args.start)
+                        seed=args.seed, linkage=args.linkage, start=args.start, progress=True)
     if args.format == "json":
         _emit(json.dumps({"levels": levels.to_dict("records"),
                           "convergence": json.loads(table.to_json(orient="records")),

@@ -1,0 +1,169 @@
+"""Benchmark of the analysis phase, and accuracy of the hierarchy options.
+
+Part 1 times the whole analysis (load the dataset from disk, aggregate w_n,
+flat clustering, averaged-edge hierarchy, cluster tree) on planted datasets
+of 512, 576 and 4096 hosts, with the igraph engine and with python-louvain
+(the reference a user would otherwise pick), side by side in one run.
+
+Part 2 measures how often the averaged-edge hierarchy recovers every level
+of planted hierarchies, for the thesis and the mean linkage, the two starts,
+and the share of internal weight kept as self-loops.
+
+Prints Markdown for ``benchmarks/RESULTS.md``.  Run::
+
+    make bench            # or: .venv/bin/python benchmarks/analysis.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+from cluster.accuracy import hierarchy_nmi
+from cluster.averaged_edge import averaged_edge_hierarchy
+from cluster.louvain import louvain
+from cluster.spanning_tree import cluster_tree
+from tomography.dataset import read_measurement, software_versions, write_measurement
+from tomography.synthetic import planted_hierarchy
+from tomography.weights import mean_weights
+
+SIZES = {512: ((2, 4), 64), 576: ((3, 3), 64), 4096: ((8, 8), 64)}
+
+
+def analyse(path: Path, engine: str) -> tuple[dict[str, float], dict[str, object]]:
+    """Run the whole analysis; return the time of each stage and what it found."""
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    m = read_measurement(path)
+    t1 = time.perf_counter()
+    W = mean_weights(m)
+    t2 = time.perf_counter()
+    flat = louvain(W, engine=engine, seed=0)
+    t3 = time.perf_counter()
+    h = averaged_edge_hierarchy(W, m.host_names, engine=engine, seed=0)
+    t4 = time.perf_counter()
+    t = cluster_tree(W, m.host_names, engine=engine, seed=0)
+    t5 = time.perf_counter()
+    times.update(load=t1 - t0, aggregate=t2 - t1, cluster=t3 - t2, hierarchy=t4 - t3,
+                 tree=t5 - t4, total=t5 - t0)
+    levels = hierarchy_nmi(h, m.labels)
+    found = {"flat": flat.n_clusters, "levels": [len(lv) for lv in h.levels],
+             "level_nmi": [round(x, 3) for x in levels["nmi"]], "tree_edges": len(t.edges)}
+    return times, found
+
+
+def part_speed(iterations: int, sizes: list[int], repeats: int) -> list[str]:
+    out = ["## Whole analysis: igraph engine against python-louvain", "",
+           f"Planted hierarchies of 64-host groups, {iterations} iterations each, written "
+           "to disk and read back; stages: load (read and validate), aggregate (w_n), "
+           "cluster (flat Louvain), hierarchy (averaged edge), tree (flat + collapse + "
+           f"maximum spanning tree). Best of {repeats} runs, seconds.", "",
+           "| hosts | groups | transfers rows | engine | load | aggregate | cluster | "
+           "hierarchy | tree | **total** | levels found | level NMI |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            branching, per = SIZES[n]
+            m = planted_hierarchy(branching, per, iterations=iterations, seed=n)
+            path = Path(tmp) / f"planted-{n}"
+            write_measurement(m, path)
+            totals = {}
+            for engine in ("igraph", "louvain"):
+                best = None
+                for _ in range(repeats):
+                    times, found = analyse(path, engine)
+                    if best is None or times["total"] < best[0]["total"]:
+                        best = (times, found)
+                times, found = best
+                totals[engine] = times["total"]
+                out.append(
+                    f"| {n} | {'x'.join(map(str, branching))} | {len(m.transfers)} | {engine} | "
+                    + " | ".join(f"{times[k]:.2f}" for k in
+                                 ("load", "aggregate", "cluster", "hierarchy", "tree"))
+                    + f" | **{times['total']:.2f}** | {found['levels']} | {found['level_nmi']} |")
+            ratios.append((n, totals["louvain"] / totals["igraph"]))
+    out += ["", "Speed-up of the igraph engine over python-louvain (total time ratio): "
+            + ", ".join(f"{n} hosts **{r:.1f}x**" for n, r in ratios) + "."]
+    return out
+
+
+def part_accuracy(seeds: int) -> list[str]:
+    shapes = [((3, 3), 16), ((2, 2), 16), ((2, 2, 2), 16), ((2, 4), 16), ((4, 3), 12),
+              ((2, 2), 64), ((2, 2), [8, 40, 16, 24]), ((3, 3), [4, 8, 12, 16, 20, 24, 28, 32, 36]),
+              ((2, 3), [6, 30, 12, 48, 8, 16])]
+    iteration_counts = (2, 5)
+    options = [("thesis", "finest", 0.25), ("mean", "finest", 0.25),
+               ("thesis", "finest", 0.1), ("mean", "finest", 0.1),
+               ("thesis", "finest", 0.0), ("thesis", "finest", 0.5),
+               ("thesis", "finest", 1.0), ("mean", "finest", 1.0),
+               ("thesis", "best", 0.25), ("mean", "best", 0.25)]
+    cases = list(itertools.product(shapes, iteration_counts, range(seeds)))
+    stats = {opt: {it: [0, 0, 0.0] for it in iteration_counts} for opt in options}
+    for (branching, per), iterations, seed in cases:
+        m = planted_hierarchy(branching, per, iterations=iterations, seed=seed)
+        W = mean_weights(m)
+        depth = len(branching)
+        for opt in options:
+            linkage, start, loops = opt
+            h = averaged_edge_hierarchy(W, m.host_names, linkage=linkage, start=start,
+                                        loops=loops, seed=seed)
+            table = hierarchy_nmi(h, m.labels)
+            exact = {int(r.truth_depth) for r in table.itertuples() if r.nmi > 1 - 1e-9}
+            s = stats[opt][iterations]
+            s[0] += int(exact >= set(range(1, depth + 1)))
+            s[1] += 1
+            s[2] += float(table["nmi"].iloc[: min(depth, len(table))].mean())
+    shape_text = "; ".join(f"{'x'.join(map(str, b))} of {p}" for b, p in shapes)
+    out = ["## Hierarchy accuracy: thesis against mean linkage", "",
+           f"Planted hierarchies ({shape_text} hosts per leaf group; affinity ratio 4 per "
+           f"level, log-normal noise 0.5, 40 random peers per receiver), {seeds} seeds each. "
+           "'All levels' = every level of the truth appears as a hierarchy level with "
+           "NMI 1; 'mean NMI' = mean NMI of the first levels against the matching truth "
+           "depths.", "",
+           "| linkage | start | loops | all levels (2 it.) | mean NMI (2 it.) | "
+           "all levels (5 it.) | mean NMI (5 it.) |", "|---|---|---|---|---|---|---|"]
+    for opt in options:
+        cells = []
+        for it in iteration_counts:
+            ok, total, nmi_sum = stats[opt][it]
+            cells += [f"{ok}/{total}", f"{nmi_sum / total:.3f}"]
+        out.append(f"| {opt[0]} | {opt[1]} | {opt[2]} | " + " | ".join(cells) + " |")
+    return out
+
+
+def machine() -> list[str]:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    v = software_versions()
+    return [f"Machine: {os.cpu_count()} cores ({cpu}), {platform.system()} "
+            f"{platform.machine()}, Python {v['python']}, igraph {v['igraph']}, "
+            f"python-louvain {v['python-louvain']}, numpy {v['numpy']}, scipy {v['scipy']}."]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and one seed, to check the script runs")
+    parser.add_argument("--iterations", type=int, default=5)
+    args = parser.parse_args()
+    sizes = [512] if args.quick else [512, 576, 4096]
+    lines = machine() + [""]
+    lines += part_speed(args.iterations, sizes, repeats=1 if args.quick else 2)
+    lines += [""] + part_accuracy(seeds=1 if args.quick else 3)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
