@@ -92,7 +92,7 @@ def _normalized_conditional_entropy(X: list[set[int]], Y: list[set[int]], n: int
     conditional = np.where(admissible, conditional, hx[:, None])
     best = conditional.min(axis=1) if len(Y) else hx     # H(X_k | Y)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(hx > 0, best / np.where(hx > 0, hx, 1.0), 0.0)
+        ratio = np.where(hx > 0, best / np.where(hx > 0, hx, 1.0), 1.0)
     return float(np.mean(ratio))
 
 
@@ -104,8 +104,11 @@ def overlapping_nmi(cover_a: Iterable[Iterable[int]], cover_b: Iterable[Iterable
     ``X_k`` seen as a binary variable over the nodes, ``H(X_k|Y)`` is the
     smallest ``H(X_k|Y_l)`` over the clusters ``Y_l`` that pass LFK's
     constraint ``h(P11) + h(P00) > h(P01) + h(P10)`` (else ``H(X_k)``), and
-    ``H(X|Y)_norm`` is the mean of ``H(X_k|Y) / H(X_k)``.  A cluster holding
-    every node (``H(X_k) = 0``) counts 0.  Logarithms base 2.
+    ``H(X|Y)_norm`` is the mean of ``H(X_k|Y) / H(X_k)``.  Logarithms base 2.
+    Two conventions the paper leaves open follow the reference implementation
+    of McDaid, Greene and Hurley (``onmi``, arXiv:1110.2515), which cdlib
+    also matches: identical covers score 1, and a cluster holding every node
+    (``H(X_k) = 0``, no information) counts 1 in the mean.
 
     Parameters
     ----------
@@ -125,6 +128,8 @@ def overlapping_nmi(cover_a: Iterable[Iterable[int]], cover_b: Iterable[Iterable
     1.0
     >>> round(overlapping_nmi([{0, 1, 2}, {3, 4, 5}], [{0, 1, 2, 3}, {4, 5}]), 4)
     0.4796
+    >>> overlapping_nmi([{0, 1, 2, 3}], [{0, 1}, {2, 3}])   # everything vs a split
+    0.0
     """
     A = [set(c) for c in cover_a if len(c)]
     B = [set(c) for c in cover_b if len(c)]
@@ -134,6 +139,8 @@ def overlapping_nmi(cover_a: Iterable[Iterable[int]], cover_b: Iterable[Iterable
         raise ValueError("both covers need at least one non-empty cluster")
     if universe and max(universe) >= n and all(isinstance(x, (int, np.integer)) for x in universe):
         raise ValueError(f"node index {max(universe)} out of range for n = {n}")
+    if {frozenset(c) for c in A} == {frozenset(c) for c in B}:
+        return 1.0
     return float(1.0 - 0.5 * (_normalized_conditional_entropy(A, B, n)
                               + _normalized_conditional_entropy(B, A, n)))
 

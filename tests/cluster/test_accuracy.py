@@ -43,6 +43,10 @@ def test_overlapping_nmi_published_properties() -> None:
     # identical covers, overlapping ones included, score 1 (LFK 2009)
     cover = [{0, 1, 2, 3}, {3, 4, 5}, {5, 6, 7}]
     assert overlapping_nmi(cover, list(reversed(cover))) == pytest.approx(1.0)
+    # the trivial cover against a split carries no information: 0, as in the
+    # reference implementation of McDaid et al. (onmi) and in cdlib
+    assert overlapping_nmi([set(range(8))], [set(range(4)), set(range(4, 8))]) == 0.0
+    assert overlapping_nmi([set(range(8))], [set(range(8))]) == 1.0
     # a partition against its refinement scores below 1 and above 0
     coarse = partition_to_cover([0] * 4 + [1] * 4)
     fine = partition_to_cover([0, 0, 1, 1, 2, 2, 3, 3])
