@@ -12,6 +12,13 @@ if ! command -v "$PYTHON" >/dev/null 2>&1; then
     echo "setup: installing python3 (apt-get)" >&2
     as_root apt-get update -q && as_root apt-get install -y -q python3 python3-venv
 fi
+# System tools: Graphviz renders the DOT outputs (and the tests check them with it).
+missing=()
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${missing[*]} (apt-get)" >&2
+    as_root apt-get update -q >/dev/null && as_root apt-get install -y -q "${missing[@]}" >/dev/null
+fi
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "setup: Python >= 3.11 is needed; $PYTHON is $("$PYTHON" --version 2>&1)" >&2
     exit 1

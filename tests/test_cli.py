@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,22 @@ def test_synthetic_and_demo(capsys, tmp_path: Path) -> None:
     assert code == 0 and "SYNTHETIC" in out
     h = json.loads((tmp_path / "demo" / "hierarchy.json").read_text())
     assert [len(lv["clusters"]) for lv in h["levels"]] == [9, 3]
+
+
+def test_dot_is_one_statement_per_line(capsys, hierarchy_dataset: Path) -> None:
+    for command in ("hierarchy", "tree"):
+        _, dot, _ = run(capsys, command, hierarchy_dataset, "--format", "dot")
+        for line in dot.splitlines()[1:-1]:
+            assert line.rstrip().endswith((";", "}", "{")), line
+        assert '\\n' in dot  # Graphviz line break inside labels, escaped
+
+
+@pytest.mark.skipif(shutil.which("dot") is None,
+                    reason="Graphviz 'dot' is not installed (scripts/setup.sh installs it)")
+def test_graphviz_renders_the_dot(capsys, hierarchy_dataset: Path, tmp_path: Path) -> None:
+    for command in ("hierarchy", "tree"):
+        _, dot, _ = run(capsys, command, hierarchy_dataset, "--format", "dot")
+        done = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        nodes = [ln for ln in dot.splitlines() if "[label=" in ln and " -" not in ln]
+        assert done.stdout.count('class="node"') == len(nodes) > 0

@@ -12,7 +12,7 @@ def _quote(text: str) -> str:
 
 
 def _node_label(cluster_id: str, size: int) -> str:
-    return _quote(cluster_id + "\n" + f"{size} hosts")
+    return '"' + f"{cluster_id}\\n{size} hosts".replace('"', '\\"') + '"'
 
 
 def hierarchy_to_dot(hierarchy: Hierarchy) -> str:
