@@ -14,6 +14,8 @@ from scipy import sparse
 
 from cluster.adjacency import as_adjacency
 from cluster.louvain import Level, louvain
+from cluster.modularity import modularity
+from cluster.refine import refine_levels
 from tomography.hierarchy import Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
@@ -21,6 +23,8 @@ __all__ = ["collapse", "averaged_edge_hierarchy", "LINKAGES"]
 
 LINKAGES = ("thesis", "mean")
 Linkage = Literal["thesis", "mean"]
+STARTS = ("refined", "best", "finest")
+Start = Literal["refined", "best", "finest"]
 
 
 def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
@@ -111,9 +115,10 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
 
 
 def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
-                            linkage: Linkage = "thesis", start: Level = "finest",
+                            linkage: Linkage = "thesis", start: Start = "refined",
                             loops: float = 0.25, engine: str = "igraph",
                             resolution: float = 1.0, restarts: int = 1,
+                            shuffles: int = 10, z: float = 5.0,
                             seed: Seed = None) -> Hierarchy:
     """Build the hierarchy of bandwidth clusters by repeated partition and collapse.
 
@@ -125,16 +130,18 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         Name of each row; the networkx node names or ``h0, h1, ...`` by default.
     linkage : {"thesis", "mean"}, default "thesis"
         How collapsed clusters are weighted (see :func:`collapse`).
-    start : {"finest", "best"}, default "finest"
-        Which Louvain level each step takes.  ``"best"`` is the thesis: the
-        partition of highest modularity, which is Louvain's coarsest level,
-        so a fine level of a planted hierarchy can be skipped (9 leaf groups
-        in 3 super-groups come out as the 3 super-groups, and the leaves are
-        lost).  ``"finest"`` takes Louvain's first level (local moves only)
-        and leaves every merge above it to the averaged-edge collapse, so each
-        real level appears.  With very noisy data (one or two iterations) the
-        first level can split a true cluster into fragments, which the next
-        level merges again; more iterations remove them.
+    start : {"refined", "best", "finest"}, default "refined"
+        Where the levels start.  ``"best"`` is the thesis: Louvain's partition
+        of highest modularity, then partition-and-collapse upwards.  It is
+        Louvain's coarsest level, so a finer real level is skipped (9 leaf
+        groups in 3 super-groups come out as the 3 super-groups).
+        ``"finest"`` starts from Louvain's first level (local moves only) and
+        takes the first level at every step; it shows every level of a clean
+        planted hierarchy, but on BitTorrent data it cuts homogeneous clusters
+        into fragments (the peer graph is sparse and random).  ``"refined"``
+        starts from the best partition, adds the finer levels that pass the
+        permutation test of :func:`cluster.refine.significant_split`, and
+        merges upwards as ``"best"`` does.
     loops : float, default 0.25
         Share of each collapsed cluster's internal weight kept as its
         self-loop (see :func:`collapse`).  1 keeps all of it: the collapsed
@@ -146,13 +153,15 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         (``benchmarks/RESULTS.md``).
     engine, resolution, restarts
         Passed to :func:`cluster.louvain.louvain` at every step.
+    shuffles, z
+        The permutation test of the ``"refined"`` start.
     seed : int, Generator or None
         Randomness; the integer is recorded in ``params``.
 
     Returns
     -------
     Hierarchy
-        Level 1 is the first partition; the last level has at most two
+        Level 1 is the finest partition; the last level has at most two
         clusters, or is the level after which nothing merged any more.  A
         step that merges everything into one cluster is not kept as a level:
         the whole network is the implicit top of every Hasse diagram.
@@ -173,27 +182,42 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         raise ValueError(f"{len(names)} host names for a {A.shape[0]}-host graph")
     if linkage not in LINKAGES:
         raise ValueError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
+    if start not in STARTS:
+        raise ValueError(f"unknown start {start!r}; choose one of {', '.join(STARTS)}")
     rng, recorded = check_seed(seed)
+    options = {"engine": engine, "resolution": resolution, "restarts": restarts}
+    partitions, internals, weights, qualities = [], [], [], []
+
+    def record(host_labels: np.ndarray, collapsed: sparse.csr_array, quality: float) -> None:
+        partitions.append(host_labels)
+        diagonal = collapsed.diagonal()
+        internals.append(diagonal)
+        weights.append(collapsed - sparse.diags_array(diagonal))
+        qualities.append(quality)
+
     current, sizes = A, np.ones(A.shape[0], dtype=np.int64)
     host_labels = np.arange(A.shape[0])
-    partitions, internals, weights, qualities = [], [], [], []
-    while True:
-        step = louvain(current, engine=engine, resolution=resolution, restarts=restarts,
-                       level=start, seed=spawn_seeds(rng, 1)[0])
+    step_level: Level = "finest" if start == "finest" else "best"
+    if start == "refined":
+        base = louvain(A, level="best", seed=spawn_seeds(rng, 1)[0], **options)
+        finer = refine_levels(A, base.labels, shuffles=shuffles, z=z, engine=engine,
+                              resolution=resolution, seed=spawn_seeds(rng, 1)[0])
+        for labels in finer[::-1]:
+            record(labels, collapse(A, labels, linkage=linkage, loops=loops)[0],
+                   modularity(A, labels, resolution=resolution))
+        host_labels = base.labels
+        current, sizes = collapse(A, base.labels, linkage=linkage, loops=loops)
+        record(host_labels, current, base.modularity)
+    while len(partitions) == 0 or len(partitions[-1]) and current.shape[0] > 2:
+        step = louvain(current, level=step_level, seed=spawn_seeds(rng, 1)[0], **options)
         k = step.n_clusters
         if partitions and (k == current.shape[0] or k == 1):
             break  # nothing merged, or everything: the whole network is the implicit top
         host_labels = step.labels[host_labels]
         current, sizes = collapse(current, step.labels, sizes, linkage=linkage, loops=loops)
-        partitions.append(host_labels)
-        diagonal = current.diagonal()
-        internals.append(diagonal)
-        weights.append(current - sparse.diags_array(diagonal))
-        qualities.append(step.modularity)
-        if k <= 2:
-            break
+        record(host_labels, current, step.modularity)
     params = {"method": "averaged-edge", "linkage": linkage, "start": start, "loops": loops,
-              "engine": engine,
-              "resolution": resolution, "restarts": restarts, "seed": recorded}
+              "engine": engine, "resolution": resolution, "restarts": restarts,
+              "shuffles": shuffles, "z": z, "seed": recorded}
     return Hierarchy.from_partitions(names, partitions, internal=internals, weights=weights,
                                      params=params, modularity=qualities)

@@ -428,6 +428,43 @@ class MeasurementWriter:
             with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
                 csv.writer(fh).writerow(columns)
 
+    @classmethod
+    def reopen(cls, path: str | os.PathLike[str]) -> "MeasurementWriter":
+        """Open an existing dataset to append more iterations (``--resume``).
+
+        Rows of ``transfers.csv`` whose iteration never reached
+        ``iterations.csv`` (a run stopped while writing them) are removed, so
+        that the dataset is valid again.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> w = MeasurementWriter(d, {"method": "simulated"}, [("a", "", ""), ("b", "", "")])
+        >>> w.add_iteration(0, root="a", transfers=[("b", "a", 4)], nbytes=65536)
+        >>> with open(d + "/transfers.csv", "a") as f:   # a run killed mid-iteration
+        ...     _ = f.write("1,a,b,2" + chr(10))
+        >>> MeasurementWriter.reopen(d).add_iteration(1, root="b", transfers=[("a", "b", 4)],
+        ...                                           nbytes=65536)
+        >>> read_measurement(d).transfers["blocks"].tolist()
+        [4, 4]
+        """
+        root = Path(path)
+        meta = _read_meta(root / "meta.json")
+        hosts = _read_hosts(root / "hosts.csv")
+        listed = set(_read_iterations(root / "iterations.csv", set(hosts["host"]))["iteration"])
+        transfers_path = root / "transfers.csv"
+        with transfers_path.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        kept = [rows[0]] + [r for r in rows[1:] if r and r[0].strip().isdigit()
+                            and int(r[0]) in listed]
+        if len(kept) != len(rows):
+            with transfers_path.open("w", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerows(kept)
+        writer = cls.__new__(cls)
+        writer.path, writer.meta, writer.hosts = root, meta, set(hosts["host"])
+        return writer
+
     def add_iteration(self, iteration: int, *, root: str,
                       transfers: Iterable[tuple[str, str, int]] | pd.DataFrame,
                       nbytes: int, duration_s: float | None = None,

@@ -1,0 +1,466 @@
+"""Flow-level simulation of instrumented BitTorrent broadcasts over a topology.
+
+Real and simulated tomography differ only in how the dataset is measured
+(SPEC section 10): :func:`simulate` writes a measurement dataset (format 1,
+method ``simulated``) exactly as a real run would, one iteration at a time.
+
+The model of one broadcast (one iteration), stepped in simulated time:
+
+* **Peers.**  Every host runs one peer.  The root starts with the whole file
+  (a seed); the others start empty.  Each peer is given ``peer_list`` other
+  peers at random (the list a tracker would return, capped); connections are
+  two-way, so a peer's neighbours are those it lists and those listing it.
+* **Pieces and blocks.**  The file is cut into pieces of ``piece_size``
+  bytes, each made of 16 KiB blocks.  A downloader fetches a piece whole from
+  one uploader (libtorrent's piece affinity), choosing the **rarest** piece
+  among its neighbours that the uploader has and nobody else is bringing it
+  (ties at random).  When a piece completes, its blocks are counted for the
+  uploader: the counts of ``transfers.csv``.
+* **Choking.**  A peer uploads to at most ``upload_slots`` interested
+  neighbours plus one optimistic unchoke.  Free slots are filled at once with
+  random interested neighbours.  Every ``unchoke_interval`` seconds a
+  downloading peer re-chooses: with ``tit_for_tat`` the neighbours that sent
+  it most in the last interval, else at random; the optimistic slot rotates
+  every ``optimistic_unchoke_interval``.  A peer that has the whole file
+  chooses at random (libtorrent's round-robin seed choker).  A choke drops
+  the piece in transfer; it is fetched again later (libtorrent keeps the
+  blocks already received; the difference is at most one piece per choke).
+* **Bandwidth.**  Each transfer is a TCP flow from the uploader's NIC,
+  along the routers' path, into the downloader's NIC.  Rates are weighted
+  max-min fair on every resource of the path (:mod:`measure.flows`), with
+  weight ``1/RTT`` and a cap of ``tcp_window / RTT``: TCP throughput falls as
+  round-trip time grows.  RTT is twice the one-way latency of the path.
+* **Time.**  Steps are short enough that a typical flow moves half a piece
+  per step; bytes beyond a finished piece carry over to the next one.  An
+  iteration ends when every peer has the file, or after ``time_limit``
+  simulated seconds (then it is marked incomplete and its counts kept).
+
+Not modelled: end-game mode (duplicate requests of the last blocks), TCP
+slow start, piece hashing and disk.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from measure.flows import max_min_rates
+from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
+from tomography.errors import DatasetError, TomographyError
+from tomography.seeding import Seed, check_seed
+from tomography.topology import Topology
+
+__all__ = ["SwarmParams", "BroadcastResult", "simulate_broadcast", "simulate", "root_order"]
+
+
+@dataclass(frozen=True)
+class SwarmParams:
+    """BitTorrent settings that shape the metric (SPEC section 1).
+
+    Defaults follow libtorrent's settings where libtorrent has one
+    (``unchoke_slots_limit`` 8, ``unchoke_interval`` 15 s,
+    ``optimistic_unchoke_interval`` 30 s, fixed-slots choker, round-robin
+    seed choker, 16 KiB blocks); the peer list of 35 is the thesis's; the
+    piece size and TCP window are this project's choices.
+    """
+
+    piece_size: int = 256 * 1024
+    upload_slots: int = 8
+    unchoke_interval: float = 15.0
+    optimistic_unchoke_interval: float = 30.0
+    tit_for_tat: bool = True
+    peer_list: int = 35
+    tcp_window: int = 4 * 2**20
+    time_limit: float = 3600.0
+
+    def __post_init__(self) -> None:
+        if self.piece_size <= 0 or self.piece_size % BLOCK_SIZE:
+            raise ValueError(f"piece_size must be a positive multiple of {BLOCK_SIZE}, "
+                             f"got {self.piece_size}")
+        if self.upload_slots < 1 or self.peer_list < 1:
+            raise ValueError("upload_slots and peer_list must be >= 1")
+        if min(self.unchoke_interval, self.optimistic_unchoke_interval, self.time_limit) <= 0:
+            raise ValueError("intervals and time_limit must be > 0")
+        if self.tcp_window <= 0:
+            raise ValueError("tcp_window must be > 0")
+
+
+@dataclass
+class BroadcastResult:
+    """One simulated broadcast.
+
+    Attributes
+    ----------
+    counts : ndarray of int, shape (N, N)
+        ``counts[r, s]`` = blocks host ``r`` received from host ``s``.
+    duration : float
+        Simulated seconds until every peer had the file (or the time limit).
+    complete : bool
+    steps : int
+        Simulation steps taken.
+    """
+
+    counts: np.ndarray
+    duration: float
+    complete: bool
+    steps: int
+
+
+class _Network:
+    """Resources and paths of a topology, for hosts in a given order."""
+
+    def __init__(self, topology: Topology, hosts: list[str]) -> None:
+        index = topology.host_index
+        n = len(hosts)
+        self.n = n
+        links = topology.links
+        directed = {}
+        for i, link in enumerate(links):
+            directed[(link.a, link.b)] = 2 * n + 2 * i
+            directed[(link.b, link.a)] = 2 * n + 2 * i + 1
+        self.capacity = np.concatenate([
+            [index[h].nic_up for h in hosts], [index[h].nic_down for h in hosts],
+            np.repeat([link.capacity for link in links], 2)]).astype(float)
+        routers = sorted({index[h].router for h in hosts})
+        self.router_of = np.array([routers.index(index[h].router) for h in hosts])
+        host_lat = np.array([index[h].latency for h in hosts])
+        k = len(routers)
+        self.route_links: list[list[np.ndarray]] = [[np.empty(0, dtype=np.int64)] * k
+                                                    for _ in range(k)]
+        route_lat = np.zeros((k, k))
+        for a in range(k):
+            for b in range(k):
+                path = topology.route(routers[a], routers[b])
+                self.route_links[a][b] = np.array([directed[e] for e in path], dtype=np.int64)
+                route_lat[a, b] = sum(topology.graph.edges[e]["latency"] for e in path)
+        self.host_latency = host_lat
+        self.route_latency = route_lat
+
+    def rtt(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        one_way = (self.host_latency[src] + self.host_latency[dst]
+                   + self.route_latency[self.router_of[src], self.router_of[dst]])
+        return np.maximum(2.0 * one_way, 1e-6)
+
+    def incidence(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        flows, resources = [np.arange(len(src)), np.arange(len(src))], [src, self.n + dst]
+        rs, rd = self.router_of[src], self.router_of[dst]
+        for a, b in set(zip(rs.tolist(), rd.tolist())):
+            links = self.route_links[a][b]
+            if links.size:
+                members = np.flatnonzero((rs == a) & (rd == b))
+                flows.append(np.repeat(members, links.size))
+                resources.append(np.tile(links, members.size))
+        return np.concatenate(flows), np.concatenate(resources)
+
+
+def _neighbours(n: int, peer_list: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Directed neighbour pairs (both directions) from random capped peer lists."""
+    k = min(peer_list, n - 1)
+    adjacency = np.zeros((n, n), dtype=bool)
+    for i in range(n):
+        pick = rng.choice(n - 1, size=k, replace=False)
+        adjacency[i, pick + (pick >= i)] = True
+    adjacency |= adjacency.T
+    up, down = np.nonzero(adjacency)
+    return up.astype(np.int64), down.astype(np.int64)
+
+
+def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_size: int, *,
+                       params: SwarmParams = SwarmParams(), seed: Seed = None,
+                       network: _Network | None = None) -> BroadcastResult:
+    """Simulate one BitTorrent broadcast from ``root`` to every other host.
+
+    Parameters
+    ----------
+    topology : Topology
+    hosts : list of str
+        The hosts taking part, in the row order of the result.
+    root : str
+        The host that seeds the file.
+    file_size : int
+        Bytes.
+    params : SwarmParams
+    seed : int, Generator or None
+
+    Returns
+    -------
+    BroadcastResult
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> t = read_topology("tree-5")
+    >>> hosts = [h.name for h in t.hosts]
+    >>> r = simulate_broadcast(t, hosts, "h1-00", 2 * 2**20, seed=0)
+    >>> r.complete, r.counts.sum(axis=1).tolist()    # 128 blocks to each non-root
+    (True, [0, 128, 128, 128, 128])
+    """
+    if root not in hosts:
+        raise TomographyError(f"root {root!r} is not one of the hosts")
+    if file_size <= 0:
+        raise ValueError(f"file_size must be positive, got {file_size}")
+    rng, _ = check_seed(seed)
+    net = network or _Network(topology, hosts)
+    n = len(hosts)
+    r0 = hosts.index(root)
+    piece = params.piece_size
+    n_pieces = math.ceil(file_size / piece)
+    piece_bytes = np.full(n_pieces, piece, dtype=np.int64)
+    piece_bytes[-1] = file_size - piece * (n_pieces - 1)
+    piece_blocks = -(-piece_bytes // BLOCK_SIZE)
+
+    have = np.zeros((n, n_pieces), dtype=bool)
+    have[r0] = True
+    count_have = have.sum(axis=1)
+    inflight = np.zeros((n, n_pieces), dtype=bool)
+    counts = np.zeros((n, n), dtype=np.int64)
+    if n == 1:
+        return BroadcastResult(counts, 0.0, True, 0)
+
+    pu, pd = _neighbours(n, params.peer_list, rng)       # uploader, downloader per pair
+    E = len(pu)
+    order = np.argsort(pd, kind="stable")                # neighbours of each downloader
+    nb_ptr = np.searchsorted(pd[order], np.arange(n + 1))
+    nb_of = pu[order]
+    avail = np.zeros((n, n_pieces), dtype=np.int32)      # neighbours of d holding p
+    np.add.at(avail, pd[pu == r0], 1)
+    rtt = net.rtt(pu, pd)
+    weight = 1.0 / rtt
+    flow_cap = params.tcp_window * 8.0 / rtt
+    slots = params.upload_slots + 1
+    unchoked = np.zeros(E, dtype=bool)
+    current = np.full(E, -1, dtype=np.int64)              # piece in transfer per pair
+    progress = np.zeros(E)                                # bytes of it received
+    received_round = np.zeros(E)                          # bytes d got from u this round
+    optimistic = np.full(n, -1, dtype=np.int64)           # pair index of each optimistic slot
+    t = 0.0
+    steps = 0
+    next_round = params.unchoke_interval
+    rounds = 0
+    per_optimistic = max(1, round(params.optimistic_unchoke_interval / params.unchoke_interval))
+
+    def interested_pairs() -> np.ndarray:
+        missing = have[pu] & ~have[pd]
+        return missing.any(axis=1)
+
+    def drop(mask: np.ndarray) -> None:
+        """Abandon the pieces in transfer on the pairs of ``mask``."""
+        sel = np.flatnonzero(mask & (current >= 0))
+        inflight[pd[sel], current[sel]] = False
+        current[sel] = -1
+        progress[sel] = 0.0
+
+    def fill_slots(interested: np.ndarray) -> None:
+        """Unchoke random interested neighbours into every free slot."""
+        busy = np.bincount(pu[unchoked], minlength=n)
+        free = slots - busy
+        cand = np.flatnonzero(interested & ~unchoked & (free[pu] > 0))
+        if cand.size == 0:
+            return
+        keys = rng.random(cand.size)
+        cand = cand[np.lexsort((keys, pu[cand]))]
+        first = np.searchsorted(pu[cand], pu[cand], side="left")
+        rank = np.arange(cand.size) - first
+        unchoked[cand[rank < free[pu[cand]]]] = True
+
+    def choke_round(interested: np.ndarray) -> None:
+        nonlocal rounds
+        rounds += 1
+        rotate = rounds % per_optimistic == 0
+        new = np.zeros(E, dtype=bool)
+        by_u = np.argsort(pu, kind="stable")
+        ptr = np.searchsorted(pu[by_u], np.arange(n + 1))
+        for u in range(n):
+            pairs = by_u[ptr[u]:ptr[u + 1]]
+            pairs = pairs[interested[pairs]]
+            if pairs.size == 0:
+                optimistic[u] = -1
+                continue
+            seeding = count_have[u] == n_pieces
+            if params.tit_for_tat and not seeding:
+                score = received_round[pairs] + rng.random(pairs.size) * 1e-6
+                chosen = pairs[np.argsort(-score)[:params.upload_slots]]
+            else:
+                chosen = rng.permutation(pairs)[:params.upload_slots]
+            new[chosen] = True
+            keep = optimistic[u]
+            if rotate or keep < 0 or not interested[keep] or new[keep]:
+                rest = pairs[~new[pairs]]
+                optimistic[u] = rng.choice(rest) if rest.size else -1
+            if optimistic[u] >= 0:
+                new[optimistic[u]] = True
+        drop(unchoked & ~new)
+        unchoked[:] = new
+        received_round[:] = 0.0
+
+    def assign(pairs: np.ndarray) -> None:
+        """Give each pair in ``pairs`` (no piece in transfer) its rarest available piece."""
+        while pairs.size:
+            cand = have[pu[pairs]] & ~have[pd[pairs]] & ~inflight[pd[pairs]]
+            score = np.where(cand, avail[pd[pairs]] + rng.random(cand.shape), np.inf)
+            best = score.argmin(axis=1)
+            ok = np.isfinite(score[np.arange(pairs.size), best])
+            pairs, best = pairs[ok], best[ok]
+            if pairs.size == 0:
+                return
+            key = pd[pairs] * n_pieces + best
+            _, first = np.unique(key, return_index=True)
+            win = np.zeros(pairs.size, dtype=bool)
+            win[first] = True
+            current[pairs[win]] = best[win]
+            inflight[pd[pairs[win]], best[win]] = True
+            pairs = pairs[~win]
+
+    while True:
+        done = count_have == n_pieces
+        if done.all():
+            return BroadcastResult(counts, t, True, steps)
+        if t >= params.time_limit:
+            return BroadcastResult(counts, t, False, steps)
+        interested = interested_pairs()
+        if t >= next_round:
+            choke_round(interested)
+            next_round += params.unchoke_interval
+        lost = unchoked & ~interested
+        drop(lost)
+        unchoked &= interested
+        fill_slots(interested)
+        active = np.flatnonzero(unchoked)
+        assign(active[current[active] < 0])
+        flowing = active[current[active] >= 0]
+        if flowing.size == 0:
+            raise TomographyError("the swarm stalled: no peer can upload to another (is the "
+                                  "peer graph disconnected?)")
+        f_idx, r_idx = net.incidence(pu[flowing], pd[flowing])
+        rates = max_min_rates(net.capacity, f_idx, r_idx, flowing.size,
+                              weights=weight[flowing], caps=flow_cap[flowing])
+        moving = rates > 0
+        typical = np.median(rates[moving]) if moving.any() else 1.0
+        dt = float(np.clip(0.5 * piece * 8.0 / typical, 1e-4, 1.0))
+        dt = min(dt, max(next_round - t, 1e-4), params.time_limit - t + 1e-9)
+        got = rates * dt / 8.0
+        progress[flowing] += got
+        received_round[flowing] += got
+        t += dt
+        steps += 1
+        pending = flowing
+        while pending.size:
+            p = current[pending]
+            finished = pending[progress[pending] >= piece_bytes[p]]
+            if finished.size == 0:
+                break
+            u, d, p = pu[finished], pd[finished], current[finished]
+            progress[finished] -= piece_bytes[p]
+            have[d, p] = True
+            inflight[d, p] = False
+            np.add.at(count_have, d, 1)
+            np.add.at(counts, (d, u), piece_blocks[p])
+            for x, q in zip(d.tolist(), p.tolist()):  # neighbours of x now see q
+                avail[nb_of[nb_ptr[x]:nb_ptr[x + 1]], q] += 1
+            current[finished] = -1
+            wants = (have[u] & ~have[d]).any(axis=1)
+            again = finished[wants]
+            progress[finished[~wants]] = 0.0
+            assign(again)
+            pending = again[current[again] >= 0]
+
+
+def root_order(hosts: list[str], seed: int) -> list[str]:
+    """The rotation of roots: a seeded permutation of the hosts, repeated.
+
+    Examples
+    --------
+    >>> root_order(["a", "b", "c"], 1) == root_order(["a", "b", "c"], 1)
+    True
+    """
+    perm = np.random.default_rng([seed, 0x5EED]).permutation(len(hosts))
+    return [hosts[i] for i in perm]
+
+
+def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: int,
+             file_size: int, seed: int = 0, params: SwarmParams = SwarmParams(),
+             resume: bool = False, overwrite: bool = False,
+             progress: Callable[[int, BroadcastResult], None] | None = None) -> Path:
+    """Simulate ``iterations`` broadcasts with rotating roots and write the dataset.
+
+    Each iteration is written when it completes; with ``resume`` a dataset
+    made by the same command continues where it stopped.  Iteration ``i``
+    draws its randomness from ``(seed, i)``, so a resumed run gives the same
+    dataset as an uninterrupted one.
+
+    Parameters
+    ----------
+    topology : Topology
+    output : path
+        The dataset directory.
+    iterations : int
+        Total iterations wanted (including those already there with ``resume``).
+    file_size : int
+        Bytes broadcast per iteration.
+    seed : int
+    params : SwarmParams
+    resume : bool
+        Continue an existing dataset made with the same topology, size, seed
+        and parameters.
+    overwrite : bool
+        Replace an existing dataset.
+    progress : callable, optional
+        Called with ``(iteration, result)`` after each iteration.
+
+    Returns
+    -------
+    Path
+        The dataset directory.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from tomography.topology import read_topology
+    >>> d = simulate(read_topology("tree-5"), tempfile.mkdtemp() + "/sim", iterations=2,
+    ...              file_size=2**20, seed=3)
+    >>> read_measurement(d).iteration_ids
+    [0, 1]
+    """
+    if iterations < 1:
+        raise ValueError(f"iterations must be >= 1, got {iterations}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    hosts = sorted(h.name for h in topology.hosts)
+    sim_params = {"model": "flow-level", "file_size": file_size, "seed": seed,
+                  **asdict(params)}
+    out = Path(output)
+    if resume and (out / "meta.json").exists():
+        writer = MeasurementWriter.reopen(out)
+        existing = read_measurement(out)
+        recorded = existing.meta.get("params", {})
+        differ = [k for k, v in sim_params.items() if recorded.get(k) != v]
+        if existing.meta.get("topology") != topology.name or differ:
+            what = differ[0] if differ else "topology"
+            raise DatasetError(f"cannot resume: the dataset was made with another {what} "
+                               f"({recorded.get(what, existing.meta.get('topology'))!r})",
+                               path=out / "meta.json", field=what)
+        start = len(existing.iteration_ids)
+    else:
+        writer = MeasurementWriter(out, {"method": "simulated", "topology": topology.name,
+                                         "params": sim_params},
+                                   topology.host_table(), overwrite=overwrite)
+        start = 0
+    roots = root_order(hosts, seed)
+    net = _Network(topology, hosts)
+    for i in range(start, iterations):
+        root = roots[i % len(hosts)]
+        result = simulate_broadcast(topology, hosts, root, file_size, params=params,
+                                    seed=np.random.default_rng([seed, i]), network=net)
+        r, s = np.nonzero(result.counts)
+        writer.add_iteration(i, root=root, nbytes=file_size, duration_s=result.duration,
+                             complete=result.complete,
+                             transfers=[(hosts[a], hosts[b], int(result.counts[a, b]))
+                                        for a, b in zip(r.tolist(), s.tolist())])
+        if progress is not None:
+            progress(i, result)
+    return out

@@ -1,0 +1,185 @@
+"""The ground-truth model of a topology (SPEC section 7, thesis 5.7).
+
+For a link that splits the hosts of a tree into sides ``A`` and ``B``:
+
+* Eq 5.2, active connections across it during a broadcast:
+  ``conn(A, B) = min(|A|, |B|) / max(|A|, |B|) * (|A| + |B|) / 2``;
+* Eq 5.3, bandwidth per connection: ``capacity / conn``.
+
+Inside a cluster (switched Ethernet) bandwidth is not shared.  A ground truth
+is a threshold on bandwidth per connection: hosts joined by links above it
+share a cluster.  Every threshold between two neighbouring values gives a
+partition; :func:`threshold_partitions` lists them all, and those separated
+from their neighbours by a clear gap are the acceptable ground truths (a
+result matching any of them is correct).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from tomography.topology import Topology, TopologyError
+
+__all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition"]
+
+
+def connections(a: int, b: int) -> float:
+    """Eq 5.2: active connections across a link with ``a`` hosts on one side, ``b`` on the other.
+
+    Examples
+    --------
+    >>> connections(64, 448)    # 64/448 * 512/2
+    36.57142857142857
+    >>> connections(256, 256)
+    256.0
+    """
+    if a <= 0 or b <= 0:
+        return 0.0
+    return min(a, b) / max(a, b) * (a + b) / 2.0
+
+
+def _sides(topology: Topology) -> dict[tuple[str, str], tuple[int, int]]:
+    if not topology.is_tree:
+        raise TopologyError("the ground-truth model (Eq 5.2) needs a tree of routers; "
+                            f"{topology.name!r} has cycles", path=topology.source)
+    per_router = {r: 0 for r in topology.routers}
+    for c in topology.clusters:
+        per_router[c.router] += c.count
+    total = sum(per_router.values())
+    out = {}
+    for link in topology.links:
+        g = topology.graph.copy()
+        g.remove_edge(link.a, link.b)
+        side_a = sum(per_router[r] for r in nx.node_connected_component(g, link.a))
+        out[(link.a, link.b)] = (side_a, total - side_a)
+    return out
+
+
+def link_table(topology: Topology) -> pd.DataFrame:
+    """Per router link: hosts on each side, connections (Eq 5.2) and bandwidth per connection (Eq 5.3).
+
+    The data of the thesis's Figs 5.16 and 5.18.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``link``, ``capacity_bps``, ``hosts_a``, ``hosts_b``,
+        ``connections``, ``bw_per_connection_bps``, sorted by the last,
+        lowest first.  Links with no host on one side have no connection
+        (``inf`` bandwidth per connection).
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> t = link_table(read_topology("N1"))
+    >>> row = t.iloc[0]                      # a 100Mbit/s bottleneck, 128 hosts against 384
+    >>> row["link"], float(row["connections"]), round(float(row["bw_per_connection_bps"]) / 1e6, 3)
+    ('R10-R13', 85.33333333333333, 1.172)
+    """
+    rows = []
+    for (a, b), (na, nb) in _sides(topology).items():
+        cap = topology.graph.edges[a, b]["capacity"]
+        conn = connections(na, nb)
+        rows.append({"link": f"{a}-{b}", "capacity_bps": cap, "hosts_a": na, "hosts_b": nb,
+                     "connections": conn,
+                     "bw_per_connection_bps": cap / conn if conn else float("inf")})
+    return (pd.DataFrame(rows).sort_values(["bw_per_connection_bps", "link"], kind="stable")
+            .reset_index(drop=True))
+
+
+@dataclass(frozen=True)
+class TruthPartition:
+    """One ground truth: the partition a threshold on bandwidth per connection gives.
+
+    Attributes
+    ----------
+    low, high : float
+        Every threshold in ``[low, high)`` (bit/s) gives this partition.
+    clusters : tuple of tuple of str
+        Cluster names of the topology (``HostGroup.name``) grouped together.
+    gap : float
+        ``high / low``: how clearly the threshold separates link classes.
+    acceptable : bool
+        The gap is at least the ``min_gap`` asked for.
+    """
+
+    low: float
+    high: float
+    clusters: tuple[tuple[str, ...], ...]
+    gap: float
+    acceptable: bool
+
+    def labels(self, topology: Topology) -> dict[str, str]:
+        """Host to truth label (the cluster names of its group joined by ``+``)."""
+        name = {c: "+".join(group) for group in self.clusters for c in group}
+        return {h.name: name[h.cluster] for h in topology.hosts}
+
+
+def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[TruthPartition]:
+    """Every partition a threshold on bandwidth per connection can give, coarsest first.
+
+    A connection never runs faster than the hosts' NICs, so bandwidths per
+    connection are capped at the smallest NIC capacity, which is also the
+    bandwidth inside a cluster: the finest partition (every host group
+    alone) holds for thresholds up to it.
+
+    Parameters
+    ----------
+    topology : Topology
+        A tree of routers.
+    min_gap : float, default 1.5
+        A partition is acceptable when the bandwidths at the two ends of its
+        range of thresholds differ by at least this factor (and it has more
+        than one cluster).  The thesis picks its thresholds by eye at such
+        gaps (Figs 5.16, 5.18).
+
+    Returns
+    -------
+    list of TruthPartition
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> parts = threshold_partitions(read_topology("N1"))
+    >>> [len(p.clusters) for p in parts if p.acceptable]   # the router pairs, or each router
+    [4, 8]
+    """
+    table = link_table(topology)
+    nic = min(min(c.nic_up, c.nic_down) for c in topology.clusters)
+    capped = [(link, min(bw, nic)) for link, bw in
+              zip(table["link"], table["bw_per_connection_bps"])]
+    values = sorted({bw for _, bw in capped if bw < nic})
+    lows = [0.0] + values
+    highs = values + [nic]
+    out: list[TruthPartition] = []
+    for low, high in zip(lows, highs):
+        g = nx.Graph()
+        g.add_nodes_from(topology.routers)
+        for link, bw in capped:
+            if bw > low:
+                g.add_edge(*_split(topology, link))
+        groups = []
+        for comp in nx.connected_components(g):
+            names = tuple(c.name for c in topology.clusters if c.router in comp)
+            if names:
+                groups.append(names)
+        key = tuple(sorted(groups))
+        if out and out[-1].clusters == key:  # the same partition over a wider range
+            low = out.pop().low
+        gap = high / low if low > 0 else float("inf")
+        out.append(TruthPartition(low=low, high=high, clusters=key, gap=gap,
+                                  acceptable=bool(len(key) > 1 and np.isfinite(gap)
+                                                  and gap >= min_gap)))
+    return sorted(out, key=lambda p: len(p.clusters))
+
+
+def _split(topology: Topology, label: str) -> tuple[str, str]:
+    """The two routers of a link named ``a-b`` (router names may hold dashes)."""
+    for link in topology.links:
+        if f"{link.a}-{link.b}" == label:
+            return link.a, link.b
+    raise TopologyError(f"no link {label!r}")

@@ -1,0 +1,381 @@
+"""Topology files: one description of a network that everything else reads.
+
+The ground-truth model, the simulator, the emulated testbed and the exporters
+all start from a topology file (YAML).  The schema, with every unit written
+out::
+
+    name: N1                                   # required
+    description: free text                     # optional
+    host_defaults:                             # optional; per-cluster keys override
+      nic: 1Gbit/s                             # both directions, or nic_up / nic_down
+      latency: 50us                            # one-way, host to its router
+    routers: [R1, R2, R9]                      # routers or switches, by name
+    links:                                     # full duplex; capacity per direction
+      - {between: [R1, R9], capacity: 1Gbit/s, latency: 100us}
+    clusters:                                  # hosts attached to a router
+      - name: R1                               # unique
+        router: R1
+        hosts: 64                              # how many
+        label: left/R1R2                       # optional ground truth, top level first
+        host_prefix: r1-                       # optional, default "<name>-"
+        nic: 1Gbit/s                           # optional overrides of host_defaults
+        latency: 50us
+
+Units: see :mod:`tomography.units` (``1Gbit/s``, ``100Mbit/s``, ``20ms``,
+``100us``); a bare number is an error.  Unknown keys are errors, so that a
+typo does not pass silently.
+
+Routing: between two routers, the unique path when the router graph is a
+tree; when it has cycles, the shortest path by total latency (Dijkstra; ties
+broken by the order of the links in the file).  A host reaches its router
+over its NIC; two hosts of one cluster share only their NICs (the switch is
+not a bottleneck).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+import yaml
+
+from tomography.errors import TomographyError
+from tomography.units import parse_bandwidth, parse_time
+
+__all__ = ["Topology", "Link", "HostGroup", "Host", "TopologyError", "read_topology",
+           "parse_topology", "scenario_path", "SCENARIO_DIR"]
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "datasets" / "topologies"
+
+
+class TopologyError(TomographyError):
+    """A topology file is missing, malformed or inconsistent; names file and field."""
+
+    def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None,
+                 field: str | None = None) -> None:
+        self.path = None if path is None else str(path)
+        self.field = field
+        where = ", ".join(x for x in (self.path, f"field {field!r}" if field else None) if x)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A full-duplex link between two routers; ``capacity`` in bit/s per direction."""
+
+    a: str
+    b: str
+    capacity: float
+    latency: float
+
+
+@dataclass(frozen=True)
+class HostGroup:
+    """A cluster of identical hosts attached to one router."""
+
+    name: str
+    router: str
+    count: int
+    nic_up: float
+    nic_down: float
+    latency: float
+    label: str
+    prefix: str
+
+    @property
+    def host_names(self) -> list[str]:
+        """Names of its hosts: prefix and a zero-padded index."""
+        width = max(2, len(str(self.count - 1)))
+        return [f"{self.prefix}{i:0{width}d}" for i in range(self.count)]
+
+
+@dataclass(frozen=True)
+class Host:
+    """One host of a topology."""
+
+    name: str
+    cluster: str
+    router: str
+    label: str
+    nic_up: float
+    nic_down: float
+    latency: float
+
+
+@dataclass
+class Topology:
+    """A network: routers, links between them, clusters of hosts on routers.
+
+    Build one with :func:`read_topology` or :func:`parse_topology`.
+
+    Examples
+    --------
+    >>> t = parse_topology({
+    ...     "name": "two", "routers": ["A", "B"],
+    ...     "links": [{"between": ["A", "B"], "capacity": "100Mbit/s", "latency": "1ms"}],
+    ...     "clusters": [{"name": "a", "router": "A", "hosts": 2, "nic": "1Gbit/s"},
+    ...                  {"name": "b", "router": "B", "hosts": 1, "nic": "1Gbit/s"}]})
+    >>> [h.name for h in t.hosts]
+    ['a-00', 'a-01', 'b-00']
+    >>> t.route("A", "B")
+    [('A', 'B')]
+    """
+
+    name: str
+    routers: list[str]
+    links: list[Link]
+    clusters: list[HostGroup]
+    description: str = ""
+    source: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def graph(self) -> nx.Graph:
+        """The router graph; edges carry ``capacity``, ``latency`` and ``index``."""
+        g = nx.Graph()
+        g.add_nodes_from(self.routers)
+        for i, link in enumerate(self.links):
+            g.add_edge(link.a, link.b, capacity=link.capacity, latency=link.latency, index=i)
+        return g
+
+    @property
+    def is_tree(self) -> bool:
+        """True when the routers form a tree (one path between any two)."""
+        return nx.is_tree(self.graph)
+
+    @cached_property
+    def hosts(self) -> list[Host]:
+        """Every host, cluster by cluster in file order."""
+        return [Host(name, c.name, c.router, c.label, c.nic_up, c.nic_down, c.latency)
+                for c in self.clusters for name in c.host_names]
+
+    @cached_property
+    def host_index(self) -> dict[str, Host]:
+        """Host by name."""
+        return {h.name: h for h in self.hosts}
+
+    @cached_property
+    def _routes(self) -> dict[str, dict[str, list[str]]]:
+        if self.is_tree:
+            return {a: nx.single_source_shortest_path(self.graph, a) for a in self.routers}
+        return {a: nx.single_source_dijkstra_path(self.graph, a, weight="latency")
+                for a in self.routers}
+
+    def route(self, a: str, b: str) -> list[tuple[str, str]]:
+        """Directed router links from router ``a`` to router ``b``, in order."""
+        for r in (a, b):
+            if r not in self._routes:
+                raise TopologyError(f"unknown router {r!r}")
+        try:
+            nodes = self._routes[a][b]
+        except KeyError:
+            raise TopologyError(f"no route from {a!r} to {b!r}: the routers are not "
+                                "connected") from None
+        return list(zip(nodes, nodes[1:]))
+
+    def one_way_latency(self, src: str, dst: str) -> float:
+        """Seconds from host ``src`` to host ``dst``: both host links plus the route."""
+        hs, hd = self.host_index[src], self.host_index[dst]
+        return hs.latency + hd.latency + sum(self.graph.edges[u, v]["latency"]
+                                             for u, v in self.route(hs.router, hd.router))
+
+    def host_table(self) -> pd.DataFrame:
+        """``host,address,label`` rows for a measurement dataset (address empty)."""
+        return pd.DataFrame({"host": [h.name for h in self.hosts],
+                             "address": [""] * len(self.hosts),
+                             "label": [h.label for h in self.hosts]})
+
+
+# --------------------------------------------------------------------------- parsing
+
+_TOP_KEYS = {"name", "description", "host_defaults", "routers", "links", "clusters"}
+_LINK_KEYS = {"between", "capacity", "latency"}
+_CLUSTER_KEYS = {"name", "router", "hosts", "label", "host_prefix", "nic", "nic_up",
+                 "nic_down", "latency"}
+_DEFAULT_KEYS = {"nic", "nic_up", "nic_down", "latency"}
+
+
+def read_topology(path: str | os.PathLike[str]) -> Topology:
+    """Read and validate a topology file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A YAML file, or the name of a built-in scenario (``N1``,
+        ``bordeaux-64``, ...; see :func:`scenario_path`).
+
+    Returns
+    -------
+    Topology
+
+    Raises
+    ------
+    TopologyError
+        Naming the file and the field at fault.
+
+    Examples
+    --------
+    >>> t = read_topology("N1")
+    >>> len(t.hosts), len(t.routers), t.is_tree
+    (512, 15, True)
+    """
+    file = Path(path)
+    if not file.exists():
+        builtin = scenario_path(str(path))
+        if builtin is None:
+            raise TopologyError("no such topology file or built-in scenario "
+                                f"(built-in: {', '.join(sorted(_scenarios()))})", path=path)
+        file = builtin
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise TopologyError(f"not valid YAML{where}: {getattr(exc, 'problem', exc)}",
+                            path=file) from None
+    return parse_topology(data, source=str(file))
+
+
+def _scenarios() -> dict[str, Path]:
+    return {p.stem: p for p in SCENARIO_DIR.glob("*.yaml")} if SCENARIO_DIR.exists() else {}
+
+
+def scenario_path(name: str) -> Path | None:
+    """The file of a built-in scenario, or None.
+
+    Examples
+    --------
+    >>> scenario_path("N2").name
+    'N2.yaml'
+    """
+    return _scenarios().get(name)
+
+
+def parse_topology(data: Any, *, source: str | None = None) -> Topology:
+    """Validate a topology given as parsed YAML (a dict); see the module docstring.
+
+    Raises
+    ------
+    TopologyError
+        Naming ``source`` and the field at fault, e.g. ``links[2].capacity``.
+    """
+    def fail(message: str, where: str | None = None) -> TopologyError:
+        return TopologyError(message, path=source, field=where)
+
+    if not isinstance(data, dict):
+        raise fail("a topology must be a mapping with name, routers, links and clusters")
+    _no_unknown(data, _TOP_KEYS, "", fail)
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise fail("missing or empty", "name")
+    defaults = data.get("host_defaults", {}) or {}
+    if not isinstance(defaults, dict):
+        raise fail("must be a mapping", "host_defaults")
+    _no_unknown(defaults, _DEFAULT_KEYS, "host_defaults", fail)
+
+    routers = data.get("routers")
+    if not isinstance(routers, list) or not routers:
+        raise fail("must be a non-empty list of router names", "routers")
+    names: list[str] = []
+    for i, r in enumerate(routers):
+        if not isinstance(r, (str, int)) or isinstance(r, bool) or str(r) == "":
+            raise fail(f"router names are strings, got {r!r}", f"routers[{i}]")
+        if str(r) in names:
+            raise fail(f"duplicate router {r!r}", f"routers[{i}]")
+        names.append(str(r))
+
+    links: list[Link] = []
+    seen: set[frozenset[str]] = set()
+    for i, item in enumerate(data.get("links") or []):
+        where = f"links[{i}]"
+        if not isinstance(item, dict):
+            raise fail("must be a mapping with between, capacity, latency", where)
+        _no_unknown(item, _LINK_KEYS, where, fail)
+        ends = item.get("between")
+        if not isinstance(ends, list) or len(ends) != 2:
+            raise fail("must list exactly two routers", f"{where}.between")
+        a, b = (str(x) for x in ends)
+        for r in (a, b):
+            if r not in names:
+                raise fail(f"unknown router {r!r}", f"{where}.between")
+        if a == b:
+            raise fail(f"a link joins two different routers, got {a!r} twice", f"{where}.between")
+        if frozenset((a, b)) in seen:
+            raise fail(f"duplicate link {a}-{b}", f"{where}.between")
+        seen.add(frozenset((a, b)))
+        links.append(Link(a, b, _quantity(item, "capacity", parse_bandwidth, where, fail),
+                          _quantity(item, "latency", parse_time, where, fail)))
+
+    clusters: list[HostGroup] = []
+    hosts_seen: set[str] = set()
+    items = data.get("clusters")
+    if not isinstance(items, list) or not items:
+        raise fail("must be a non-empty list of host clusters", "clusters")
+    for i, item in enumerate(items):
+        where = f"clusters[{i}]"
+        if not isinstance(item, dict):
+            raise fail("must be a mapping", where)
+        _no_unknown(item, _CLUSTER_KEYS, where, fail)
+        cname = item.get("name")
+        if not isinstance(cname, str) or not cname:
+            raise fail("missing or empty", f"{where}.name")
+        if any(c.name == cname for c in clusters):
+            raise fail(f"duplicate cluster {cname!r}", f"{where}.name")
+        router = str(item.get("router", ""))
+        if router not in names:
+            raise fail(f"unknown router {router!r}", f"{where}.router")
+        count = item.get("hosts")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise fail(f"must be a positive integer, got {count!r}", f"{where}.hosts")
+        label = item.get("label", "")
+        if not isinstance(label, str):
+            raise fail(f"must be a string, got {label!r}", f"{where}.label")
+        merged = {**defaults, **{k: v for k, v in item.items() if k in _DEFAULT_KEYS}}
+        up = merged.get("nic_up", merged.get("nic"))
+        down = merged.get("nic_down", merged.get("nic"))
+        if up is None or down is None:
+            raise fail("no NIC capacity: give nic (or nic_up and nic_down) here or in "
+                       "host_defaults", f"{where}.nic")
+        nic_up = _quantity({"nic_up": up}, "nic_up", parse_bandwidth, where, fail)
+        nic_down = _quantity({"nic_down": down}, "nic_down", parse_bandwidth, where, fail)
+        latency = (_quantity(merged, "latency", parse_time, where, fail)
+                   if "latency" in merged else 0.0)
+        group = HostGroup(cname, router, count, nic_up, nic_down, latency, label,
+                          str(item.get("host_prefix", f"{cname}-")))
+        for h in group.host_names:
+            if h in hosts_seen:
+                raise fail(f"host name {h!r} made twice; give distinct host_prefix values",
+                           f"{where}.host_prefix")
+            hosts_seen.add(h)
+        clusters.append(group)
+
+    topo = Topology(name=name, routers=names, links=links, clusters=clusters,
+                    description=str(data.get("description", "")), source=source, raw=data)
+    used = {c.router for c in clusters}
+    component = nx.node_connected_component(topo.graph, clusters[0].router)
+    stranded = sorted(used - component)
+    if stranded:
+        raise fail(f"router {stranded[0]!r} has hosts but no path to {clusters[0].router!r}",
+                   "links")
+    return topo
+
+
+def _no_unknown(item: dict, allowed: set[str], where: str, fail) -> None:
+    unknown = sorted(set(map(str, item)) - allowed)
+    if unknown:
+        prefix = f"{where}." if where else ""
+        raise fail(f"unknown key (allowed: {', '.join(sorted(allowed))})", f"{prefix}{unknown[0]}")
+
+
+def _quantity(item: dict, key: str, parse, where: str, fail) -> float:
+    if key not in item:
+        raise fail("missing", f"{where}.{key}")
+    try:
+        return parse(item[key])
+    except ValueError as exc:
+        raise fail(str(exc), f"{where}.{key}") from None

@@ -1,0 +1,124 @@
+"""Strict parsing of quantities written with their units.
+
+Bandwidth: ``bit/s``, ``kbit/s``, ``Mbit/s``, ``Gbit/s`` (powers of 10 bits),
+``B/s``, ``kB/s``, ``MB/s``, ``GB/s`` (powers of 10 bytes) and ``KiB/s``,
+``MiB/s``, ``GiB/s`` (powers of 2 bytes).  Time: ``s``, ``ms``, ``us``, ``ns``.
+Size: ``B``, ``kB``, ``MB``, ``GB`` (powers of 10) and ``KiB``, ``MiB``,
+``GiB`` (powers of 2).  A bare number is refused: the unit must be written.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["parse_bandwidth", "parse_time", "parse_size", "format_bandwidth", "format_time",
+           "format_size"]
+
+_NUMBER = r"(?P<value>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/µ]+)"
+
+_BANDWIDTH = {
+    "bit/s": 1.0, "kbit/s": 1e3, "Kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9, "Tbit/s": 1e12,
+    "B/s": 8.0, "kB/s": 8e3, "KB/s": 8e3, "MB/s": 8e6, "GB/s": 8e9,
+    "KiB/s": 8.0 * 2**10, "MiB/s": 8.0 * 2**20, "GiB/s": 8.0 * 2**30,
+}
+_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_SIZE = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9,
+         "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+
+
+def _parse(text: object, table: dict[str, float], kind: str) -> float:
+    if isinstance(text, bool) or not isinstance(text, str):
+        raise ValueError(f"a {kind} needs its unit written out, e.g. "
+                         f"{_EXAMPLE[kind]!r}; got {text!r}")
+    match = re.fullmatch(_NUMBER, text.strip())
+    if not match or match["unit"] not in table:
+        units = ", ".join(table)
+        raise ValueError(f"not a {kind}: {text!r} (expected a number and one of {units})")
+    factor = table[match["unit"]]
+    value = float(match["value"])
+    # divide by the reciprocal for sub-unit factors: 100 / 1e4 is exact, 100 * 1e-4 is not
+    return value / round(1 / factor) if factor < 1 else value * factor
+
+
+_EXAMPLE = {"bandwidth": "1Gbit/s", "time": "100us", "size": "64MiB"}
+
+
+def parse_bandwidth(text: object) -> float:
+    """Bits per second from text such as ``"100Mbit/s"``.
+
+    Examples
+    --------
+    >>> parse_bandwidth("1Gbit/s"), parse_bandwidth("100 MiB/s")
+    (1000000000.0, 838860800.0)
+    """
+    value = _parse(text, _BANDWIDTH, "bandwidth")
+    if value <= 0:
+        raise ValueError(f"a bandwidth must be positive, got {text!r}")
+    return value
+
+
+def parse_time(text: object) -> float:
+    """Seconds from text such as ``"20ms"``.
+
+    Examples
+    --------
+    >>> parse_time("20ms"), parse_time("2s")
+    (0.02, 2.0)
+    """
+    return _parse(text, _TIME, "time")
+
+
+def parse_size(text: object) -> int:
+    """Bytes from text such as ``"64MiB"``.
+
+    Examples
+    --------
+    >>> parse_size("64MiB"), parse_size("10MB")
+    (67108864, 10000000)
+    """
+    value = _parse(text, _SIZE, "size")
+    if value != int(value) or value <= 0:
+        raise ValueError(f"a size must be a positive whole number of bytes, got {text!r}")
+    return int(value)
+
+
+def format_bandwidth(bps: float) -> str:
+    """A readable bandwidth in bit/s multiples.
+
+    Examples
+    --------
+    >>> format_bandwidth(2.5e9), format_bandwidth(1.5e6)
+    ('2.5Gbit/s', '1.5Mbit/s')
+    """
+    for unit, factor in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if abs(bps) >= factor:
+            return f"{bps / factor:.4g}{unit}"
+    return f"{bps:.4g}bit/s"
+
+
+def format_time(seconds: float) -> str:
+    """A readable duration.
+
+    Examples
+    --------
+    >>> format_time(0.0001), format_time(0.02), format_time(3)
+    ('100us', '20ms', '3s')
+    """
+    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= factor:
+            return f"{seconds / factor:.4g}{unit}"
+    return f"{seconds / 1e-9:.4g}ns"
+
+
+def format_size(nbytes: int) -> str:
+    """A readable size in binary multiples.
+
+    Examples
+    --------
+    >>> format_size(64 * 2**20)
+    '64MiB'
+    """
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= factor:
+            return f"{nbytes / factor:.4g}{unit}"
+    return f"{nbytes}B"
