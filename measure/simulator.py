@@ -14,7 +14,8 @@ The model of one broadcast (one iteration), stepped in simulated time:
   bytes, each made of 16 KiB blocks.  A downloader fetches a piece whole from
   one uploader (libtorrent's piece affinity), choosing the **rarest** piece
   among its neighbours that the uploader has and nobody else is bringing it
-  (ties at random).  When a piece completes, its blocks are counted for the
+  (ties broken at random by each downloader on its own; its first 4 pieces
+  at random, as libtorrent's ``initial_picker_threshold``).  When a piece completes, its blocks are counted for the
   uploader: the counts of ``transfers.csv``.
 * **Choking.**  A peer uploads to at most ``upload_slots`` interested
   neighbours plus one optimistic unchoke.  Free slots are filled at once with
@@ -30,8 +31,9 @@ The model of one broadcast (one iteration), stepped in simulated time:
   max-min fair on every resource of the path (:mod:`measure.flows`), with
   weight ``1/RTT`` and a cap of ``tcp_window / RTT``: TCP throughput falls as
   round-trip time grows.  RTT is twice the one-way latency of the path.
-* **Time.**  Steps are short enough that a typical flow moves half a piece
-  per step; bytes beyond a finished piece carry over to the next one.  An
+* **Time.**  A step lasts as long as one of the fastest tenth of the flows
+  takes to move one piece; bytes beyond a finished piece carry over to the
+  next one, and finished pieces are handed on within the step.  An
   iteration ends when every peer has the file, or after ``time_limit``
   simulated seconds (then it is marked incomplete and its counts kept).
 
@@ -57,6 +59,10 @@ from tomography.topology import Topology
 
 __all__ = ["SwarmParams", "BroadcastResult", "simulate_broadcast", "simulate", "root_order"]
 
+RANDOM_FIRST_PIECES = 4  # libtorrent's initial_picker_threshold
+STEP_QUANTILE = 0.9  # a step moves one piece at this quantile of the flow rates
+QUEUE = 16  # pieces a connection picks at once, like libtorrent's request queue
+
 
 @dataclass(frozen=True)
 class SwarmParams:
@@ -65,11 +71,13 @@ class SwarmParams:
     Defaults follow libtorrent's settings where libtorrent has one
     (``unchoke_slots_limit`` 8, ``unchoke_interval`` 15 s,
     ``optimistic_unchoke_interval`` 30 s, fixed-slots choker, round-robin
-    seed choker, 16 KiB blocks); the peer list of 35 is the thesis's; the
-    piece size and TCP window are this project's choices.
+    seed choker, 16 KiB blocks, and with ``piece_size=None`` libtorrent's
+    automatic piece size: the file size over 2048, rounded up to a power of
+    two, at least 16 KiB); the peer list of 35 is the thesis's; the TCP
+    window is this project's choice.
     """
 
-    piece_size: int = 256 * 1024
+    piece_size: int | None = None
     upload_slots: int = 8
     unchoke_interval: float = 15.0
     optimistic_unchoke_interval: float = 30.0
@@ -79,7 +87,8 @@ class SwarmParams:
     time_limit: float = 3600.0
 
     def __post_init__(self) -> None:
-        if self.piece_size <= 0 or self.piece_size % BLOCK_SIZE:
+        if self.piece_size is not None and (self.piece_size <= 0
+                                            or self.piece_size % BLOCK_SIZE):
             raise ValueError(f"piece_size must be a positive multiple of {BLOCK_SIZE}, "
                              f"got {self.piece_size}")
         if self.upload_slots < 1 or self.peer_list < 1:
@@ -88,6 +97,21 @@ class SwarmParams:
             raise ValueError("intervals and time_limit must be > 0")
         if self.tcp_window <= 0:
             raise ValueError("tcp_window must be > 0")
+
+    def piece_bytes(self, file_size: int) -> int:
+        """The piece size for a file: ``piece_size``, or libtorrent's automatic choice.
+
+        Examples
+        --------
+        >>> SwarmParams().piece_bytes(64 * 2**20), SwarmParams().piece_bytes(239 * 10**6)
+        (32768, 131072)
+        """
+        if self.piece_size is not None:
+            return self.piece_size
+        size = BLOCK_SIZE
+        while size < file_size / 2048 and size < 2 * 2**20:
+            size *= 2
+        return size
 
 
 @dataclass
@@ -103,12 +127,16 @@ class BroadcastResult:
     complete : bool
     steps : int
         Simulation steps taken.
+    redundant_bytes : float
+        Bytes received and thrown away: pieces cancelled by a choke or
+        because an end-game duplicate arrived first.
     """
 
     counts: np.ndarray
     duration: float
     complete: bool
     steps: int
+    redundant_bytes: float
 
 
 class _Network:
@@ -208,7 +236,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     net = network or _Network(topology, hosts)
     n = len(hosts)
     r0 = hosts.index(root)
-    piece = params.piece_size
+    piece = params.piece_bytes(file_size)
     n_pieces = math.ceil(file_size / piece)
     piece_bytes = np.full(n_pieces, piece, dtype=np.int64)
     piece_bytes[-1] = file_size - piece * (n_pieces - 1)
@@ -217,18 +245,24 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     have = np.zeros((n, n_pieces), dtype=bool)
     have[r0] = True
     count_have = have.sum(axis=1)
-    inflight = np.zeros((n, n_pieces), dtype=bool)
+    words = -(-n_pieces // 64)
+    bits = np.zeros((n, words * 8), dtype=np.uint8)       # ``have`` packed, for interest
+    root_bits = np.packbits(have[r0], bitorder="little")
+    bits[r0, :root_bits.size] = root_bits
+    packed = bits.view(np.uint64)
+    inflight = np.zeros((n, n_pieces), dtype=np.int16)   # transfers of piece p to d
     counts = np.zeros((n, n), dtype=np.int64)
     if n == 1:
-        return BroadcastResult(counts, 0.0, True, 0)
+        return BroadcastResult(counts, 0.0, True, 0, 0.0)
 
     pu, pd = _neighbours(n, params.peer_list, rng)       # uploader, downloader per pair
     E = len(pu)
     order = np.argsort(pd, kind="stable")                # neighbours of each downloader
     nb_ptr = np.searchsorted(pd[order], np.arange(n + 1))
     nb_of = pu[order]
-    avail = np.zeros((n, n_pieces), dtype=np.int32)      # neighbours of d holding p
-    np.add.at(avail, pd[pu == r0], 1)
+    # neighbours of d holding p, times n_pieces: rarest-first scores are avail + a tie-break
+    avail = np.zeros((n, n_pieces), dtype=np.int32)
+    np.add.at(avail, pd[pu == r0], n_pieces)
     rtt = net.rtt(pu, pd)
     weight = 1.0 / rtt
     flow_cap = params.tcp_window * 8.0 / rtt
@@ -238,20 +272,23 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     progress = np.zeros(E)                                # bytes of it received
     received_round = np.zeros(E)                          # bytes d got from u this round
     optimistic = np.full(n, -1, dtype=np.int64)           # pair index of each optimistic slot
+    queue = np.full((E, QUEUE), -1, dtype=np.int64)       # pieces each pair means to ask for
     t = 0.0
     steps = 0
+    redundant = 0.0
     next_round = params.unchoke_interval
     rounds = 0
     per_optimistic = max(1, round(params.optimistic_unchoke_interval / params.unchoke_interval))
 
     def interested_pairs() -> np.ndarray:
-        missing = have[pu] & ~have[pd]
-        return missing.any(axis=1)
+        return ((packed[pu] & ~packed[pd]) != 0).any(axis=1)
 
     def drop(mask: np.ndarray) -> None:
         """Abandon the pieces in transfer on the pairs of ``mask``."""
+        nonlocal redundant
         sel = np.flatnonzero(mask & (current >= 0))
-        inflight[pd[sel], current[sel]] = False
+        np.add.at(inflight.reshape(-1), pd[sel] * n_pieces + current[sel], -1)
+        redundant += float(progress[sel].sum())
         current[sel] = -1
         progress[sel] = 0.0
 
@@ -298,13 +335,66 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         unchoked[:] = new
         received_round[:] = 0.0
 
+    big = np.iinfo(np.int32).max
+
+    def from_queue(pairs: np.ndarray) -> np.ndarray:
+        """The first still-useful queued piece of each pair, or -1 (consumes the queue)."""
+        queued = queue[pairs]                                     # (k, QUEUE)
+        d, u = pd[pairs][:, None], pu[pairs][:, None]
+        q = np.maximum(queued, 0)
+        valid = (queued >= 0) & have[u, q] & ~have[d, q] & (inflight[d, q] == 0)
+        first = valid.argmax(axis=1)
+        found = valid[np.arange(pairs.size), first]
+        # drop the entries up to and including the one taken
+        taken = np.arange(QUEUE)[None, :] <= np.where(found, first, QUEUE - 1)[:, None]
+        queue[pairs] = np.where(taken, -1, queued)
+        return np.where(found, queued[np.arange(pairs.size), first], -1)
+
+    def refill(pairs: np.ndarray) -> np.ndarray:
+        """Scan every piece: queue the QUEUE rarest candidates of each pair, return the best."""
+        useful = have[pu[pairs]] & ~have[pd[pairs]]
+        cand = useful & (inflight[pd[pairs]] == 0)
+        # each downloader breaks ties on its own; below 4 pieces it picks at random
+        tie = rng.integers(0, n_pieces, size=cand.shape, dtype=np.int32)
+        starting = count_have[pd[pairs]] < RANDOM_FIRST_PIECES
+        score = np.where(cand, np.where(starting[:, None], 0, avail[pd[pairs]]) + tie, big)
+        width = min(QUEUE, n_pieces)
+        top = np.argpartition(score, width - 1, axis=1)[:, :width]
+        top_score = np.take_along_axis(score, top, axis=1)
+        order = np.argsort(top_score, axis=1)
+        top = np.take_along_axis(top, order, axis=1)
+        top_score = np.take_along_axis(top_score, order, axis=1)
+        ranked = np.where(top_score < big, top, -1)
+        queue[pairs] = -1
+        queue[pairs, 1:width] = ranked[:, 1:]
+        best = ranked[:, 0]
+        endgame = (best < 0) & (count_have[pd[pairs]] + (inflight[pd[pairs]] > 0).sum(axis=1)
+                                == n_pieces)
+        if endgame.any():
+            late = pairs[endgame]
+            dup = useful[endgame] & (inflight[pd[late]] > 0)
+            pick = np.where(dup, rng.random(dup.shape), np.inf).argmin(axis=1)
+            has = dup[np.arange(late.size), pick]
+            current[late[has]] = pick[has]
+            np.add.at(inflight.reshape(-1), pd[late[has]] * n_pieces + pick[has], 1)
+        return best
+
     def assign(pairs: np.ndarray) -> None:
-        """Give each pair in ``pairs`` (no piece in transfer) its rarest available piece."""
+        """Give each pair in ``pairs`` (no piece in transfer) its rarest available piece.
+
+        Like libtorrent's request queue, a pair picks its QUEUE rarest
+        candidates at once and takes them in turn while they stay useful.
+        A downloader whose every missing piece is already in transfer is in
+        end-game mode: it also asks other uploaders for pieces in transfer;
+        the first copy to arrive wins and the others are cancelled.
+        """
         while pairs.size:
-            cand = have[pu[pairs]] & ~have[pd[pairs]] & ~inflight[pd[pairs]]
-            score = np.where(cand, avail[pd[pairs]] + rng.random(cand.shape), np.inf)
-            best = score.argmin(axis=1)
-            ok = np.isfinite(score[np.arange(pairs.size), best])
+            best = from_queue(pairs)
+            empty = best < 0
+            if empty.any():
+                best[empty] = refill(pairs[empty])
+            taken_endgame = current[pairs] >= 0
+            ok = (best >= 0) & ~taken_endgame
             pairs, best = pairs[ok], best[ok]
             if pairs.size == 0:
                 return
@@ -313,15 +403,15 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
             win = np.zeros(pairs.size, dtype=bool)
             win[first] = True
             current[pairs[win]] = best[win]
-            inflight[pd[pairs[win]], best[win]] = True
+            inflight[pd[pairs[win]], best[win]] += 1
             pairs = pairs[~win]
 
     while True:
         done = count_have == n_pieces
         if done.all():
-            return BroadcastResult(counts, t, True, steps)
+            return BroadcastResult(counts, t, True, steps, redundant)
         if t >= params.time_limit:
-            return BroadcastResult(counts, t, False, steps)
+            return BroadcastResult(counts, t, False, steps, redundant)
         interested = interested_pairs()
         if t >= next_round:
             choke_round(interested)
@@ -340,8 +430,8 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         rates = max_min_rates(net.capacity, f_idx, r_idx, flowing.size,
                               weights=weight[flowing], caps=flow_cap[flowing])
         moving = rates > 0
-        typical = np.median(rates[moving]) if moving.any() else 1.0
-        dt = float(np.clip(0.5 * piece * 8.0 / typical, 1e-4, 1.0))
+        typical = np.quantile(rates[moving], STEP_QUANTILE) if moving.any() else 1.0
+        dt = float(np.clip(piece * 8.0 / typical, 1e-4, 1.0))
         dt = min(dt, max(next_round - t, 1e-4), params.time_limit - t + 1e-9)
         got = rates * dt / 8.0
         progress[flowing] += got
@@ -349,25 +439,45 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         t += dt
         steps += 1
         pending = flowing
+        announced: list[np.ndarray] = []
         while pending.size:
             p = current[pending]
             finished = pending[progress[pending] >= piece_bytes[p]]
             if finished.size == 0:
                 break
+            # one copy of a piece counts; end-game duplicates of it are cancelled
+            key = pd[finished] * n_pieces + current[finished]
+            _, first = np.unique(key, return_index=True)
+            finished = finished[np.sort(first)]
+            key = pd[finished] * n_pieces + current[finished]
+            lose = np.zeros(E, dtype=bool)
+            if (inflight[pd[finished], current[finished]] > 1).any():   # end-game copies
+                holding = np.flatnonzero(current >= 0)
+                lose[holding[np.isin(pd[holding] * n_pieces + current[holding], key)]] = True
+                lose[finished] = False
             u, d, p = pu[finished], pd[finished], current[finished]
             progress[finished] -= piece_bytes[p]
             have[d, p] = True
-            inflight[d, p] = False
+            np.bitwise_or.at(bits.reshape(-1), d * bits.shape[1] + (p >> 3),
+                             (1 << (p & 7)).astype(np.uint8))
+            drop(lose)
+            inflight[d, p] = 0
             np.add.at(count_have, d, 1)
-            np.add.at(counts, (d, u), piece_blocks[p])
-            for x, q in zip(d.tolist(), p.tolist()):  # neighbours of x now see q
-                avail[nb_of[nb_ptr[x]:nb_ptr[x + 1]], q] += 1
+            np.add.at(counts.reshape(-1), d * n + u, piece_blocks[p])
+            # the neighbours of each d will see its new piece p (HAVE messages, end of step)
+            degree = nb_ptr[d + 1] - nb_ptr[d]
+            offsets = np.repeat(nb_ptr[d] - np.cumsum(degree) + degree, degree)
+            rows = nb_of[offsets + np.arange(degree.sum())]
+            announced.append(rows * n_pieces + np.repeat(p, degree))
             current[finished] = -1
             wants = (have[u] & ~have[d]).any(axis=1)
             again = finished[wants]
             progress[finished[~wants]] = 0.0
             assign(again)
             pending = again[current[again] >= 0]
+        if announced:
+            seen = np.bincount(np.concatenate(announced), minlength=n * n_pieces)
+            avail += (seen.reshape(n, n_pieces) * n_pieces).astype(np.int32)
 
 
 def root_order(hosts: list[str], seed: int) -> list[str]:
@@ -432,7 +542,7 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     hosts = sorted(h.name for h in topology.hosts)
     sim_params = {"model": "flow-level", "file_size": file_size, "seed": seed,
-                  **asdict(params)}
+                  **asdict(params), "piece_bytes": params.piece_bytes(file_size)}
     out = Path(output)
     if resume and (out / "meta.json").exists():
         writer = MeasurementWriter.reopen(out)

@@ -27,7 +27,7 @@ _SIZE = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9,
 
 
 def _parse(text: object, table: dict[str, float], kind: str) -> float:
-    if isinstance(text, bool) or not isinstance(text, str):
+    if isinstance(text, bool) or not isinstance(text, str) or re.fullmatch(r"\s*[\d.]+\s*", text):
         raise ValueError(f"a {kind} needs its unit written out, e.g. "
                          f"{_EXAMPLE[kind]!r}; got {text!r}")
     match = re.fullmatch(_NUMBER, text.strip())

@@ -27,6 +27,8 @@ examples:
   tomography hierarchy DATASET                  # Hasse diagram as text
   tomography tree DATASET --format dot | dot -Tpng -o tree.png
   tomography evaluate DATASET --truth labels
+  tomography truth N1                          # the ground-truth model of a topology
+  tomography simulate N2 -n 5 --size 64MiB -o n2   # simulated BitTorrent broadcasts
 
 DATASET is a measurement directory: meta.json, hosts.csv, transfers.csv,
 iterations.csv (see DESIGN.md)."""
@@ -77,9 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis_options(p)
     p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis",
                    help="thesis: Eq 5.4/5.5 as written (default); mean: mean over host pairs")
-    p.add_argument("--start", choices=("finest", "best"), default="finest",
-                   help="Louvain level per step: finest (default, keeps every level) or "
-                        "best (the thesis; can skip a fine level)")
+    p.add_argument("--start", choices=("refined", "best", "finest"), default="refined",
+                   help="refined (default): Louvain's best partition plus the finer levels "
+                        "that pass a permutation test; best: the thesis (can skip a fine "
+                        "level); finest: Louvain's first level (fragments noisy data)")
     p.add_argument("--loops", type=float, default=0.25,
                    help="share of a cluster's internal weight kept as its self-loop "
                         "(default 0.25)")
@@ -102,8 +105,42 @@ def build_parser() -> argparse.ArgumentParser:
                    help="'labels' (the label column of hosts.csv, default) or a CSV file "
                         "with columns host,label")
     p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis")
-    p.add_argument("--start", choices=("finest", "best"), default="finest")
+    p.add_argument("--start", choices=("refined", "best", "finest"), default="refined")
     p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("truth", help="the ground-truth model of a topology: connections and "
+                                     "bandwidth per connection per link (Eq 5.2, 5.3), and "
+                                     "the partitions thresholds give")
+    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
+    p.add_argument("--min-gap", type=float, default=1.5,
+                   help="bandwidth ratio across a threshold for an acceptable truth "
+                        "(default 1.5)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("simulate", help="simulate BitTorrent broadcasts over a topology and "
+                                        "write a measurement dataset")
+    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
+    p.add_argument("--iterations", "-n", type=_positive_int, default=5,
+                   help="broadcasts, each from the next root in a seeded rotation (default 5)")
+    p.add_argument("--size", default="64MiB", help="file size, with its unit (default 64MiB)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a dataset this command started (same topology and options)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    p.add_argument("--tit-for-tat", choices=("on", "off"), default="on",
+                   help="choose unchoked peers by what they sent (on, default) or at random")
+    p.add_argument("--unchoke-interval", default="15s",
+                   help="time between choking decisions (default 15s, libtorrent's)")
+    p.add_argument("--upload-slots", type=_positive_int, default=8,
+                   help="unchoked peers per uploader, plus one optimistic (default 8)")
+    p.add_argument("--peer-list", type=_positive_int, default=35,
+                   help="random peers given to each peer (default 35)")
+    p.add_argument("--piece-size", default=None,
+                   help="piece size (default: libtorrent's automatic choice, the file size "
+                        "over 2048 rounded up to a power of two, at least 16KiB)")
+    p.add_argument("--time-limit", default="3600s",
+                   help="simulated time after which an iteration is incomplete (default 3600s)")
 
     p = sub.add_parser("synthetic", help="write a planted-partition dataset (synthetic, "
                                          "not a measurement)")
@@ -289,6 +326,81 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_truth(args: argparse.Namespace) -> int:
+    from tomography.ground_truth import link_table, threshold_partitions
+    from tomography.topology import read_topology
+    from tomography.units import format_bandwidth
+
+    topo = read_topology(args.topology)
+    table = link_table(topo)
+    parts = threshold_partitions(topo, min_gap=args.min_gap)
+    if args.format == "json":
+        _emit(json.dumps({
+            "topology": topo.name, "hosts": len(topo.hosts),
+            "links": json.loads(table.to_json(orient="records")),
+            "partitions": [{"low_bps": p.low, "high_bps": p.high, "gap": p.gap,
+                            "acceptable": p.acceptable, "clusters": [list(c) for c in p.clusters]}
+                           for p in parts]}, indent=2))
+        return 0
+    lines = [f"{topo.name}: {len(topo.hosts)} hosts in {len(topo.clusters)} clusters, "
+             f"{len(topo.routers)} routers",
+             "", "per link, lowest bandwidth per connection first (Eq 5.2, 5.3):",
+             f"  {'link':<32} {'capacity':>11} {'hosts':>11} {'conn':>8} {'bw/conn':>11}"]
+    for r in table.itertuples():
+        lines.append(f"  {r.link:<32} {format_bandwidth(r.capacity_bps):>11} "
+                     f"{f'{r.hosts_a}|{r.hosts_b}':>11} {r.connections:>8.2f} "
+                     f"{format_bandwidth(r.bw_per_connection_bps) if np.isfinite(r.bw_per_connection_bps) else '-':>11}")
+    lines += ["", f"partitions by threshold (acceptable: gap >= {args.min_gap}):"]
+    for p in parts:
+        mark = "acceptable" if p.acceptable else "          "
+        groups = "  ".join("{" + ",".join(c) + "}" for c in p.clusters)
+        lines.append(f"  {mark}  {format_bandwidth(p.low) if p.low else '0':>10} .. "
+                     f"{format_bandwidth(p.high):<10} gap {p.gap:>6.2f}  {len(p.clusters):>3} "
+                     f"clusters: {groups}")
+    _emit("\n".join(lines))
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from measure.simulator import SwarmParams, simulate
+    from tomography.topology import read_topology
+    from tomography.units import parse_size, parse_time
+
+    topo = read_topology(args.topology)
+    params = SwarmParams(piece_size=parse_size(args.piece_size) if args.piece_size else None,
+                         upload_slots=args.upload_slots,
+                         unchoke_interval=parse_time(args.unchoke_interval),
+                         tit_for_tat=args.tit_for_tat == "on", peer_list=args.peer_list,
+                         time_limit=parse_time(args.time_limit))
+    size = parse_size(args.size)
+    done = 0
+    bar = tqdm(total=args.iterations, desc=f"simulating {topo.name}", unit="iteration",
+               disable=None)
+
+    def step(i: int, result) -> None:
+        nonlocal done
+        done = i + 1
+        bar.n = done
+        bar.set_postfix_str(f"{result.duration:.1f}s simulated"
+                            + ("" if result.complete else ", incomplete"))
+        bar.refresh()
+
+    try:
+        simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
+                 params=params, resume=args.resume, overwrite=args.force, progress=step)
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"tomography: interrupted; {done} iterations are in {args.output}; continue "
+              "with the same command and --resume", file=sys.stderr)
+        return 130
+    bar.close()
+    _emit(f"wrote {args.iterations} simulated iterations of {args.size} over {topo.name} "
+          f"({len(topo.hosts)} hosts) to {args.output}")
+    return 0
+
+
 def cmd_synthetic(args: argparse.Namespace) -> int:
     from tomography.dataset import write_measurement
     from tomography.synthetic import planted_hierarchy
@@ -329,7 +441,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     sites = [truth[h].split("/")[0] for h in m.host_names]
     print(f"\n2. flat clustering (Louvain, best level): {flat.n_clusters} clusters, "
           f"modularity {flat.modularity:.3f}, NMI vs sites {nmi(sites, flat.labels):.3f}")
-    ns = argparse.Namespace(linkage="thesis", start="finest", loops=0.25, engine="igraph",
+    ns = argparse.Namespace(linkage="thesis", start="refined", loops=0.25, engine="igraph",
                             resolution=1.0, restarts=1, seed=args.seed)
     h = _hierarchy(ns, W, m.host_names)
     print("\n3. averaged-edge hierarchy\n")
@@ -347,7 +459,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"info": cmd_info, "cluster": cmd_cluster, "hierarchy": cmd_hierarchy,
-            "tree": cmd_tree, "evaluate": cmd_evaluate, "synthetic": cmd_synthetic,
+            "tree": cmd_tree, "evaluate": cmd_evaluate, "truth": cmd_truth,
+            "simulate": cmd_simulate, "synthetic": cmd_synthetic,
             "demo": cmd_demo}
 
 

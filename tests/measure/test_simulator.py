@@ -1,0 +1,106 @@
+"""The flow-level simulator: conservation, repeatability, fair sharing, clustering, resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cluster.louvain import louvain
+from measure.flows import max_min_rates
+from measure.simulator import SwarmParams, simulate, simulate_broadcast
+from tomography.dataset import read_measurement
+from tomography.errors import DatasetError
+from tomography.topology import parse_topology, read_topology
+from tomography.weights import mean_weights
+
+
+def two_clusters() -> object:
+    return parse_topology({
+        "name": "two", "routers": ["A", "B"],
+        "links": [{"between": ["A", "B"], "capacity": "50Mbit/s", "latency": "1ms"}],
+        "host_defaults": {"nic": "1Gbit/s", "latency": "50us"},
+        "clusters": [{"name": "a", "router": "A", "hosts": 10, "label": "a"},
+                     {"name": "b", "router": "B", "hosts": 10, "label": "b"}]})
+
+
+def test_conservation_of_blocks() -> None:
+    t = two_clusters()
+    hosts = sorted(h.name for h in t.hosts)
+    size = 3 * 2**20 + 5000                       # a short last piece and a short last block
+    r = simulate_broadcast(t, hosts, hosts[4], size, seed=1)
+    blocks = -(-size // 16384)
+    received = r.counts.sum(axis=1)
+    assert r.complete and received[4] == 0
+    assert (np.delete(received, 4) == blocks).all()
+    assert np.diag(r.counts).sum() == 0
+    assert r.counts.sum() == blocks * (len(hosts) - 1)
+
+
+def test_repeatable_with_a_seed() -> None:
+    t = two_clusters()
+    hosts = sorted(h.name for h in t.hosts)
+    a = simulate_broadcast(t, hosts, hosts[0], 2**21, seed=7)
+    b = simulate_broadcast(t, hosts, hosts[0], 2**21, seed=7)
+    c = simulate_broadcast(t, hosts, hosts[0], 2**21, seed=8)
+    assert np.array_equal(a.counts, b.counts) and a.duration == b.duration
+    assert not np.array_equal(a.counts, c.counts)
+
+
+def test_fair_sharing_of_a_bottleneck() -> None:
+    # two flows on one link get equal rates
+    rates = max_min_rates(np.array([100.0, 1e9, 1e9]), np.array([0, 0, 1, 1]),
+                          np.array([0, 1, 0, 2]), 2)
+    assert rates.tolist() == [50.0, 50.0]
+    # a flow limited elsewhere (resource 1 at 20) leaves the rest to the other
+    rates = max_min_rates(np.array([100.0, 20.0]), np.array([0, 1, 1]), np.array([0, 0, 1]), 2)
+    assert rates.tolist() == [80.0, 20.0]
+    # weights 1/RTT: a flow with half the RTT gets twice the share
+    rates = max_min_rates(np.array([90.0]), np.array([0, 1]), np.array([0, 0]), 2,
+                          weights=np.array([2.0, 1.0]))
+    assert rates.tolist() == pytest.approx([60.0, 30.0])
+    # a window cap binds when it is below the fair share
+    rates = max_min_rates(np.array([90.0]), np.array([0, 1]), np.array([0, 0]), 2,
+                          caps=np.array([10.0, np.inf]))
+    assert rates.tolist() == pytest.approx([10.0, 80.0])
+
+
+def test_two_cluster_topology_clusters_into_two(tmp_path: Path) -> None:
+    d = simulate(two_clusters(), tmp_path / "sim", iterations=3, file_size=4 * 2**20, seed=2)
+    m = read_measurement(d)
+    assert m.meta["method"] == "simulated" and m.meta["topology"] == "two"
+    assert m.meta["params"]["seed"] == 2 and m.meta["params"]["upload_slots"] == 8
+    labels = louvain(mean_weights(m), seed=0).labels
+    truth = [m.labels[h] for h in m.host_names]
+    assert len(set(labels)) == 2
+    assert all((labels[i] == labels[j]) == (truth[i] == truth[j])
+               for i in range(20) for j in range(20))
+
+
+def test_resume_gives_the_same_dataset(tmp_path: Path) -> None:
+    t = read_topology("tree-5")
+    simulate(t, tmp_path / "full", iterations=3, file_size=2**20, seed=4)
+    simulate(t, tmp_path / "part", iterations=1, file_size=2**20, seed=4)
+    with open(tmp_path / "part" / "transfers.csv", "a") as fh:   # killed mid-iteration
+        fh.write("1,h2-00,h1-00,3\n")
+    simulate(t, tmp_path / "part", iterations=3, file_size=2**20, seed=4, resume=True)
+    full, part = read_measurement(tmp_path / "full"), read_measurement(tmp_path / "part")
+    assert full.transfers.equals(part.transfers)
+    assert full.iterations["root"].tolist() == part.iterations["root"].tolist()
+    with pytest.raises(DatasetError, match="another file_size"):
+        simulate(t, tmp_path / "part", iterations=4, file_size=2**21, seed=4, resume=True)
+
+
+def test_time_limit_marks_incomplete_and_keeps_counts() -> None:
+    t = two_clusters()
+    hosts = sorted(h.name for h in t.hosts)
+    r = simulate_broadcast(t, hosts, hosts[0], 64 * 2**20, seed=0,
+                           params=SwarmParams(time_limit=0.2))
+    assert not r.complete and r.duration == pytest.approx(0.2, abs=0.05)
+    assert 0 < r.counts.sum() < 63 * 4096
+
+
+def test_params_are_validated() -> None:
+    with pytest.raises(ValueError, match="multiple of 16384"):
+        SwarmParams(piece_size=1000)

@@ -1,0 +1,106 @@
+"""Topology files: units, schema errors, routing, and every scenario file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tomography.topology import SCENARIO_DIR, TopologyError, parse_topology, read_topology
+from tomography.units import parse_bandwidth, parse_size, parse_time
+
+BASE = {
+    "name": "t", "routers": ["A", "B", "C"],
+    "links": [{"between": ["A", "B"], "capacity": "1Gbit/s", "latency": "1ms"},
+              {"between": ["B", "C"], "capacity": "100Mbit/s", "latency": "2ms"}],
+    "clusters": [{"name": "a", "router": "A", "hosts": 2, "nic": "1Gbit/s", "latency": "50us"},
+                 {"name": "c", "router": "C", "hosts": 3, "nic": "1Gbit/s"}],
+}
+
+
+def variant(**changes):
+    data = {k: (list(v) if isinstance(v, list) else v) for k, v in BASE.items()}
+    data.update(changes)
+    return data
+
+
+def test_units_are_strict() -> None:
+    assert parse_bandwidth("100Mbit/s") == 1e8 and parse_bandwidth("1.5 Gbit/s") == 1.5e9
+    assert parse_bandwidth("10MiB/s") == 10 * 2**20 * 8
+    assert parse_time("100us") == pytest.approx(1e-4) and parse_time("20ms") == 0.02
+    assert parse_size("64MiB") == 2**26
+    for bad, parse in [("100", parse_bandwidth), (100, parse_bandwidth), ("1 Gbps", parse_bandwidth),
+                       ("5", parse_time), ("1.5B", parse_size), ("fast", parse_time)]:
+        with pytest.raises(ValueError):
+            parse(bad)
+
+
+def test_hosts_and_routing_on_a_tree() -> None:
+    t = parse_topology(variant())
+    assert [h.name for h in t.hosts] == ["a-00", "a-01", "c-00", "c-01", "c-02"]
+    assert t.is_tree and t.route("A", "C") == [("A", "B"), ("B", "C")]
+    assert t.route("C", "A") == [("C", "B"), ("B", "A")] and t.route("B", "B") == []
+    # 50us + 1ms + 2ms + 0 (cluster c has no host latency)
+    assert t.one_way_latency("a-00", "c-01") == pytest.approx(3.05e-3)
+
+
+def test_routing_with_cycles_takes_the_lowest_latency() -> None:
+    links = BASE["links"] + [{"between": ["A", "C"], "capacity": "10Gbit/s", "latency": "10ms"}]
+    t = parse_topology(variant(links=links))
+    assert not t.is_tree
+    assert t.route("A", "C") == [("A", "B"), ("B", "C")]   # 3ms beats the direct 10ms
+    fast = links[:-1] + [{"between": ["A", "C"], "capacity": "10Gbit/s", "latency": "1ms"}]
+    assert parse_topology(variant(links=fast)).route("A", "C") == [("A", "C")]
+
+
+@pytest.mark.parametrize("changes, field, words", [
+    ({"name": ""}, "name", "missing"),
+    ({"routers": ["A", "A"]}, "routers[1]", "duplicate router"),
+    ({"links": [{"between": ["A", "Z"], "capacity": "1Gbit/s", "latency": "1ms"}]},
+     "links[0].between", "unknown router 'Z'"),
+    ({"links": [{"between": ["A", "B"], "capacity": "1000", "latency": "1ms"}]},
+     "links[0].capacity", "unit written out"),
+    ({"links": [{"between": ["A", "B"], "capacity": "1Gbit/s"}]}, "links[0].latency", "missing"),
+    ({"links": [{"between": ["A", "B"], "capacity": "1Gbit/s", "latency": "1ms", "cost": 3}]},
+     "links[0].cost", "unknown key"),
+    ({"clusters": [{"name": "a", "router": "A", "hosts": 0, "nic": "1Gbit/s"}]},
+     "clusters[0].hosts", "positive integer"),
+    ({"clusters": [{"name": "a", "router": "A", "hosts": 2}]}, "clusters[0].nic", "no NIC"),
+    ({"clusters": [{"name": "a", "router": "Q", "hosts": 2, "nic": "1Gbit/s"}]},
+     "clusters[0].router", "unknown router"),
+    ({"speed": "fast"}, "speed", "unknown key"),
+])
+def test_schema_errors_name_the_field(changes, field, words) -> None:
+    with pytest.raises(TopologyError) as info:
+        parse_topology(variant(**changes), source="net.yaml")
+    assert info.value.field == field and words in str(info.value)
+    assert str(info.value).startswith("net.yaml, field")
+
+
+def test_disconnected_hosts_are_an_error() -> None:
+    with pytest.raises(TopologyError, match="no path"):
+        parse_topology(variant(links=BASE["links"][:1]))
+
+
+def test_file_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(TopologyError, match="not valid YAML at line"):
+        read_topology(bad)
+    with pytest.raises(TopologyError, match="built-in"):
+        read_topology(tmp_path / "none.yaml")
+
+
+EXPECTED = {"bordeaux-2x2": 4, "bordeaux-64": 64, "bordeaux-toulouse": 64,
+            "grenoble-toulouse": 64, "three-sites": 96, "four-sites": 64, "N1": 512, "N2": 576,
+            "tree-5": 5, "emulated-4x16-fast": 64, "emulated-4x16-slow": 64}
+
+
+def test_every_scenario_is_a_valid_file() -> None:
+    assert {p.stem for p in SCENARIO_DIR.glob("*.yaml")} == set(EXPECTED)
+    for name, hosts in EXPECTED.items():
+        t = read_topology(name)
+        assert len(t.hosts) == hosts, name
+        assert all(h.label for h in t.hosts), name
+    slow = read_topology("emulated-4x16-slow")
+    assert slow.graph.edges["A", "D"]["capacity"] == pytest.approx(0.8 * 2**20 * 8)
