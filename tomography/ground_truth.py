@@ -24,7 +24,8 @@ import pandas as pd
 
 from tomography.topology import Topology, TopologyError
 
-__all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition"]
+__all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition",
+           "physical_splits", "tree_is_consistent"]
 
 
 def connections(a: int, b: int) -> float:
@@ -183,3 +184,74 @@ def _split(topology: Topology, label: str) -> tuple[str, str]:
         if f"{link.a}-{link.b}" == label:
             return link.a, link.b
     raise TopologyError(f"no link {label!r}")
+
+
+def physical_splits(topology: Topology) -> set[frozenset[str]]:
+    """The ways the router links of a tree split the hosts in two.
+
+    Each split is given by the side that does not hold the first host (in
+    sorted order), so that equal splits compare equal.
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> len(physical_splits(read_topology("tree-5")))
+    4
+    """
+    if not topology.is_tree:
+        raise TopologyError("physical splits need a tree of routers", path=topology.source)
+    hosts_at: dict[str, list[str]] = {}
+    for h in topology.hosts:
+        hosts_at.setdefault(h.router, []).append(h.name)
+    everyone = sorted(h.name for h in topology.hosts)
+    splits = set()
+    for link in topology.links:
+        g = topology.graph.copy()
+        g.remove_edge(link.a, link.b)
+        side = {h for r in nx.node_connected_component(g, link.a) for h in hosts_at.get(r, [])}
+        if 0 < len(side) < len(everyone):
+            splits.add(frozenset(side if everyone[0] not in side else set(everyone) - side))
+    return splits
+
+
+def tree_is_consistent(tree, topology: Topology) -> bool:
+    """Whether a tree of clusters agrees with the physical tree.
+
+    True when the tree is connected and every one of its edges splits the
+    hosts exactly as some router link does: each edge then maps to a
+    physical path between the clusters it joins (SPEC section 6).
+
+    Parameters
+    ----------
+    tree : tomography.hierarchy.ClusterTree
+    topology : Topology
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
+    >>> from tomography.topology import read_topology
+    >>> topo = read_topology("tree-5")
+    >>> nodes = [Cluster(f"C{i}", 1, (f"h{i}-00",)) for i in range(1, 6)]
+    >>> right = [("C1", "C2"), ("C2", "C3"), ("C2", "C4"), ("C4", "C5")]
+    >>> tree_is_consistent(ClusterTree(nodes, [TreeEdge(a, b, 1.0) for a, b in right]), topo)
+    True
+    >>> wrong = [("C1", "C2"), ("C2", "C3"), ("C3", "C4"), ("C4", "C5")]
+    >>> tree_is_consistent(ClusterTree(nodes, [TreeEdge(a, b, 1.0) for a, b in wrong]), topo)
+    False
+    """
+    if not tree.is_connected:
+        return False
+    physical = physical_splits(topology)
+    hosts = {c.id: set(c.hosts) for c in tree.clusters}
+    everyone = sorted(h for c in tree.clusters for h in c.hosts)
+    g = nx.Graph()
+    g.add_nodes_from(hosts)
+    g.add_edges_from((e.source, e.target) for e in tree.edges)
+    for e in tree.edges:
+        g.remove_edge(e.source, e.target)
+        side = {h for c in nx.node_connected_component(g, e.source) for h in hosts[c]}
+        g.add_edge(e.source, e.target)
+        key = frozenset(side if everyone[0] not in side else set(everyone) - side)
+        if key not in physical:
+            return False
+    return True

@@ -1,0 +1,180 @@
+"""Reproduce the thesis's scenarios with simulated tomography.
+
+For every scenario of ``SCENARIOS.md`` (the files in ``datasets/topologies``):
+simulate N broadcast iterations, then for each n = 1..N analyse ``w_n``:
+
+* flat: Louvain (best level) against the full truth labels;
+* hierarchy: the averaged-edge hierarchy (the CLI's defaults), and which
+  depths of the truth appear as levels with NMI 1;
+* tree: the maximum spanning tree of the flat clusters; right when the flat
+  clusters are the truth's finest clusters and every tree edge splits the
+  hosts as a physical link does (:func:`tomography.ground_truth.tree_is_consistent`).
+
+Writes the table between the ``reproduce`` markers of ``benchmarks/RESULTS.md``
+(and prints it).  Run::
+
+    .venv/bin/python benchmarks/reproduce.py            # every scenario, ~15 min on 2 cores
+    .venv/bin/python benchmarks/reproduce.py --only tree-5 N1 --iterations 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster.accuracy import hierarchy_nmi, nmi
+from cluster.averaged_edge import averaged_edge_hierarchy
+from cluster.louvain import louvain
+from cluster.spanning_tree import cluster_tree
+from measure.simulator import simulate
+from tomography.dataset import read_measurement, software_versions
+from tomography.ground_truth import tree_is_consistent
+from tomography.topology import read_topology
+from tomography.truth import labels_at_depth, truth_depth
+from tomography.units import parse_size
+from tomography.weights import mean_weights
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+START, END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    iterations: int
+    size: str
+    thesis: str
+    one_host_clusters: bool = False
+
+
+SCENARIOS = [
+    Scenario("bordeaux-2x2", 5, "64MiB", "one cluster"),
+    Scenario("bordeaux-64", 5, "64MiB", "2 clusters, NMI 1 after 2 iterations"),
+    Scenario("bordeaux-toulouse", 8, "64MiB", "flat: the 2 sites (NMI ~0.7 against this "
+             "truth); hierarchy: Toulouse, Bordeaux split in two"),
+    Scenario("grenoble-toulouse", 5, "64MiB", "2 clusters, NMI 1 within 2 iterations"),
+    Scenario("three-sites", 5, "64MiB", "3 clusters, NMI 1 within 2 iterations"),
+    Scenario("four-sites", 15, "64MiB", "4 clusters, NMI 1 by ~15 iterations"),
+    Scenario("N1", 5, "64MiB", "level 1 the 4 router pairs, then the halves; hierarchy right "
+             "within 2 iterations, tree within 2"),
+    Scenario("N2", 15, "64MiB", "level 1: 7 partitions (R1+R2, R3+R4 merged); level 2 "
+             "{R1..R4} against {R5..R9}; converges by 14 iterations; tree within 5"),
+    Scenario("tree-5", 30, "10MB", "maximum spanning tree right within 30 iterations",
+             one_host_clusters=True),
+    Scenario("emulated-4x16-fast", 8, "64MiB", "(no thesis figure) 4 clusters"),
+    Scenario("emulated-4x16-slow", 8, "64MiB", "(no thesis figure) 4 clusters"),
+]
+
+
+def first_kept(values: list[bool]) -> int | None:
+    """The first n (1-based) from which every value is true, or None."""
+    for i in range(len(values)):
+        if all(values[i:]):
+            return i + 1
+    return None
+
+
+def run(scenario: Scenario, iterations: int | None) -> dict:
+    topo = read_topology(scenario.name)
+    n_iter = iterations or scenario.iterations
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = simulate(topo, Path(tmp) / "data", iterations=n_iter,
+                        file_size=parse_size(scenario.size), seed=1)
+        m = read_measurement(path)
+    sim_time = time.perf_counter() - t0
+    hosts = m.host_names
+    truth = m.labels
+    depth = truth_depth(truth)
+    finest = labels_at_depth(truth, depth, hosts)
+    flat_ok, flat_nmi, depths_ok, tree_ok, levels = [], [], [], [], []
+    for n in range(1, n_iter + 1):
+        W = mean_weights(m, n)
+        flat = louvain(W, seed=0)
+        score = nmi(finest, flat.labels)
+        flat_nmi.append(score)
+        flat_ok.append(score > 1 - 1e-9)
+        h = averaged_edge_hierarchy(W, hosts, seed=0)
+        table = hierarchy_nmi(h, truth)
+        matched = {d for d in range(1, depth + 1)
+                   if any(nmi(labels_at_depth(truth, d, hosts), h.labels(k)) > 1 - 1e-9
+                          for k in range(1, h.depth + 1))}
+        depths_ok.append(matched == set(range(1, depth + 1)))
+        levels.append(([len(lv) for lv in h.levels], [round(x, 2) for x in table["nmi"]]))
+        if topo.is_tree:
+            t = cluster_tree(W, hosts, seed=0,
+                             self_loop=float(W.max()) * 100 if scenario.one_host_clusters else 0.0)
+            groups = [next(i for i, c in enumerate(t.clusters) if h_ in c.hosts) for h_ in hosts]
+            same = nmi(finest, groups) > 1 - 1e-9
+            tree_ok.append(same and tree_is_consistent(t, topo))
+    wall = time.perf_counter() - t0
+    return {"scenario": scenario, "hosts": len(hosts), "iterations": n_iter,
+            "flat_first": first_kept(flat_ok), "flat_final": flat_nmi[-1],
+            "flat_clusters": louvain(mean_weights(m), seed=0).n_clusters,
+            "depths_first": first_kept(depths_ok), "depth": depth, "levels": levels[-1],
+            "tree_first": first_kept(tree_ok) if tree_ok else "n/a",
+            "tree_final": (tree_ok[-1] if tree_ok else None), "sim_time": sim_time,
+            "wall": wall, "durations": [round(float(x), 1) for x in m.iterations["duration_s"]]}
+
+
+def row(r: dict) -> str:
+    s = r["scenario"]
+    flat = (f"from n={r['flat_first']}" if r["flat_first"]
+            else f"not kept; final NMI {r['flat_final']:.3f}")
+    counts, scores = r["levels"]
+    hier = (f"all {r['depth']} depths from n={r['depths_first']}" if r["depths_first"]
+            else f"not all {r['depth']} depths")
+    tree = r["tree_first"]
+    tree_text = ("n/a (cycles)" if tree == "n/a" else
+                 f"right from n={tree}" if tree else
+                 f"wrong at n={r['iterations']}")
+    return (f"| {s.name} | {r['hosts']} | {r['iterations']} x {s.size} | "
+            f"{r['flat_clusters']} clusters; NMI 1 {flat} | {counts} (NMI {scores}); {hier} | "
+            f"{tree_text} | {r['wall']:.0f} s | {s.thesis} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", nargs="*", help="scenario names (default: all)")
+    parser.add_argument("--iterations", type=int, help="override the iterations of each")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+    chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        results = list(pool.map(run, chosen, [args.iterations] * len(chosen)))
+    total = time.perf_counter() - t0
+    v = software_versions()
+    lines = [
+        f"Command: `.venv/bin/python benchmarks/reproduce.py` "
+        f"{'--only ' + ' '.join(args.only) if args.only else ''}"
+        f"{' --iterations ' + str(args.iterations) if args.iterations else ''}; "
+        f"{os.cpu_count()} cores, {args.workers} workers, {total / 60:.1f} min in all; "
+        f"Python {v['python']}, numpy {v['numpy']}, igraph {v['igraph']}. Simulator "
+        "defaults (libtorrent's settings, seed 1); analysis with the CLI's defaults (seed 0).",
+        "",
+        "| scenario | hosts | iterations | flat clustering | hierarchy at the last n "
+        "(levels, NMI per level) | tree | wall time | thesis (SCENARIOS.md) |",
+        "|---|---|---|---|---|---|---|---|",
+    ] + [row(r) for r in results]
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write and RESULTS.exists():
+        body = RESULTS.read_text(encoding="utf-8")
+        if START in body and END in body:
+            body = re.sub(re.escape(START) + ".*?" + re.escape(END),
+                          lambda _: f"{START}\n{text}\n{END}", body, flags=re.S)
+        else:
+            body += f"\n## Reproduction of the thesis scenarios (simulated)\n\n{START}\n{text}\n{END}\n"
+        RESULTS.write_text(body, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
