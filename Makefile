@@ -1,5 +1,5 @@
 # The two commands of the README; each sets everything up first.
-.PHONY: demo test bench setup
+.PHONY: demo test bench reproduce setup
 
 setup:
 	@scripts/setup.sh
@@ -12,3 +12,7 @@ test: setup
 
 bench: setup
 	.venv/bin/python benchmarks/analysis.py
+	.venv/bin/python benchmarks/simulator.py
+
+reproduce: setup
+	.venv/bin/python benchmarks/reproduce.py

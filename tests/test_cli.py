@@ -146,3 +146,37 @@ def test_graphviz_renders_the_dot(capsys, hierarchy_dataset: Path, tmp_path: Pat
         assert done.returncode == 0, done.stderr
         nodes = [ln for ln in dot.splitlines() if "[label=" in ln and " -" not in ln]
         assert done.stdout.count('class="node"') == len(nodes) > 0
+
+
+def test_truth_command(capsys) -> None:
+    code, out, _ = run(capsys, "truth", "N1")
+    assert code == 0 and "R9-R13" in out and "acceptable" in out
+    code, out, _ = run(capsys, "truth", "N2", "--format", "json")
+    data = json.loads(out)
+    assert data["hosts"] == 576 and len(data["links"]) == 8
+    sevens = [p for p in data["partitions"] if len(p["clusters"]) == 7]
+    assert sevens and sevens[0]["acceptable"]
+    code, _, err = run(capsys, "truth", "emulated-4x16-fast")
+    assert code == 2 and "needs a tree" in err
+    code, _, err = run(capsys, "truth", "no-such-net")
+    assert code == 2 and "built-in" in err
+
+
+def test_simulate_resume_and_analyse(capsys, tmp_path: Path) -> None:
+    out_dir = tmp_path / "sim"
+    code, out, _ = run(capsys, "simulate", "tree-5", "-n", "2", "--size", "1MiB", "-o", out_dir)
+    assert code == 0 and "2 simulated iterations" in out
+    code, _, err = run(capsys, "simulate", "tree-5", "-n", "2", "--size", "1MiB", "-o", out_dir)
+    assert code == 2 and "exists" in err
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "3", "--size", "1MiB", "-o", out_dir,
+                     "--resume")
+    info = json.loads(run(capsys, "info", out_dir, "--format", "json")[1])
+    assert info["iterations"] == 3 and info["method"] == "simulated"
+    assert info["params"]["tit_for_tat"] is True and info["params"]["peer_list"] == 35
+    code, _, err = run(capsys, "simulate", "tree-5", "-n", "4", "--size", "2MiB", "-o", out_dir,
+                       "--resume")
+    assert code == 2 and "cannot resume" in err
+    code, _, err = run(capsys, "simulate", "tree-5", "-o", out_dir, "--size", "12")
+    assert code == 2 and "unit" in err
+    code, out, _ = run(capsys, "tree", out_dir, "--self-loop", "1e9", "--format", "json")
+    assert code == 0 and len(json.loads(out)["edges"]) == 4
