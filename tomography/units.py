@@ -82,6 +82,14 @@ def parse_size(text: object) -> int:
     return int(value)
 
 
+def _format(value: float, scales: tuple[tuple[str, float], ...], unit: str) -> str:
+    """``value`` in the first of ``scales`` it reaches, else in ``unit``."""
+    for name, factor in scales:
+        if abs(value) >= factor:
+            return f"{value / factor:.4g}{name}"
+    return f"{value:.4g}{unit}"
+
+
 def format_bandwidth(bps: float) -> str:
     """A readable bandwidth in bit/s multiples.
 
@@ -90,10 +98,7 @@ def format_bandwidth(bps: float) -> str:
     >>> format_bandwidth(2.5e9), format_bandwidth(1.5e6)
     ('2.5Gbit/s', '1.5Mbit/s')
     """
-    for unit, factor in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if abs(bps) >= factor:
-            return f"{bps / factor:.4g}{unit}"
-    return f"{bps:.4g}bit/s"
+    return _format(bps, (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)), "bit/s")
 
 
 def format_time(seconds: float) -> str:
@@ -104,10 +109,7 @@ def format_time(seconds: float) -> str:
     >>> format_time(0.0001), format_time(0.02), format_time(3)
     ('100us', '20ms', '3s')
     """
-    for unit, factor in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(seconds) >= factor:
-            return f"{seconds / factor:.4g}{unit}"
-    return f"{seconds / 1e-9:.4g}ns"
+    return _format(seconds, (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)), "s")
 
 
 def format_size(nbytes: int) -> str:
@@ -118,7 +120,4 @@ def format_size(nbytes: int) -> str:
     >>> format_size(64 * 2**20)
     '64MiB'
     """
-    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= factor:
-            return f"{nbytes / factor:.4g}{unit}"
-    return f"{nbytes}B"
+    return _format(nbytes, (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)), "B")
