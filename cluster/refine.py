@@ -90,10 +90,14 @@ def significant_split(graph, *, shuffles: int = 10, z: float = 5.0, min_size: in
     found = louvain(A, engine=engine, resolution=resolution, seed=seeds[0])
     if found.n_clusters < 2:
         return None
-    null = np.array([louvain(shuffle_weights(A, seed=s), engine=engine, resolution=resolution,
-                             seed=s).modularity for s in seeds[1:]])
-    if found.modularity <= null.max(initial=-np.inf):
-        return None
+    null = []
+    for s in seeds[1:]:
+        q = louvain(shuffle_weights(A, seed=s), engine=engine, resolution=resolution,
+                    seed=s).modularity
+        if q >= found.modularity:  # a copy without bandwidth signal does as well: stop
+            return None
+        null.append(q)
+    null = np.array(null)
     spread = null.std()
     score = np.inf if spread == 0 else (found.modularity - null.mean()) / spread
     return found.labels if score >= z else None
@@ -135,15 +139,20 @@ def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size
     rng, _ = check_seed(seed)
     current = canonical_labels(labels)
     levels: list[np.ndarray] = []
+    whole = np.zeros(len(current), dtype=bool)   # hosts of clusters tested and kept whole
     while True:
         new = current.copy()
         next_id = int(current.max()) + 1
         for c in range(int(current.max()) + 1):
             idx = np.flatnonzero(current == c)
+            if whole[idx].all():
+                continue
             split = significant_split(A[idx][:, idx], shuffles=shuffles, z=z,
                                       min_size=min_size, engine=engine,
                                       resolution=resolution, seed=spawn_seeds(rng, 1)[0])
-            if split is not None:
+            if split is None:
+                whole[idx] = True
+            else:
                 new[idx] = np.where(split == 0, c, next_id + split - 1)
                 next_id += int(split.max())
         if np.array_equal(new, current):
