@@ -19,7 +19,7 @@ from cluster.refine import refine_levels
 from tomography.hierarchy import Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
-__all__ = ["collapse", "averaged_edge_hierarchy", "LINKAGES"]
+__all__ = ["collapse", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
 
 LINKAGES = ("thesis", "mean")
 Linkage = Literal["thesis", "mean"]
@@ -27,8 +27,8 @@ STARTS = ("refined", "best", "finest")
 Start = Literal["refined", "best", "finest"]
 
 
-def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
-             loops: float = 1.0) -> tuple[sparse.csr_array, np.ndarray]:
+def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis"
+             ) -> tuple[sparse.csr_array, np.ndarray]:
     """Collapse each cluster of a graph to one node with averaged weights.
 
     Parameters
@@ -40,8 +40,6 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
         Cluster ``0 .. k-1`` of each node.
     sizes : array of int, optional
         Hosts in each node (all 1 by default, for a graph of hosts).
-    loops : float, default 1.0
-        Factor on the internal weight kept as each cluster's self-loop.
     linkage : {"thesis", "mean"}, default "thesis"
         ``"thesis"`` is Eq 5.4 and 5.5 exactly as written: between clusters
         ``V1`` and ``V2``, the sum of the current weights between their
@@ -59,15 +57,12 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
 
     Notes
     -----
-    A collapsed cluster keeps its internal weight as a self-loop, so that at
-    the next level Louvain can leave it alone when it exchanges more inside
-    than outside (a single node without a loop would always be merged; this
-    is the explicit form of the thesis's duplicate nodes, App. B).  The loop
-    is the linkage of the cluster with itself, each internal pair counted
-    once, the nodes' own loops included: for ``"thesis"``
-    ``conn_h(V, V) = 1``, so the loop is the sum of the internal weights;
-    for ``"mean"`` it is that host-pair sum divided by ``|V|**2``, on the
-    same scale as the edges.  ``loops`` scales it.
+    The diagonal is each cluster's internal weight: the linkage of the
+    cluster with itself, each internal pair counted once, the nodes' own
+    diagonal included.  For ``"thesis"`` ``conn_h(V, V) = 1``, so it is the
+    sum of the internal weights; for ``"mean"`` that host-pair sum divided by
+    ``|V|**2``.  It is what the next collapse adds up; what Louvain sees as a
+    cluster's self-loop is set by :func:`with_self_loops`.
 
     Examples
     --------
@@ -82,8 +77,6 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
     """
     if linkage not in LINKAGES:
         raise ValueError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
-    if loops < 0:
-        raise ValueError(f"loops must be >= 0, got {loops}")
     A, _ = as_adjacency(graph)
     n = A.shape[0]
     labels = np.asarray(labels)
@@ -109,14 +102,54 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis",
         data = between.data / (si * sj)
         internal = internal / new_sizes.astype(float) ** 2
     out = sparse.coo_array((data, (between.row, between.col)), shape=(k, k)).tocsr()
-    out = (out + sparse.diags_array(loops * internal)).tocsr()
+    out = (out + sparse.diags_array(internal)).tocsr()
     out.eliminate_zeros()
     return out, new_sizes
 
 
+def with_self_loops(collapsed, share: float) -> sparse.csr_array:
+    """The collapsed graph Louvain partitions: each cluster tied to itself.
+
+    A cluster of the collapsed graph gets a self-loop of ``share`` times its
+    strongest tie to another cluster.  This is the explicit form of the
+    thesis's remedy for Louvain never leaving a node alone (App. B: a
+    duplicate of every node joined to it by a heavy edge).  With no loop a
+    cluster weakly tied to all others is always merged somewhere; with its
+    whole internal weight as the loop (Louvain's own aggregation) the
+    collapsed graph keeps the modularity of the host graph and nothing merges
+    beyond Louvain's optimum, so the "post-optimal" levels of the thesis
+    (5.10) never appear, because between bandwidth clusters the internal
+    weight is tens of times any external one.
+
+    Parameters
+    ----------
+    collapsed : sparse array or ndarray
+        The output of :func:`collapse` (its diagonal is ignored).
+    share : float
+        The loop as a share of the strongest external tie.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+
+    Examples
+    --------
+    >>> w = np.array([[40, 4, 1], [4, 30, 2], [1, 2, 50]], dtype=float)
+    >>> with_self_loops(w, 0.5).diagonal().tolist()
+    [2.0, 2.0, 1.0]
+    """
+    if share < 0:
+        raise ValueError(f"the self-loop share must be >= 0, got {share}")
+    A, _ = as_adjacency(collapsed)
+    off = (A - sparse.diags_array(A.diagonal())).tocsr()
+    off.eliminate_zeros()
+    strongest = off.max(axis=1).toarray().ravel() if off.nnz else np.zeros(A.shape[0])
+    return (off + sparse.diags_array(share * strongest)).tocsr()
+
+
 def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
                             linkage: Linkage = "thesis", start: Start = "refined",
-                            loops: float = 0.25, engine: str = "igraph",
+                            loops: float = 0.5, engine: str = "igraph",
                             resolution: float = 1.0, restarts: int = 1,
                             shuffles: int = 10, z: float = 5.0,
                             seed: Seed = None) -> Hierarchy:
@@ -142,15 +175,11 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         starts from the best partition, adds the finer levels that pass the
         permutation test of :func:`cluster.refine.significant_split`, and
         merges upwards as ``"best"`` does.
-    loops : float, default 0.25
-        Share of each collapsed cluster's internal weight kept as its
-        self-loop (see :func:`collapse`).  1 keeps all of it: the collapsed
-        graph then has the modularity of the host graph and nothing merges
-        beyond Louvain's optimum, so no "post-optimal" level (thesis 5.10)
-        appears.  0 drops it, as the thesis does without its duplicate nodes
-        (App. B): a cluster weakly tied to all others can then never stay
-        alone.  Between 0.1 and 0.25 both work on planted hierarchies
-        (``benchmarks/RESULTS.md``).
+    loops : float, default 0.5
+        Self-loop of each collapsed cluster, as a share of its strongest tie
+        to another cluster (see :func:`with_self_loops`).  0 is the thesis
+        without its duplicate nodes: a cluster weakly tied to all others can
+        never stay alone.  ``benchmarks/RESULTS.md`` compares the choices.
     engine, resolution, restarts
         Passed to :func:`cluster.louvain.louvain` at every step.
     shuffles, z
@@ -172,8 +201,8 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     >>> from tomography.weights import mean_weights
     >>> m = planted_hierarchy((3, 3), 16, iterations=3, seed=1)
     >>> h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=1)
-    >>> [len(level) for level in h.levels]
-    [9, 3]
+    >>> [len(level) for level in h.levels]      # leaves, sites, then two sites merged
+    [9, 3, 2]
     """
     A, nodes = as_adjacency(graph)
     names = [str(x) for x in (hosts if hosts is not None else nodes or
@@ -203,18 +232,19 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         finer = refine_levels(A, base.labels, shuffles=shuffles, z=z, engine=engine,
                               resolution=resolution, seed=spawn_seeds(rng, 1)[0])
         for labels in finer[::-1]:
-            record(labels, collapse(A, labels, linkage=linkage, loops=loops)[0],
+            record(labels, collapse(A, labels, linkage=linkage)[0],
                    modularity(A, labels, resolution=resolution))
         host_labels = base.labels
-        current, sizes = collapse(A, base.labels, linkage=linkage, loops=loops)
+        current, sizes = collapse(A, base.labels, linkage=linkage)
         record(host_labels, current, base.modularity)
     while len(partitions) == 0 or len(partitions[-1]) and current.shape[0] > 2:
-        step = louvain(current, level=step_level, seed=spawn_seeds(rng, 1)[0], **options)
+        graph_in = current if not partitions else with_self_loops(current, loops)
+        step = louvain(graph_in, level=step_level, seed=spawn_seeds(rng, 1)[0], **options)
         k = step.n_clusters
         if partitions and (k == current.shape[0] or k == 1):
             break  # nothing merged, or everything: the whole network is the implicit top
         host_labels = step.labels[host_labels]
-        current, sizes = collapse(current, step.labels, sizes, linkage=linkage, loops=loops)
+        current, sizes = collapse(current, step.labels, sizes, linkage=linkage)
         record(host_labels, current, step.modularity)
     params = {"method": "averaged-edge", "linkage": linkage, "start": start, "loops": loops,
               "engine": engine, "resolution": resolution, "restarts": restarts,

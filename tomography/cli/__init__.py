@@ -83,9 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refined (default): Louvain's best partition plus the finer levels "
                         "that pass a permutation test; best: the thesis (can skip a fine "
                         "level); finest: Louvain's first level (fragments noisy data)")
-    p.add_argument("--loops", type=float, default=0.25,
-                   help="share of a cluster's internal weight kept as its self-loop "
-                        "(default 0.25)")
+    p.add_argument("--loops", type=float, default=0.5,
+                   help="self-loop of a collapsed cluster, as a share of its strongest tie "
+                        "to another cluster (default 0.5)")
     p.add_argument("--format", choices=("hasse", "tree", "json", "dot"), default="hasse",
                    help="hasse: text Hasse diagram (default); tree: indented tree")
 
@@ -250,7 +250,7 @@ def _hierarchy(args: argparse.Namespace, W, hosts):
     from cluster.averaged_edge import averaged_edge_hierarchy
 
     return averaged_edge_hierarchy(W, hosts, linkage=args.linkage, start=args.start,
-                                   loops=getattr(args, "loops", 0.25), engine=args.engine,
+                                   loops=getattr(args, "loops", 0.5), engine=args.engine,
                                    resolution=args.resolution, restarts=args.restarts,
                                    seed=args.seed)
 
@@ -441,7 +441,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     sites = [truth[h].split("/")[0] for h in m.host_names]
     print(f"\n2. flat clustering (Louvain, best level): {flat.n_clusters} clusters, "
           f"modularity {flat.modularity:.3f}, NMI vs sites {nmi(sites, flat.labels):.3f}")
-    ns = argparse.Namespace(linkage="thesis", start="refined", loops=0.25, engine="igraph",
+    ns = argparse.Namespace(linkage="thesis", start="refined", loops=0.5, engine="igraph",
                             resolution=1.0, restarts=1, seed=args.seed)
     h = _hierarchy(ns, W, m.host_names)
     print("\n3. averaged-edge hierarchy\n")
