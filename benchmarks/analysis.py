@@ -58,7 +58,7 @@ def analyse(path: Path, engine: str) -> tuple[dict[str, float], dict[str, object
 
 
 def part_speed(iterations: int, sizes: list[int], repeats: int) -> list[str]:
-    out = ["## Whole analysis: igraph engine against python-louvain", "",
+    out = ["### Whole analysis: igraph engine against python-louvain", "",
            f"Planted hierarchies of 64-host groups, {iterations} iterations each, written "
            "to disk and read back; stages: load (read and validate), aggregate (w_n), "
            "cluster (flat Louvain), hierarchy (averaged edge), tree (flat + collapse + "
@@ -120,7 +120,7 @@ def part_accuracy(seeds: int) -> list[str]:
             s[1] += 1
             s[2] += float(table["nmi"].iloc[: min(depth, len(table))].mean())
     shape_text = "; ".join(f"{'x'.join(map(str, b))} of {p}" for b, p in shapes)
-    out = ["## Hierarchy accuracy: thesis against mean linkage", "",
+    out = ["### Hierarchy accuracy: starts, linkages and self-loops", "",
            f"Planted hierarchies ({shape_text} hosts per leaf group; affinity ratio 4 per "
            f"level, log-normal noise 0.5, 40 random peers per receiver), {seeds} seeds each. "
            "'All levels' = every level of the truth appears as a hierarchy level with "
