@@ -15,7 +15,13 @@ The model of one broadcast (one iteration), stepped in simulated time:
   one uploader (libtorrent's piece affinity), choosing the **rarest** piece
   among its neighbours that the uploader has and nobody else is bringing it
   (ties broken at random by each downloader on its own; its first 4 pieces
-  at random, as libtorrent's ``initial_picker_threshold``).  When a piece completes, its blocks are counted for the
+  at random, as libtorrent's ``initial_picker_threshold``).  Like a request
+  queue, a connection picks its ``QUEUE`` rarest candidates at once and
+  takes them in turn while they stay useful; availability seen by a peer is
+  updated at the end of each step (HAVE messages).  When every missing piece
+  is already in transfer, a downloader enters end-game mode and asks other
+  uploaders for the same pieces; the first copy wins, the others are
+  cancelled and counted as redundant bytes.  When a piece completes, its blocks are counted for the
   uploader: the counts of ``transfers.csv``.
 * **Choking.**  A peer uploads to at most ``upload_slots`` interested
   neighbours plus one optimistic unchoke.  Free slots are filled at once with
