@@ -237,7 +237,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         host_labels = base.labels
         current, sizes = collapse(A, base.labels, linkage=linkage)
         record(host_labels, current, base.modularity)
-    while len(partitions) == 0 or len(partitions[-1]) and current.shape[0] > 2:
+    while not partitions or current.shape[0] > 2:
         graph_in = current if not partitions else with_self_loops(current, loops)
         step = louvain(graph_in, level=step_level, seed=spawn_seeds(rng, 1)[0], **options)
         k = step.n_clusters

@@ -68,7 +68,8 @@ def link_table(topology: Topology) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``link``, ``capacity_bps``, ``hosts_a``, ``hosts_b``,
+        Columns ``link`` (``a-b``), ``a``, ``b`` (the routers), ``capacity_bps``,
+        ``hosts_a``, ``hosts_b``,
         ``connections``, ``bw_per_connection_bps``, sorted by the last,
         lowest first.  Links with no host on one side have no connection
         (``inf`` bandwidth per connection).
@@ -85,7 +86,8 @@ def link_table(topology: Topology) -> pd.DataFrame:
     for (a, b), (na, nb) in _sides(topology).items():
         cap = topology.graph.edges[a, b]["capacity"]
         conn = connections(na, nb)
-        rows.append({"link": f"{a}-{b}", "capacity_bps": cap, "hosts_a": na, "hosts_b": nb,
+        rows.append({"link": f"{a}-{b}", "a": a, "b": b, "capacity_bps": cap,
+                     "hosts_a": na, "hosts_b": nb,
                      "connections": conn,
                      "bw_per_connection_bps": cap / conn if conn else float("inf")})
     return (pd.DataFrame(rows).sort_values(["bw_per_connection_bps", "link"], kind="stable")
@@ -151,8 +153,8 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[Tr
     """
     table = link_table(topology)
     nic = min(min(c.nic_up, c.nic_down) for c in topology.clusters)
-    capped = [(link, min(bw, nic)) for link, bw in
-              zip(table["link"], table["bw_per_connection_bps"])]
+    capped = [((a, b), min(bw, nic)) for a, b, bw in
+              zip(table["a"], table["b"], table["bw_per_connection_bps"])]
     values = sorted({bw for _, bw in capped if bw < nic})
     lows = [0.0] + values
     highs = values + [nic]
@@ -160,9 +162,9 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[Tr
     for low, high in zip(lows, highs):
         g = nx.Graph()
         g.add_nodes_from(topology.routers)
-        for link, bw in capped:
+        for ends, bw in capped:
             if bw > low:
-                g.add_edge(*_split(topology, link))
+                g.add_edge(*ends)
         groups = []
         for comp in nx.connected_components(g):
             names = tuple(c.name for c in topology.clusters if c.router in comp)
@@ -176,14 +178,6 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[Tr
                                   acceptable=bool(len(key) > 1 and np.isfinite(gap)
                                                   and gap >= min_gap)))
     return sorted(out, key=lambda p: len(p.clusters))
-
-
-def _split(topology: Topology, label: str) -> tuple[str, str]:
-    """The two routers of a link named ``a-b`` (router names may hold dashes)."""
-    for link in topology.links:
-        if f"{link.a}-{link.b}" == label:
-            return link.a, link.b
-    raise TopologyError(f"no link {label!r}")
 
 
 def physical_splits(topology: Topology) -> set[frozenset[str]]:
