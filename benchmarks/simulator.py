@@ -22,7 +22,8 @@ import argparse
 import os
 import time
 
-from measure.simulator import SwarmParams, simulate_broadcast
+from measure.simulator import simulate_broadcast
+from measure.swarm import SwarmParams
 from tomography.dataset import software_versions
 from tomography.topology import Topology, parse_topology, read_topology
 

@@ -58,66 +58,17 @@ from typing import Callable
 import numpy as np
 
 from measure.flows import max_min_rates
+from measure.swarm import SwarmParams, peer_lists, root_order
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
 from tomography.errors import DatasetError, TomographyError
 from tomography.seeding import Seed, check_seed
 from tomography.topology import Topology
 
-__all__ = ["SwarmParams", "BroadcastResult", "simulate_broadcast", "simulate", "root_order"]
+__all__ = ["BroadcastResult", "simulate_broadcast", "simulate"]
 
 RANDOM_FIRST_PIECES = 4  # libtorrent's initial_picker_threshold
 STEP_QUANTILE = 0.9  # a step moves one piece at this quantile of the flow rates
 QUEUE = 16  # pieces a connection picks at once, like libtorrent's request queue
-
-
-@dataclass(frozen=True)
-class SwarmParams:
-    """BitTorrent settings that shape the metric (SPEC section 1).
-
-    Defaults follow libtorrent's settings where libtorrent has one
-    (``unchoke_slots_limit`` 8, ``unchoke_interval`` 15 s,
-    ``optimistic_unchoke_interval`` 30 s, fixed-slots choker, round-robin
-    seed choker, 16 KiB blocks, and with ``piece_size=None`` libtorrent's
-    automatic piece size: the file size over 2048, rounded up to a power of
-    two, at least 16 KiB); the peer list of 35 is the thesis's; the TCP
-    window is this project's choice.
-    """
-
-    piece_size: int | None = None
-    upload_slots: int = 8
-    unchoke_interval: float = 15.0
-    optimistic_unchoke_interval: float = 30.0
-    tit_for_tat: bool = True
-    peer_list: int = 35
-    tcp_window: int = 4 * 2**20
-    time_limit: float = 3600.0
-
-    def __post_init__(self) -> None:
-        if self.piece_size is not None and (self.piece_size <= 0
-                                            or self.piece_size % BLOCK_SIZE):
-            raise ValueError(f"piece_size must be a positive multiple of {BLOCK_SIZE}, "
-                             f"got {self.piece_size}")
-        if self.upload_slots < 1 or self.peer_list < 1:
-            raise ValueError("upload_slots and peer_list must be >= 1")
-        if min(self.unchoke_interval, self.optimistic_unchoke_interval, self.time_limit) <= 0:
-            raise ValueError("intervals and time_limit must be > 0")
-        if self.tcp_window <= 0:
-            raise ValueError("tcp_window must be > 0")
-
-    def piece_bytes(self, file_size: int) -> int:
-        """The piece size for a file: ``piece_size``, or libtorrent's automatic choice.
-
-        Examples
-        --------
-        >>> SwarmParams().piece_bytes(64 * 2**20), SwarmParams().piece_bytes(239 * 10**6)
-        (32768, 131072)
-        """
-        if self.piece_size is not None:
-            return self.piece_size
-        size = BLOCK_SIZE
-        while size < file_size / 2048 and size < 2 * 2**20:
-            size *= 2
-        return size
 
 
 @dataclass
@@ -192,18 +143,6 @@ class _Network:
         return np.concatenate(flows), np.concatenate(resources)
 
 
-def _neighbours(n: int, peer_list: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Directed neighbour pairs (both directions) from random capped peer lists."""
-    k = min(peer_list, n - 1)
-    adjacency = np.zeros((n, n), dtype=bool)
-    for i in range(n):
-        pick = rng.choice(n - 1, size=k, replace=False)
-        adjacency[i, pick + (pick >= i)] = True
-    adjacency |= adjacency.T
-    up, down = np.nonzero(adjacency)
-    return up.astype(np.int64), down.astype(np.int64)
-
-
 def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_size: int, *,
                        params: SwarmParams = SwarmParams(), seed: Seed = None,
                        network: _Network | None = None) -> BroadcastResult:
@@ -261,7 +200,10 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     if n == 1:
         return BroadcastResult(counts, 0.0, True, 0, 0.0)
 
-    pu, pd = _neighbours(n, params.peer_list, rng)       # uploader, downloader per pair
+    adjacency = np.zeros((n, n), dtype=bool)
+    for i, listed in enumerate(peer_lists(n, params.peer_list, rng)):
+        adjacency[i, listed] = True
+    pu, pd = np.nonzero(adjacency | adjacency.T)         # uploader, downloader per pair
     E = len(pu)
     order = np.argsort(pd, kind="stable")                # neighbours of each downloader
     nb_ptr = np.searchsorted(pd[order], np.arange(n + 1))
@@ -484,18 +426,6 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         if announced:
             seen = np.bincount(np.concatenate(announced), minlength=n * n_pieces)
             avail += (seen.reshape(n, n_pieces) * n_pieces).astype(np.int32)
-
-
-def root_order(hosts: list[str], seed: int) -> list[str]:
-    """The rotation of roots: a seeded permutation of the hosts, repeated.
-
-    Examples
-    --------
-    >>> root_order(["a", "b", "c"], 1) == root_order(["a", "b", "c"], 1)
-    True
-    """
-    perm = np.random.default_rng([seed, 0x5EED]).permutation(len(hosts))
-    return [hosts[i] for i in perm]
 
 
 def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: int,

@@ -27,7 +27,7 @@ import platform
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,7 @@ from tomography.errors import DatasetError
 
 __all__ = [
     "FORMAT",
+    "read_hosts_table",
     "BLOCK_SIZE",
     "BROADCAST_METHODS",
     "PROBE_METHODS",
@@ -59,6 +60,7 @@ HOSTS_COLUMNS = ("host", "address", "label")
 TRANSFERS_COLUMNS = ("iteration", "receiver", "sender", "blocks")
 ITERATIONS_COLUMNS = ("iteration", "root", "bytes", "duration_s", "complete")
 PROBES_COLUMNS = ("src", "dst", "tool", "bits_per_second", "streams", "concurrent", "duration_s")
+TRACE_COLUMNS = ("iteration", "time_s", "sender", "receiver", "piece", "block")
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -136,13 +138,13 @@ def software_versions() -> dict[str, str]:
     Examples
     --------
     >>> sorted(software_versions())[:3]
-    ['bandwidth-tomography', 'igraph', 'networkx']
+    ['bandwidth-tomography', 'igraph', 'libtorrent']
     """
     from importlib import metadata
 
     versions = {"python": platform.python_version()}
     for name in ("bandwidth-tomography", "numpy", "scipy", "networkx", "python-louvain",
-                 "igraph", "scikit-learn", "pandas"):
+                 "igraph", "scikit-learn", "pandas", "libtorrent"):
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -282,6 +284,20 @@ def _known_hosts(frame: pd.DataFrame, column: str, path: Path, known: set[str]) 
     _fail_at(unknown, frame, path, column, "unknown host (not in hosts.csv)")
 
 
+def read_hosts_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a hosts file (``host,address[,label]``, as ``hosts.csv``), validated.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "hosts.csv"
+    >>> _ = f.write_text("host,address" + chr(10) + "b,10.0.0.2" + chr(10) + "a,10.0.0.1" + chr(10))
+    >>> read_hosts_table(f)["host"].tolist()
+    ['a', 'b']
+    """
+    return _read_hosts(Path(path))
+
+
 def _read_hosts(path: Path) -> pd.DataFrame:
     frame = _read_csv(path, ("host", "address"))
     if "label" not in frame.columns:
@@ -393,6 +409,9 @@ class MeasurementWriter:
         The hosts of the run.
     overwrite : bool, default False
         Replace an existing dataset in ``path``.
+    iteration_columns : sequence of str, optional
+        Extra columns of ``iterations.csv`` after the format's own (readers
+        keep them), filled from ``extra`` in :meth:`add_iteration`.
 
     Examples
     --------
@@ -406,7 +425,7 @@ class MeasurementWriter:
 
     def __init__(self, path: str | os.PathLike[str], meta: Mapping[str, Any],
                  hosts: pd.DataFrame | Iterable[tuple[str, str, str]], *,
-                 overwrite: bool = False) -> None:
+                 overwrite: bool = False, iteration_columns: Sequence[str] = ()) -> None:
         self.path = Path(path)
         if (self.path / "meta.json").exists() and not overwrite:
             raise DatasetError("a dataset exists here already (overwrite it explicitly)",
@@ -423,18 +442,20 @@ class MeasurementWriter:
         (self.path / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n",
                                              encoding="utf-8")
         frame.sort_values("host").to_csv(self.path / "hosts.csv", index=False)
+        self.extra_columns = tuple(iteration_columns)
         for name, columns in (("transfers.csv", TRANSFERS_COLUMNS),
-                              ("iterations.csv", ITERATIONS_COLUMNS)):
+                              ("iterations.csv", ITERATIONS_COLUMNS + self.extra_columns)):
             with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
                 csv.writer(fh).writerow(columns)
+        (self.path / "trace.csv").unlink(missing_ok=True)
 
     @classmethod
     def reopen(cls, path: str | os.PathLike[str]) -> "MeasurementWriter":
         """Open an existing dataset to append more iterations (``--resume``).
 
-        Rows of ``transfers.csv`` whose iteration never reached
-        ``iterations.csv`` (a run stopped while writing them) are removed, so
-        that the dataset is valid again.
+        Rows of ``transfers.csv`` and ``trace.csv`` whose iteration never
+        reached ``iterations.csv`` (a run stopped while writing them) are
+        removed, so that the dataset is valid again.
 
         Examples
         --------
@@ -452,23 +473,20 @@ class MeasurementWriter:
         root = Path(path)
         meta = _read_meta(root / "meta.json")
         hosts = _read_hosts(root / "hosts.csv")
-        listed = set(_read_iterations(root / "iterations.csv", set(hosts["host"]))["iteration"])
-        transfers_path = root / "transfers.csv"
-        with transfers_path.open(newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
-        kept = [rows[0]] + [r for r in rows[1:] if r and r[0].strip().isdigit()
-                            and int(r[0]) in listed]
-        if len(kept) != len(rows):
-            with transfers_path.open("w", newline="", encoding="utf-8") as fh:
-                csv.writer(fh).writerows(kept)
+        iterations = _read_iterations(root / "iterations.csv", set(hosts["host"]))
+        listed = set(iterations["iteration"])
+        for name in ("transfers.csv", "trace.csv"):
+            if (root / name).exists():
+                _keep_iterations(root / name, listed)
         writer = cls.__new__(cls)
         writer.path, writer.meta, writer.hosts = root, meta, set(hosts["host"])
+        writer.extra_columns = tuple(iterations.columns[len(ITERATIONS_COLUMNS):])
         return writer
 
     def add_iteration(self, iteration: int, *, root: str,
                       transfers: Iterable[tuple[str, str, int]] | pd.DataFrame,
                       nbytes: int, duration_s: float | None = None,
-                      complete: bool = True) -> None:
+                      complete: bool = True, extra: Mapping[str, Any] | None = None) -> None:
         """Append one finished iteration.
 
         Parameters
@@ -485,6 +503,8 @@ class MeasurementWriter:
             Wall time of the broadcast.
         complete : bool, default True
             False when the time limit passed before every peer had the file.
+        extra : mapping, optional
+            Values of the writer's ``iteration_columns`` (missing ones are left empty).
         """
         if root not in self.hosts:
             raise DatasetError(f"unknown root host {root!r}", field="root")
@@ -499,10 +519,55 @@ class MeasurementWriter:
             os.fsync(fh.fileno())
         duration = "" if duration_s is None or math.isnan(duration_s) else f"{duration_s:.6f}"
         with (self.path / "iterations.csv").open("a", newline="", encoding="utf-8") as fh:
+            extra = extra or {}
             csv.writer(fh).writerow((iteration, root, int(nbytes), duration,
-                                     "true" if complete else "false"))
+                                     "true" if complete else "false",
+                                     *(extra.get(c, "") for c in self.extra_columns)))
             fh.flush()
             os.fsync(fh.fileno())
+
+    def add_trace(self, iteration: int, rows: Iterable[tuple[float, str, str, int, int]]) -> None:
+        """Append the per-block trace of an iteration to ``trace.csv``.
+
+        Call it before :meth:`add_iteration` of the same iteration, so that
+        a run stopped in between leaves no trace of an unlisted iteration.
+
+        Parameters
+        ----------
+        iteration : int
+        rows : iterable of (time_s, sender, receiver, piece, block)
+            One row per 16 KiB block sent, ``time_s`` from the broadcast's start.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> w = MeasurementWriter(d, {"method": "bittorrent"}, [("a", "", ""), ("b", "", "")])
+        >>> w.add_trace(0, [(0.01, "a", "b", 0, 0)])
+        >>> open(d + "/trace.csv").read().splitlines()
+        ['iteration,time_s,sender,receiver,piece,block', '0,0.01,a,b,0,0']
+        """
+        path = self.path / "trace.csv"
+        new = not path.exists()
+        with path.open("a", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh)
+            if new:
+                out.writerow(TRACE_COLUMNS)
+            for time_s, sender, receiver, piece, block in rows:
+                out.writerow((iteration, time_s, sender, receiver, piece, block))
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def _keep_iterations(path: Path, listed: set[int]) -> None:
+    """Rewrite a CSV whose first column is the iteration, keeping only ``listed`` ones."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    kept = rows[:1] + [r for r in rows[1:] if r and r[0].strip().isdigit()
+                       and int(r[0]) in listed]
+    if len(kept) != len(rows):
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerows(kept)
 
 
 def write_measurement(measurement: Measurement, path: str | os.PathLike[str], *,

@@ -9,7 +9,8 @@ import pytest
 
 from cluster.louvain import louvain
 from measure.flows import max_min_rates
-from measure.simulator import SwarmParams, simulate, simulate_broadcast
+from measure.simulator import simulate, simulate_broadcast
+from measure.swarm import SwarmParams
 from tomography.dataset import read_measurement
 from tomography.errors import DatasetError
 from tomography.topology import parse_topology, read_topology

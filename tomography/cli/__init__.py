@@ -15,13 +15,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from tomography.cli.measure import COMMANDS as MEASURE_COMMANDS, add_commands
 from tomography.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
 
 EPILOG = """\
 examples:
-  tomography demo -o /tmp/demo                 # make a synthetic dataset and analyse it
+  tomography demo -o /tmp/demo                 # measure an emulated network (root) and analyse it
+  tomography testbed up two-sites-demo         # raise an emulated network (root)
+  tomography measure bittorrent --testbed two-sites-demo --until-converged -o run
   tomography info DATASET
   tomography cluster DATASET --format json
   tomography hierarchy DATASET                  # Hasse diagram as text
@@ -117,31 +120,6 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1.5)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
-    p = sub.add_parser("simulate", help="simulate BitTorrent broadcasts over a topology and "
-                                        "write a measurement dataset")
-    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
-    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
-    p.add_argument("--iterations", "-n", type=_positive_int, default=5,
-                   help="broadcasts, each from the next root in a seeded rotation (default 5)")
-    p.add_argument("--size", default="64MiB", help="file size, with its unit (default 64MiB)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue a dataset this command started (same topology and options)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
-    p.add_argument("--tit-for-tat", choices=("on", "off"), default="on",
-                   help="choose unchoked peers by what they sent (on, default) or at random")
-    p.add_argument("--unchoke-interval", default="15s",
-                   help="time between choking decisions (default 15s, libtorrent's)")
-    p.add_argument("--upload-slots", type=_positive_int, default=8,
-                   help="unchoked peers per uploader, plus one optimistic (default 8)")
-    p.add_argument("--peer-list", type=_positive_int, default=35,
-                   help="random peers given to each peer (default 35)")
-    p.add_argument("--piece-size", default=None,
-                   help="piece size (default: libtorrent's automatic choice, the file size "
-                        "over 2048 rounded up to a power of two, at least 16KiB)")
-    p.add_argument("--time-limit", default="3600s",
-                   help="simulated time after which an iteration is incomplete (default 3600s)")
-
     p = sub.add_parser("synthetic", help="write a planted-partition dataset (synthetic, "
                                          "not a measurement)")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
@@ -152,11 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
 
-    p = sub.add_parser("demo", help="generate a synthetic planted hierarchy and analyse it "
-                                    "end to end")
-    p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
-                   help="where to write the dataset and results (default out/demo)")
-    p.add_argument("--seed", type=int, default=0)
+    add_commands(sub)
     return parser
 
 
@@ -361,46 +335,6 @@ def cmd_truth(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from measure.simulator import SwarmParams, simulate
-    from tomography.topology import read_topology
-    from tomography.units import parse_size, parse_time
-
-    topo = read_topology(args.topology)
-    params = SwarmParams(piece_size=parse_size(args.piece_size) if args.piece_size else None,
-                         upload_slots=args.upload_slots,
-                         unchoke_interval=parse_time(args.unchoke_interval),
-                         tit_for_tat=args.tit_for_tat == "on", peer_list=args.peer_list,
-                         time_limit=parse_time(args.time_limit))
-    size = parse_size(args.size)
-    done = 0
-    bar = tqdm(total=args.iterations, desc=f"simulating {topo.name}", unit="iteration",
-               disable=None)
-
-    def step(i: int, result) -> None:
-        nonlocal done
-        done = i + 1
-        bar.n = done
-        bar.set_postfix_str(f"{result.duration:.1f}s simulated"
-                            + ("" if result.complete else ", incomplete"))
-        bar.refresh()
-
-    try:
-        simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
-                 params=params, resume=args.resume, overwrite=args.force, progress=step)
-    except KeyboardInterrupt:
-        bar.close()
-        print(f"tomography: interrupted; {done} iterations are in {args.output}; continue "
-              "with the same command and --resume", file=sys.stderr)
-        return 130
-    bar.close()
-    _emit(f"wrote {args.iterations} simulated iterations of {args.size} over {topo.name} "
-          f"({len(topo.hosts)} hosts) to {args.output}")
-    return 0
-
-
 def cmd_synthetic(args: argparse.Namespace) -> int:
     from tomography.dataset import write_measurement
     from tomography.synthetic import planted_hierarchy
@@ -418,50 +352,9 @@ def cmd_synthetic(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    from cluster.accuracy import hierarchy_nmi, nmi
-    from cluster.louvain import louvain
-    from cluster.spanning_tree import cluster_tree
-    from tomography.dataset import read_measurement, write_measurement
-    from tomography.synthetic import planted_hierarchy
-    from tomography.weights import mean_weights
-    from visualize.text import cluster_tree_text, hasse_text
-
-    out = args.output
-    data = out / "dataset"
-    print("SYNTHETIC demonstration: a planted hierarchy of 3 sites x 3 clusters x 16 hosts, "
-          "block counts drawn from a random model (not a measured or simulated network).")
-    m = planted_hierarchy((3, 3), 16, iterations=5, seed=args.seed)
-    write_measurement(m, data, overwrite=True)
-    m = read_measurement(data)
-    W = mean_weights(m)
-    print(f"\n1. dataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
-    flat = louvain(W, seed=args.seed)
-    truth = m.labels
-    sites = [truth[h].split("/")[0] for h in m.host_names]
-    print(f"\n2. flat clustering (Louvain, best level): {flat.n_clusters} clusters, "
-          f"modularity {flat.modularity:.3f}, NMI vs sites {nmi(sites, flat.labels):.3f}")
-    ns = argparse.Namespace(linkage="thesis", start="refined", loops=0.5, engine="igraph",
-                            resolution=1.0, restarts=1, seed=args.seed)
-    h = _hierarchy(ns, W, m.host_names)
-    print("\n3. averaged-edge hierarchy\n")
-    print(hasse_text(h, truth))
-    levels = hierarchy_nmi(h, truth)
-    print("\n   NMI per level:", ", ".join(f"level {int(r.level)}: {r.nmi:.3f}"
-                                          for r in levels.itertuples()))
-    t = cluster_tree(W, m.host_names, seed=args.seed)
-    print("\n4. topology as a tree (maximum spanning tree of the flat clusters)\n")
-    print(cluster_tree_text(t, truth))
-    (out / "hierarchy.json").write_text(h.to_json(indent=2) + "\n", encoding="utf-8")
-    (out / "tree.json").write_text(t.to_json(indent=2) + "\n", encoding="utf-8")
-    print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}")
-    return 0
-
-
 COMMANDS = {"info": cmd_info, "cluster": cmd_cluster, "hierarchy": cmd_hierarchy,
             "tree": cmd_tree, "evaluate": cmd_evaluate, "truth": cmd_truth,
-            "simulate": cmd_simulate, "synthetic": cmd_synthetic,
-            "demo": cmd_demo}
+            "synthetic": cmd_synthetic, **MEASURE_COMMANDS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,403 @@
+"""One instrumented BitTorrent peer: a libtorrent session closed to everyone but the run.
+
+A peer is a process (``python -m measure.peer --address IP``) that a
+coordinator (:mod:`measure.coordinator`) drives through its standard input
+and output, one JSON object per line.  Pipes carry the protocol, so the same
+peer runs as a local process, inside a testbed namespace
+(``ip netns exec``) or under a remote launcher; only the swarm's own traffic
+crosses the network.
+
+The protocol (coordinator -> peer commands, peer -> coordinator events):
+
+=====================================  ==========================================
+``{"event": "hello", ...}``            sent once the session listens: ``address``,
+                                       ``port``, ``libtorrent`` version, the
+                                       effective ``settings``.
+``{"cmd": "add", "iteration": i,       add the iteration's torrent (base64 of the
+"torrent": B64, "seed": bool,          ``.torrent``), as the seed (seed mode, data
+"allow": [ip, ...], "trace": bool}``   already there) or empty; only ``allow``
+                                       addresses pass the IP filter.  Answer:
+                                       ``{"event": "added", "iteration": i}``.
+``{"cmd": "go", "peers":               connect to these peers; the broadcast runs.
+[[ip, port], ...]}``                   A downloader sends ``{"event": "finished",
+                                       "t": s}`` when it has every piece (``t``
+                                       seconds after ``go``).
+``{"cmd": "stop"}``                    report and drop the torrent: ``{"event":
+                                       "report", "iteration", "sent": {ip: [blocks,
+                                       bytes]}, "payload_download",
+                                       "redundant_bytes", "failed_bytes",
+                                       "have_pieces", "num_pieces", "alerts_dropped",
+                                       "trace": [[t, ip, piece, block], ...]}``.
+``{"cmd": "quit"}``                    close the session and exit.
+=====================================  ==========================================
+
+Errors are reported as ``{"event": "error", "message": ...}``.
+
+Counting: every 16 KiB block is counted on the **sender's** side, from
+libtorrent's ``block_uploaded_alert``, keyed by the receiver's address (the
+peer binds its outgoing connections to its own address, so one address is
+one host).  The receiver-side ``block_finished_alert`` undercounts: it is
+not posted for blocks whose write completes after the torrent turns seed.
+The alert queue is raised far above one iteration's blocks and a dropped
+alert is reported, never ignored.
+
+The file is dummy data: a sparse file of zeros in ``/dev/shm`` (memory, no
+disk I/O on the measured path); the seed starts in seed mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import os
+import queue
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import libtorrent as lt
+
+from measure.swarm import SwarmParams
+from tomography.dataset import BLOCK_SIZE
+
+__all__ = ["session_settings", "make_torrent", "lt_version", "Peer", "serve", "main"]
+
+ALERT_QUEUE = 4_000_000  # alerts; one per 16 KiB block sent must never be dropped
+
+
+def session_settings(address: str, port: int, params: SwarmParams = SwarmParams(),
+                     upload_limit: int = 0) -> dict[str, Any]:
+    """libtorrent settings of a measurement peer: closed, TCP only, with the swarm's parameters.
+
+    No DHT, local peer discovery, UPnP, NAT-PMP, uTP or WebTorrent STUN
+    server; listen on ``address`` only and bind outgoing connections to it.
+
+    Parameters
+    ----------
+    address : str
+        The host's IPv4 address in the run.
+    port : int
+        The port to listen on (0: any free port).
+    params : SwarmParams
+        Upload slots, choking, intervals.
+    upload_limit : int, default 0
+        Upload rate cap in bytes/s (0: none), for runs on one machine
+        without a testbed; :class:`Peer` makes it apply to loopback and
+        private addresses too, which libtorrent otherwise exempts.
+
+    Returns
+    -------
+    dict
+        A settings pack for ``libtorrent.session``.
+
+    Examples
+    --------
+    >>> s = session_settings("127.0.0.2", 6881)
+    >>> s["enable_dht"], s["enable_outgoing_utp"], s["listen_interfaces"]
+    (False, False, '127.0.0.2:6881')
+    >>> session_settings("127.0.0.2", 0, SwarmParams(tit_for_tat=False))["unchoke_slots_limit"]
+    -1
+    """
+    return {
+        "listen_interfaces": f"{address}:{port}",
+        "outgoing_interfaces": address,
+        "enable_dht": False,
+        "enable_lsd": False,
+        "enable_upnp": False,
+        "enable_natpmp": False,
+        "enable_incoming_utp": False,
+        "enable_outgoing_utp": False,
+        "webtorrent_stun_server": "",
+        "dht_bootstrap_nodes": "",
+        "announce_to_all_trackers": False,
+        "alert_queue_size": ALERT_QUEUE,
+        "alert_mask": int(lt.alert_category.upload | lt.alert_category.status
+                          | lt.alert_category.error),
+        "min_reconnect_time": 1,
+        "close_redundant_connections": False,
+        "choking_algorithm": int(lt.choking_algorithm_t.fixed_slots_choker),
+        "seed_choking_algorithm": int(lt.seed_choking_algorithm_t.round_robin),
+        "unchoke_slots_limit": params.upload_slots if params.tit_for_tat else -1,
+        "unchoke_interval": int(round(params.unchoke_interval)),
+        "optimistic_unchoke_interval": int(round(params.optimistic_unchoke_interval)),
+        "upload_rate_limit": int(upload_limit),
+        "user_agent": f"tomography-peer/libtorrent-{lt.__version__}",
+    }
+
+
+def lt_version() -> str:
+    """The version of the libtorrent the peers run.
+
+    Examples
+    --------
+    >>> lt_version().count(".") >= 2
+    True
+    """
+    return lt.__version__
+
+
+def make_torrent(file_size: int, piece_size: int, name: str) -> bytes:
+    """The ``.torrent`` of a file of ``file_size`` zero bytes, v1 only.
+
+    Every peer and every run gives the same bytes for the same arguments;
+    the iteration goes into ``name`` so each broadcast has its own info hash.
+
+    Examples
+    --------
+    >>> t = lt.torrent_info(lt.bdecode(make_torrent(100_000, 32768, "x")))
+    >>> t.num_pieces(), t.total_size(), t.name()
+    (4, 100000, 'x')
+    """
+    if file_size < 1:
+        raise ValueError(f"file_size must be >= 1 byte, got {file_size}")
+    if piece_size < BLOCK_SIZE or piece_size % BLOCK_SIZE:
+        raise ValueError(f"piece_size must be a positive multiple of {BLOCK_SIZE}")
+    torrent = lt.create_torrent([lt.create_file_entry(name, file_size)], piece_size,
+                                flags=lt.create_torrent.v1_only)
+    full = hashlib.sha1(bytes(piece_size)).digest()
+    for piece in range(torrent.num_pieces()):
+        length = min(piece_size, file_size - piece * piece_size)
+        torrent.set_hash(piece, full if length == piece_size else hashlib.sha1(bytes(length)).digest())
+    torrent.set_creator("tomography")
+    return lt.bencode(torrent.generate())
+
+
+class Peer:
+    """A measurement peer: a libtorrent session and the counts of one broadcast at a time.
+
+    Parameters
+    ----------
+    address : str
+        The host's address in the run.
+    port : int
+        Listening port (0: any).
+    params : SwarmParams
+    upload_limit : int, default 0
+        Upload cap in bytes/s for every peer it talks to (0: none).
+    workdir : path, optional
+        Where the dummy file lives; default a fresh directory in ``/dev/shm``.
+
+    Examples
+    --------
+    >>> p = Peer("127.0.0.1", 0)
+    >>> p.port > 0
+    True
+    >>> p.close()
+    """
+
+    def __init__(self, address: str, port: int = 0, params: SwarmParams = SwarmParams(),
+                 upload_limit: int = 0, workdir: str | os.PathLike[str] | None = None) -> None:
+        self.address = address
+        self.settings = session_settings(address, port, params, upload_limit)
+        self.session = lt.session(self.settings)
+        if upload_limit:  # put every address in the global (rate-limited) peer class
+            classes = lt.ip_filter()
+            classes.add_rule("0.0.0.0", "255.255.255.255", 1 << self.session.global_peer_class_id)
+            self.session.set_peer_class_filter(classes)
+        base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+        self.workdir = Path(workdir) if workdir else Path(
+            tempfile.mkdtemp(prefix=f"tomography-peer-{address}-", dir=base))
+        self.port = self._wait_listening()
+        self.handle: Any = None
+        self._reset()
+
+    def _wait_listening(self, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for alert in self.session.pop_alerts():
+                if isinstance(alert, lt.listen_failed_alert):
+                    raise OSError(f"cannot listen on {self.settings['listen_interfaces']}: "
+                                  f"{alert.message()}")
+            if self.session.is_listening() and self.session.listen_port():
+                return self.session.listen_port()
+            self.session.wait_for_alert(50)
+        raise OSError(f"no listening socket on {self.settings['listen_interfaces']} "
+                      f"after {timeout:.0f} s")
+
+    def _reset(self) -> None:
+        self.iteration: int | None = None
+        self.seed = False
+        self.sent: dict[str, list[int]] = {}
+        self.trace: list[list[Any]] | None = None
+        self.started = 0.0
+        self.finished_at: float | None = None
+        self.alerts_dropped = False
+        self.errors: list[str] = []
+
+    def add(self, iteration: int, torrent: bytes, *, seed: bool, allow: list[str],
+            trace: bool = False) -> None:
+        """Add one iteration's torrent, as its seed or as a downloader."""
+        if self.handle is not None:
+            self.stop()
+        self._reset()
+        self.iteration, self.seed = iteration, seed
+        self.trace = [] if trace else None
+        info = lt.torrent_info(lt.bdecode(torrent))
+        self.piece_size, self.file_size = info.piece_length(), info.total_size()
+        if seed:
+            with open(self.workdir / info.name(), "wb") as fh:
+                fh.truncate(self.file_size)
+        ip_filter = lt.ip_filter()
+        ip_filter.add_rule("0.0.0.0", "255.255.255.255", 1)
+        for address in allow:
+            ip_filter.add_rule(address, address, 0)
+        self.session.set_ip_filter(ip_filter)
+        atp = lt.add_torrent_params()
+        atp.ti = info
+        atp.save_path = str(self.workdir)
+        flags = (lt.torrent_flags.default_flags & ~lt.torrent_flags.auto_managed
+                 & ~lt.torrent_flags.paused)
+        flags |= (lt.torrent_flags.disable_pex | lt.torrent_flags.disable_dht
+                  | lt.torrent_flags.disable_lsd | lt.torrent_flags.apply_ip_filter)
+        if seed:
+            flags |= lt.torrent_flags.seed_mode
+        atp.flags = flags
+        self.handle = self.session.add_torrent(atp)
+
+    def go(self, peers: list[tuple[str, int]]) -> None:
+        """Start the broadcast: connect to ``peers``."""
+        self.started = time.monotonic()
+        for address, port in peers:
+            self.handle.connect_peer((address, int(port)))
+
+    def poll(self, timeout_ms: int = 50) -> list[dict[str, Any]]:
+        """Handle pending alerts; return the events to send (``finished``, ``error``)."""
+        events: list[dict[str, Any]] = []
+        self.session.wait_for_alert(timeout_ms)
+        for alert in self.session.pop_alerts():
+            if isinstance(alert, lt.block_uploaded_alert):
+                self._count(alert)
+            elif isinstance(alert, lt.torrent_finished_alert):
+                if not self.seed and self.finished_at is None and self.handle is not None:
+                    self.finished_at = time.monotonic() - self.started
+                    events.append({"event": "finished", "iteration": self.iteration,
+                                   "t": self.finished_at})
+            elif isinstance(alert, lt.alerts_dropped_alert):
+                self.alerts_dropped = True
+                events.append({"event": "error", "message": "libtorrent dropped alerts: "
+                               "this iteration's counts are incomplete"})
+            elif alert.category() & lt.alert_category.error:
+                self.errors.append(alert.message())
+                events.append({"event": "error", "message": alert.message()})
+        return events
+
+    def _count(self, alert: Any) -> None:
+        receiver = alert.ip[0]
+        start = alert.piece_index * self.piece_size + alert.block_index * BLOCK_SIZE
+        size = min(BLOCK_SIZE, self.piece_size - alert.block_index * BLOCK_SIZE,
+                   self.file_size - start)
+        entry = self.sent.setdefault(receiver, [0, 0])
+        entry[0] += 1
+        entry[1] += size
+        if self.trace is not None:
+            self.trace.append([round(time.monotonic() - self.started, 6), receiver,
+                               alert.piece_index, alert.block_index])
+
+    def stop(self) -> dict[str, Any]:
+        """End the iteration: report the counts and remove the torrent and its file."""
+        self.poll(0)
+        status = self.handle.status()
+        report = {"event": "report", "iteration": self.iteration, "sent": self.sent,
+                  "payload_download": status.total_payload_download,
+                  "redundant_bytes": status.total_redundant_bytes,
+                  "failed_bytes": status.total_failed_bytes,
+                  "have_pieces": status.num_pieces,
+                  "num_pieces": self.handle.torrent_file().num_pieces(),
+                  "alerts_dropped": self.alerts_dropped, "errors": self.errors,
+                  "trace": self.trace or []}
+        self.session.remove_torrent(self.handle)
+        self.handle = None
+        for item in self.workdir.iterdir():  # unlinking a file libtorrent still maps is fine
+            item.unlink(missing_ok=True) if item.is_file() else shutil.rmtree(item, ignore_errors=True)
+        return report
+
+    def close(self) -> None:
+        """Drop any torrent, the session and the work directory."""
+        if self.handle is not None:
+            self.session.remove_torrent(self.handle)
+            self.handle = None
+        del self.session
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _read_commands(stream: TextIO, inbox: "queue.Queue[dict[str, Any] | None]") -> None:
+    for line in stream:
+        line = line.strip()
+        if line:
+            try:
+                inbox.put(json.loads(line))
+            except json.JSONDecodeError as exc:
+                inbox.put({"cmd": "invalid", "message": f"not JSON: {exc}"})
+    inbox.put(None)  # the coordinator went away
+
+
+def serve(peer: Peer, commands: TextIO = sys.stdin, events: TextIO = sys.stdout) -> None:
+    """Run the protocol on a pair of text streams until ``quit`` or end of input."""
+    def send(obj: dict[str, Any]) -> None:
+        events.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        events.flush()
+
+    send({"event": "hello", "address": peer.address, "port": peer.port,
+          "libtorrent": lt.__version__, "settings": peer.settings})
+    inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    threading.Thread(target=_read_commands, args=(commands, inbox), daemon=True).start()
+    while True:
+        for event in peer.poll(20):
+            send(event)
+        try:
+            command = inbox.get_nowait()
+        except queue.Empty:
+            continue
+        if command is None or command.get("cmd") == "quit":
+            return
+        try:
+            kind = command.get("cmd")
+            if kind == "add":
+                peer.add(int(command["iteration"]), base64.b64decode(command["torrent"]),
+                         seed=bool(command["seed"]), allow=list(command["allow"]),
+                         trace=bool(command.get("trace", False)))
+                send({"event": "added", "iteration": peer.iteration})
+            elif kind == "go":
+                peer.go([tuple(p) for p in command["peers"]])
+            elif kind == "stop":
+                send(peer.stop() if peer.handle is not None else
+                     {"event": "error", "message": "stop: no torrent"})
+            else:
+                send({"event": "error", "message": f"unknown command {command!r}"})
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            send({"event": "error", "message": f"{kind}: {exc}"})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m measure.peer``."""
+    parser = argparse.ArgumentParser(prog="python -m measure.peer",
+                                     description="An instrumented libtorrent peer driven "
+                                     "through stdin/stdout (see measure.peer).")
+    parser.add_argument("--address", required=True, help="this host's IPv4 address")
+    parser.add_argument("--port", type=int, default=0, help="listening port (0: any)")
+    parser.add_argument("--params", default="{}",
+                        help="SwarmParams as JSON (upload_slots, unchoke_interval, ...)")
+    parser.add_argument("--upload-limit", type=int, default=0,
+                        help="upload cap in bytes/s, loopback included (0: none)")
+    args = parser.parse_args(argv)
+    params = SwarmParams(**json.loads(args.params))
+    try:
+        peer = Peer(args.address, args.port, params, args.upload_limit)
+    except OSError as exc:
+        print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+        return 1
+    try:
+        serve(peer)
+    finally:
+        peer.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

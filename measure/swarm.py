@@ -1,0 +1,106 @@
+"""What real and simulated swarms share: the BitTorrent settings, who peers with whom, the roots.
+
+The simulator (:mod:`measure.simulator`) and the libtorrent peers
+(:mod:`measure.peer`, driven by :mod:`measure.coordinator`) take the same
+:class:`SwarmParams`, draw their peer lists with :func:`peer_lists` and rotate
+the root with :func:`root_order`, so that a simulated and a real run with one
+seed differ only in the network they run on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tomography.dataset import BLOCK_SIZE
+
+__all__ = ["SwarmParams", "peer_lists", "root_order"]
+
+
+@dataclass(frozen=True)
+class SwarmParams:
+    """BitTorrent settings that shape the metric (SPEC section 1).
+
+    Defaults follow libtorrent's settings where libtorrent has one
+    (``unchoke_slots_limit`` 8, ``unchoke_interval`` 15 s,
+    ``optimistic_unchoke_interval`` 30 s, fixed-slots choker, round-robin
+    seed choker, 16 KiB blocks, and with ``piece_size=None`` libtorrent's
+    automatic piece size: the file size over 2048, rounded up to a power of
+    two, at least 16 KiB); the peer list of 35 is the thesis's.  The TCP
+    window is the simulator's alone (real TCP has its own).
+
+    With ``tit_for_tat`` a downloading peer unchokes the peers that sent it
+    most (libtorrent's fixed-slots choker ranks by download rate).  Without
+    it, the simulator unchokes at random; libtorrent has no random choker,
+    so real peers then unchoke every interested peer (no choking at all),
+    which removes the preference for fast peers the same way.
+    """
+
+    piece_size: int | None = None
+    upload_slots: int = 8
+    unchoke_interval: float = 15.0
+    optimistic_unchoke_interval: float = 30.0
+    tit_for_tat: bool = True
+    peer_list: int = 35
+    tcp_window: int = 4 * 2**20
+    time_limit: float = 3600.0
+
+    def __post_init__(self) -> None:
+        if self.piece_size is not None and (self.piece_size <= 0
+                                            or self.piece_size % BLOCK_SIZE):
+            raise ValueError(f"piece_size must be a positive multiple of {BLOCK_SIZE}, "
+                             f"got {self.piece_size}")
+        if self.upload_slots < 1 or self.peer_list < 1:
+            raise ValueError("upload_slots and peer_list must be >= 1")
+        if min(self.unchoke_interval, self.optimistic_unchoke_interval, self.time_limit) <= 0:
+            raise ValueError("intervals and time_limit must be > 0")
+        if self.tcp_window <= 0:
+            raise ValueError("tcp_window must be > 0")
+
+    def piece_bytes(self, file_size: int) -> int:
+        """The piece size for a file: ``piece_size``, or libtorrent's automatic choice.
+
+        Examples
+        --------
+        >>> SwarmParams().piece_bytes(64 * 2**20), SwarmParams().piece_bytes(239 * 10**6)
+        (32768, 131072)
+        """
+        if self.piece_size is not None:
+            return self.piece_size
+        size = BLOCK_SIZE
+        while size < file_size / 2048 and size < 2 * 2**20:
+            size *= 2
+        return size
+
+
+def peer_lists(n: int, peer_list: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """The peers each of ``n`` peers is given: ``min(peer_list, n - 1)`` others at random.
+
+    This is the list a tracker would hand out, capped; connections are
+    two-way, so a peer's neighbours are those it lists and those listing it.
+
+    Examples
+    --------
+    >>> lists = peer_lists(5, 2, np.random.default_rng(0))
+    >>> [len(x) for x in lists], any(i in x for i, x in enumerate(lists))
+    ([2, 2, 2, 2, 2], False)
+    """
+    k = min(peer_list, n - 1)
+    out = []
+    for i in range(n):
+        pick = rng.choice(n - 1, size=k, replace=False)
+        out.append(np.sort(pick + (pick >= i)))
+    return out
+
+
+def root_order(hosts: list[str], seed: int) -> list[str]:
+    """The rotation of roots: a seeded permutation of the hosts, repeated.
+
+    Examples
+    --------
+    >>> root_order(["a", "b", "c"], 1) == root_order(["a", "b", "c"], 1)
+    True
+    """
+    perm = np.random.default_rng([seed, 0x5EED]).permutation(len(hosts))
+    return [hosts[i] for i in perm]

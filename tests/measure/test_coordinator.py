@@ -1,0 +1,181 @@
+"""Real libtorrent swarms on loopback addresses: counts, closure, failures, resume."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from measure.coordinator import local_hosts, run_broadcasts
+from measure.peer import session_settings
+from measure.swarm import SwarmParams
+from tomography.dataset import read_measurement
+from tomography.errors import DatasetError
+
+MiB = 2**20
+
+
+def _peer_pids(addresses: set[str]) -> dict[int, str]:
+    """Pids of running peer processes started for these addresses."""
+    out = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if "measure.peer" in args:
+            for address in addresses:
+                if f"--address {address}" in args:
+                    found[int(pid)] = address
+    return found
+
+
+def test_counts_conserve_data(tmp_path: Path) -> None:
+    size = 4 * MiB + 12345  # a short last piece and a short last block
+    run = run_broadcasts(local_hosts(5, first=20), tmp_path / "bt", iterations=2,
+                         file_size=size, seed=4, trace=True)
+    m = read_measurement(tmp_path / "bt")
+    assert m.meta["method"] == "bittorrent" and m.iteration_ids == [0, 1]
+    assert m.meta["params"]["file_size"] == size and "settings" in m.meta["libtorrent"]
+    for result in run.iterations:
+        assert result.complete, result.notes
+        assert set(result.finished) == set(m.host_names) - {result.root}
+        for host in m.host_names:
+            received = sum(b for (r, _), (_, b) in result.sent.items() if r == host)
+            # the senders' counts are exactly what the receiver got
+            assert received == result.payload[host]
+            if host != result.root:
+                # ... and a complete iteration gave every receiver the whole file
+                assert received - result.redundant[host] == size
+        blocks = m.transfers[m.transfers["iteration"] == result.iteration]
+        assert blocks["blocks"].sum() == sum(b for b, _ in result.sent.values())
+        assert not (blocks["sender"] == blocks["receiver"]).any()
+    trace = (tmp_path / "bt" / "trace.csv").read_text().splitlines()
+    assert trace[0] == "iteration,time_s,sender,receiver,piece,block"
+    assert len(trace) - 1 == m.transfers["blocks"].sum()
+
+
+def test_swarm_is_closed(tmp_path: Path) -> None:
+    settings = session_settings("127.0.0.30", 0)
+    assert not any(settings[k] for k in ("enable_dht", "enable_lsd", "enable_upnp",
+                                         "enable_natpmp", "enable_incoming_utp",
+                                         "enable_outgoing_utp", "webtorrent_stun_server",
+                                         "dht_bootstrap_nodes"))
+    if shutil.which("ss") is None:
+        pytest.skip("ss (iproute2) is missing: the socket check cannot run")
+    hosts = local_hosts(4, first=30)
+    allowed = set(hosts["address"])
+    seen: list[str] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            pids = _peer_pids(allowed)
+            out = subprocess.run(["ss", "-Htanup"], capture_output=True, text=True).stdout
+            seen.extend(line for line in out.splitlines()
+                        if any(f"pid={pid}," in line for pid in pids))
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        run_broadcasts(hosts, tmp_path / "bt", iterations=1, file_size=6 * MiB, seed=0,
+                       upload_limit=2 * MiB)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen, "no peer socket was seen during the broadcast"
+    assert any(line.startswith("tcp") and "ESTAB" in line for line in seen)
+    for line in seen:
+        fields = line.split()
+        local = fields[4].rsplit(":", 1)[0].split("%")[0]
+        peer = fields[5].rsplit(":", 1)[0].split("%")[0]
+        assert local in allowed, line
+        if fields[0] == "udp":
+            # libtorrent keeps one UDP socket on the listen address (uTP, UDP
+            # trackers); with uTP, DHT and trackers off it is never connected
+            assert fields[1] == "UNCONN" and peer == "0.0.0.0", line
+        else:
+            assert fields[0] == "tcp", line
+            assert peer in allowed or fields[1] == "LISTEN", line
+
+
+def test_killed_peer_gives_incomplete_iteration_and_run_goes_on(tmp_path: Path) -> None:
+    hosts = local_hosts(4, first=40)
+    params = SwarmParams(time_limit=60)
+    run_root = None
+    killed: list[str] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not killed:
+            pids = _peer_pids(set(hosts["address"]))
+            if len(pids) == 4:
+                time.sleep(2.5)  # peers up, torrent added, broadcast under way
+                for pid, address in pids.items():
+                    host = hosts.loc[hosts["address"] == address, "host"].item()
+                    if host != run_root:
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(host)
+                        return
+            time.sleep(0.1)
+
+    from measure.swarm import root_order
+    run_root = root_order(sorted(hosts["host"]), 0)[0]
+    thread = threading.Thread(target=killer)
+    thread.start()
+    run = run_broadcasts(hosts, tmp_path / "bt", iterations=2, file_size=8 * MiB, seed=0,
+                         params=params, upload_limit=2 * MiB)
+    thread.join()
+    assert killed
+    first, second = run.iterations
+    assert not first.complete and killed[0] in first.failed
+    assert any(killed[0] in note for note in first.notes)
+    assert second.complete  # the dead peer was started again
+    m = read_measurement(tmp_path / "bt")
+    assert m.iterations["complete"].tolist() == [False, True]
+    assert m.iterations["failed_peers"].tolist()[0] == killed[0]
+    assert m.transfers[m.transfers["iteration"] == 0]["blocks"].sum() > 0  # counts kept
+    assert "incomplete" in run.describe()
+
+
+def test_ctrl_c_keeps_iterations_and_resume_finishes(tmp_path: Path) -> None:
+    out = tmp_path / "bt"
+    hosts = tmp_path / "hosts.csv"
+    local_hosts(3, first=50).to_csv(hosts, index=False)
+    cmd = [sys.executable, "-m", "tomography", "measure", "bittorrent", "--hosts", str(hosts),
+           "-o", str(out), "-n", "6", "--size", "3MiB", "--upload-limit", "3MiB/s"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = (out / "iterations.csv").read_text().splitlines() if \
+            (out / "iterations.csv").exists() else []
+        if len(lines) >= 2:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in err
+    kept = read_measurement(out).iteration_ids
+    assert 1 <= len(kept) < 6
+    assert not _peer_pids({"127.0.0.50", "127.0.0.51", "127.0.0.52"})
+    with pytest.raises(DatasetError, match="file_size"):
+        run_broadcasts(local_hosts(3, first=50), out, iterations=6, file_size=MiB,
+                       resume=True, upload_limit=3 * MiB)
+    done = subprocess.run(cmd + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert read_measurement(out).iteration_ids == list(range(6))
+
+
+def test_bad_hosts_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least 2 hosts"):
+        run_broadcasts(local_hosts(1), tmp_path / "a", iterations=1, file_size=MiB)
+    same = [("a", "127.0.0.2", ""), ("b", "127.0.0.2", "")]
+    with pytest.raises(ValueError, match="own address"):
+        run_broadcasts(same, tmp_path / "b", iterations=1, file_size=MiB)

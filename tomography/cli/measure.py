@@ -1,0 +1,421 @@
+"""Commands that make datasets: ``simulate``, ``measure``, ``testbed`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from tomography.errors import TomographyError
+
+__all__ = ["add_commands", "COMMANDS"]
+
+DEMO_TOPOLOGY = "two-sites-demo"
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str) -> None:
+    g = p.add_argument_group("BitTorrent settings (recorded in meta.json)")
+    g.add_argument("--size", default="16MiB", help="file size, with its unit (default 16MiB)")
+    g.add_argument("--seed", type=int, default=0,
+                   help="random seed: roots, peer lists (default 0)")
+    g.add_argument("--tit-for-tat", choices=("on", "off"), default="on",
+                   help="unchoke the peers that sent most (on, default) or without preference")
+    g.add_argument("--unchoke-interval", default="15s",
+                   help="time between choking decisions (default 15s, libtorrent's)")
+    g.add_argument("--upload-slots", type=_positive_int, default=8,
+                   help="unchoked peers per uploader, plus one optimistic (default 8)")
+    g.add_argument("--peer-list", type=_positive_int, default=35,
+                   help="random peers given to each peer (default 35)")
+    g.add_argument("--piece-size", default=None,
+                   help="piece size (default: libtorrent's automatic choice, the file size "
+                        "over 2048 rounded up to a power of two, at least 16KiB)")
+    g.add_argument("--time-limit", default=time_limit,
+                   help=f"time after which an iteration is incomplete (default {time_limit})")
+
+
+def _swarm_params(args: argparse.Namespace):
+    from measure.swarm import SwarmParams
+    from tomography.units import parse_size, parse_time
+
+    return SwarmParams(piece_size=parse_size(args.piece_size) if args.piece_size else None,
+                       upload_slots=args.upload_slots,
+                       unchoke_interval=parse_time(args.unchoke_interval),
+                       tit_for_tat=args.tit_for_tat == "on", peer_list=args.peer_list,
+                       time_limit=parse_time(args.time_limit))
+
+
+def _add_testbed_scale(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bandwidth-scale", type=float, default=1.0, metavar="F",
+                   help="multiply every capacity by F, so the emulation fits the CPU "
+                        "(default 1; recorded)")
+    p.add_argument("--hosts-per-cluster", type=_positive_int, default=None, metavar="K",
+                   help="keep at most K hosts of each cluster (recorded)")
+    p.add_argument("--name", default="tb",
+                   help="testbed name; its namespaces are tomo-NAME-* (default tb)")
+
+
+def add_commands(sub: Any) -> None:
+    """Add the dataset-making commands to the ``tomography`` sub-parsers."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("simulate", help="simulate BitTorrent broadcasts over a topology and "
+                                        "write a measurement dataset", formatter_class=fmt)
+    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
+    p.add_argument("--iterations", "-n", type=_positive_int, default=5,
+                   help="broadcasts, each from the next root in a seeded rotation (default 5)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a dataset this command started (same topology and options)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    _add_swarm_options(p, time_limit="3600s")
+    p.set_defaults(size="64MiB")
+
+    p = sub.add_parser(
+        "measure", help="measure hosts with real BitTorrent broadcasts (libtorrent)",
+        formatter_class=fmt, description="Run instrumented BitTorrent broadcasts with a "
+        "rotating root and write a measurement dataset (method bittorrent), one iteration at "
+        "a time.",
+        epilog="examples:\n"
+               "  tomography measure bittorrent --testbed two-sites-demo --until-converged -o run\n"
+               "  tomography measure bittorrent --local 6 --upload-limit 4MiB/s -n 3 -o run\n"
+               "  tomography measure bittorrent --hosts hosts.csv -n 10 -o run --resume\n\n"
+               "--hosts FILE is a CSV with host,address[,label]: one local peer per address.")
+    msub = p.add_subparsers(dest="method", metavar="METHOD", required=True)
+    p = msub.add_parser("bittorrent", help="instrumented libtorrent broadcasts",
+                        formatter_class=fmt)
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--testbed", metavar="TOPOLOGY",
+                       help="run inside the emulated network of a topology (needs root); "
+                            "raised for the run unless already up")
+    where.add_argument("--hosts", type=Path, metavar="FILE",
+                       help="hosts.csv-style file: a local peer on each address")
+    where.add_argument("--local", type=_positive_int, metavar="N",
+                       help="N local peers on loopback addresses 127.0.0.2...")
+    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
+    p.add_argument("--iterations", "-n", type=_positive_int, default=10,
+                   help="iterations (the most, with --until-converged; default 10)")
+    p.add_argument("--until-converged", nargs="?", type=_positive_int, const=-1, metavar="K",
+                   help="stop once the flat partition has not changed for K iterations "
+                        "(default K: 3)")
+    p.add_argument("--trace", action="store_true",
+                   help="also write trace.csv: every block's time, sender and receiver")
+    p.add_argument("--upload-limit", default=None,
+                   help="per-peer upload cap for local runs, e.g. 4MiB/s (default none)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a dataset this command started (same hosts and options)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    _add_testbed_scale(p)
+    _add_swarm_options(p, time_limit="600s")
+
+    p = sub.add_parser("testbed", help="raise, inspect or remove an emulated network "
+                                       "(network namespaces + tc; needs root)",
+                       formatter_class=fmt)
+    p.add_argument("action", choices=("up", "down", "status"))
+    p.add_argument("topology", nargs="?",
+                   help="topology file or scenario name (for up)")
+    p.add_argument("--all", action="store_true",
+                   help="with down: remove every testbed this tool made (tomo-*)")
+    _add_testbed_scale(p)
+
+    p = sub.add_parser("demo", help="measure a built-in emulated network with real BitTorrent "
+                                    "broadcasts and show what was found", formatter_class=fmt)
+    p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
+                   help="where to write the dataset and results (default out/demo)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", default="16MiB", help="file size per broadcast (default 16MiB)")
+    p.add_argument("--iterations", "-n", type=_positive_int, default=12,
+                   help="most iterations before giving up on convergence (default 12)")
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _progress_bar(total: int, desc: str) -> tuple[Any, Callable[[Any], None]]:
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, unit="iteration", disable=None)
+
+    def step(result: Any) -> None:
+        bar.update(1)
+        bar.set_postfix_str(f"{result.duration:.1f}s" + ("" if result.complete
+                                                         else ", incomplete"))
+    return bar, step
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from measure.simulator import simulate
+    from tomography.topology import read_topology
+    from tomography.units import parse_size
+
+    topo = read_topology(args.topology)
+    params = _swarm_params(args)
+    size = parse_size(args.size)
+    done = 0
+    bar = tqdm(total=args.iterations, desc=f"simulating {topo.name}", unit="iteration",
+               disable=None)
+
+    def step(i: int, result) -> None:
+        nonlocal done
+        done = i + 1
+        bar.n = done
+        bar.set_postfix_str(f"{result.duration:.1f}s simulated"
+                            + ("" if result.complete else ", incomplete"))
+        bar.refresh()
+
+    try:
+        simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
+                 params=params, resume=args.resume, overwrite=args.force, progress=step)
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"tomography: interrupted; {done} iterations are in {args.output}; continue "
+              "with the same command and --resume", file=sys.stderr)
+        return 130
+    bar.close()
+    print(f"wrote {args.iterations} simulated iterations of {args.size} over {topo.name} "
+          f"({len(topo.hosts)} hosts) to {args.output}")
+    return 0
+
+
+def _stop_rule(args: argparse.Namespace, output: Path):
+    if args.until_converged is None:
+        return None
+    from cluster.stability import DEFAULT_STABLE, StablePartition
+    from tomography.dataset import read_measurement
+
+    rule = StablePartition(DEFAULT_STABLE if args.until_converged == -1 else args.until_converged,
+                           seed=args.seed)
+
+    def stop(iteration: int) -> bool:
+        m = read_measurement(output)
+        while len(rule.history) < len(m.iteration_ids) - 1:  # resumed: catch up
+            rule.update(m, len(rule.history) + 1)
+        return rule.update(m)
+    return stop
+
+
+def _measure(args: argparse.Namespace, hosts, launch, meta: dict[str, Any]):
+    """Run the broadcasts of ``measure``/``demo`` with a progress bar; the summary."""
+    from measure.coordinator import run_broadcasts
+    from tomography.units import parse_bandwidth, parse_size
+
+    limit = getattr(args, "upload_limit", None)
+    upload = int(parse_bandwidth(limit) / 8) if limit else 0
+    bar, step = _progress_bar(args.iterations, "broadcasts")
+    try:
+        return run_broadcasts(hosts, args.output, iterations=args.iterations,
+                              file_size=parse_size(args.size), launch=launch, seed=args.seed,
+                              params=_swarm_params(args), upload_limit=upload,
+                              trace=getattr(args, "trace", False), meta=meta,
+                              resume=getattr(args, "resume", False),
+                              overwrite=getattr(args, "force", False),
+                              stop=_stop_rule(args, args.output), progress=step)
+    finally:
+        bar.close()
+
+
+def _interrupted(output: Path) -> int:
+    from tomography.dataset import read_measurement
+
+    try:
+        kept = len(read_measurement(output).iteration_ids)
+    except TomographyError:
+        kept = 0
+    print(f"tomography: interrupted; {kept} finished iteration(s) are in {output}; continue "
+          "with the same command and --resume", file=sys.stderr)
+    return 130
+
+
+def _testbed_for(args: argparse.Namespace):
+    """The testbed to measure on: the one already up under ``--name``, or a new one."""
+    from measure import testbed
+    from tomography.topology import read_topology
+
+    topo = read_topology(args.testbed)
+    if testbed.status(args.name).get("up"):
+        bed = testbed.load(args.name)
+        if bed.topology.name != topo.name:
+            raise TomographyError(f"testbed {args.name!r} runs {bed.topology.name}, not "
+                                  f"{topo.name}; use another --name or take it down")
+        return bed, False
+    return testbed.up(topo, name=args.name, bandwidth=args.bandwidth_scale,
+                      hosts_per_cluster=args.hosts_per_cluster), True
+
+
+def _testbed_hosts(bed) -> list[tuple[str, str, str]]:
+    return [(h.name, bed.addresses[h.name], h.label) for h in bed.topology.hosts]
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from measure.coordinator import local, local_hosts
+
+    bed, raised = None, False
+    try:
+        if args.testbed:
+            bed, raised = _testbed_for(args)
+            hosts, launch = _testbed_hosts(bed), bed.command
+            meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
+            if not bed.latency_applied:
+                print(f"note: {bed.latency_note}", file=sys.stderr)
+        else:
+            hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
+            launch, meta = local, {"launcher": "local"}
+        summary = _measure(args, hosts if isinstance(hosts, pd.DataFrame) else
+                           pd.DataFrame(hosts, columns=["host", "address", "label"]),
+                           launch, meta)
+    except KeyboardInterrupt:
+        return _interrupted(args.output)
+    finally:
+        if raised:
+            from measure import testbed
+            testbed.down(args.name)
+    print(summary.describe())
+    print(f"analyse it: tomography hierarchy {args.output}; tomography tree {args.output}")
+    return 0
+
+
+def _read_hosts_file(path: Path):
+    from tomography.dataset import DatasetError, read_hosts_table
+
+    try:
+        return read_hosts_table(path)
+    except FileNotFoundError:
+        raise DatasetError("no such hosts file", path=path) from None
+
+
+def cmd_testbed(args: argparse.Namespace) -> int:
+    from measure import testbed
+    from tomography.topology import read_topology
+
+    if args.action == "up":
+        if not args.topology:
+            raise TomographyError("testbed up needs a TOPOLOGY (file or scenario name)")
+        bed = testbed.up(read_topology(args.topology), name=args.name,
+                         bandwidth=args.bandwidth_scale, hosts_per_cluster=args.hosts_per_cluster)
+        print(f"testbed {bed.name} up: {bed.topology.name}, {len(bed.hosts)} hosts in "
+              f"namespaces tomo-{bed.name}-*; scale {bed.scale}")
+        if not bed.latency_applied:
+            print(f"note: {bed.latency_note}")
+        print(f"run a command on a host: ip netns exec {next(iter(bed.hosts.values()))} ...")
+    elif args.action == "down":
+        removed = testbed.down(args.name, all=args.all)
+        print(f"removed {len(removed)} item(s)" + (": " + ", ".join(removed[:6])
+                                                   + (" ..." if len(removed) > 6 else "")
+                                                   if removed else ""))
+    else:
+        state = testbed.status(args.name)
+        if not state.get("up"):
+            print(f"testbed {args.name}: down")
+            return 1
+        print(f"testbed {args.name}: up")
+        for key, value in state.items():
+            if key != "up":
+                print(f"  {key}: {value}")
+    return 0
+
+
+def _report(m, out: Path, seed: int) -> None:
+    """Print the flat clusters, the Hasse diagram, the tree and NMIs; write the JSON files."""
+    from cluster.accuracy import hierarchy_nmi, nmi
+    from cluster.averaged_edge import averaged_edge_hierarchy
+    from cluster.louvain import louvain
+    from cluster.spanning_tree import cluster_tree
+    from tomography.truth import labels_at_depth, truth_depth
+    from tomography.weights import mean_weights
+    from visualize.text import cluster_tree_text, hasse_text
+
+    W = mean_weights(m)
+    truth = m.labels
+    hosts = m.host_names
+    flat = louvain(W, seed=seed)
+    print(f"\nflat clustering (Louvain): {flat.n_clusters} clusters, modularity "
+          f"{flat.modularity:.3f}")
+    if truth:
+        for depth in range(1, truth_depth(truth) + 1):
+            print(f"  NMI against the truth at depth {depth}: "
+                  f"{nmi(labels_at_depth(truth, depth, hosts), flat.labels):.3f}")
+    h = averaged_edge_hierarchy(W, hosts, seed=seed)
+    print("\naveraged-edge hierarchy (Hasse diagram; lower = more bandwidth)\n")
+    print(hasse_text(h, truth))
+    if truth:
+        levels = hierarchy_nmi(h, truth)
+        print("\n  NMI per level:", ", ".join(f"level {int(r.level)}: {r.nmi:.3f}"
+                                             for r in levels.itertuples()))
+    t = cluster_tree(W, hosts, seed=seed)
+    print("\ntopology as a tree (maximum spanning tree of the flat clusters)\n")
+    print(cluster_tree_text(t, truth))
+    (out / "hierarchy.json").write_text(h.to_json(indent=2) + "\n", encoding="utf-8")
+    (out / "tree.json").write_text(t.to_json(indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}")
+
+
+def _demo_can_emulate() -> str | None:
+    """Why the demo cannot raise a testbed here, or None when it can."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return "not root (network namespaces and tc need root)"
+    missing = [tool for tool in ("ip", "tc") if shutil.which(tool) is None]
+    return f"missing {' and '.join(missing)} (apt-get install iproute2)" if missing else None
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from measure import testbed
+    from measure.simulator import simulate
+    from tomography.dataset import read_measurement
+    from tomography.topology import read_topology
+    from tomography.units import parse_size
+
+    out = args.output
+    data = out / "dataset"
+    topo = read_topology(DEMO_TOPOLOGY)
+    print(f"demonstration network {topo.name}: {topo.description}")
+    why_not = _demo_can_emulate()
+    ns = argparse.Namespace(output=data, iterations=args.iterations, size=args.size,
+                            seed=args.seed, until_converged=-1, force=True, resume=False,
+                            trace=True, piece_size=None, upload_slots=8,
+                            unchoke_interval="15s", tit_for_tat="on", peer_list=35,
+                            time_limit="120s")
+    if why_not:
+        print(f"cannot emulate it here: {why_not}.\nSIMULATING it instead with the flow-level "
+              "model (measure/simulator.py); run as root for real BitTorrent broadcasts.")
+        simulate(topo, data, iterations=min(args.iterations, 5),
+                 file_size=parse_size(args.size), seed=args.seed, params=_swarm_params(ns),
+                 overwrite=True)
+    else:
+        testbed.down("demo")  # leftovers of an interrupted demo
+        print("raising it in network namespaces (testbed 'demo') ...")
+        bed = testbed.up(topo, name="demo")
+        try:
+            if not bed.latency_applied:
+                print(f"note: {bed.latency_note}")
+            print(f"real BitTorrent broadcasts of {args.size} until the flat partition is "
+                  f"stable for 3 iterations (at most {args.iterations}):")
+            summary = _measure(ns, __import__("pandas").DataFrame(
+                _testbed_hosts(bed), columns=["host", "address", "label"]), bed.command,
+                {"topology": topo.name, "testbed": bed.to_meta()})
+        except KeyboardInterrupt:
+            return _interrupted(data)
+        finally:
+            testbed.down("demo")
+        print(summary.describe())
+        print("testbed removed")
+    m = read_measurement(data)
+    print(f"\ndataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
+    _report(m, out, args.seed)
+    return 0
+
+
+COMMANDS = {"simulate": cmd_simulate, "measure": cmd_measure, "testbed": cmd_testbed,
+            "demo": cmd_demo}
