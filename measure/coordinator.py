@@ -104,7 +104,9 @@ class IterationResult:
     failed : list of str
         Hosts that died, hung or reported an error in this iteration.
     notes : list of str
-        What went wrong, in words.
+        What made the iteration incomplete, in words.
+    warnings : list of str
+        Errors libtorrent reported that did not spoil the iteration.
     """
 
     iteration: int
@@ -117,6 +119,7 @@ class IterationResult:
     redundant: dict[str, int]
     failed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     trace: list[tuple[float, str, str, int, int]] = field(default_factory=list)
 
     @property
@@ -148,6 +151,9 @@ class RunSummary:
         for r in self.iterations:
             if not r.complete:
                 lines.append(f"iteration {r.iteration} incomplete: " + "; ".join(r.notes))
+            if r.warnings:
+                lines.append(f"iteration {r.iteration}: {len(r.warnings)} libtorrent "
+                             f"warning(s), first: {r.warnings[0]}")
         if self.converged_at is not None:
             lines.append(f"converged: stopped after iteration {self.converged_at}")
         return "\n".join(lines)
@@ -279,12 +285,15 @@ def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed
     hosts = list(swarm.hosts["host"])
     params = swarm.params
     failed: dict[str, str] = {}
+    warnings: list[str] = []
 
     def note_failure(host: str, message: dict[str, Any]) -> None:
         if message.get("event") == "exit":
             failed.setdefault(host, swarm.describe_death(host))
         elif message.get("event") == "error":
             failed.setdefault(host, f"peer {host}: {message.get('message')}")
+        elif message.get("event") == "warning":
+            warnings.append(f"peer {host}: {message.get('message')}")
 
     for name in swarm.start(hosts):
         failed[name] = swarm.describe_death(name)
@@ -319,8 +328,10 @@ def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed
     for h in set(active) - set(reports):
         failed.setdefault(h, swarm.describe_death(h))
         swarm.peers[h].proc.kill()  # hung or dead: started afresh next iteration
-    return _result(swarm, iteration, root, duration, hosts, downloaders, finished, reports,
-                   failed, time_limit)
+    result = _result(swarm, iteration, root, duration, hosts, downloaders, finished, reports,
+                     failed, time_limit)
+    result.warnings = warnings
+    return result
 
 
 def _result(swarm: _Swarm, iteration: int, root: str, duration: float, hosts: list[str],

@@ -31,7 +31,9 @@ The protocol (coordinator -> peer commands, peer -> coordinator events):
 ``{"cmd": "quit"}``                    close the session and exit.
 =====================================  ==========================================
 
-Errors are reported as ``{"event": "error", "message": ...}``.
+Errors are reported as ``{"event": "error", "message": ...}``; libtorrent's
+error alerts, which need not spoil the iteration, as ``{"event": "warning",
+"message": ...}``.
 
 Counting: every 16 KiB block is counted on the **sender's** side, from
 libtorrent's ``block_uploaded_alert``, keyed by the receiver's address (the
@@ -283,8 +285,9 @@ class Peer:
                 events.append({"event": "error", "message": "libtorrent dropped alerts: "
                                "this iteration's counts are incomplete"})
             elif alert.category() & lt.alert_category.error:
-                self.errors.append(alert.message())
-                events.append({"event": "error", "message": alert.message()})
+                message = f"{type(alert).__name__}: {alert.message()}"
+                self.errors.append(message)
+                events.append({"event": "warning", "message": message})
         return events
 
     def _count(self, alert: Any) -> None:

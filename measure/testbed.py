@@ -69,7 +69,7 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from itertools import groupby
 from pathlib import Path
@@ -184,9 +184,9 @@ def scaled(topology: Topology, *, bandwidth: float = 1.0,
 
 def _scaled_group(group: HostGroup, bandwidth: float, keep: int | None) -> HostGroup:
     count = group.count if keep is None else min(group.count, keep)
+    width = len(group.host_names[0]) - len(group.prefix)
     group = replace(group, count=count, nic_up=group.nic_up * bandwidth,
                     nic_down=group.nic_down * bandwidth)
-    width = len(group.host_names[0]) - len(group.prefix)
     if isinstance(group, _FirstHosts) or width == _padding(count):
         return group
     return _FirstHosts(**asdict(group), width=width)
@@ -594,8 +594,8 @@ def _state(testbed: Testbed) -> dict[str, Any]:
     model = {"name": topo.name, "description": topo.description, "source": topo.source,
              "routers": topo.routers, "links": [asdict(link) for link in topo.links],
              "clusters": [asdict(c) for c in topo.clusters]}
-    return {"format": STATE_FORMAT, **{k: v for k, v in asdict(testbed).items()
-                                       if k != "topology"},
+    return {"format": STATE_FORMAT, **{f.name: getattr(testbed, f.name)
+                                       for f in fields(testbed) if f.name != "topology"},
             "topology_name": topo.name, "address_plan": ADDRESS_PLAN, "topology": model}
 
 
@@ -646,23 +646,24 @@ def load(name: str = "tb") -> Testbed:
 
 # --------------------------------------------------------------------------- the system
 
-def _require(*, root: bool, tools: Iterable[str] = ("ip", "tc")) -> None:
+def _require(tools: Iterable[str]) -> None:
+    """Refuse unless root with ``tools`` on PATH."""
     missing = [t for t in tools if shutil.which(t) is None]
     if missing:
         raise TestbedError(f"the testbed needs {' and '.join(missing)} (iproute2), not found "
                            "on PATH; install it, e.g. `apt-get install iproute2`")
-    if root and os.geteuid() != 0:
+    if os.geteuid() != 0:
         raise TestbedError("the testbed needs root (it creates network namespaces and tc "
                            f"qdiscs) and this process runs as uid {os.geteuid()}; run it as "
                            "root, e.g. with sudo")
 
 
-def _run(argv: list[str], lines: list[str] | None = None) -> str:
+def _run(argv: list[str], lines: list[str] | None = None) -> None:
     """Run a command (a batch when ``lines`` are given); TestbedError naming what failed."""
     done = subprocess.run(argv, input=None if lines is None else "\n".join(lines) + "\n",
                           capture_output=True, text=True)
     if done.returncode == 0:
-        return done.stdout
+        return
     failed = argv
     at = re.search(r"Command failed -:(\d+)", done.stderr)
     if lines is not None and at and int(at.group(1)) <= len(lines):
@@ -690,8 +691,11 @@ def _batches(commands: list[list[str]]) -> list[tuple[list[str], list[str] | Non
 
 
 def _namespaces(prefix: str) -> list[str]:
-    listing = _run(["ip", "netns", "list"])
-    names = (line.split()[0] for line in listing.splitlines() if line.strip())
+    """Named namespaces with the prefix (what ``ip netns list`` shows)."""
+    try:
+        names = os.listdir(NETNS_DIR)
+    except FileNotFoundError:
+        return []
     return sorted(n for n in names if n.startswith(prefix))
 
 
@@ -740,11 +744,11 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     --------
     >>> from tomography.topology import read_topology
     >>> tb = up(read_topology("bordeaux-2x2"), name="demo")  # doctest: +SKIP
-    >>> tb.command("bordemer-00", ["hostname", "-I"])  # doctest: +SKIP
-    ['ip', 'netns', 'exec', 'tomo-demo-bordemer-00', 'hostname', '-I']
+    >>> tb.command("borderline-00", ["hostname", "-I"])  # doctest: +SKIP
+    ['ip', 'netns', 'exec', 'tomo-demo-borderline-00', 'hostname', '-I']
     """
     prefix = _prefix(name)
-    _require(root=True)
+    _require(("ip", "tc"))
     layout = plan(scaled(topology, bandwidth=bandwidth, hosts_per_cluster=hosts_per_cluster),
                   name=name)
     existing = _namespaces(prefix)
@@ -775,16 +779,21 @@ def _write_state(testbed: Testbed) -> None:
         raise TestbedError(f"cannot write the testbed's state file {path}: {exc}") from None
 
 
-def _pids(namespaces: list[str]) -> list[int]:
-    """Processes living in any of the named namespaces (what ``ip netns pids`` finds)."""
-    wanted = set()
+def _identities(namespaces: list[str]) -> set[tuple[int, int]]:
+    """Device and inode of each named namespace: how ``ip netns pids`` recognises it."""
+    out: set[tuple[int, int]] = set()
     for ns in namespaces:
         try:
             st = os.stat(NETNS_DIR / ns)
         except OSError:
             continue
-        wanted.add((st.st_dev, st.st_ino))
-    out = []
+        out.add((st.st_dev, st.st_ino))
+    return out
+
+
+def _pids(wanted: set[tuple[int, int]]) -> list[int]:
+    """Processes living in any of the namespaces identified by ``wanted``."""
+    out: list[int] = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -796,10 +805,13 @@ def _pids(namespaces: list[str]) -> list[int]:
     return out
 
 
-def _kill_inside(namespaces: list[str]) -> None:
+def _kill_inside(wanted: set[tuple[int, int]]) -> None:
     """Kill every process in the namespaces and wait until they have left them."""
     deadline = time.monotonic() + KILL_WAIT
-    while pids := _pids(namespaces):
+    while pids := _pids(wanted):
+        if os.getpid() in pids:
+            raise TestbedError("cannot take a testbed down from inside one of its namespaces; "
+                               "run down from the root namespace")
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -837,11 +849,13 @@ def down(name: str = "tb", *, all: bool = False) -> list[str]:
     ['tomo-demo-r-R1', ..., '/run/tomography/testbed-demo.json']
     """
     prefix = PREFIX if all else _prefix(name)
-    _require(root=True, tools=("ip",))
+    _require(("ip",))
     namespaces = _namespaces(prefix)
-    _kill_inside(namespaces)
+    identities = _identities(namespaces)
+    _kill_inside(identities)
     if namespaces:
         _run(["ip", "-batch", "-"], [f"netns del {ns}" for ns in namespaces])
+        _kill_inside(identities)  # any that entered while the first ones were killed
     files = sorted(STATE_DIR.glob("testbed-*.json")) if all else [_state_path(name)]
     removed = [str(f) for f in files if f.exists()]
     for f in removed:
@@ -865,13 +879,12 @@ def status(name: str = "tb") -> dict[str, Any]:
     {'name': 'nosuch', 'up': False, 'namespaces': [], 'missing': [], 'state': None}
     """
     prefix = _prefix(name)
-    _require(root=False, tools=("ip",))
     present = _namespaces(prefix)
     try:
         state = json.loads(_state_path(name).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         state = None
-    expected = set()
+    expected: set[str] = set()
     if isinstance(state, dict):
         expected = {*state.get("hosts", {}).values(),
                     *(f"{prefix}r-{r}" for r in state.get("topology", {}).get("routers", []))}

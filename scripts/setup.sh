@@ -12,9 +12,12 @@ if ! command -v "$PYTHON" >/dev/null 2>&1; then
     echo "setup: installing python3 (apt-get)" >&2
     as_root apt-get update -q && as_root apt-get install -y -q python3 python3-venv
 fi
-# System tools: Graphviz renders the DOT outputs (and the tests check them with it).
+# System tools: Graphviz renders the DOT outputs (and the tests check them with it);
+# iproute2 (ip, tc, ss) raises the emulated testbed and checks the swarm's sockets.
 missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+{ command -v ip && command -v tc && command -v ss; } >/dev/null 2>&1 || missing+=(iproute2)
+command -v ps >/dev/null 2>&1 || missing+=(procps)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} (apt-get)" >&2
     as_root apt-get update -q >/dev/null && as_root apt-get install -y -q "${missing[@]}" >/dev/null

@@ -130,9 +130,12 @@ def add_commands(sub: Any) -> None:
     p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
                    help="where to write the dataset and results (default out/demo)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--size", default="16MiB", help="file size per broadcast (default 16MiB)")
+    p.add_argument("--size", default="8MiB", help="file size per broadcast (default 8MiB)")
     p.add_argument("--iterations", "-n", type=_positive_int, default=12,
                    help="most iterations before giving up on convergence (default 12)")
+    p.add_argument("--simulate", action="store_true",
+                   help="use the flow-level simulator instead of the testbed (what the demo "
+                        "does anyway without root)")
 
 
 # --------------------------------------------------------------------------- commands
@@ -381,14 +384,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     data = out / "dataset"
     topo = read_topology(DEMO_TOPOLOGY)
     print(f"demonstration network {topo.name}: {topo.description}")
-    why_not = _demo_can_emulate()
+    why_not = "--simulate was given" if args.simulate else _demo_can_emulate()
     ns = argparse.Namespace(output=data, iterations=args.iterations, size=args.size,
                             seed=args.seed, until_converged=-1, force=True, resume=False,
                             trace=True, piece_size=None, upload_slots=8,
                             unchoke_interval="15s", tit_for_tat="on", peer_list=35,
                             time_limit="120s")
     if why_not:
-        print(f"cannot emulate it here: {why_not}.\nSIMULATING it instead with the flow-level "
+        print(f"not emulating it: {why_not}.\nSIMULATING it instead with the flow-level "
               "model (measure/simulator.py); run as root for real BitTorrent broadcasts.")
         simulate(topo, data, iterations=min(args.iterations, 5),
                  file_size=parse_size(args.size), seed=args.seed, params=_swarm_params(ns),

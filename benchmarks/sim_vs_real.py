@@ -1,0 +1,105 @@
+"""Simulated against real tomography on one scenario (SPEC section 10, the thesis's App. A).
+
+Runs the same scenario, scale and seed twice: real libtorrent broadcasts on
+the emulated testbed, and the flow-level simulator.  Compares
+
+* the flat partitions (NMI between them and against the truth);
+* the NMI convergence curves (flat and per hierarchy level);
+* the distributions of ``w_n`` over all edges, each normalized by its mean
+  (blocks are 16 KiB in both, but the swarms differ in speed), with the
+  two-sample Kolmogorov-Smirnov statistic.
+
+Needs root.  Run::
+
+    sudo .venv/bin/python benchmarks/sim_vs_real.py             # ~6 min on 2 cores
+    sudo .venv/bin/python benchmarks/sim_vs_real.py --keep out/svr   # keep both datasets
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from cluster.accuracy import convergence, nmi
+from cluster.louvain import louvain
+from measure import testbed
+from measure.coordinator import run_broadcasts
+from measure.simulator import simulate
+from tomography.dataset import read_measurement
+from tomography.topology import read_topology
+from tomography.truth import labels_at_depth, truth_depth
+from tomography.units import parse_size
+from tomography.weights import mean_weights
+
+
+def edge_weights(m) -> np.ndarray:
+    W = mean_weights(m).toarray()
+    w = W[np.triu_indices_from(W, 1)]
+    return w / w.mean()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--topology", default="two-sites-demo")
+    parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--size", default="16MiB")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, help="keep the two datasets here")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("benchmarks/sim_vs_real.py needs root (network namespaces, tc)")
+    topo = read_topology(args.topology)
+    root = args.keep or Path(tempfile.mkdtemp())
+    size = parse_size(args.size)
+    testbed.down("svr")
+    bed = testbed.up(topo, name="svr")
+    try:
+        run_broadcasts([(h.name, bed.addresses[h.name], h.label) for h in bed.topology.hosts],
+                       root / "real", iterations=args.iterations, file_size=size,
+                       launch=bed.command, seed=args.seed, overwrite=True,
+                       meta={"topology": topo.name, "testbed": bed.to_meta()})
+    finally:
+        testbed.down("svr")
+    simulate(topo, root / "sim", iterations=args.iterations, file_size=size, seed=args.seed,
+             overwrite=True)
+    real, sim = read_measurement(root / "real"), read_measurement(root / "sim")
+    truth = real.labels
+    hosts = real.host_names
+    deep = labels_at_depth(truth, truth_depth(truth), hosts)
+    flat_real, flat_sim = louvain(mean_weights(real), seed=0), louvain(mean_weights(sim), seed=0)
+    print(f"{topo.name}, {len(hosts)} hosts, {args.iterations} iterations of {args.size}, "
+          f"seed {args.seed}; latency applied on the testbed: {bed.latency_applied}\n")
+    print(f"flat partition: real {flat_real.n_clusters} clusters (NMI vs truth "
+          f"{nmi(deep, flat_real.labels):.2f}), simulated {flat_sim.n_clusters} "
+          f"(NMI {nmi(deep, flat_sim.labels):.2f}); NMI real vs simulated "
+          f"{nmi(flat_real.labels, flat_sim.labels):.2f}\n")
+    cr, cs = convergence(real, truth), convergence(sim, truth)
+    levels = [c for c in cr.columns if c.startswith("level_") and c in cs.columns]
+    print("| n | real flat NMI | sim flat NMI | " + " | ".join(
+        f"real {c} | sim {c}" for c in levels) + " |")
+    print("|---|---|---|" + "---|---|" * len(levels))
+    for (_, a), (_, b) in zip(cr.iterrows(), cs.iterrows()):
+        print(f"| {int(a.n)} | {a.nmi:.2f} | {b.nmi:.2f} | " + " | ".join(
+            f"{a[c]:.2f} | {b[c]:.2f}" for c in levels) + " |")
+    wr, ws = edge_weights(real), edge_weights(sim)
+    ks = stats.ks_2samp(wr, ws)
+    print(f"\nw_{args.iterations} over {len(wr)} edges, each normalized by its mean: "
+          f"KS statistic {ks.statistic:.3f} (p = {ks.pvalue:.2g}); coefficient of variation "
+          f"real {wr.std():.2f}, simulated {ws.std():.2f}; share of edges with w = 0 real "
+          f"{(wr == 0).mean():.2f}, simulated {(ws == 0).mean():.2f}")
+    for name, w in (("real", wr), ("sim", ws)):
+        q = np.quantile(w, [0.1, 0.25, 0.5, 0.75, 0.9])
+        print(f"  {name} quantiles 10/25/50/75/90 %: " + " ".join(f"{x:.2f}" for x in q))
+    r_dur = real.iterations["duration_s"].mean()
+    s_dur = sim.iterations["duration_s"].mean()
+    print(f"\nmean broadcast time: real {r_dur:.1f} s, simulated {s_dur:.1f} s")
+    print(f"datasets in {root}")
+
+
+if __name__ == "__main__":
+    main()

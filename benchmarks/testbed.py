@@ -1,0 +1,92 @@
+"""Real BitTorrent broadcasts on the emulated testbed: time against file size and hosts.
+
+The thesis's claim (SPEC section 1, cost): one broadcast measures most of the
+N(N-1)/2 pairs in time O(M), nearly independent of the number of hosts N.
+This script raises ``two-sites-demo`` (or ``--topology``) in network
+namespaces and times real libtorrent broadcasts:
+
+* against the file size, on all hosts;
+* against the number of hosts (``hosts_per_cluster`` 1, 2, ...), one size;
+* side by side, the alternative a user would pick: probing pairs one at a
+  time.  One pair's transfer of the same file is timed (a 2-host broadcast
+  across the site link, the slowest path) and multiplied by N(N-1)/2.
+
+Each time is also set against the physical limit, file size / slowest NIC.
+Needs root (network namespaces, tc).  Run::
+
+    sudo .venv/bin/python benchmarks/testbed.py            # ~5 min on 2 cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from measure import testbed
+from measure.coordinator import run_broadcasts
+from tomography.topology import read_topology
+from tomography.units import format_size, parse_size
+
+
+def broadcast_times(bed: testbed.Testbed, size: int, iterations: int,
+                    hosts: list[str] | None = None) -> list[float]:
+    table = [(h.name, bed.addresses[h.name], h.label) for h in bed.topology.hosts
+             if hosts is None or h.name in hosts]
+    with tempfile.TemporaryDirectory() as tmp:
+        run = run_broadcasts(table, Path(tmp) / "d", iterations=iterations, file_size=size,
+                             launch=bed.command, seed=0, overwrite=True)
+    bad = [r.iteration for r in run.iterations if not r.complete]
+    if bad:
+        raise RuntimeError(f"incomplete iterations {bad}: {run.iterations[bad[0]].notes}")
+    return [r.duration for r in run.iterations]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--topology", default="two-sites-demo")
+    parser.add_argument("--sizes", nargs="*", default=["4MiB", "8MiB", "16MiB", "32MiB"])
+    parser.add_argument("--size", default="16MiB", help="size for the hosts series")
+    parser.add_argument("--iterations", type=int, default=3)
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("benchmarks/testbed.py needs root (network namespaces, tc)")
+    topo = read_topology(args.topology)
+    slowest = min(min(h.nic_up, h.nic_down) for h in topo.hosts)
+    print(f"machine: {platform.node()}, {os.cpu_count()} cores, {platform.platform()}")
+    print(f"topology {topo.name}; {args.iterations} iterations per point; physical limit = "
+          f"size / slowest NIC ({slowest / 1e6:g} Mbit/s)\n")
+    print("| hosts | size | broadcast s (mean ± sd) | limit s | x limit | pairwise s | "
+          "pairwise / broadcast |")
+    print("|---|---|---|---|---|---|---|")
+    counts = sorted({min(k, g.count) for g in topo.clusters for k in (1, 2, 3, 5)})
+    series = [(None, s) for s in args.sizes] + [(k, args.size) for k in counts]
+    for per_cluster, size_text in series:
+        size = parse_size(size_text)
+        testbed.down("bench")
+        bed = testbed.up(topo, name="bench", hosts_per_cluster=per_cluster)
+        try:
+            times = broadcast_times(bed, size, args.iterations)
+            west = [h.name for h in bed.topology.hosts]
+            pair = [west[0], west[-1]]  # first and last host: across the slowest path
+            pair_time = float(np.mean(broadcast_times(bed, size, 1, pair)))
+        finally:
+            testbed.down("bench")
+        n = len(bed.topology.hosts)
+        limit = size * 8 / slowest
+        pairwise = pair_time * n * (n - 1) / 2
+        mean = float(np.mean(times))
+        print(f"| {n} | {format_size(size)} | {mean:.2f} ± {np.std(times):.2f} | "
+              f"{limit:.2f} | {mean / limit:.1f} | {pairwise:.0f} | {pairwise / mean:.0f} |",
+              flush=True)
+    print(f"\nlatency applied: {bed.latency_applied} ({bed.latency_note})")
+    print(f"took {time.process_time():.0f} s CPU in this process")
+
+
+if __name__ == "__main__":
+    main()

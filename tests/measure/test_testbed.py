@@ -1,0 +1,489 @@
+"""The netns testbed: the plan without root, the real thing with root (marked ``root``)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import measure.testbed as testbed
+from measure.testbed import (Testbed, TestbedError, TestbedPlan, down, load, plan, scaled,
+                             status, up)
+from tomography.topology import Topology, parse_topology, read_topology
+
+TWO = {"name": "two", "routers": ["A", "B"],
+       "links": [{"between": ["A", "B"], "capacity": "16Mbit/s", "latency": "1ms"}],
+       "clusters": [{"name": "a", "router": "A", "hosts": 2, "nic": "100Mbit/s",
+                     "latency": "50us"},
+                    {"name": "b", "router": "B", "hosts": 2, "nic_up": "100Mbit/s",
+                     "nic_down": "50Mbit/s"}]}
+
+
+def two() -> Topology:
+    return parse_topology(TWO)
+
+
+def text(commands: list[list[str]]) -> list[str]:
+    return [" ".join(argv) for argv in commands]
+
+
+def router_of_address(p: TestbedPlan) -> dict[str, str]:
+    """Router name of every router-side address (link ends and bridges)."""
+    by_ns = {ns: r for r, ns in p.routers.items()}
+    return {port.address.split("/")[0]: by_ns[port.namespace]
+            for port in p.ports if port.address and port.namespace in by_ns}
+
+
+def forwarded_path(p: TestbedPlan, s: str, d: str) -> list[tuple[str, str]]:
+    """The routers a packet from the hosts of ``s`` to those of ``d`` crosses, per the plan."""
+    owner, path, u = router_of_address(p), [], s
+    while u != d:
+        routes = [r for r in p.routes if r.namespace == p.routers[u]
+                  and r.destination == p.subnets[d]]
+        specific = [r for r in routes if r.source == p.subnets[s]]
+        chosen = specific or [r for r in routes if r.source is None]
+        assert len(chosen) == 1, (u, d, routes)
+        path.append((u, owner[chosen[0].via]))
+        u = path[-1][1]
+        assert len(path) <= len(p.topology.routers)
+    return path
+
+
+# --------------------------------------------------------------------------- scaled
+
+def test_scaled_multiplies_every_capacity_and_keeps_the_first_hosts() -> None:
+    t = read_topology("emulated-4x16-fast")
+    s = scaled(t, bandwidth=0.25, hosts_per_cluster=3)
+    assert s.name == t.name and s is not t
+    assert [link.capacity for link in s.links] == [link.capacity * 0.25 for link in t.links]
+    assert all(c.nic_up == o.nic_up * 0.25 and c.nic_down == o.nic_down * 0.25
+               for c, o in zip(s.clusters, t.clusters))
+    assert [h.name for h in s.hosts if h.cluster == "cb"] == ["cb-00", "cb-01", "cb-02"]
+    assert len(s.hosts) == 12 and len(t.hosts) == 64  # the original is untouched
+    assert scaled(t, hosts_per_cluster=100).host_index.keys() == t.host_index.keys()
+
+
+def test_scaled_keeps_host_names_when_their_padding_would_change() -> None:
+    big = parse_topology({**TWO, "clusters": [{**TWO["clusters"][0], "hosts": 128}]})
+    assert [h.name for h in scaled(big, hosts_per_cluster=2).hosts] == ["a-000", "a-001"]
+    assert [h.name for h in scaled(scaled(big, hosts_per_cluster=3),
+                                   hosts_per_cluster=2).hosts] == ["a-000", "a-001"]
+
+
+@pytest.mark.parametrize("bandwidth", [0, -1.0, math.nan, math.inf, "2", True])
+def test_scaled_refuses_a_bad_bandwidth(bandwidth) -> None:
+    with pytest.raises(ValueError, match="bandwidth"):
+        scaled(two(), bandwidth=bandwidth)
+
+
+@pytest.mark.parametrize("k", [0, -3, 1.5, True])
+def test_scaled_refuses_a_bad_host_count(k) -> None:
+    with pytest.raises(ValueError, match="hosts_per_cluster"):
+        scaled(two(), hosts_per_cluster=k)
+
+
+# --------------------------------------------------------------------------- plan
+
+def test_plan_names_addresses_and_devices() -> None:
+    p = plan(read_topology("emulated-4x16-fast"), name="t1")
+    assert len(p.namespaces) == len(set(p.namespaces)) == 4 + 64
+    assert all(ns.startswith("tomo-t1-") for ns in p.namespaces)
+    assert p.hosts["cd-15"] == "tomo-t1-cd-15" and p.routers["D"] == "tomo-t1-r-D"
+    addresses = list(p.addresses.values())
+    assert len(set(addresses)) == 64 and list(p.addresses) == [h.name for h in p.topology.hosts]
+    assert all(ipaddress.ip_address(a) in ipaddress.ip_network("10.201.0.0/16")
+               for a in addresses)
+    every = [port.address for port in p.ports if port.address]
+    assert len(set(every)) == len(every) == 64 + 4 + 2 * 6
+    assert all(ipaddress.ip_interface(a).is_private for a in every)
+    devices = [d for v in p.veths for d in (v.device_a, v.device_b)] + [x.device for x in p.ports]
+    assert max(map(len, devices)) <= 15
+
+
+def test_plan_shapes_each_direction_with_tbf_at_the_right_rate() -> None:
+    p = plan(two(), name="t2")
+    lines = text(p.commands())
+    rates = {(ns, dev): line.split(" rate ")[1].split()[0] for line in lines
+             if " tbf " in line for ns, dev in [(line.split()[2], line.split()[6])]}
+    assert rates == {("tomo-t2-a-00", "eth0"): "100000000bit",
+                     ("tomo-t2-a-01", "eth0"): "100000000bit",
+                     ("tomo-t2-b-00", "eth0"): "100000000bit",
+                     ("tomo-t2-b-01", "eth0"): "100000000bit",
+                     ("tomo-t2-r-A", "h0"): "100000000bit", ("tomo-t2-r-A", "h1"): "100000000bit",
+                     ("tomo-t2-r-B", "h0"): "50000000bit", ("tomo-t2-r-B", "h1"): "50000000bit",
+                     ("tomo-t2-r-A", "l0"): "16000000bit", ("tomo-t2-r-B", "l0"): "16000000bit"}
+    assert not any("netem" in line for line in lines)
+
+
+def test_plan_configures_nothing_in_the_root_namespace() -> None:
+    for argv in plan(read_topology("N2"), name="t2").commands(netem=True):
+        assert (argv[1] == "-n" or argv[1:3] in (["netns", "add"], ["netns", "exec"])
+                or (argv[1:3] == ["link", "add"] and argv.count("netns") == 2)), argv
+
+
+def test_plan_adds_netem_delays_only_when_asked() -> None:
+    lines = text(plan(two(), name="t2").commands(netem=True))
+    assert ("tc -n tomo-t2-r-A qdisc add dev l0 root handle 1: netem delay 1000us limit 1000"
+            in lines)
+    assert ("tc -n tomo-t2-r-A qdisc add dev l0 parent 1:1 handle 10: tbf rate 16000000bit "
+            "burst 15140 limit 200000" in lines)
+    assert any(line.startswith("tc -n tomo-t2-a-00 qdisc add dev eth0 root handle 1: netem "
+                               "delay 50us") for line in lines)
+    # hosts of b have no latency: no netem on their NICs
+    assert not any("netem" in line for line in lines if "tomo-t2-b-00" in line)
+
+
+def test_plan_routes_every_remote_subnet_and_hosts_through_their_bridge() -> None:
+    p = plan(read_topology("N1"), name="n1")
+    for router, ns in p.routers.items():
+        remote = {r.destination for r in p.routes if r.namespace == ns and r.source is None}
+        assert remote == {net for r, net in p.subnets.items() if r != router}
+    gateway = {ns: r.via for r in p.routes for ns in [r.namespace] if r.destination == "default"}
+    assert gateway == {p.hosts[h.name]: f"10.201.{p.topology.routers.index(h.router)}.1"
+                       for h in p.topology.hosts}
+
+
+@pytest.mark.parametrize("scenario", ["emulated-4x16-slow", "N2", "bordeaux-2x2"])
+def test_forwarding_follows_the_topology_routes(scenario: str) -> None:
+    p = plan(read_topology(scenario), name="t3")
+    assert not any(r.source for r in p.routes)
+    for s in p.subnets:
+        for d in p.subnets:
+            assert forwarded_path(p, s, d) == p.topology.route(s, d)
+
+
+def test_source_routes_keep_packets_on_the_topology_path_when_routes_tie() -> None:
+    t = parse_topology({
+        "name": "diamond", "routers": ["S", "M", "X", "Y", "D"],
+        "links": [{"between": list(e), "capacity": "1Gbit/s", "latency": "1ms"}
+                  for e in ["SM", "MX", "XD", "MY", "YD"]],
+        "clusters": [{"name": "s", "router": "S", "hosts": 1, "nic": "1Gbit/s"},
+                     {"name": "d", "router": "D", "hosts": 1, "nic": "1Gbit/s"}]})
+    real = t.route
+    t.route = lambda a, b: ([("M", "Y"), ("Y", "D")] if (a, b) == ("M", "D") else real(a, b))
+    assert t.route("S", "D") == [("S", "M"), ("M", "X"), ("X", "D")]  # a tie, broken apart
+    p = plan(t, name="t4")
+    for s in p.subnets:
+        for d in p.subnets:
+            assert forwarded_path(p, s, d) == t.route(s, d)
+    lines = text(p.commands())
+    assert "ip -n tomo-t4-r-M route add 10.201.4.0/24 via 10.202.0.6 table 1000" in lines
+    assert ("ip -n tomo-t4-r-M rule add from 10.201.0.0/24 to 10.201.4.0/24 table 1000"
+            in lines)
+
+
+@pytest.mark.parametrize("name", ["", "TB", "a-b", "toolong12", 7])
+def test_plan_refuses_a_bad_testbed_name(name) -> None:
+    with pytest.raises(TestbedError, match="testbed name"):
+        plan(two(), name=name)
+
+
+def test_plan_refuses_node_names_that_cannot_be_namespaces() -> None:
+    spaced = {**TWO, "clusters": [{**TWO["clusters"][0], "host_prefix": "a b"}]}
+    with pytest.raises(TestbedError, match="host 'a b00' cannot name a network namespace"):
+        plan(parse_topology(spaced))
+    # host r-00 of cluster a and router 00 would both live in tomo-tb-r-00
+    clash = {**TWO, "routers": ["A", "B", "00"],
+             "clusters": [{**TWO["clusters"][0], "host_prefix": "r-", "hosts": 1}]}
+    with pytest.raises(TestbedError, match="share the namespace 'tomo-tb-r-00'"):
+        plan(parse_topology(clash))
+
+
+def test_plan_refuses_more_hosts_than_the_address_plan_holds() -> None:
+    crowded = {**TWO, "clusters": [{**TWO["clusters"][0], "hosts": 254}]}
+    with pytest.raises(TestbedError, match="254 hosts on router 'A'.* at most 253"):
+        plan(parse_topology(crowded))
+
+
+def test_batches_run_the_commands_in_order_one_process_per_namespace() -> None:
+    p = plan(two(), name="t5")
+    batches = testbed._batches(p.commands())
+    assert batches[0] == (["ip", "-batch", "-"], [" ".join(argv[1:])
+                                                  for argv in p.commands()[:6 + 5]])
+    replayed = []
+    for argv, lines in batches:
+        replayed += [" ".join(argv)] if lines is None else [" ".join([*argv[:-2], line])
+                                                             for line in lines]
+    assert replayed == text(p.commands())
+    assert len(batches) == 1 + 6 + 2 + 6  # root, ip per namespace, forwarding, tc
+
+
+# --------------------------------------------------------------------------- without root
+
+def test_up_refuses_without_root(monkeypatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(TestbedError, match=r"needs root .* uid 1000"):
+        up(two(), name="t6")
+
+
+def test_up_names_the_missing_tools(monkeypatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda tool: None if tool == "tc" else "/sbin/" + tool)
+    with pytest.raises(TestbedError, match=r"needs tc \(iproute2\).*apt-get install iproute2"):
+        up(two(), name="t6")
+
+
+def made(p: TestbedPlan, **scale) -> Testbed:
+    return Testbed(p.name, p.topology, p.hosts, p.addresses, p.subnets, False, "no netem",
+                   scale, "2026-01-01T00:00:00+00:00")
+
+
+def test_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(testbed, "STATE_DIR", tmp_path)
+    big = parse_topology({**TWO, "clusters": [{**TWO["clusters"][0], "hosts": 128}]})
+    tb = made(plan(scaled(big, hosts_per_cluster=2), name="t7"), hosts_per_cluster=2)
+    testbed._write_state(tb)
+    back = load("t7")
+    assert back == tb and [h.name for h in back.topology.hosts] == ["a-000", "a-001"]
+    assert back.command("a-001", ["hostname"]) == ["ip", "netns", "exec", "tomo-t7-a-001",
+                                                   "hostname"]
+    assert back.host_table()["address"].tolist() == ["10.201.0.2", "10.201.0.3"]
+    meta = back.to_meta()
+    assert meta["topology"] == "two" and meta["scale"] == {"hosts_per_cluster": 2}
+    assert meta["latency_applied"] is False and "10.201" in meta["address_plan"]
+    with pytest.raises(TestbedError, match="no host 'zz'"):
+        back.command("zz", ["true"])
+
+
+def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(testbed, "STATE_DIR", tmp_path)
+    with pytest.raises(TestbedError, match="no testbed 't8' is up"):
+        load("t8")
+    (tmp_path / "testbed-t8.json").write_text("{", encoding="utf-8")
+    with pytest.raises(TestbedError, match="testbed-t8.json: cannot read"):
+        load("t8")
+    (tmp_path / "testbed-t8.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(TestbedError, match="not a testbed state file"):
+        load("t8")
+
+
+# --------------------------------------------------------------------------- with root
+
+def root_reason() -> str | None:
+    """Why the root tests cannot run here, or None."""
+    missing = [tool for tool in ("ip", "tc") if shutil.which(tool) is None]
+    if missing:
+        return f"needs {' and '.join(missing)} from iproute2 (apt-get install iproute2)"
+    if os.geteuid() != 0:
+        return "needs root: network namespaces and tc (run the tests as root)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def as_root() -> None:
+    reason = root_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+def fresh_name() -> str:
+    return f"tst{random.randrange(10**4):04d}"
+
+
+def root_namespace() -> tuple[str, str]:
+    """The root namespace's veths and addresses."""
+    veths = subprocess.run(["ip", "-o", "link", "show", "type", "veth"], capture_output=True,
+                           text=True, check=True).stdout
+    addrs = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True,
+                           check=True).stdout
+    return veths, addrs
+
+
+@pytest.fixture(scope="module")
+def root_before(as_root) -> tuple[str, str]:
+    return root_namespace()
+
+
+@pytest.fixture(scope="module")
+def bed(root_before) -> Testbed:
+    name = fresh_name()
+    tb = up(two(), name=name)
+    try:
+        yield tb
+    finally:
+        down(name)
+
+
+SERVER = """
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 7000)); s.listen(); print("ready", flush=True)
+while True:
+    c, _ = s.accept(); c.close()
+"""
+CLIENT = """
+import json, socket, sys
+out = {}
+for addr in sys.argv[2:]:
+    try:
+        socket.create_connection((addr, int(sys.argv[1])), timeout=2).close()
+        out[addr] = "ok"
+    except OSError as exc:
+        out[addr] = str(exc)
+print(json.dumps(out))
+"""
+RECEIVER = """
+import socket, sys, time
+s = socket.socket(); s.bind((sys.argv[1], 7001)); s.listen(); print("ready", flush=True)
+c, _ = s.accept(); n, t0 = 0, None
+while (b := c.recv(1 << 16)):
+    t0 = t0 or time.monotonic(); n += len(b)
+print(n * 8 / (time.monotonic() - t0), flush=True)
+"""
+SENDER = """
+import socket, sys, time
+c = socket.create_connection((sys.argv[1], 7001)); end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    c.sendall(b"x" * 65536)
+c.close()
+"""
+
+
+def start(tb: Testbed, host: str, script: str, *args: str) -> subprocess.Popen:
+    proc = subprocess.Popen(tb.command(host, [sys.executable, "-c", script, *args]),
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def run_in(tb: Testbed, host: str, script: str, *args: str) -> str:
+    return subprocess.run(tb.command(host, [sys.executable, "-c", script, *args]),
+                          capture_output=True, text=True, check=True, timeout=20).stdout
+
+
+@pytest.mark.root
+def test_every_host_reaches_every_other(bed: Testbed) -> None:
+    servers = [start(bed, h, SERVER, a) for h, a in bed.addresses.items()]
+    try:
+        for host, addr in bed.addresses.items():
+            others = [a for a in bed.addresses.values() if a != addr]
+            reached = json.loads(run_in(bed, host, CLIENT, "7000", *others))
+            assert reached == dict.fromkeys(others, "ok"), host
+    finally:
+        for proc in servers:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.root
+def test_nothing_leaves_the_testbed(bed: Testbed, root_before: tuple[str, str]) -> None:
+    reply = json.loads(run_in(bed, "a-00", CLIENT, "53", "8.8.8.8"))
+    assert "unreachable" in reply["8.8.8.8"]
+    got = subprocess.run(["ip", "-n", f"tomo-{bed.name}-r-A", "route", "get", "8.8.8.8"],
+                         capture_output=True, text=True)
+    assert got.returncode != 0 and "unreachable" in got.stderr
+    assert root_namespace() == root_before  # no veth end, no address in the root namespace
+
+
+@pytest.mark.root
+def test_tc_shows_the_shaping(bed: Testbed) -> None:
+    def qdiscs(ns: str) -> str:
+        return subprocess.run(["tc", "-n", ns, "qdisc", "show"], capture_output=True,
+                              text=True, check=True).stdout
+    router_b = qdiscs(f"tomo-{bed.name}-r-B")
+    assert "dev l0 root" in router_b and "rate 16Mbit" in router_b
+    assert "dev h1 root" in router_b and "rate 50Mbit" in router_b
+    assert "tbf" in qdiscs(bed.hosts["b-01"]) and "rate 100Mbit" in qdiscs(bed.hosts["b-01"])
+
+
+@pytest.mark.root
+def test_throughput_is_shaped_by_the_link(bed: Testbed) -> None:
+    receiver = start(bed, "b-00", RECEIVER, bed.addresses["b-00"])
+    try:
+        run_in(bed, "a-00", SENDER, bed.addresses["b-00"], "1.2")
+        rate = float(receiver.communicate(timeout=10)[0])
+    finally:
+        receiver.kill()
+    assert 0.5 * 16e6 < rate < 1.05 * 16e6
+
+
+@pytest.mark.root
+def test_status_load_and_latency_report(bed: Testbed) -> None:
+    now = status(bed.name)
+    assert now["up"] and not now["missing"] and len(now["namespaces"]) == 6
+    assert load(bed.name) == bed
+    netem = subprocess.run(["tc", "-n", f"tomo-{bed.name}-r-A", "qdisc", "show", "dev", "l0"],
+                           capture_output=True, text=True).stdout
+    assert bed.latency_applied == ("netem" in netem)
+    if not bed.latency_applied:
+        assert "no netem" in bed.latency_note
+
+
+@pytest.mark.root
+def test_up_refuses_a_testbed_that_is_up(bed: Testbed) -> None:
+    with pytest.raises(TestbedError, match=f"'{bed.name}' is already up.*down"):
+        up(two(), name=bed.name)
+
+
+@pytest.mark.root
+def test_a_failed_up_removes_what_it_made(as_root, monkeypatch) -> None:
+    name, commands = fresh_name(), TestbedPlan.commands
+
+    def broken(self, *, netem=False):
+        return [*commands(self, netem=netem),
+                ["ip", "-n", self.hosts["a-00"], "link", "set", "nosuchdev", "up"]]
+    monkeypatch.setattr(TestbedPlan, "commands", broken)
+    try:
+        with pytest.raises(TestbedError, match=f"`ip -n tomo-{name}-a-00 link set nosuchdev up`"):
+            up(two(), name=name)
+        assert status(name) == {"name": name, "up": False, "namespaces": [], "missing": [],
+                                "state": None}
+    finally:
+        down(name)
+
+
+def sleeper_in(namespace: str) -> subprocess.Popen:
+    """A process sleeping inside the namespace, returned once it is in."""
+    proc = subprocess.Popen(["ip", "netns", "exec", namespace, "sleep", "60"])
+    inside = testbed._identities([namespace])
+    deadline = time.monotonic() + 2
+    while proc.pid not in testbed._pids(inside) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return proc
+
+
+def wait_dead(proc: subprocess.Popen) -> int | None:
+    deadline = time.monotonic() + 2
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return proc.poll()
+
+
+@pytest.mark.root
+def test_down_kills_and_removes_everything(as_root) -> None:
+    name = fresh_name()
+    tb = up(two(), name=name, hosts_per_cluster=1)
+    sleeper = sleeper_in(tb.hosts["b-00"])
+    removed = down(name)
+    assert wait_dead(sleeper) is not None
+    assert sorted(removed) == sorted([*tb.hosts.values(), f"tomo-{name}-r-A",
+                                      f"tomo-{name}-r-B", str(testbed._state_path(name))])
+    assert status(name)["namespaces"] == [] and not testbed._state_path(name).exists()
+    assert down(name) == []
+
+
+@pytest.mark.root
+def test_down_cleans_up_after_a_crash_and_touches_nothing_else(as_root) -> None:
+    name = fresh_name()
+    mine = [f"tomo-{name}-r-A", f"tomo-{name}-a-00"]
+    theirs = f"tomo-{name}9-a-00"  # another testbed, whose name starts with ours
+    try:
+        for ns in [*mine, theirs]:
+            subprocess.run(["ip", "netns", "add", ns], check=True)
+        subprocess.run(["ip", "link", "add", "eth0", "netns", mine[1], "type", "veth", "peer",
+                        "name", "h0", "netns", mine[0]], check=True)
+        sleeper = sleeper_in(mine[1])
+        assert sorted(down(name)) == sorted(mine)
+        assert wait_dead(sleeper) is not None
+        assert status(name)["namespaces"] == [] and status(name + "9")["namespaces"] == [theirs]
+    finally:
+        subprocess.run(["ip", "netns", "del", theirs], capture_output=True)
+        down(name)
