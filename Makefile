@@ -13,6 +13,8 @@ test: setup
 bench: setup
 	.venv/bin/python benchmarks/analysis.py
 	.venv/bin/python benchmarks/simulator.py
+	@if [ "$$(id -u)" -eq 0 ]; then .venv/bin/python benchmarks/testbed.py; \
+	else echo "benchmarks/testbed.py skipped: needs root (network namespaces, tc)"; fi
 
 reproduce: setup
 	.venv/bin/python benchmarks/reproduce.py

@@ -1,5 +1,8 @@
-"""Phase 1, measurement: BitTorrent swarms, probes, the simulator and the testbed.
+"""Phase 1, measurement: BitTorrent swarms, the emulated testbed and the simulator.
 
-Empty for now: the measurement back ends arrive with the issues that build
-them; until then datasets come from :mod:`tomography.synthetic` or from disk.
+* :mod:`measure.peer`: one instrumented libtorrent peer, closed to the run;
+* :mod:`measure.coordinator`: broadcasts with a rotating root, written as they end;
+* :mod:`measure.testbed`: a topology emulated in network namespaces with ``tc``;
+* :mod:`measure.swarm`: the BitTorrent settings real and simulated swarms share;
+* :mod:`measure.simulator`: the flow-level model for networks too big to emulate.
 """

@@ -37,6 +37,7 @@ from tomography.errors import DatasetError
 __all__ = [
     "FORMAT",
     "read_hosts_table",
+    "read_trace",
     "BLOCK_SIZE",
     "BROADCAST_METHODS",
     "PROBE_METHODS",
@@ -282,6 +283,39 @@ def _floats(frame: pd.DataFrame, column: str, path: Path, *, allow_empty: bool) 
 def _known_hosts(frame: pd.DataFrame, column: str, path: Path, known: set[str]) -> None:
     unknown = ~frame[column].isin(known).to_numpy(dtype=bool)
     _fail_at(unknown, frame, path, column, "unknown host (not in hosts.csv)")
+
+
+def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read the per-block trace of a dataset (``trace.csv``, written with ``--trace``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``iteration``, ``time_s`` (seconds from the broadcast's
+        start), ``sender``, ``receiver``, ``piece``, ``block``.
+
+    Raises
+    ------
+    DatasetError
+        When the dataset has no trace or the file is malformed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> w = MeasurementWriter(d, {"method": "bittorrent"}, [("a", "", ""), ("b", "", "")])
+    >>> w.add_trace(0, [(0.5, "a", "b", 3, 1)])
+    >>> read_trace(d)[["time_s", "sender", "piece"]].values.tolist()
+    [[0.5, 'a', 3]]
+    """
+    file = Path(path) / "trace.csv"
+    if not file.exists():
+        raise DatasetError("this dataset has no trace (measure with --trace)", path=file)
+    frame = _read_csv(file, TRACE_COLUMNS)
+    for column in ("iteration", "piece", "block"):
+        frame[column] = _integers(frame, column, file)
+    frame["time_s"] = _floats(frame, "time_s", file, allow_empty=False)
+    return frame
 
 
 def read_hosts_table(path: str | os.PathLike[str]) -> pd.DataFrame:
