@@ -59,8 +59,7 @@ def main() -> None:
     testbed.down("svr")
     bed = testbed.up(topo, name="svr")
     try:
-        run_broadcasts([(h.name, bed.addresses[h.name], h.label) for h in bed.topology.hosts],
-                       root / "real", iterations=args.iterations, file_size=size,
+        run_broadcasts(bed.host_table(), root / "real", iterations=args.iterations, file_size=size,
                        launch=bed.command, seed=args.seed, overwrite=True,
                        meta={"topology": topo.name, "testbed": bed.to_meta()})
     finally:

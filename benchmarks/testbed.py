@@ -38,8 +38,9 @@ from tomography.units import format_size, parse_size
 
 def broadcast_times(bed: testbed.Testbed, size: int, iterations: int,
                     hosts: list[str] | None = None) -> list[float]:
-    table = [(h.name, bed.addresses[h.name], h.label) for h in bed.topology.hosts
-             if hosts is None or h.name in hosts]
+    table = bed.host_table()
+    if hosts is not None:
+        table = table[table["host"].isin(hosts)]
     with tempfile.TemporaryDirectory() as tmp:
         run = run_broadcasts(table, Path(tmp) / "d", iterations=iterations, file_size=size,
                              launch=bed.command, seed=0, overwrite=True)

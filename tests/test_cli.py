@@ -183,3 +183,21 @@ def test_simulate_resume_and_analyse(capsys, tmp_path: Path) -> None:
     assert code == 2 and "unit" in err
     code, out, _ = run(capsys, "tree", out_dir, "--self-loop", "1e9", "--format", "json")
     assert code == 0 and len(json.loads(out)["edges"]) == 4
+
+
+def test_testbed_refuses_clearly_without_root(capsys, monkeypatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    code, _, err = run(capsys, "testbed", "up", "two-sites-demo", "--name", "nr")
+    assert code == 2 and "root" in err and err.count("\n") == 1
+    code, out, _ = run(capsys, "testbed", "status", "--name", "nosuch")
+    assert code == 1 and "down" in out
+
+
+def test_measure_names_a_bad_hosts_file(capsys, tmp_path: Path) -> None:
+    code, _, err = run(capsys, "measure", "bittorrent", "--hosts", tmp_path / "none.csv",
+                       "-o", tmp_path / "out")
+    assert code == 2 and "none.csv" in err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("host,address\na,127.0.0.2\na,127.0.0.3\n")
+    code, _, err = run(capsys, "measure", "bittorrent", "--hosts", bad, "-o", tmp_path / "out")
+    assert code == 2 and "duplicate host" in err and "line 3" in err

@@ -254,29 +254,21 @@ def _testbed_for(args: argparse.Namespace):
                       hosts_per_cluster=args.hosts_per_cluster), True
 
 
-def _testbed_hosts(bed) -> list[tuple[str, str, str]]:
-    return [(h.name, bed.addresses[h.name], h.label) for h in bed.topology.hosts]
-
-
 def cmd_measure(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from measure.coordinator import local, local_hosts
 
     bed, raised = None, False
     try:
         if args.testbed:
             bed, raised = _testbed_for(args)
-            hosts, launch = _testbed_hosts(bed), bed.command
+            hosts, launch = bed.host_table(), bed.command
             meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
             if not bed.latency_applied:
                 print(f"note: {bed.latency_note}", file=sys.stderr)
         else:
             hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
             launch, meta = local, {"launcher": "local"}
-        summary = _measure(args, hosts if isinstance(hosts, pd.DataFrame) else
-                           pd.DataFrame(hosts, columns=["host", "address", "label"]),
-                           launch, meta)
+        summary = _measure(args, hosts, launch, meta)
     except KeyboardInterrupt:
         return _interrupted(args.output)
     finally:
@@ -405,9 +397,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 print(f"note: {bed.latency_note}")
             print(f"real BitTorrent broadcasts of {args.size} until the flat partition is "
                   f"stable for 3 iterations (at most {args.iterations}):")
-            summary = _measure(ns, __import__("pandas").DataFrame(
-                _testbed_hosts(bed), columns=["host", "address", "label"]), bed.command,
-                {"topology": topo.name, "testbed": bed.to_meta()})
+            summary = _measure(ns, bed.host_table(), bed.command,
+                               {"topology": topo.name, "testbed": bed.to_meta()})
         except KeyboardInterrupt:
             return _interrupted(data)
         finally:
