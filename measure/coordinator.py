@@ -136,6 +136,7 @@ class RunSummary:
     iterations: list[IterationResult]
     resumed_from: int = 0
     converged_at: int | None = None  # the iteration after which ``stop`` ended the run
+    stop_rule: bool = False           # whether a ``stop`` rule was given
 
     @property
     def incomplete(self) -> list[int]:
@@ -155,7 +156,10 @@ class RunSummary:
                 lines.append(f"iteration {r.iteration}: {len(r.warnings)} libtorrent "
                              f"warning(s), first: {r.warnings[0]}")
         if self.converged_at is not None:
-            lines.append(f"converged: stopped after iteration {self.converged_at}")
+            lines.append(f"converged after {self.converged_at + 1} iterations (the stop rule "
+                         f"held after iteration {self.converged_at})")
+        elif self.stop_rule:
+            lines.append("not converged: the stop rule never held; more iterations may help")
         return "\n".join(lines)
 
 
@@ -467,7 +471,8 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     hosts_sorted = list(frame["host"])
     roots = root_order(hosts_sorted, seed)
     swarm = _Swarm(frame, launch, params, port, upload_limit)
-    summary = RunSummary(path=out, iterations=[], resumed_from=start)
+    summary = RunSummary(path=out, iterations=[], resumed_from=start,
+                         stop_rule=stop is not None)
     try:
         for i in range(start, iterations):
             result = _broadcast(swarm, i, roots[i % len(roots)], file_size, seed=seed,
