@@ -13,6 +13,11 @@ Needs root.  Run::
 
     sudo .venv/bin/python benchmarks/sim_vs_real.py             # ~6 min on 2 cores
     sudo .venv/bin/python benchmarks/sim_vs_real.py --keep out/svr   # keep both datasets
+    .venv/bin/python benchmarks/sim_vs_real.py --real out/svr/real   # simulate again only
+
+It also prints the mean ``w_n`` of the pairs within a cluster, within a site
+(other cluster) and across sites, relative to the mean over all pairs: the
+contrast the clustering feeds on.
 """
 
 from __future__ import annotations
@@ -43,6 +48,24 @@ def edge_weights(m) -> np.ndarray:
     return w / w.mean()
 
 
+def pair_contrast(m) -> dict[str, tuple[float, float]]:
+    """Mean w_n (relative to all pairs) and its coefficient of variation, per kind of pair.
+
+    Kinds: same label (``cluster``), same top label (``site``, other cluster),
+    and ``across`` top labels.
+    """
+    W = mean_weights(m).toarray()
+    labels = [m.labels[h] for h in m.host_names]
+    top = [label.split("/")[0] for label in labels]
+    i, j = np.triu_indices_from(W, 1)
+    kind = np.where([labels[a] == labels[b] for a, b in zip(i, j)], "cluster",
+                    np.where([top[a] == top[b] for a, b in zip(i, j)], "site", "across"))
+    w = W[i, j]
+    return {k: (float(w[kind == k].mean() / w.mean()),
+                float(w[kind == k].std() / w[kind == k].mean()))
+            for k in ("cluster", "site", "across") if (kind == k).any()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--topology", default="two-sites-demo")
@@ -50,29 +73,36 @@ def main() -> None:
     parser.add_argument("--size", default="16MiB")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, help="keep the two datasets here")
+    parser.add_argument("--real", type=Path,
+                        help="reuse this real dataset (same topology, size and iterations); "
+                             "only the simulation runs, no root needed")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("benchmarks/sim_vs_real.py needs root (network namespaces, tc)")
     topo = read_topology(args.topology)
     root = args.keep or Path(tempfile.mkdtemp())
     size = parse_size(args.size)
-    testbed.down("svr")
-    bed = testbed.up(topo, name="svr")
-    try:
-        run_broadcasts(bed.host_table(), root / "real", iterations=args.iterations, file_size=size,
-                       launch=bed.command, seed=args.seed, overwrite=True,
-                       meta={"topology": topo.name, "testbed": bed.to_meta()})
-    finally:
+    real_path = args.real or root / "real"
+    if args.real is None:
+        if os.geteuid() != 0:
+            raise SystemExit("benchmarks/sim_vs_real.py needs root (network namespaces, tc); "
+                             "or give --real DATASET")
         testbed.down("svr")
+        bed = testbed.up(topo, name="svr")
+        try:
+            run_broadcasts(bed.host_table(), real_path, iterations=args.iterations,
+                           file_size=size, launch=bed.command, seed=args.seed, overwrite=True,
+                           meta={"topology": topo.name, "testbed": bed.to_meta()})
+        finally:
+            testbed.down("svr")
     simulate(topo, root / "sim", iterations=args.iterations, file_size=size, seed=args.seed,
              overwrite=True)
-    real, sim = read_measurement(root / "real"), read_measurement(root / "sim")
+    real, sim = read_measurement(real_path), read_measurement(root / "sim")
+    latency = real.meta.get("testbed", {}).get("latency_applied")
     truth = real.labels
     hosts = real.host_names
     deep = labels_at_depth(truth, truth_depth(truth), hosts)
     flat_real, flat_sim = louvain(mean_weights(real), seed=0), louvain(mean_weights(sim), seed=0)
     print(f"{topo.name}, {len(hosts)} hosts, {args.iterations} iterations of {args.size}, "
-          f"seed {args.seed}; latency applied on the testbed: {bed.latency_applied}\n")
+          f"seed {args.seed}; latency applied on the testbed: {latency}\n")
     print(f"flat partition: real {flat_real.n_clusters} clusters (NMI vs truth "
           f"{nmi(deep, flat_real.labels):.2f}), simulated {flat_sim.n_clusters} "
           f"(NMI {nmi(deep, flat_sim.labels):.2f}); NMI real vs simulated "
@@ -94,6 +124,13 @@ def main() -> None:
     for name, w in (("real", wr), ("sim", ws)):
         q = np.quantile(w, [0.1, 0.25, 0.5, 0.75, 0.9])
         print(f"  {name} quantiles 10/25/50/75/90 %: " + " ".join(f"{x:.2f}" for x in q))
+    print("\nmean w_n of the pairs, relative to the mean over all pairs (coefficient of "
+          "variation in brackets):")
+    for name, m in (("real", real), ("sim", sim)):
+        parts = []
+        for kind, (mean, cv) in pair_contrast(m).items():
+            parts.append(f"{kind} {mean:.2f} ({cv:.2f})")
+        print(f"  {name}: " + ", ".join(parts))
     r_dur = real.iterations["duration_s"].mean()
     s_dur = sim.iterations["duration_s"].mean()
     print(f"\nmean broadcast time: real {r_dur:.1f} s, simulated {s_dur:.1f} s")
