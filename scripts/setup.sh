@@ -18,9 +18,13 @@ missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 { command -v ip && command -v tc && command -v ss; } >/dev/null 2>&1 || missing+=(iproute2)
 command -v ps >/dev/null 2>&1 || missing+=(procps)
+# SimGrid's Python module checks the exported platform files (tests skip without it).
+ls /usr/lib/python3/dist-packages/simgrid*.so >/dev/null 2>&1 || missing+=(python3-simgrid)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} (apt-get)" >&2
-    as_root apt-get update -q >/dev/null && as_root apt-get install -y -q "${missing[@]}" >/dev/null
+    as_root apt-get update -q >/dev/null
+    as_root apt-get install -y -q "${missing[@]}" >/dev/null \
+        || as_root apt-get install -y -q "${missing[@]/python3-simgrid/}" >/dev/null
 fi
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "setup: Python >= 3.11 is needed; $PYTHON is $("$PYTHON" --version 2>&1)" >&2

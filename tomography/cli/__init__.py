@@ -15,7 +15,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tomography.cli.measure import COMMANDS as MEASURE_COMMANDS, add_commands
+from tomography.cli.common import (add_analysis_options, add_hierarchy_options, emit,
+                                   hierarchy, load, positive_int)
+from tomography.cli import export as export_commands
+from tomography.cli import measure as measure_commands
 from tomography.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
@@ -32,29 +35,11 @@ examples:
   tomography evaluate DATASET --truth labels
   tomography truth N1                          # the ground-truth model of a topology
   tomography simulate N2 -n 5 --size 64MiB -o n2   # simulated BitTorrent broadcasts
+  tomography export DATASET --format gauge -o - | tomography plan - --root HOST
+  tomography export DATASET --format graphml -o hosts.graphml   # for Gephi
 
 DATASET is a measurement directory: meta.json, hosts.csv, transfers.csv,
 iterations.csv (see DESIGN.md)."""
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _add_analysis_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dataset", type=Path, help="measurement dataset directory")
-    p.add_argument("--iterations", "-n", type=_positive_int, metavar="N",
-                   help="use w_n over the first N iterations (default: all)")
-    p.add_argument("--engine", choices=("igraph", "louvain"), default="igraph",
-                   help="Louvain implementation: igraph (fast, default) or python-louvain")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--restarts", type=_positive_int, default=1,
-                   help="Louvain runs; the best modularity is kept (default 1)")
-    p.add_argument("--resolution", type=float, default=1.0,
-                   help="modularity resolution (default 1.0)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,27 +58,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("cluster", help="flat bandwidth clusters (Louvain modularity)")
-    _add_analysis_options(p)
+    add_analysis_options(p)
     p.add_argument("--level", choices=("best", "finest"), default="best",
                    help="Louvain dendrogram level (default best: highest modularity)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("hierarchy", help="averaged-edge hierarchy of bandwidth clusters")
-    _add_analysis_options(p)
-    p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis",
-                   help="thesis: Eq 5.4/5.5 as written (default); mean: mean over host pairs")
-    p.add_argument("--start", choices=("refined", "best", "finest"), default="refined",
-                   help="refined (default): Louvain's best partition plus the finer levels "
-                        "that pass a permutation test; best: the thesis (can skip a fine "
-                        "level); finest: Louvain's first level (fragments noisy data)")
-    p.add_argument("--loops", type=float, default=0.5,
-                   help="self-loop of a collapsed cluster, as a share of its strongest tie "
-                        "to another cluster (default 0.5)")
+    add_analysis_options(p)
+    add_hierarchy_options(p)
     p.add_argument("--format", choices=("hasse", "tree", "json", "dot"), default="hasse",
                    help="hasse: text Hasse diagram (default); tree: indented tree")
 
     p = sub.add_parser("tree", help="topology as a maximum spanning tree of clusters")
-    _add_analysis_options(p)
+    add_analysis_options(p)
     p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis")
     p.add_argument("--level", choices=("best", "finest"), default="best",
                    help="Louvain level of the flat clustering (default best)")
@@ -103,12 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "dot"), default="text")
 
     p = sub.add_parser("evaluate", help="NMI per level and per iteration against a ground truth")
-    _add_analysis_options(p)
+    add_analysis_options(p)
     p.add_argument("--truth", default="labels",
                    help="'labels' (the label column of hosts.csv, default) or a CSV file "
                         "with columns host,label")
-    p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis")
-    p.add_argument("--start", choices=("refined", "best", "finest"), default="refined")
+    add_hierarchy_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("truth", help="the ground-truth model of a topology: connections and "
@@ -125,28 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
     p.add_argument("--branching", default="8", metavar="B1,B2,...",
                    help="groups per level, top first (default 8: flat; 3,3: 9 in 3)")
-    p.add_argument("--hosts-per-group", type=_positive_int, default=8)
-    p.add_argument("--iterations", type=_positive_int, default=5)
+    p.add_argument("--hosts-per-group", type=positive_int, default=8)
+    p.add_argument("--iterations", type=positive_int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
 
-    add_commands(sub)
+    measure_commands.add_commands(sub)
+    export_commands.add_commands(sub)
     return parser
 
 
 # --------------------------------------------------------------------------- commands
-
-
-def _load(args: argparse.Namespace):
-    from tomography.dataset import read_measurement
-    from tomography.weights import mean_weights
-
-    m = read_measurement(args.dataset)
-    return m, mean_weights(m, getattr(args, "iterations", None))
-
-
-def _emit(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -171,7 +136,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         "params": m.meta.get("params", {}),
     }
     if args.format == "json":
-        _emit(json.dumps(info, indent=2))
+        emit(json.dumps(info, indent=2))
         return 0
     n = m.n_hosts
     lines = [
@@ -187,7 +152,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     ]
     if info["probes"]:
         lines.append(f"probes      {info['probes']}")
-    _emit("\n".join(lines))
+    emit("\n".join(lines))
     return 0
 
 
@@ -195,14 +160,14 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     from cluster.louvain import louvain
     from visualize.text import describe_hosts
 
-    m, W = _load(args)
+    m, W = load(args)
     result = louvain(W, engine=args.engine, seed=args.seed, restarts=args.restarts,
                      resolution=args.resolution, level=args.level)
     hosts = m.host_names
     clusters = [{"id": c, "hosts": [hosts[i] for i in idx]}
                 for c, idx in enumerate(result.clusters())]
     if args.format == "json":
-        _emit(json.dumps({"clusters": clusters, "modularity": result.modularity,
+        emit(json.dumps({"clusters": clusters, "modularity": result.modularity,
                           "params": {"engine": args.engine, "seed": args.seed,
                                      "restarts": args.restarts, "resolution": args.resolution,
                                      "level": args.level, "iterations": args.iterations}},
@@ -216,34 +181,25 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         note = f"  truth: {', '.join(truth[:3])}{' …' if len(truth) > 3 else ''}" if truth else ""
         lines.append(f"  {c['id']:>3}  {len(c['hosts']):>5} hosts  "
                      f"{describe_hosts(c['hosts'])}{note}")
-    _emit("\n".join(lines))
+    emit("\n".join(lines))
     return 0
-
-
-def _hierarchy(args: argparse.Namespace, W, hosts):
-    from cluster.averaged_edge import averaged_edge_hierarchy
-
-    return averaged_edge_hierarchy(W, hosts, linkage=args.linkage, start=args.start,
-                                   loops=getattr(args, "loops", 0.5), engine=args.engine,
-                                   resolution=args.resolution, restarts=args.restarts,
-                                   seed=args.seed)
 
 
 def cmd_hierarchy(args: argparse.Namespace) -> int:
     from tomography.export.dot import hierarchy_to_dot
     from visualize.text import hasse_text, hierarchy_text
 
-    m, W = _load(args)
-    h = _hierarchy(args, W, m.host_names)
+    m, W = load(args)
+    h = hierarchy(args, W, m.host_names)
     h.params["iterations"] = args.iterations
     if args.format == "json":
-        _emit(h.to_json(indent=2))
+        emit(h.to_json(indent=2))
     elif args.format == "dot":
-        _emit(hierarchy_to_dot(h))
+        emit(hierarchy_to_dot(h))
     elif args.format == "tree":
-        _emit(hierarchy_text(h, m.labels))
+        emit(hierarchy_text(h, m.labels))
     else:
-        _emit(hasse_text(h, m.labels))
+        emit(hasse_text(h, m.labels))
     return 0
 
 
@@ -252,17 +208,17 @@ def cmd_tree(args: argparse.Namespace) -> int:
     from tomography.export.dot import cluster_tree_to_dot
     from visualize.text import cluster_tree_text
 
-    m, W = _load(args)
+    m, W = load(args)
     t = cluster_tree(W, m.host_names, linkage=args.linkage, level=args.level,
                      engine=args.engine, resolution=args.resolution, restarts=args.restarts,
                      self_loop=args.self_loop, seed=args.seed)
     t.params["iterations"] = args.iterations
     if args.format == "json":
-        _emit(t.to_json(indent=2))
+        emit(t.to_json(indent=2))
     elif args.format == "dot":
-        _emit(cluster_tree_to_dot(t))
+        emit(cluster_tree_to_dot(t))
     else:
-        _emit(f"maximum spanning tree of {len(t.clusters)} clusters "
+        emit(f"maximum spanning tree of {len(t.clusters)} clusters "
               f"(total weight {t.total_weight:.4g}, {args.linkage} linkage)\n"
               + cluster_tree_text(t, m.labels))
     return 0
@@ -272,7 +228,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from cluster.accuracy import convergence, hierarchy_nmi
     from tomography.truth import read_truth_file
 
-    m, W = _load(args)
+    m, W = load(args)
     truth = m.labels if args.truth == "labels" else read_truth_file(args.truth)
     if not truth:
         raise TomographyError("no ground truth: hosts.csv has no labels; give --truth FILE "
@@ -281,12 +237,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if missing:
         raise TomographyError(f"the ground truth has no label for host {missing[0]!r} "
                               f"({len(missing)} of {m.n_hosts} hosts unlabelled)")
-    h = _hierarchy(args, W, m.host_names)
+    h = hierarchy(args, W, m.host_names)
     levels = hierarchy_nmi(h, truth)
     table = convergence(m, truth, iterations=args.iterations, engine=args.engine,
                         seed=args.seed, linkage=args.linkage, start=args.start, progress=True)
     if args.format == "json":
-        _emit(json.dumps({"levels": levels.to_dict("records"),
+        emit(json.dumps({"levels": levels.to_dict("records"),
                           "convergence": json.loads(table.to_json(orient="records")),
                           "nmi_normalization": "arithmetic mean of entropies",
                           "params": h.params}, indent=2))
@@ -296,7 +252,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
            levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), "",
            "convergence: NMI after n iterations (flat = Louvain best level vs full labels)",
            table.to_string(index=False, float_format=lambda x: f"{x:.4f}")]
-    _emit("\n".join(out))
+    emit("\n".join(out))
     return 0
 
 
@@ -309,7 +265,7 @@ def cmd_truth(args: argparse.Namespace) -> int:
     table = link_table(topo)
     parts = threshold_partitions(topo, min_gap=args.min_gap)
     if args.format == "json":
-        _emit(json.dumps({
+        emit(json.dumps({
             "topology": topo.name, "hosts": len(topo.hosts),
             "links": json.loads(table.to_json(orient="records")),
             "partitions": [{"low_bps": p.low, "high_bps": p.high, "gap": p.gap,
@@ -331,7 +287,7 @@ def cmd_truth(args: argparse.Namespace) -> int:
         lines.append(f"  {mark}  {format_bandwidth(p.low) if p.low else '0':>10} .. "
                      f"{format_bandwidth(p.high):<10} gap {p.gap:>6.2f}  {len(p.clusters):>3} "
                      f"clusters: {groups}")
-    _emit("\n".join(lines))
+    emit("\n".join(lines))
     return 0
 
 
@@ -347,14 +303,15 @@ def cmd_synthetic(args: argparse.Namespace) -> int:
     m = planted_hierarchy(branching, args.hosts_per_group, iterations=args.iterations,
                           seed=args.seed)
     write_measurement(m, args.output, overwrite=args.force)
-    _emit(f"wrote {m.n_hosts} hosts x {len(m.iteration_ids)} iterations (synthetic) "
+    emit(f"wrote {m.n_hosts} hosts x {len(m.iteration_ids)} iterations (synthetic) "
           f"to {args.output}")
     return 0
 
 
 COMMANDS = {"info": cmd_info, "cluster": cmd_cluster, "hierarchy": cmd_hierarchy,
             "tree": cmd_tree, "evaluate": cmd_evaluate, "truth": cmd_truth,
-            "synthetic": cmd_synthetic, **MEASURE_COMMANDS}
+            "synthetic": cmd_synthetic, **measure_commands.COMMANDS,
+            **export_commands.COMMANDS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

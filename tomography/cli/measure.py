@@ -8,18 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from tomography.cli.common import positive_int
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS"]
 
 DEMO_TOPOLOGY = "two-sites-demo"
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str) -> None:
@@ -31,9 +25,9 @@ def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str) -> None:
                    help="unchoke the peers that sent most (on, default) or without preference")
     g.add_argument("--unchoke-interval", default="15s",
                    help="time between choking decisions (default 15s, libtorrent's)")
-    g.add_argument("--upload-slots", type=_positive_int, default=8,
+    g.add_argument("--upload-slots", type=positive_int, default=8,
                    help="unchoked peers per uploader, plus one optimistic (default 8)")
-    g.add_argument("--peer-list", type=_positive_int, default=35,
+    g.add_argument("--peer-list", type=positive_int, default=35,
                    help="random peers given to each peer (default 35)")
     g.add_argument("--piece-size", default=None,
                    help="piece size (default: libtorrent's automatic choice, the file size "
@@ -57,7 +51,7 @@ def _add_testbed_scale(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bandwidth-scale", type=float, default=1.0, metavar="F",
                    help="multiply every capacity by F, so the emulation fits the CPU "
                         "(default 1; recorded)")
-    p.add_argument("--hosts-per-cluster", type=_positive_int, default=None, metavar="K",
+    p.add_argument("--hosts-per-cluster", type=positive_int, default=None, metavar="K",
                    help="keep at most K hosts of each cluster (recorded)")
     p.add_argument("--name", default="tb",
                    help="testbed name; its namespaces are tomo-NAME-* (default tb)")
@@ -70,7 +64,7 @@ def add_commands(sub: Any) -> None:
                                         "write a measurement dataset", formatter_class=fmt)
     p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
-    p.add_argument("--iterations", "-n", type=_positive_int, default=5,
+    p.add_argument("--iterations", "-n", type=positive_int, default=5,
                    help="broadcasts, each from the next root in a seeded rotation (default 5)")
     p.add_argument("--resume", action="store_true",
                    help="continue a dataset this command started (same topology and options)")
@@ -97,12 +91,12 @@ def add_commands(sub: Any) -> None:
                             "raised for the run unless already up")
     where.add_argument("--hosts", type=Path, metavar="FILE",
                        help="hosts.csv-style file: a local peer on each address")
-    where.add_argument("--local", type=_positive_int, metavar="N",
+    where.add_argument("--local", type=positive_int, metavar="N",
                        help="N local peers on loopback addresses 127.0.0.2...")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
-    p.add_argument("--iterations", "-n", type=_positive_int, default=10,
+    p.add_argument("--iterations", "-n", type=positive_int, default=10,
                    help="iterations (the most, with --until-converged; default 10)")
-    p.add_argument("--until-converged", nargs="?", type=_positive_int, const=-1, metavar="K",
+    p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
                    help="stop once the flat partition has not changed for K iterations "
                         "(default K: 3)")
     p.add_argument("--trace", action="store_true",
@@ -131,7 +125,7 @@ def add_commands(sub: Any) -> None:
                    help="where to write the dataset and results (default out/demo)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--size", default="8MiB", help="file size per broadcast (default 8MiB)")
-    p.add_argument("--iterations", "-n", type=_positive_int, default=12,
+    p.add_argument("--iterations", "-n", type=positive_int, default=12,
                    help="most iterations before giving up on convergence (default 12)")
     p.add_argument("--simulate", action="store_true",
                    help="use the flow-level simulator instead of the testbed (what the demo "

@@ -7,12 +7,19 @@ from tomography.hierarchy import ClusterTree, Hierarchy
 __all__ = ["hierarchy_to_dot", "cluster_tree_to_dot"]
 
 
+def _escape(text: str) -> str:
+    """For a label (an escString): a backslash is written doubled."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A quoted DOT id: Graphviz unescapes only ``\\"`` there, backslashes stay as they are."""
+    return '"' + text.replace('"', '\\"') + '"'
 
 
 def _node_label(cluster_id: str, size: int) -> str:
-    return '"' + f"{cluster_id}\\n{size} hosts".replace('"', '\\"') + '"'
+    """Id and size on two lines (``\\n`` is DOT's centred line break)."""
+    return f'"{_escape(cluster_id)}\\n{size} hosts"'
 
 
 def hierarchy_to_dot(hierarchy: Hierarchy) -> str:
@@ -49,13 +56,17 @@ def hierarchy_to_dot(hierarchy: Hierarchy) -> str:
 def cluster_tree_to_dot(tree: ClusterTree) -> str:
     """The cluster tree in DOT, edges labelled with their averaged weight.
 
+    The label holds the weight; Graphviz's ``weight`` attribute (which pulls
+    heavy edges short and straight, and must be an integer for ``dot``) is
+    the weight relative to the heaviest edge, 1 to 100; ``penwidth`` 1 to 4.
+
     Examples
     --------
     >>> from tomography.hierarchy import Cluster, TreeEdge
     >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",))],
     ...                 [TreeEdge("L1C0", "L1C1", 3.0)])
     >>> print(cluster_tree_to_dot(t).splitlines()[-2])
-      "L1C0" -- "L1C1" [label="3", weight=3, penwidth=4];
+      "L1C0" -- "L1C1" [label="3", weight=100, penwidth=4];
     """
     heaviest = max((e.weight for e in tree.edges), default=1.0) or 1.0
     lines = ["graph tree {", '  node [shape=ellipse, fontname="Helvetica"];']
@@ -63,7 +74,8 @@ def cluster_tree_to_dot(tree: ClusterTree) -> str:
         lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts))}];")
     for e in tree.edges:
         pen = 1 + 3 * e.weight / heaviest
+        pull = max(1, round(100 * e.weight / heaviest))
         lines.append(f"  {_quote(e.source)} -- {_quote(e.target)} "
-                     f"[label=\"{e.weight:.4g}\", weight={e.weight:.6g}, penwidth={pen:.3g}];")
+                     f"[label=\"{e.weight:.4g}\", weight={pull}, penwidth={pen:.3g}];")
     lines.append("}")
     return "\n".join(lines)

@@ -1,0 +1,220 @@
+"""Balanced multicasting (002 section 3.1), its exact optimum, and the planners side by side.
+
+Balanced multicasting takes the FPFR trees as candidates and solves a
+linear program for their rates: maximize the sum of the rates such that no
+resource (outgoing or incoming capacity of a node, achievable bandwidth of
+a link) carries more than it has (:func:`tomography.planning.throughput.resources`).
+The root then shapes each tree to its rate.  The exact optimum solves the
+same LP over every spanning tree.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import linprog
+
+from tomography.errors import TomographyError
+from tomography.planning.network import Network
+from tomography.planning.throughput import predict, resources
+from tomography.planning.trees import (MethodUnavailable, Tree, arborescences, flat_tree,
+                                       fpfr_trees, max_bottleneck_tree, semi_flat_tree)
+
+__all__ = ["Plan", "METHODS", "balanced_multicast", "exact_optimum", "plan", "compare"]
+
+METHODS = ("flat", "semi-flat", "max-bottleneck", "fpfr", "balanced", "exact")
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """The trees a method multicasts over, and the throughput it is predicted to get.
+
+    Attributes
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    root : str
+    trees : list of Tree
+    rates : array of float
+        Rate of each tree: shaped at the root for "balanced" and "exact",
+        the fair share of :func:`tomography.planning.throughput.predict`
+        for the others.
+    throughput : float
+        The sum of the rates, in the network's unit.
+    seconds : float
+        Time taken to plan, prediction included.
+    """
+
+    method: str
+    root: str
+    trees: list[Tree]
+    rates: np.ndarray
+    throughput: float
+    seconds: float
+
+
+def balanced_multicast(network: Network, root: str) -> Plan:
+    """Balanced multicast trees: the FPFR trees with rates from the LP.
+
+    Trees whose rate is zero are left out (002 section 3.1, step 4).
+
+    Examples
+    --------
+    >>> from tomography.planning.network import lp_example
+    >>> net = lp_example()
+    >>> p = balanced_multicast(net, "x")
+    >>> p.throughput, p.rates.round(9).tolist()       # 002 Fig 2c and 3
+    (9.0, [4.0, 1.0, 4.0])
+    >>> [t.edge_names(net.nodes) for t in p.trees][1]
+    [('x', 'y'), ('x', 'z')]
+    """
+    start = time.perf_counter()
+    trees, _ = fpfr_trees(network, root)
+    rates = _optimal_rates(network, trees)
+    return _shaped_plan("balanced", network, root, trees, rates, start)
+
+
+def exact_optimum(network: Network, root: str, *, max_nodes: int = 7) -> Plan:
+    """The highest throughput any set of trees can get: the LP over every spanning tree.
+
+    Parameters
+    ----------
+    network : Network
+    root : str
+    max_nodes : int, default 7
+        Larger networks are refused (:class:`MethodUnavailable`): there are
+        up to ``n ** (n - 2)`` trees.  Eight nodes take well under a
+        second; nine would need gigabytes.
+
+    Examples
+    --------
+    >>> from tomography.planning.network import lp_example
+    >>> exact_optimum(lp_example(), "x").throughput
+    9.0
+    """
+    start = time.perf_counter()
+    parents = arborescences(network, root, max_nodes=max_nodes)
+    rates = _optimal_rates(network, parents)
+    keep = np.flatnonzero(rates > 0)
+    trees = [Tree(network.index(root), tuple(parents[i])) for i in keep]
+    return _shaped_plan("exact", network, root, trees, rates[keep], start)
+
+
+def plan(network: Network, root: str, method: str, *, max_nodes: int = 7) -> Plan:
+    """Plan a multicast from ``root`` with one of :data:`METHODS`.
+
+    "flat", "semi-flat" and "max-bottleneck" give one tree, "fpfr" its
+    trees at their fair shares (uncoordinated), "balanced" and "exact" the
+    shaped trees of :func:`balanced_multicast` and :func:`exact_optimum`
+    (``max_nodes`` applies to "exact").
+
+    Raises
+    ------
+    MethodUnavailable
+        For "flat" over a dead link and "exact" above ``max_nodes``.
+
+    Examples
+    --------
+    >>> from tomography.planning.network import lp_example
+    >>> net = lp_example()
+    >>> [plan(net, "x", m).throughput for m in METHODS]
+    [5.0, 5.0, 5.0, 7.5, 9.0, 9.0]
+    """
+    if method not in METHODS:
+        raise TomographyError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if method == "balanced":
+        return balanced_multicast(network, root)
+    if method == "exact":
+        return exact_optimum(network, root, max_nodes=max_nodes)
+    start = time.perf_counter()
+    if method == "fpfr":
+        trees, _ = fpfr_trees(network, root)
+    else:
+        trees = [_SINGLE[method](network, root)]
+    shares = predict(network, trees, coordinated=False)
+    return Plan(method, root, trees, shares.rates, shares.throughput,
+                time.perf_counter() - start)
+
+
+def compare(network: Network, root: str, *, methods: Sequence[str] = METHODS,
+            max_nodes: int = 7) -> pd.DataFrame:
+    """Every method's plan from ``root``, one row each.
+
+    A method that cannot plan here (:class:`MethodUnavailable`) gets a NaN
+    throughput and the reason in ``note``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method``, ``throughput``, ``trees`` (how many), ``seconds``, ``note``.
+
+    Examples
+    --------
+    >>> from tomography.planning.network import gridlab8
+    >>> table = compare(gridlab8(), "n0", methods=["flat", "semi-flat", "balanced"])
+    >>> print(table[["method", "throughput", "trees"]].round(3).to_string(index=False))
+       method  throughput  trees
+         flat         NaN      0
+    semi-flat        0.45      1
+     balanced        0.95      3
+    >>> table.note[0]
+    "no flat tree from 'n0': dead links to cluster3, ia64, mike4, pegasos; use the semi-flat tree"
+    """
+    rows = []
+    for method in methods:
+        try:
+            result = plan(network, root, method, max_nodes=max_nodes)
+        except MethodUnavailable as exc:
+            rows.append({"method": method, "throughput": np.nan, "trees": 0,
+                         "seconds": np.nan, "note": str(exc)})
+            continue
+        rows.append({"method": method, "throughput": result.throughput,
+                     "trees": len(result.trees), "seconds": result.seconds, "note": ""})
+    return pd.DataFrame(rows, columns=["method", "throughput", "trees", "seconds", "note"])
+
+
+_SINGLE: dict[str, Callable[[Network, str], Tree]] = {
+    "flat": flat_tree, "semi-flat": semi_flat_tree, "max-bottleneck": max_bottleneck_tree}
+
+
+def _optimal_rates(network: Network, trees: Sequence[Tree] | np.ndarray) -> np.ndarray:
+    """The LP: rates of ``trees`` of the largest sum that fit every resource.
+
+    Solved by column generation, so that the exact optimum over tens of
+    thousands of trees stays fast: the LP over a batch of trees, then every
+    tree priced with the duals of the resources; the trees that would raise
+    the sum join, until none would.  That is the optimum over all the trees.
+    """
+    res = resources(network, trees)
+    usage = res.usage.tocsc()
+    chosen = np.arange(min(usage.shape[1], _BATCH))
+    while True:
+        solution = linprog(-np.ones(len(chosen)), A_ub=usage[:, chosen], b_ub=res.capacity,
+                           bounds=(0, None), method="highs")
+        if solution.status != 0:
+            raise RuntimeError(f"the balanced multicasting LP failed: {solution.message}")
+        price = usage.T @ -solution.ineqlin.marginals
+        better = np.setdiff1d(np.flatnonzero(price < 1 - 1e-9), chosen)
+        if not len(better):
+            break
+        chosen = np.concatenate([chosen, better[np.argsort(price[better], kind="stable")[:_BATCH]]])
+    rates = np.zeros(usage.shape[1])
+    rates[chosen] = solution.x
+    return np.where(rates > 1e-12 * max(float(res.capacity.max()), 1e-300), rates, 0.0)
+
+
+_BATCH = 200
+
+
+def _shaped_plan(method: str, network: Network, root: str, trees: Sequence[Tree],
+                 rates: np.ndarray, start: float) -> Plan:
+    """A plan of the trees with positive rate, checked to fit the network."""
+    keep = np.flatnonzero(rates > 0)
+    kept = [trees[i] for i in keep]
+    shaped = predict(network, kept, rates[keep], coordinated=True)
+    return Plan(method, root, kept, shaped.rates, shaped.throughput,
+                time.perf_counter() - start)
