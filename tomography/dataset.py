@@ -360,6 +360,11 @@ def _read_iterations(path: Path, known: set[str]) -> pd.DataFrame:
     out = frame.copy()
     out["iteration"], out["bytes"], out["duration_s"] = ids, nbytes, duration
     out["complete"] = flag.isin(_TRUE).to_numpy(dtype=bool)
+    for column in frame.columns.difference(list(ITERATIONS_COLUMNS)):
+        text = frame[column].str.strip()   # extra columns: numbers when they all are
+        numbers = pd.to_numeric(text.where(text != "", "nan"), errors="coerce")
+        if (text != "").any() and numbers.notna().sum() == (text != "").sum():
+            out[column] = numbers
     return out.sort_values("iteration", kind="stable").reset_index(drop=True)
 
 

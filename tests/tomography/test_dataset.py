@@ -142,3 +142,19 @@ def test_iteration_only_in_iterations(tmp_path: Path) -> None:
 ])
 def test_other_field_errors(tmp_path: Path, change: dict[str, str], field: str) -> None:
     assert _error(_broken(tmp_path, **change)).field == field
+
+
+def test_extra_iteration_columns_read_as_numbers_when_they_are(tmp_path) -> None:
+    from tomography.dataset import MeasurementWriter, read_measurement
+
+    writer = MeasurementWriter(tmp_path / "d", {"method": "bittorrent"},
+                               [("a", "10.0.0.1", ""), ("b", "10.0.0.2", "")],
+                               iteration_columns=["redundant_bytes", "failed_peers", "note"])
+    writer.add_iteration(0, root="a", transfers=[("b", "a", 3)], nbytes=49152,
+                         extra={"redundant_bytes": 16384, "failed_peers": "", "note": "x"})
+    writer.add_iteration(1, root="b", transfers=[("a", "b", 3)], nbytes=49152,
+                         extra={"redundant_bytes": "", "failed_peers": "", "note": "2"})
+    it = read_measurement(tmp_path / "d").iterations
+    assert it["redundant_bytes"].iloc[0] == 16384 and it["redundant_bytes"].isna().iloc[1]
+    assert it["failed_peers"].tolist() == ["", ""]      # all empty: text, not NaN
+    assert it["note"].tolist() == ["x", "2"]             # not all numbers: text
