@@ -21,7 +21,7 @@ __all__ = ["StablePartition", "DEFAULT_STABLE"]
 # k = 3, the smallest without a premature stop on 9 simulated reference
 # scenarios x 2 seeds (benchmarks/stop_rule.py, numbers in benchmarks/RESULTS.md):
 # k = 1 and k = 2 stopped four-sites on a partition that later changed; k = 3
-# stopped every other run on its final partition, after 6.1 iterations on average.
+# stopped every other run on its final partition, after 6.2 iterations on average.
 DEFAULT_STABLE = 3
 
 
