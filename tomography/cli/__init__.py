@@ -19,6 +19,7 @@ from tomography.cli.common import (add_analysis_options, add_hierarchy_options, 
                                    hierarchy, load, positive_int)
 from tomography.cli import export as export_commands
 from tomography.cli import measure as measure_commands
+from tomography.cli import plot as plot_commands
 from tomography.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     measure_commands.add_commands(sub)
     export_commands.add_commands(sub)
+    plot_commands.add_commands(sub)
     return parser
 
 
@@ -311,7 +313,7 @@ def cmd_synthetic(args: argparse.Namespace) -> int:
 COMMANDS = {"info": cmd_info, "cluster": cmd_cluster, "hierarchy": cmd_hierarchy,
             "tree": cmd_tree, "evaluate": cmd_evaluate, "truth": cmd_truth,
             "synthetic": cmd_synthetic, **measure_commands.COMMANDS,
-            **export_commands.COMMANDS}
+            **export_commands.COMMANDS, **plot_commands.COMMANDS}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,135 @@
+"""Helpers shared by the plot modules that need no matplotlib: clusters, truth labels."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from visualize.style import natural_key
+
+__all__ = ["cluster_map", "truth_summary", "group_order"]
+
+
+def cluster_map(clusters: Any, hosts: Sequence[str]) -> dict[str, str] | None:
+    """Cluster name of each host, from any of the shapes a caller may hold.
+
+    Parameters
+    ----------
+    clusters : None, mapping, Hierarchy, list of Cluster, FlatClustering or sequence
+        A mapping host -> cluster; a :class:`~tomography.hierarchy.Hierarchy`
+        (its level 1); one level of it (``h.level(2)``, a list of
+        :class:`~tomography.hierarchy.Cluster`); a
+        :class:`~cluster.louvain.FlatClustering` or a sequence of labels in
+        the order of ``hosts``.
+    hosts : sequence of str
+        Every host that needs a cluster.
+
+    Returns
+    -------
+    dict or None
+        Host -> cluster name (str); None when ``clusters`` is None.
+
+    Raises
+    ------
+    ValueError
+        When a host has no cluster, or a label sequence has the wrong length.
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1]])
+    >>> cluster_map(h, ["a", "b", "c"])
+    {'a': 'L1C0', 'b': 'L1C0', 'c': 'L1C1'}
+    >>> cluster_map([7, 7, 8], ["a", "b", "c"])
+    {'a': '7', 'b': '7', 'c': '8'}
+    """
+    if clusters is None:
+        return None
+    if hasattr(clusters, "levels") and hasattr(clusters, "level"):  # a Hierarchy
+        clusters = clusters.level(1)
+    if isinstance(clusters, Mapping):
+        found = {str(h): str(c) for h, c in clusters.items()}
+    elif isinstance(clusters, (list, tuple)) and clusters and hasattr(clusters[0], "hosts"):
+        found = {h: str(c.id) for c in clusters for h in c.hosts}
+    else:
+        labels = np.asarray(getattr(clusters, "labels", clusters))
+        if labels.ndim != 1 or len(labels) != len(hosts):
+            raise ValueError(f"clusters: {len(labels)} labels for {len(hosts)} hosts "
+                             "(give a mapping host -> cluster, or one label per host in "
+                             "sorted host order)")
+        found = {h: str(c) for h, c in zip(hosts, labels.tolist())}
+    missing = [h for h in hosts if h not in found]
+    if missing:
+        raise ValueError(f"clusters: no cluster for host {missing[0]!r} "
+                         f"({len(missing)} of {len(hosts)} hosts missing)")
+    return {h: found[h] for h in hosts}
+
+
+def truth_summary(hosts: Iterable[str], truth: Mapping[str, str] | None) -> str:
+    """The ground truth of a group of hosts in a few characters.
+
+    The shared label; else the shared prefix (``east/*``); else the majority
+    top-level label and its share (``mixed: 3/5 east``).  Empty without a truth.
+
+    Examples
+    --------
+    >>> t = {"a": "x/1", "b": "x/1", "c": "x/2", "d": "y/3"}
+    >>> truth_summary("ab", t), truth_summary("abc", t), truth_summary("abcd", t)
+    ('x/1', 'x/*', 'mixed: 3/4 x')
+    """
+    if not truth:
+        return ""
+    paths = [str(truth.get(h, "?")).split("/") for h in hosts]
+    if not paths:
+        return ""
+    if all(p == paths[0] for p in paths):
+        return "/".join(paths[0])
+    common: list[str] = []
+    for parts in zip(*paths):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    if common:
+        return "/".join(common) + "/*"
+    label, count = Counter(p[0] for p in paths).most_common(1)[0]
+    return f"mixed: {count}/{len(paths)} {label}"
+
+
+def group_order(hosts: Sequence[str], *keys: Mapping[str, str] | None
+                ) -> tuple[list[str], list[tuple[str, int, int]]]:
+    """Hosts sorted by the first key (then the next ones, then name), and the groups.
+
+    Parameters
+    ----------
+    hosts : sequence of str
+    *keys : mappings host -> name, or None (skipped)
+        The first one defines the groups.
+
+    Returns
+    -------
+    order : list of str
+        The hosts, grouped.
+    groups : list of (name, start, stop)
+        Each group of the first key and its slice of ``order``; one group
+        ``("", 0, len(hosts))`` without keys.
+
+    Examples
+    --------
+    >>> group_order(["a", "b", "c"], {"a": "C2", "b": "C10", "c": "C2"})
+    (['a', 'c', 'b'], [('C2', 0, 2), ('C10', 2, 3)])
+    """
+    keys = tuple(k for k in keys if k)
+    order = sorted(hosts, key=lambda h: tuple(natural_key(k.get(h, "")) for k in keys)
+                   + (natural_key(h),))
+    if not keys:
+        return order, [("", 0, len(order))]
+    groups: list[tuple[str, int, int]] = []
+    for i, h in enumerate(order):
+        name = keys[0].get(h, "")
+        if groups and groups[-1][0] == name:
+            groups[-1] = (name, groups[-1][1], i + 1)
+        else:
+            groups.append((name, i, i + 1))
+    return order, groups

@@ -1,0 +1,172 @@
+"""Blocks received by each host from each host, as a matrix (thesis Fig 5.1).
+
+Row ``r``, column ``s``: the 16 KiB blocks host ``r`` received directly from
+host ``s`` (``transfers.csv``), per iteration, or the symmetric ``w_n`` of
+Eq 4.2.  Hosts are ordered by found cluster (then true label, then name) or,
+without clusters, by true label; thin white lines separate the groups.  The
+root of an iteration receives nothing, so its row is empty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm, Normalize
+from matplotlib.figure import Figure
+
+from tomography.dataset import Measurement
+from tomography.errors import TomographyError
+from tomography.weights import directed_counts, mean_weights
+from visualize._common import cluster_map, group_order, truth_summary
+from visualize.style import SEQUENTIAL, block_unit, figure_of, paper_style, set_info
+
+__all__ = ["plot_heatmap"]
+
+MAX_GROUP_TICKS = 24
+"""Groups are named on the axes up to this many; beyond, only separated."""
+
+MAX_HOST_TICKS = 32
+"""Without groups, hosts are named on the axes up to this many."""
+
+
+def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: Any = None,
+                 iteration: int | None = None, weights: str = "received", log: bool = False,
+                 width: str | float = "single", ax: Axes | None = None) -> Figure:
+    """Heat map of the blocks each host received from each other host.
+
+    Parameters
+    ----------
+    measurement : Measurement
+    n : int, optional
+        Average over the first ``n`` iterations (default: all of them).
+    clusters : mapping, Hierarchy, list of Cluster, FlatClustering or sequence, optional
+        Found clusters to order the hosts by (a Hierarchy gives its level 1);
+        by default the hosts are ordered by true label.
+    iteration : int, optional
+        Show this one iteration instead of a mean (as the thesis's Fig 5.1).
+    weights : {"received", "w"}, default "received"
+        ``"received"``: directed counts, row = receiver, column = sender;
+        ``"w"``: the symmetric ``w_n`` (Eq 4.2), blocks both ways.
+    log : bool, default False
+        Logarithmic colour scale (zero cells stay at the bottom colour).
+    width : {"single", "double"} or float
+        Figure width (ignored with ``ax``).
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig.tomography_info``: ``shape``, ``order`` (hosts, top to bottom),
+        ``groups`` (name, first row, last row + 1), ``quantity``, ``label``
+        (the colour bar's), ``total`` (sum of the matrix).
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(12, 3, iterations=2, seed=0, file_size=2**20)
+    >>> fig = plot_heatmap(m)
+    >>> info = fig.tomography_info
+    >>> info["shape"], [g[0] for g in info["groups"]], info["total"]
+    ((12, 12), ['g0', 'g1', 'g2'], 704.0)
+    >>> print(info["label"])
+    blocks received per iteration
+    (16 KiB blocks, mean of 2)
+    """
+    if weights not in ("received", "w"):
+        raise ValueError(f"weights must be 'received' or 'w', got {weights!r}")
+    ids = measurement.iteration_ids
+    if not ids:
+        raise TomographyError("the dataset has no broadcast iterations")
+    unit = block_unit(measurement.meta)
+    if iteration is not None:
+        if iteration not in ids:
+            raise TomographyError(f"no iteration {iteration} in the dataset (it has "
+                                  f"{ids[0]} to {ids[-1]})")
+        counts = directed_counts(measurement, [iteration]).toarray()
+        matrix = counts + counts.T if weights == "w" else counts
+        label = (f"w (Eq 4.1): blocks exchanged in iteration {iteration}\n({unit} blocks)"
+                 if weights == "w" else f"blocks received in iteration {iteration}\n"
+                                        f"({unit} blocks)")
+    else:
+        count = len(ids) if n is None else n
+        if weights == "w":
+            matrix = mean_weights(measurement, count).toarray()
+            label = (f"w_n (Eq 4.2): blocks exchanged per iteration\n"
+                     f"({unit} blocks, n = {count})")
+        else:
+            if not 1 <= count <= len(ids):
+                raise TomographyError(f"n must be between 1 and {len(ids)} (the iterations "
+                                      f"in the dataset), got {count}")
+            matrix = directed_counts(measurement, ids[:count]).toarray() / count
+            label = (f"blocks received per iteration\n({unit} blocks, "
+                     f"{'mean of ' + str(count) if count > 1 else 'one iteration'})")
+    hosts = measurement.host_names
+    found = cluster_map(clusters, hosts)
+    truth = measurement.labels or None
+    order, groups = group_order(hosts, found, truth)
+    index = {h: i for i, h in enumerate(hosts)}
+    perm = [index[h] for h in order]
+    shown = matrix[np.ix_(perm, perm)]
+    grouped_by = "cluster" if found else ("true label" if truth else "")
+
+    with paper_style():
+        fig, ax = figure_of(ax, width, aspect=0.85)
+        positive = shown[shown > 0]
+        if log and positive.size:
+            norm = LogNorm(vmin=positive.min(), vmax=positive.max())
+            data = np.ma.masked_less_equal(shown, 0)
+        else:
+            norm = Normalize(vmin=0, vmax=shown.max() if shown.max() > 0 else 1)
+            data = shown
+        cmap = _cmap()
+        image = ax.imshow(data, cmap=cmap, norm=norm, interpolation="nearest",
+                          aspect="equal", origin="upper")
+        image.set_gid("heatmap")
+        for _, start, _stop in groups[1:]:
+            ax.axhline(start - 0.5, color="white", linewidth=0.6)
+            ax.axvline(start - 0.5, color="white", linewidth=0.6)
+        notes = ({name: truth_summary(order[start:stop], truth)
+                  for name, start, stop in groups} if found and truth else {})
+        _ticks(ax, order, groups, grouped_by, notes)
+        what = f" (ordered by {grouped_by})" if grouped_by else ""
+        ax.set_xlabel("sender" + what if weights == "received" else "host" + what)
+        ax.set_ylabel("receiver" if weights == "received" else "host")
+        ax.tick_params(length=0)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        bar = fig.colorbar(image, ax=ax, shrink=0.9, pad=0.02, aspect=30)
+        bar.set_label(label, fontsize=6.5)
+        bar.ax.tick_params(labelsize=6)
+        bar.outline.set_linewidth(0.4)
+        set_info(fig, kind="heatmap", shape=tuple(shown.shape), order=order,
+                 groups=[tuple(g) for g in groups], quantity=weights, label=label,
+                 total=float(shown.sum()))
+    return fig
+
+
+def _cmap():
+    import matplotlib
+
+    cmap = matplotlib.colormaps[SEQUENTIAL]
+    return cmap.with_extremes(bad=cmap(0.0))   # zero cells of a log scale: the bottom colour
+
+
+def _ticks(ax: Axes, order: list[str], groups: list[tuple[str, int, int]],
+           grouped_by: str, notes: dict[str, str]) -> None:
+    """Name the groups (clusters with their truth on the y axis) or the hosts."""
+    if grouped_by and len(groups) <= MAX_GROUP_TICKS:
+        centres = [(start + stop - 1) / 2 for _, start, stop in groups]
+        names = [name for name, _, _ in groups]
+        ax.set_xticks(centres, names, rotation=90 if max(map(len, names)) > 3 else 0,
+                      fontsize=6)
+        ax.set_yticks(centres, [f"{name}\n{notes[name]}" if notes.get(name) else name
+                                for name in names], fontsize=6)
+    elif not grouped_by and len(order) <= MAX_HOST_TICKS:
+        ticks = list(range(len(order)))
+        ax.set_xticks(ticks, order, rotation=90, fontsize=5)
+        ax.set_yticks(ticks, order, fontsize=5)
+    else:
+        ax.set_xticks([])
+        ax.set_yticks([])

@@ -1,0 +1,321 @@
+"""The shared style of every plot: paper-column sizes, colour-blind-safe colours, markers.
+
+Every ``plot_*`` function of :mod:`visualize` draws inside :func:`paper_style`
+and makes its figure with :func:`new_figure`, so that all figures print
+alike at the width of a paper column:
+
+* widths :data:`SINGLE` (3.4 in, one column) and :data:`DOUBLE` (7 in, the
+  page), fonts of 7 to 8 pt, thin spines, no top and right spines;
+* categorical colours from the Okabe-Ito palette (:data:`PALETTE`),
+  distinguishable with the common colour-vision deficiencies; beyond its 8
+  colours, :func:`cluster_style` repeats them with hollow markers;
+* sequential data in ``viridis`` (:data:`SEQUENTIAL`): perceptually uniform,
+  readable in grey and by colour-blind readers;
+* marker shapes (:data:`MARKERS`) for a second categorical variable.
+
+Figures are made with :class:`matplotlib.figure.Figure` directly, not through
+:mod:`matplotlib.pyplot`: no window opens, nothing is registered globally, no
+backend is needed to save them (``fig.savefig("x.pdf")``) and a script never
+leaks figures.  In a notebook, a figure returned by the last line of a cell
+is shown as a picture (this module registers that display inside IPython
+when matplotlib's own inline display is not there).
+
+Examples
+--------
+>>> fig, ax = new_figure("single", aspect=0.6)
+>>> fig.get_size_inches().tolist()
+[3.4, 2.04]
+>>> with paper_style():
+...     import matplotlib
+...     matplotlib.rcParams["font.size"]
+8.0
+>>> cluster_style(8)          # the 9th category: first colour again, hollow
+('#E69F00', False)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from typing import Any, Iterator, Mapping
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = ["SINGLE", "DOUBLE", "PALETTE", "MARKERS", "SEQUENTIAL", "NEUTRAL", "RC",
+           "paper_style", "new_figure", "figure_of", "cluster_style", "marker_of",
+           "natural_key", "set_info", "block_unit", "tint", "box_layout"]
+
+SINGLE = 3.4
+"""Width in inches of a one-column figure."""
+
+DOUBLE = 7.0
+"""Width in inches of a page-wide (two-column) figure."""
+
+PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#0072B2", "#D55E00", "#CC79A7", "#F0E442",
+           "#000000")
+"""Okabe-Ito colours (orange, sky blue, bluish green, blue, vermillion, reddish
+purple, yellow, black), in the order categories get them."""
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+"""Marker shapes, in the order categories get them."""
+
+SEQUENTIAL = "viridis"
+"""Colour map of every heat map and timeline."""
+
+NEUTRAL = "#7F7F7F"
+"""Grey for edges, guides and secondary marks."""
+
+RC: dict[str, Any] = {
+    "font.size": 8.0,
+    "axes.titlesize": 8.0,
+    "axes.labelsize": 8.0,
+    "xtick.labelsize": 7.0,
+    "ytick.labelsize": 7.0,
+    "legend.fontsize": 7.0,
+    "legend.title_fontsize": 7.0,
+    "figure.titlesize": 8.0,
+    "axes.linewidth": 0.6,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "xtick.major.size": 2.5,
+    "ytick.major.size": 2.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)),
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4.0,
+    "legend.frameon": False,
+    "legend.handlelength": 1.5,
+    "legend.borderaxespad": 0.3,
+    "image.cmap": SEQUENTIAL,
+    "figure.dpi": 150,
+    "savefig.dpi": 300,
+    "savefig.bbox": "tight",
+    "savefig.pad_inches": 0.02,
+    "pdf.fonttype": 42,   # TrueType in PDF: editable text, accepted by publishers
+    "ps.fonttype": 42,
+    "svg.fonttype": "path",
+}
+"""The rc parameters of :func:`paper_style`."""
+
+
+@contextlib.contextmanager
+def paper_style(**overrides: Any) -> Iterator[None]:
+    """Draw with the paper style (:data:`RC`), plus ``overrides`` (rc names with ``_`` for ``.``).
+
+    Parameters
+    ----------
+    **overrides
+        rc parameters to change, e.g. ``font_size=9`` for ``font.size``.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> with paper_style(font_size=9):
+    ...     matplotlib.rcParams["font.size"], matplotlib.rcParams["legend.frameon"]
+    (9.0, False)
+    """
+    rc = dict(RC)
+    rc.update({key.replace("_", ".", 1) if "." not in key else key: value
+               for key, value in overrides.items()})
+    with matplotlib.rc_context(rc):
+        yield
+
+
+def _figure_png(fig: Figure) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=150, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _notebook_display() -> None:
+    """In IPython, show a returned Figure as a picture, unless something already does.
+
+    matplotlib's notebook integration (``%matplotlib inline``) registers its
+    own display of figures when pyplot loads its backend; figures made
+    without pyplot need this one when the notebook never used pyplot.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)() if ipython else None
+    formatters = getattr(getattr(shell, "display_formatter", None), "formatters", {})
+    png = formatters.get("image/png") if formatters else None
+    if png is None:
+        return
+    try:
+        png.lookup_by_type(Figure)
+    except KeyError:
+        png.for_type(Figure, _figure_png)
+
+
+def new_figure(width: str | float = "single", *, aspect: float = 0.75, nrows: int = 1,
+               ncols: int = 1, height: float | None = None,
+               **subplot_kw: Any) -> tuple[Figure, Any]:
+    """A figure at paper-column size, with constrained layout, and its axes.
+
+    Parameters
+    ----------
+    width : {"single", "double"} or float
+        :data:`SINGLE`, :data:`DOUBLE` or a width in inches.
+    aspect : float, default 0.75
+        Height over width, unless ``height`` is given.
+    nrows, ncols : int
+        Grid of axes (as :meth:`matplotlib.figure.Figure.subplots`).
+    height : float, optional
+        Height in inches.
+    **subplot_kw
+        Passed to :meth:`~matplotlib.figure.Figure.subplots` (``gridspec_kw``,
+        ``sharey``, ...).
+
+    Returns
+    -------
+    (Figure, Axes or array of Axes)
+
+    Examples
+    --------
+    >>> fig, axes = new_figure("double", ncols=2, height=2.0)
+    >>> fig.get_size_inches().tolist(), len(axes)
+    ([7.0, 2.0], 2)
+    """
+    _notebook_display()
+    w = {"single": SINGLE, "double": DOUBLE}.get(width, width) if isinstance(width, str) \
+        else float(width)
+    if isinstance(w, str):
+        raise ValueError(f"width must be 'single', 'double' or inches, got {width!r}")
+    h = float(height) if height is not None else round(w * aspect, 4)
+    fig = Figure(figsize=(w, h), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)
+    return fig, axes
+
+
+def figure_of(ax: Axes | None, width: str | float = "single", **kwargs: Any
+              ) -> tuple[Figure, Axes]:
+    """``ax`` and its figure, or a new figure with one axes when ``ax`` is None.
+
+    Examples
+    --------
+    >>> fig, ax = figure_of(None, "double", aspect=0.5)
+    >>> figure_of(ax)[0] is fig
+    True
+    """
+    if ax is None:
+        return new_figure(width, **kwargs)
+    return ax.get_figure(root=True) if _has_root_kw() else ax.figure, ax
+
+
+def _has_root_kw() -> bool:
+    return tuple(int(p) for p in matplotlib.__version__.split(".")[:2]) >= (3, 10)
+
+
+def cluster_style(index: int) -> tuple[str, bool]:
+    """Colour of category ``index`` and whether its markers are filled.
+
+    The first 8 categories get the 8 palette colours, filled; the next 8 the
+    same colours hollow, and so on, alternating.
+
+    Examples
+    --------
+    >>> cluster_style(0), cluster_style(8)
+    (('#E69F00', True), ('#E69F00', False))
+    """
+    return PALETTE[index % len(PALETTE)], (index // len(PALETTE)) % 2 == 0
+
+
+def marker_of(index: int) -> str:
+    """Marker shape of category ``index`` (cycling through :data:`MARKERS`).
+
+    Examples
+    --------
+    >>> marker_of(0), marker_of(len(MARKERS) + 1)
+    ('o', 's')
+    """
+    return MARKERS[index % len(MARKERS)]
+
+
+def tint(colour: str, amount: float = 0.8) -> tuple[float, float, float]:
+    """``colour`` mixed with white (``amount`` of white): a background that keeps text readable.
+
+    Examples
+    --------
+    >>> tint("#000000", 0.5)
+    (0.5, 0.5, 0.5)
+    """
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(colour)
+    return (r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount)
+
+
+def box_layout(texts: list[str], slots: float, width: str | float | None,
+               share: float = 0.8) -> tuple[str | float, float]:
+    """Figure width and font size for ``slots`` boxes of ``texts`` side by side.
+
+    One column when the boxes fit at 6 pt or more, else the page; the font is
+    the largest (at most 7 pt, at least 4 pt) at which the widest box fits
+    its slot.  ``share`` is the part of the figure width the boxes get.
+
+    Examples
+    --------
+    >>> box_layout(["L1C0\\n5 hosts"], 2, None)
+    ('single', 7.0)
+    >>> box_layout(["R1-R4/R1R2"] * 8, 8, None)[0]
+    'double'
+    """
+    longest = max((len(line) for t in texts for line in t.split("\n")), default=1)
+    ems = longest * 0.6 + 1.6          # a character is about 0.6 em; padding on both sides
+
+    def size(inches: float) -> float:
+        return 72.0 * inches * share / max(slots, 1.0) / ems
+
+    if width is None:
+        width = "single" if size(SINGLE) >= 6.0 else "double"
+    inches = {"single": SINGLE, "double": DOUBLE}.get(width, width) if isinstance(width, str) \
+        else float(width)
+    return width, float(min(7.0, max(4.0, size(float(inches)))))
+
+
+def natural_key(text: Any) -> tuple:
+    """Sort key that orders ``C2`` before ``C10``.
+
+    Examples
+    --------
+    >>> sorted(["L1C10", "L1C2", "b", "a"], key=natural_key)
+    ['L1C2', 'L1C10', 'a', 'b']
+    """
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", str(text)) if part != "")
+
+
+def set_info(fig: Figure, **info: Any) -> None:
+    """Record what a plot drew as ``fig.tomography_info`` (a dict), for code and tests.
+
+    Every ``plot_*`` function sets ``kind`` and the counts that describe its
+    content (nodes, edges, levels, ...); a figure holding several plots keeps
+    the last one's.
+
+    Examples
+    --------
+    >>> fig, _ = new_figure()
+    >>> set_info(fig, kind="example", nodes=3)
+    >>> fig.tomography_info
+    {'kind': 'example', 'nodes': 3}
+    """
+    fig.tomography_info = dict(info)
+
+
+def block_unit(meta: Mapping[str, Any] | None) -> str:
+    """The block size of a dataset in words: ``"16 KiB"``.
+
+    Examples
+    --------
+    >>> block_unit({"block_size": 16384}), block_unit({"block_size": 1000})
+    ('16 KiB', '1000 B')
+    """
+    size = int((meta or {}).get("block_size", 16384))
+    if size % 1024 == 0:
+        return f"{size // 1024} KiB"
+    return f"{size} B"
