@@ -150,7 +150,10 @@ def test_ctrl_c_keeps_iterations_and_resume_finishes(tmp_path: Path) -> None:
     local_hosts(3, first=50).to_csv(hosts, index=False)
     cmd = [sys.executable, "-m", "tomography", "measure", "bittorrent", "--hosts", str(hosts),
            "-o", str(out), "-n", "6", "--size", "3MiB", "--upload-limit", "3MiB/s"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell without job control starts background commands with SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler: give the child Ctrl-C back.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         lines = (out / "iterations.csv").read_text().splitlines() if \
