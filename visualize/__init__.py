@@ -31,9 +31,7 @@ Examples
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
+from tomography.lazy import lazy_attributes
 from visualize.text import cluster_tree_text, hasse_text, hierarchy_text
 
 _LAZY = {
@@ -55,14 +53,4 @@ PLOTS = ("layout", "heatmap", "timeline", "hasse", "tree", "convergence", "edge"
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "PLOTS", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options, emit,
-                                   hierarchy, load, positive_int)
+                                   full_truth, hierarchy, load, positive_int)
 from tomography.cli import export as export_commands
 from tomography.cli import measure as measure_commands
 from tomography.cli import plot as plot_commands
@@ -228,17 +228,9 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from cluster.accuracy import convergence, hierarchy_nmi
-    from tomography.truth import read_truth_file
 
     m, W = load(args)
-    truth = m.labels if args.truth == "labels" else read_truth_file(args.truth)
-    if not truth:
-        raise TomographyError("no ground truth: hosts.csv has no labels; give --truth FILE "
-                              "(a CSV with columns host,label)")
-    missing = [h for h in m.host_names if h not in truth]
-    if missing:
-        raise TomographyError(f"the ground truth has no label for host {missing[0]!r} "
-                              f"({len(missing)} of {m.n_hosts} hosts unlabelled)")
+    truth = full_truth(args, m)
     h = hierarchy(args, W, m.host_names)
     levels = hierarchy_nmi(h, truth)
     table = convergence(m, truth, iterations=args.iterations, engine=args.engine,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["positive_int", "add_analysis_options", "add_hierarchy_options", "load",
-           "hierarchy", "emit"]
+           "hierarchy", "truth", "full_truth", "emit"]
 
 
 def positive_int(text: str) -> int:
@@ -73,6 +73,28 @@ def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str]):
                                    loops=getattr(args, "loops", 0.5), engine=args.engine,
                                    resolution=args.resolution, restarts=args.restarts,
                                    seed=args.seed)
+
+
+def truth(args: argparse.Namespace, m: Any) -> dict[str, str]:
+    """The ground truth ``--truth`` names: hosts.csv's labels or a CSV file; may be empty."""
+    from tomography.truth import read_truth_file
+
+    return m.labels if args.truth == "labels" else read_truth_file(args.truth)
+
+
+def full_truth(args: argparse.Namespace, m: Any) -> dict[str, str]:
+    """:func:`truth`, refused unless it labels every host of the dataset ``m``."""
+    from tomography.errors import TomographyError
+
+    labels = truth(args, m)
+    if not labels:
+        raise TomographyError("no ground truth: hosts.csv has no labels; give --truth FILE "
+                              "(a CSV with columns host,label)")
+    missing = [h for h in m.host_names if h not in labels]
+    if missing:
+        raise TomographyError(f"the ground truth has no label for host {missing[0]!r} "
+                              f"({len(missing)} of {m.n_hosts} hosts unlabelled)")
+    return labels
 
 
 def emit(text: str) -> None:

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tomography.cli.common import add_analysis_options, add_hierarchy_options, hierarchy, load
-from tomography.cli.common import positive_int
+from tomography.cli.common import (add_analysis_options, add_hierarchy_options, full_truth,
+                                   hierarchy, load, positive_int, truth)
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS", "KINDS", "FORMATS"]
@@ -107,12 +107,6 @@ def _format(path: Path) -> str:
     return suffix
 
 
-def _truth(args: argparse.Namespace, m: Any) -> dict[str, str]:
-    from tomography.truth import read_truth_file
-
-    return m.labels if args.truth == "labels" else read_truth_file(args.truth)
-
-
 def _names(args: argparse.Namespace, count: int) -> list[str] | None:
     if args.names is None:
         return None
@@ -131,15 +125,7 @@ def _short(path: Path) -> str:
 def _convergence(args: argparse.Namespace, m: Any) -> Any:
     from cluster.accuracy import convergence
 
-    truth = _truth(args, m)
-    if not truth:
-        raise TomographyError("convergence needs a ground truth: hosts.csv has no labels; "
-                              "give --truth FILE (a CSV with columns host,label)")
-    missing = [h for h in m.host_names if h not in truth]
-    if missing:
-        raise TomographyError(f"the ground truth has no label for host {missing[0]!r} "
-                              f"({len(missing)} of {m.n_hosts} hosts unlabelled)")
-    return convergence(m, truth, iterations=args.iterations, engine=args.engine,
+    return convergence(m, full_truth(args, m), iterations=args.iterations, engine=args.engine,
                        seed=args.seed, linkage=args.linkage, start=args.start,
                        loops=args.loops, progress=True)
 
@@ -175,14 +161,14 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
                                          iteration=args.iteration, weights=args.weights,
                                          log=args.log, **width)
             return fig, f"{m.n_hosts} x {m.n_hosts} hosts ordered by level-{level} cluster"
-        fig = visualize.plot_hasse(h, labels=_truth(args, m) or None, **width)
+        fig = visualize.plot_hasse(h, labels=truth(args, m) or None, **width)
         return fig, f"{h.depth} levels, {len(h.levels[0])} clusters on level 1"
     if kind == "tree":
         from cluster.spanning_tree import cluster_tree
 
         t = cluster_tree(W, m.host_names, linkage=args.linkage, engine=args.engine,
                          resolution=args.resolution, restarts=args.restarts, seed=args.seed)
-        fig = visualize.plot_tree(t, labels=_truth(args, m) or None, **width)
+        fig = visualize.plot_tree(t, labels=truth(args, m) or None, **width)
         return fig, f"{len(t.clusters)} clusters, {len(t.edges)} edges"
     if kind == "edge":
         if not args.edge:

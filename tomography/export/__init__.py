@@ -24,9 +24,7 @@ Examples
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
+from tomography.lazy import lazy_attributes
 from tomography.export.dot import cluster_tree_to_dot, hierarchy_to_dot
 from tomography.export.mpi import (check_mpi_hierarchy, hostfile, mpi_hierarchy, rank_order,
                                    rankfile, read_mpi_hierarchy, write_mpi_hierarchy)
@@ -46,14 +44,4 @@ __all__ = ["hierarchy_to_dot", "cluster_tree_to_dot",
            "rank_order", "hostfile", "rankfile", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
