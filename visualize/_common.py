@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from visualize.style import natural_key
+__all__ = ["natural_key", "cluster_map", "truth_summary", "group_order"]
 
-__all__ = ["cluster_map", "truth_summary", "group_order"]
+
+def natural_key(text: Any) -> tuple:
+    """Sort key that orders ``C2`` before ``C10``.
+
+    Examples
+    --------
+    >>> sorted(["L1C10", "L1C2", "b", "a"], key=natural_key)
+    ['L1C2', 'L1C10', 'a', 'b']
+    """
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"(\d+)", str(text)) if part != "")
 
 
 def cluster_map(clusters: Any, hosts: Sequence[str]) -> dict[str, str] | None:

@@ -19,7 +19,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from visualize.style import PALETTE, figure_of, marker_of, natural_key, paper_style, set_info
+from visualize._common import natural_key
+from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
 
 __all__ = ["plot_convergence"]
 

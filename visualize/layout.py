@@ -39,9 +39,9 @@ from scipy.sparse.csgraph import shortest_path
 from tomography.dataset import Measurement
 from tomography.errors import TomographyError
 from tomography.weights import mean_weights
-from visualize._common import cluster_map
-from visualize.style import (NEUTRAL, cluster_style, figure_of, marker_of, natural_key,
-                             paper_style, set_info)
+from visualize._common import cluster_map, natural_key
+from visualize.style import (NEUTRAL, cluster_style, figure_of, marker_of, paper_style,
+                             set_info)
 
 __all__ = ["plot_layout", "layout_positions", "ENGINES", "AUTO_LIMIT"]
 

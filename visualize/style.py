@@ -36,7 +36,6 @@ Examples
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 from typing import Any, Iterator, Mapping
 
@@ -46,7 +45,7 @@ from matplotlib.figure import Figure
 
 __all__ = ["SINGLE", "DOUBLE", "PALETTE", "MARKERS", "SEQUENTIAL", "NEUTRAL", "RC",
            "paper_style", "new_figure", "figure_of", "cluster_style", "marker_of",
-           "natural_key", "set_info", "block_unit", "tint", "box_layout"]
+           "set_info", "block_unit", "tint", "box_layout"]
 
 SINGLE = 3.4
 """Width in inches of a one-column figure."""
@@ -276,18 +275,6 @@ def box_layout(texts: list[str], slots: float, width: str | float | None,
     inches = {"single": SINGLE, "double": DOUBLE}.get(width, width) if isinstance(width, str) \
         else float(width)
     return width, float(min(7.0, max(4.0, size(float(inches)))))
-
-
-def natural_key(text: Any) -> tuple:
-    """Sort key that orders ``C2`` before ``C10``.
-
-    Examples
-    --------
-    >>> sorted(["L1C10", "L1C2", "b", "a"], key=natural_key)
-    ['L1C2', 'L1C10', 'a', 'b']
-    """
-    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
-                 for part in re.split(r"(\d+)", str(text)) if part != "")
 
 
 def set_info(fig: Figure, **info: Any) -> None:

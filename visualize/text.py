@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
+from visualize._common import truth_summary
 
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts"]
 
@@ -22,21 +21,9 @@ def describe_hosts(hosts: tuple[str, ...] | list[str], limit: int = 4) -> str:
 
 
 def _truth_note(cluster: Cluster, truth: dict[str, str] | None) -> str:
-    """The cluster's truth: the shared label, a shared prefix ``site/*``, or the majority."""
-    if not truth:
-        return ""
-    paths = [truth.get(h, "?").split("/") for h in cluster.hosts]
-    if all(p == paths[0] for p in paths):
-        return f"  truth: {'/'.join(paths[0])}"
-    common = []
-    for parts in zip(*paths):
-        if len(set(parts)) > 1:
-            break
-        common.append(parts[0])
-    if common:
-        return f"  truth: {'/'.join(common)}/*"
-    label, count = Counter(p[0] for p in paths).most_common(1)[0]
-    return f"  truth: mixed, {count}/{len(paths)} {label}"
+    """The cluster's truth (see :func:`visualize._common.truth_summary`), as a suffix."""
+    summary = truth_summary(cluster.hosts, truth)
+    return f"  truth: {summary}" if summary else ""
 
 
 def _children(hierarchy: Hierarchy, cluster: Cluster) -> list[Cluster]:

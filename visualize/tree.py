@@ -19,8 +19,8 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from tomography.hierarchy import ClusterTree
-from visualize._common import truth_summary
-from visualize.style import (NEUTRAL, PALETTE, box_layout, figure_of, natural_key, paper_style,
+from visualize._common import natural_key, truth_summary
+from visualize.style import (NEUTRAL, PALETTE, box_layout, figure_of, paper_style,
                              set_info, tint)
 
 __all__ = ["plot_tree"]
