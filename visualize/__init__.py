@@ -7,7 +7,7 @@ text (imported with the package)
 plots (matplotlib, loaded on first use; each returns a ``Figure``)
 ``plot_layout``                        Kamada-Kawai view of the host graph (Figs 5.3-5.7)
 ``plot_heatmap``                       blocks received per host from each host (Fig 5.1)
-``plot_timeline``                      blocks in transit per host over a traced broadcast
+``plot_timeline``                      blocks moved per host over a traced broadcast
                                        (Fig 5.2)
 ``plot_hasse``                         the hierarchy as a Hasse diagram (Figs 5.19, 5.20)
 ``plot_tree``                          the maximum spanning tree of clusters (Fig 5.23)

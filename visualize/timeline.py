@@ -1,4 +1,4 @@
-"""Blocks in transit per host over one broadcast, from a trace (thesis Fig 5.2).
+"""Blocks moved per host over one broadcast, from a trace (thesis Fig 5.2).
 
 A trace (``trace.csv``, written by real broadcasts run with ``--trace``) has
 one row per 16 KiB block: the time the sender finished uploading it, sender,
@@ -72,7 +72,7 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
                   iteration: int | None = None, trace: pd.DataFrame | None = None,
                   metric: str = "blocks", bins: int = 120, width: str | float = "single",
                   ax: Axes | None = None) -> Figure:
-    """Blocks in transit per host over the time of one broadcast.
+    """Blocks moved per host over the time of one broadcast (the thesis: in transit).
 
     Parameters
     ----------

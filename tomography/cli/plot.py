@@ -16,7 +16,7 @@ __all__ = ["add_commands", "COMMANDS", "KINDS", "FORMATS"]
 KINDS = {
     "layout": "Kamada-Kawai view: colour = found cluster, shape = true label (Figs 5.3-5.7)",
     "heatmap": "blocks each host received from each host, by cluster (Fig 5.1)",
-    "timeline": "blocks in transit per host in a traced broadcast (Fig 5.2; trace.csv)",
+    "timeline": "blocks sent + received per second per host, traced broadcast (Fig 5.2)",
     "hasse": "the hierarchy of bandwidth clusters as a Hasse diagram (Figs 5.19, 5.20)",
     "tree": "maximum spanning tree of the clusters with edge weights (Fig 5.23)",
     "convergence": "NMI after 1..n iterations, flat and per level (Figs 5.13, 5.21)",
