@@ -1,12 +1,16 @@
 """The coordinator: instrumented BitTorrent broadcasts with a rotating root, written as they finish.
 
 :func:`run_broadcasts` starts one peer (:mod:`measure.peer`) per host through
-a *launcher*, a function that turns the peer's command line into the command
-that runs it on that host: unchanged for local processes (:func:`local`),
-``ip netns exec`` for a testbed namespace
-(:meth:`measure.testbed.Testbed.command`).  It talks to the peers over their
-standard input and output only (the protocol is in :mod:`measure.peer`), so
-the transport is the launcher's business.
+a *transport* (:mod:`measure.transport`): local processes, processes in the
+namespaces of a testbed, processes started over SSH (:mod:`measure.ssh`), or
+peers beside MPI ranks (:mod:`measure.mpi`).  It speaks the same protocol to
+all of them; how the protocol travels is the transport's business.
+
+Before the first iteration a preflight (:mod:`measure.preflight`) starts
+every peer and checks it: it answers, its versions agree, it listens on its
+address; a few clock readings give each host's clock offset.  A host that
+fails is named in one line and the run does not start, unless
+``skip_failed`` leaves it out (recorded in ``meta.json``).
 
 One iteration:
 
@@ -30,40 +34,29 @@ from __future__ import annotations
 import base64
 import json
 import queue
-import subprocess
-import sys
-import threading
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from measure.peer import lt_version, make_torrent, session_settings
+from measure.peer import host_facts, lt_version, make_torrent, session_settings
+from measure.preflight import HostCheck, PreflightError, failure_reason, version_mismatch
 from measure.swarm import SwarmParams, peer_lists, root_order
+from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
 from tomography.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
 from tomography.errors import DatasetError, TomographyError
 
-__all__ = ["IterationResult", "RunSummary", "local", "local_hosts", "run_broadcasts"]
-
-Launcher = Callable[[str, list[str]], list[str]]
+__all__ = ["IterationResult", "RunSummary", "local", "local_hosts", "preflight",
+           "run_broadcasts"]
 
 STARTUP_TIMEOUT = 30.0  # s for a peer to listen (dozens start at once on two cores)
 REPLY_TIMEOUT = 30.0    # s for a peer to answer add / stop
 SETTLE = 0.5            # s between the last finish and stop: in-flight blocks land
-
-
-def local(host: str, argv: list[str]) -> list[str]:
-    """The launcher of local processes: run the peer's command as it is.
-
-    Examples
-    --------
-    >>> local("h0", ["python", "-m", "measure.peer"])
-    ['python', '-m', 'measure.peer']
-    """
-    return list(argv)
+CLOCK_ROUNDS = 5        # clock readings per host; the one with the shortest round trip counts
 
 
 def local_hosts(n: int, *, first: int = 2) -> pd.DataFrame:
@@ -137,6 +130,7 @@ class RunSummary:
     resumed_from: int = 0
     converged_at: int | None = None  # the iteration after which ``stop`` ended the run
     stop_rule: bool = False           # whether a ``stop`` rule was given
+    checks: list[HostCheck] = field(default_factory=list)  # the preflight, host by host
 
     @property
     def incomplete(self) -> list[int]:
@@ -146,7 +140,9 @@ class RunSummary:
     def describe(self) -> str:
         """A few lines for the operator."""
         done = len(self.iterations)
-        lines = [f"{done} iteration(s) run"
+        skipped = [c for c in self.checks if not c.ok]
+        lines = [f"left out after the preflight: {c.host} ({c.reason})" for c in skipped]
+        lines += [f"{done} iteration(s) run"
                  + (f" after {self.resumed_from} already on disk" if self.resumed_from else "")
                  + f"; dataset in {self.path}"]
         for r in self.iterations:
@@ -163,87 +159,69 @@ class RunSummary:
         return "\n".join(lines)
 
 
-class _PeerProcess:
-    """One peer process and the thread that reads its events into the shared inbox."""
-
-    def __init__(self, host: str, address: str, argv: list[str],
-                 inbox: "queue.Queue[tuple[str, dict[str, Any]]]") -> None:
-        self.host, self.address = host, address
-        self.port = 0
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, bufsize=1,
-                                     start_new_session=True)  # Ctrl-C is the coordinator's
-        self.stderr: list[str] = []
-        threading.Thread(target=self._read, args=(inbox,), daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-
-    def _read(self, inbox: "queue.Queue[tuple[str, dict[str, Any]]]") -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                inbox.put((self.host, json.loads(line)))
-            except json.JSONDecodeError:
-                inbox.put((self.host, {"event": "error", "message": f"not JSON: {line[:200]!r}"}))
-        inbox.put((self.host, {"event": "exit", "code": self.proc.wait()}))
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.stderr = (self.stderr + [line.rstrip()])[-20:]
-
-    def send(self, command: dict[str, Any]) -> bool:
-        try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(command, separators=(",", ":")) + "\n")
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError, ValueError):
-            return False
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def close(self, timeout: float = 5.0) -> None:
-        self.send({"cmd": "quit"})
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 class _Swarm:
-    """The peer processes of a run and the waiting on their events."""
+    """The peers of a run, reached through a transport, and the waiting on their events."""
 
-    def __init__(self, hosts: pd.DataFrame, launch: Launcher, params: SwarmParams,
+    def __init__(self, hosts: pd.DataFrame, transport: Transport, params: SwarmParams,
                  port: int, upload_limit: int) -> None:
         self.hosts = hosts
-        self.launch, self.params, self.port = launch, params, port
+        self.transport, self.params, self.port = transport, params, port
         self.upload_limit = upload_limit
-        self.inbox: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
-        self.peers: dict[str, _PeerProcess] = {}
-        self.hello: dict[str, Any] = {}
-        self.by_address = dict(zip(hosts["address"], hosts["host"]))
+        self.inbox: queue.Queue[tuple[Channel, dict[str, Any]]] = queue.Queue()
+        self.peers: dict[str, Channel] = {}
+        self.ports: dict[str, int] = {}
+        self.hello: dict[str, dict[str, Any]] = {}
+        self.errors: dict[str, dict[str, Any]] = {}  # a peer's error event before its hello
+        self.offsets: dict[str, float] = {}
+        # each host's peer id is its place in the sorted host table (measure.peer.peer_id)
+        self.by_index = {str(i): h for i, h in enumerate(hosts["host"])}
+        self.index = {h: i for i, h in enumerate(hosts["host"])}
+        self.address = dict(zip(hosts["host"], hosts["address"]))
+        self.port_of = (dict(zip(hosts["host"], hosts["port"].astype(int)))
+                        if "port" in hosts.columns else {})
+
+    def _peer_args(self, name: str) -> list[str]:
+        return ["--address", self.address[name], "--port", str(self.port_of.get(name, self.port)),
+                "--peer-id", str(self.index[name]), "--upload-limit", str(self.upload_limit),
+                "--params", json.dumps(asdict(self.params))]
 
     def start(self, names: Iterable[str]) -> list[str]:
-        """Start peers on ``names`` (those not running); return those that failed to listen."""
-        argv = [sys.executable, "-m", "measure.peer", "--port", str(self.port),
-                "--upload-limit", str(self.upload_limit), "--params", json.dumps(asdict(self.params))]
-        address = dict(zip(self.hosts["host"], self.hosts["address"]))
-        waiting = set()
-        for name in names:
-            old = self.peers.get(name)
-            if old is not None and old.alive():
-                continue
-            self.peers[name] = _PeerProcess(name, address[name],
-                                            self.launch(name, argv + ["--address", address[name]]),
-                                            self.inbox)
-            waiting.add(name)
-        replies = self.wait(waiting, "hello", STARTUP_TIMEOUT)
-        for name, event in replies.items():
-            self.peers[name].port = int(event["port"])
-            self.hello = self.hello or event
-        return sorted(waiting - set(replies))
+        """Start peers on ``names`` (those not running); return those that failed to listen.
+
+        At most ``transport.max_starting`` peers are starting at any time
+        (an SSH connection limit); each has ``STARTUP_TIMEOUT`` from its own start.
+        """
+        todo = [n for n in names if n not in self.peers or not self.peers[n].alive()]
+        limit = self.transport.max_starting or len(todo) or 1
+        starting: dict[str, float] = {}
+        failed: list[str] = []
+        while todo or starting:
+            while todo and len(starting) < limit:
+                name = todo.pop(0)
+                self.errors.pop(name, None)
+                self.peers[name] = self.transport.open(name, self._peer_args(name), self.inbox)
+                starting[name] = time.monotonic()
+            try:
+                channel, message = self.inbox.get(timeout=0.2)
+            except queue.Empty:
+                channel, message = None, {}
+            if channel is not None and self.peers.get(channel.host) is channel \
+                    and channel.host in starting:
+                kind = message.get("event")
+                if kind == "hello":
+                    self.ports[channel.host] = int(message["port"])
+                    self.hello[channel.host] = message
+                    del starting[channel.host]
+                elif kind == "error":
+                    self.errors[channel.host] = message
+                elif kind == "exit":
+                    failed.append(channel.host)
+                    del starting[channel.host]
+            now = time.monotonic()
+            for name in [n for n, t in starting.items() if now - t > STARTUP_TIMEOUT]:
+                failed.append(name)
+                del starting[name]
+        return sorted(failed)
 
     def wait(self, names: set[str], event: str, timeout: float,
              on_other: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, dict]:
@@ -256,11 +234,15 @@ class _Swarm:
             if left <= 0:
                 break
             try:
-                host, message = self.inbox.get(timeout=min(left, 0.5))
+                channel, message = self.inbox.get(timeout=min(left, 0.5))
             except queue.Empty:
                 continue
+            host = channel.host
+            if self.peers.get(host) is not channel:
+                continue  # the last words of a peer that was replaced
             kind = message.get("event")
             if kind == event and host in pending:
+                message["received"] = time.time()
                 got[host] = message
                 pending.discard(host)
             elif kind == "exit":
@@ -271,17 +253,85 @@ class _Swarm:
                 on_other(host, message)
         return got
 
+    def failure(self, name: str) -> str:
+        """Why the peer on ``name`` never said hello, in one line."""
+        channel = self.peers.get(name)
+        error = self.errors.get(name, {}).get("message")
+        if channel is None:
+            return error or "not started"
+        return failure_reason(channel.exit_code(), channel.stderr_tail(), error,
+                              self.transport.name)
+
     def describe_death(self, name: str) -> str:
-        peer = self.peers[name]
-        code = peer.proc.poll()
-        tail = f" ({peer.stderr[-1]})" if peer.stderr else ""
-        return (f"peer {name} exited with code {code}{tail}" if code is not None
-                else f"peer {name} did not answer")
+        channel = self.peers[name]
+        code = channel.exit_code()
+        tail = channel.stderr_tail()
+        return (f"peer {name} exited with code {code}" + (f" ({tail[-1]})" if tail else "")
+                if code is not None else f"peer {name} did not answer")
+
+    def clock(self, names: list[str], rounds: int = CLOCK_ROUNDS) -> dict[str, tuple[float, float]]:
+        """Each host's clock offset against ours and the round trip it was read with.
+
+        NTP's estimate from the exchange with the shortest round trip:
+        ``offset = t_host - (t_sent + t_received) / 2``.
+        """
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(rounds):
+            sent = {}
+            for name in names:
+                sent[name] = time.time()
+                self.peers[name].send({"cmd": "clock"})
+            for name, reply in self.wait(set(names), "clock", REPLY_TIMEOUT).items():
+                rtt = reply["received"] - sent[name]
+                offset = float(reply["t"]) - (sent[name] + reply["received"]) / 2
+                if name not in best or rtt < best[name][1]:
+                    best[name] = (offset, rtt)
+        self.offsets.update({name: offset for name, (offset, _) in best.items()})
+        return best
+
+    def preflight(self) -> list[HostCheck]:
+        """Start every peer and check it: answers, versions, address, port; read its clock."""
+        hosts = list(self.hosts["host"])
+        failed = set(self.start(hosts))
+        here = host_facts()
+        checks: dict[str, HostCheck] = {}
+        for name in hosts:
+            facts = self.hello.get(name) if name not in failed else self.errors.get(name)
+            facts = facts or {}
+            check = HostCheck(name, self.address[name], ok=name not in failed,
+                              hostname=facts.get("hostname", ""), cpus=facts.get("cpus", 0),
+                              toolkit=facts.get("toolkit", ""),
+                              libtorrent=facts.get("libtorrent", ""),
+                              python=facts.get("python", ""))
+            if name in failed:
+                check.reason = self.failure(name)
+            else:
+                mismatch = version_mismatch(facts, here)
+                if mismatch:
+                    check.ok, check.reason = False, mismatch
+            checks[name] = check
+        ready = [name for name in hosts if checks[name].ok]
+        for name, (offset, rtt) in self.clock(ready).items():
+            checks[name].clock_offset_s, checks[name].clock_rtt_s = offset, rtt
+        for name in ready:
+            if checks[name].clock_offset_s is None:
+                checks[name].ok, checks[name].reason = False, "no answer to the clock reading"
+        return [checks[name] for name in hosts]
+
+    def drop(self, names: Iterable[str]) -> None:
+        """Close the peers of ``names`` and leave them out of the run."""
+        for name in names:
+            channel = self.peers.pop(name, None)
+            if channel is not None:
+                channel.close()
 
     def close(self) -> None:
-        for peer in self.peers.values():
-            peer.close()
+        for channel in self.peers.values():
+            channel.send({"cmd": "quit"})
+        for channel in self.peers.values():
+            channel.close()
         self.peers.clear()
+        self.transport.close()
 
 
 def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed: int,
@@ -304,7 +354,7 @@ def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed
     active = [h for h in hosts if h not in failed and swarm.peers[h].alive()]
     torrent = base64.b64encode(make_torrent(file_size, params.piece_bytes(file_size),
                                             f"tomography-{seed}-{iteration}")).decode()
-    allow = [swarm.peers[h].address for h in active]
+    allow = sorted({swarm.address[h] for h in active})
     for h in active:
         swarm.peers[h].send({"cmd": "add", "iteration": iteration, "torrent": torrent,
                              "seed": h == root, "allow": allow, "trace": trace})
@@ -313,10 +363,10 @@ def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed
         failed.setdefault(h, swarm.describe_death(h))
     active = [h for h in active if h in added]
     lists = peer_lists(len(active), params.peer_list, np.random.default_rng([seed, iteration]))
-    started = time.monotonic()
+    started, go_wall = time.monotonic(), time.time()
     for i, h in enumerate(active):
-        swarm.peers[h].send({"cmd": "go", "peers": [[swarm.peers[active[j]].address,
-                                                     swarm.peers[active[j]].port]
+        swarm.peers[h].send({"cmd": "go", "peers": [[swarm.address[active[j]],
+                                                     swarm.ports[active[j]]]
                                                     for j in lists[i]]})
     downloaders = {h for h in active if h != root}
     finished = {h: float(e["t"]) for h, e in
@@ -331,28 +381,32 @@ def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed
     reports = swarm.wait(set(alive), "report", REPLY_TIMEOUT, note_failure)
     for h in set(active) - set(reports):
         failed.setdefault(h, swarm.describe_death(h))
-        swarm.peers[h].proc.kill()  # hung or dead: started afresh next iteration
+        swarm.peers[h].kill()  # hung or dead: started afresh next iteration
     result = _result(swarm, iteration, root, duration, hosts, downloaders, finished, reports,
-                     failed, time_limit)
+                     failed, time_limit, go_wall)
     result.warnings = warnings
     return result
 
 
 def _result(swarm: _Swarm, iteration: int, root: str, duration: float, hosts: list[str],
             downloaders: set[str], finished: dict[str, float], reports: dict[str, dict],
-            failed: dict[str, str], time_limit: float) -> IterationResult:
+            failed: dict[str, str], time_limit: float, go_wall: float) -> IterationResult:
     notes = list(failed.values())
     sent: dict[tuple[str, str], tuple[int, int]] = {}
     trace: list[tuple[float, str, str, int, int]] = []
     for sender, report in sorted(reports.items()):
-        for address, (blocks, nbytes) in report["sent"].items():
-            receiver = swarm.by_address.get(address)
+        for peer, (blocks, nbytes) in report["sent"].items():
+            receiver = swarm.by_index.get(peer)
             if receiver is None:
-                raise TomographyError(f"peer {sender} reports blocks sent to {address}, "
-                                      "which is not a host of this run")
+                raise TomographyError(f"peer {sender} reports blocks sent to {peer}, "
+                                      "which is not a peer of this run")
             sent[(receiver, sender)] = (int(blocks), int(nbytes))
-        trace.extend((t, sender, swarm.by_address.get(ip, ip), int(p), int(b))
-                     for t, ip, p, b in report["trace"])
+        # the peer's times count from its own ``go``: shift them onto the coordinator's
+        # clock, through the host's clock offset, so that traces of several machines agree
+        shift = (float(report.get("go_wall", 0.0)) - swarm.offsets.get(sender, 0.0) - go_wall
+                 if report.get("go_wall") else 0.0)
+        trace.extend((round(t + shift, 6), sender, swarm.by_index.get(peer, peer), int(p), int(b))
+                     for t, peer, p, b in report["trace"])
         if report["alerts_dropped"]:
             notes.append(f"peer {sender} lost alerts: its counts are short")
     missing = sorted(set(downloaders) - set(finished) - set(failed))
@@ -377,12 +431,81 @@ def _run_params(file_size: int, seed: int, params: SwarmParams) -> dict[str, Any
     return out
 
 
+def _host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataFrame:
+    frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
+        list(hosts), columns=list(HOSTS_COLUMNS))
+    frame = frame.sort_values("host").reset_index(drop=True)
+    if len(frame) < 2:
+        raise ValueError(f"a broadcast needs at least 2 hosts, got {len(frame)}")
+    if frame["host"].duplicated().any():
+        raise ValueError(f"duplicate host name {frame['host'][frame['host'].duplicated()].iloc[0]!r}")
+    if (frame["address"].astype(str).str.strip() == "").any():
+        raise ValueError("every host needs an address")
+    if frame["address"].duplicated().any():
+        if "port" not in frame.columns:
+            raise ValueError("every host needs its own address (one address is one peer, "
+                             "unless a port column tells the peers apart)")
+        fixed = frame[frame["port"].astype(int) != 0]
+        if fixed[["address", "port"]].duplicated().any():
+            raise ValueError("two hosts share an address and a port")
+    if "label" not in frame.columns:
+        frame = frame.assign(label="")
+    return frame
+
+
+def _transport(launch: Launcher | Transport) -> Transport:
+    return launch if hasattr(launch, "open") else ProcessTransport(launch)  # type: ignore
+
+
+def _checked_swarm(frame: pd.DataFrame, transport: Transport, params: SwarmParams, port: int,
+                   upload_limit: int, skip_failed: bool) -> tuple[_Swarm, list[HostCheck]]:
+    """A swarm whose peers passed the preflight; failures raise unless ``skip_failed``."""
+    swarm = _Swarm(frame, transport, params, port, upload_limit)
+    try:
+        checks = swarm.preflight()
+        bad = [c for c in checks if not c.ok]
+        if bad and not skip_failed:
+            raise PreflightError("\n".join(f"host {c.host} ({c.address}): {c.reason}"
+                                           for c in bad))
+        if len(checks) - len(bad) < 2:
+            raise PreflightError(f"only {len(checks) - len(bad)} host(s) passed the preflight; "
+                                 "a broadcast needs 2")
+    except BaseException:
+        swarm.close()
+        raise
+    swarm.drop(c.host for c in bad)
+    return swarm, checks
+
+
+def preflight(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], *,
+              launch: Launcher | Transport = local, params: SwarmParams = SwarmParams(),
+              port: int = 0) -> list[HostCheck]:
+    """Check every host as a run would, without measuring: one :class:`HostCheck` each.
+
+    Starts a peer on each host through the run's transport (so the check
+    takes the run's path), reads its versions and clock, and stops it.
+
+    Examples
+    --------
+    >>> checks = preflight(local_hosts(2, first=60))
+    >>> [(c.host, c.ok) for c in checks]
+    [('h00', True), ('h01', True)]
+    >>> abs(checks[0].clock_offset_s) < 1.0
+    True
+    """
+    swarm = _Swarm(_host_frame(hosts), _transport(launch), params, port, 0)
+    try:
+        return swarm.preflight()
+    finally:
+        swarm.close()
+
+
 def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                    output: str | Path, *, iterations: int, file_size: int,
-                   launch: Launcher = local, seed: int = 0,
+                   launch: Launcher | Transport = local, seed: int = 0,
                    params: SwarmParams = SwarmParams(), port: int = 0,
                    upload_limit: int = 0, trace: bool = False, meta: dict[str, Any] | None = None,
-                   resume: bool = False, overwrite: bool = False,
+                   resume: bool = False, overwrite: bool = False, skip_failed: bool = False,
                    stop: Callable[[int], bool] | None = None,
                    progress: Callable[[IterationResult], None] | None = None) -> RunSummary:
     """Run instrumented BitTorrent broadcasts among ``hosts`` and write the dataset.
@@ -390,7 +513,9 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     Parameters
     ----------
     hosts : DataFrame or sequence of (host, address, label)
-        The run's hosts; each peer listens on its host's address.
+        The run's hosts; each peer listens on its host's address.  Hosts
+        may share an address when a ``port`` column gives each its own
+        port, or 0 for any free one (several MPI ranks on one node).
     output : path
         The dataset directory (format 1, method ``bittorrent``).
     iterations : int
@@ -398,25 +523,32 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         the most when ``stop`` ends the run earlier.
     file_size : int
         Bytes broadcast per iteration.
-    launch : callable
-        ``launch(host, argv) -> argv``: how to run a peer on a host.
+    launch : callable or transport
+        ``launch(host, argv) -> argv``: how to run a peer on a host (local
+        processes by default; ``Testbed.command`` for a testbed;
+        :func:`measure.ssh.ssh_transport`), or a transport object
+        (:class:`measure.mpi.MpiTransport`).
     seed : int
         Roots, peer lists and everything random derive from it.
     params : SwarmParams
         BitTorrent settings; ``time_limit`` bounds each iteration.
     port : int
-        The peers' listening port (0: any free one).
+        The peers' listening port (0: any free port).
     upload_limit : int
         Upload cap per peer in bytes/s (0: none): gives a swarm on one
         machine without a testbed a finite speed.
     trace : bool
-        Also write ``trace.csv``: one row per block (time, sender, receiver).
+        Also write ``trace.csv``: one row per block (time on the
+        coordinator's clock, sender, receiver).
     meta : dict, optional
         More keys for ``meta.json`` (``topology``, ``testbed``, ...).
     resume : bool
         Continue a dataset made with the same hosts and parameters.
     overwrite : bool
         Replace an existing dataset.
+    skip_failed : bool
+        Leave out the hosts that fail the preflight (recorded) instead of
+        refusing to start.
     stop : callable, optional
         ``stop(iteration) -> bool``, asked after each written iteration:
         true ends the run (e.g. the partition stopped changing).
@@ -426,6 +558,11 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     Returns
     -------
     RunSummary
+
+    Raises
+    ------
+    PreflightError
+        A host failed the preflight (one line per host), unless ``skip_failed``.
 
     Examples
     --------
@@ -441,16 +578,13 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         raise ValueError(f"iterations must be >= 1, got {iterations}")
     if file_size < 1:
         raise ValueError(f"file_size must be >= 1 byte, got {file_size}")
-    frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
-        list(hosts), columns=list(HOSTS_COLUMNS))
-    frame = frame.sort_values("host").reset_index(drop=True)
-    if len(frame) < 2:
-        raise ValueError(f"a broadcast needs at least 2 hosts, got {len(frame)}")
-    if frame["address"].duplicated().any() or (frame["address"].astype(str).str.strip() == "").any():
-        raise ValueError("every host needs its own address (one address is one peer)")
+    frame = _host_frame(hosts)
+    transport = _transport(launch)
     run_params = {**_run_params(file_size, seed, params), "upload_limit": upload_limit}
     out = Path(output)
-    if resume and (out / "meta.json").exists():
+    resuming = resume and (out / "meta.json").exists()
+    if resuming:
+        writer = MeasurementWriter.reopen(out)  # drops rows of an unlisted iteration first
         existing = read_measurement(out)
         recorded = existing.meta.get("params", {})
         differ = [k for k, v in run_params.items() if recorded.get(k) != v]
@@ -458,21 +592,37 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
             what = differ[0] if differ else "hosts"
             raise DatasetError(f"cannot resume: the dataset was made with other {what}",
                                path=out / "meta.json", field=what)
-        writer = MeasurementWriter.reopen(out)
         start = len(existing.iteration_ids)
-    else:
-        session = {"version": lt_version(),
-                   "settings": session_settings("<host address>", port, params, upload_limit)}
-        writer = MeasurementWriter(out, {"method": "bittorrent", **(meta or {}),
-                                         "params": run_params, "libtorrent": session},
-                                   frame, overwrite=overwrite,
-                                   iteration_columns=("redundant_bytes", "failed_peers"))
-        start = 0
-    hosts_sorted = list(frame["host"])
+    elif (out / "meta.json").exists() and not overwrite:
+        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
+    swarm, checks = _checked_swarm(frame, transport, params, port, upload_limit, skip_failed)
+    records = {"launcher": transport.name,
+               "hosts": {c.host: c.record() for c in checks if c.ok},
+               "skipped_hosts": {c.host: c.reason for c in checks if not c.ok}}
+    try:
+        if resuming:
+            writer.update_meta(resumes=writer.meta.get("resumes", []) + [
+                {"at_iteration": start, **records,
+                 "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}])
+        else:
+            session = {"version": lt_version(),
+                       "settings": session_settings("<host address>", port, params, upload_limit)}
+            writer = MeasurementWriter(out, {"method": "bittorrent", **(meta or {}),
+                                             **records, "params": run_params,
+                                             "libtorrent": session},
+                                       frame[frame["host"].isin(swarm.peers)]
+                                       [list(HOSTS_COLUMNS)],
+                                       overwrite=overwrite,
+                                       iteration_columns=("redundant_bytes", "failed_peers"))
+            start = 0
+    except BaseException:
+        swarm.close()
+        raise
+    hosts_sorted = sorted(swarm.peers)
     roots = root_order(hosts_sorted, seed)
-    swarm = _Swarm(frame, launch, params, port, upload_limit)
+    swarm.hosts = frame[frame["host"].isin(hosts_sorted)].reset_index(drop=True)
     summary = RunSummary(path=out, iterations=[], resumed_from=start,
-                         stop_rule=stop is not None)
+                         stop_rule=stop is not None, checks=checks)
     try:
         for i in range(start, iterations):
             result = _broadcast(swarm, i, roots[i % len(roots)], file_size, seed=seed,

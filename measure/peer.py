@@ -11,8 +11,13 @@ The protocol (coordinator -> peer commands, peer -> coordinator events):
 
 =====================================  ==========================================
 ``{"event": "hello", ...}``            sent once the session listens: ``address``,
-                                       ``port``, ``libtorrent`` version, the
-                                       effective ``settings``.
+                                       ``port``, ``peer_id``, ``hostname``,
+                                       ``cpus``, ``pid``, the ``toolkit``,
+                                       ``libtorrent`` and ``python`` versions,
+                                       the effective ``settings``.
+``{"cmd": "clock"}``                   answer ``{"event": "clock", "t": s}`` with
+                                       the host's wall clock (the coordinator
+                                       estimates each host's clock offset).
 ``{"cmd": "add", "iteration": i,       add the iteration's torrent (base64 of the
 "torrent": B64, "seed": bool,          ``.torrent``), as the seed (seed mode, data
 "allow": [ip, ...], "trace": bool}``   already there) or empty; only ``allow``
@@ -23,11 +28,11 @@ The protocol (coordinator -> peer commands, peer -> coordinator events):
                                        "t": s}`` when it has every piece (``t``
                                        seconds after ``go``).
 ``{"cmd": "stop"}``                    report and drop the torrent: ``{"event":
-                                       "report", "iteration", "sent": {ip: [blocks,
-                                       bytes]}, "payload_download",
+                                       "report", "iteration", "sent": {id: [blocks,
+                                       bytes]}, "go_wall", "payload_download",
                                        "redundant_bytes", "failed_bytes",
                                        "have_pieces", "num_pieces", "alerts_dropped",
-                                       "trace": [[t, ip, piece, block], ...]}``.
+                                       "trace": [[t, id, piece, block], ...]}``.
 ``{"cmd": "quit"}``                    close the session and exit.
 =====================================  ==========================================
 
@@ -36,15 +41,19 @@ error alerts, which need not spoil the iteration, as ``{"event": "warning",
 "message": ...}``.
 
 Counting: every 16 KiB block is counted on the **sender's** side, from
-libtorrent's ``block_uploaded_alert``, keyed by the receiver's address (the
-peer binds its outgoing connections to its own address, so one address is
-one host).  The receiver-side ``block_finished_alert`` undercounts: it is
+libtorrent's ``block_uploaded_alert``, keyed by the receiver's peer id.  The
+coordinator gives each peer a number (``--peer-id``) that becomes its whole
+20-byte BitTorrent peer id (:func:`peer_id`), so several peers may share an
+address (several MPI ranks on one node) and still be told apart.  The receiver-side ``block_finished_alert`` undercounts: it is
 not posted for blocks whose write completes after the torrent turns seed.
 The alert queue is raised far above one iteration's blocks and a dropped
 alert is reported, never ignored.
 
 The file is dummy data: a sparse file of zeros in ``/dev/shm`` (memory, no
 disk I/O on the measured path); the seed starts in seed mode.
+
+A peer exits when its standard input closes, so a coordinator, an SSH
+session or an MPI rank that goes away takes its peer with it.
 """
 
 from __future__ import annotations
@@ -53,9 +62,12 @@ import argparse
 import base64
 import hashlib
 import json
+import errno
 import os
+import platform
 import queue
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -66,15 +78,90 @@ from typing import Any, TextIO
 import libtorrent as lt
 
 from measure.swarm import SwarmParams
+from tomography import __version__ as TOOLKIT_VERSION
 from tomography.dataset import BLOCK_SIZE
 
-__all__ = ["session_settings", "make_torrent", "lt_version", "Peer", "serve", "main"]
+__all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index",
+           "check_address", "Peer", "serve", "main"]
 
 ALERT_QUEUE = 4_000_000  # alerts; one per 16 KiB block sent must never be dropped
+PEER_ID_PREFIX = "-TM0100-"  # 8 characters, then 12 digits: a whole 20-byte peer id
+
+
+def peer_id(index: int) -> str:
+    """The 20-character BitTorrent peer id of the run's peer number ``index``.
+
+    Examples
+    --------
+    >>> peer_id(7)
+    '-TM0100-000000000007'
+    >>> peer_index(peer_id(7).encode())
+    7
+    """
+    if not 0 <= index < 10**12:
+        raise ValueError(f"peer index must be in [0, 10**12), got {index}")
+    return f"{PEER_ID_PREFIX}{index:012d}"
+
+
+def peer_index(raw: bytes) -> int | None:
+    """The peer number in a peer id made by :func:`peer_id`, or None for another client's id.
+
+    Examples
+    --------
+    >>> peer_index(b"-LT2110-abcdefghijkl") is None
+    True
+    """
+    if len(raw) != 20 or not raw.startswith(PEER_ID_PREFIX.encode()) or not raw[8:].isdigit():
+        return None
+    return int(raw[8:])
+
+
+def check_address(address: str, port: int = 0) -> str | None:
+    """Why a peer could not listen on ``address:port`` here, or None when it can.
+
+    Tells an address that is not on this host from a port in use, so that
+    a preflight can say which.
+
+    Examples
+    --------
+    >>> check_address("127.0.0.1") is None
+    True
+    >>> check_address("192.0.2.77")   # TEST-NET-1: on no host
+    'address 192.0.2.77 is not on this host'
+    >>> check_address("not-an-address")
+    "'not-an-address' is not an IPv4 address"
+    """
+    try:
+        socket.inet_aton(address)
+    except OSError:
+        return f"{address!r} is not an IPv4 address"
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                return f"address {address} is not on this host"
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} on {address} is in use"
+            return f"cannot listen on {address}:{port}: {exc.strerror}"
+    return None
+
+
+def host_facts() -> dict[str, Any]:
+    """What a peer says of its host in ``hello``: name, CPUs, versions.
+
+    Examples
+    --------
+    >>> sorted(host_facts())
+    ['cpus', 'hostname', 'libtorrent', 'pid', 'python', 'toolkit']
+    """
+    return {"hostname": socket.gethostname(), "cpus": os.cpu_count() or 1, "pid": os.getpid(),
+            "toolkit": TOOLKIT_VERSION, "libtorrent": lt.__version__,
+            "python": platform.python_version()}
 
 
 def session_settings(address: str, port: int, params: SwarmParams = SwarmParams(),
-                     upload_limit: int = 0) -> dict[str, Any]:
+                     upload_limit: int = 0, index: int = 0) -> dict[str, Any]:
     """libtorrent settings of a measurement peer: closed, TCP only, with the swarm's parameters.
 
     No DHT, local peer discovery, UPnP, NAT-PMP, uTP or WebTorrent STUN
@@ -92,6 +179,8 @@ def session_settings(address: str, port: int, params: SwarmParams = SwarmParams(
         Upload rate cap in bytes/s (0: none), for runs on one machine
         without a testbed; :class:`Peer` makes it apply to loopback and
         private addresses too, which libtorrent otherwise exempts.
+    index : int, default 0
+        The peer's number in the run: its peer id is :func:`peer_id` of it.
 
     Returns
     -------
@@ -122,6 +211,9 @@ def session_settings(address: str, port: int, params: SwarmParams = SwarmParams(
         "alert_mask": int(lt.alert_category.upload | lt.alert_category.status
                           | lt.alert_category.error),
         "min_reconnect_time": 1,
+        "peer_fingerprint": peer_id(index),
+        # peers told apart by id, not address: several may share a node's address
+        "allow_multiple_connections_per_ip": True,
         "close_redundant_connections": False,
         "choking_algorithm": int(lt.choking_algorithm_t.fixed_slots_choker),
         "seed_choking_algorithm": int(lt.seed_choking_algorithm_t.round_robin),
@@ -184,6 +276,8 @@ class Peer:
         Upload cap in bytes/s for every peer it talks to (0: none).
     workdir : path, optional
         Where the dummy file lives; default a fresh directory in ``/dev/shm``.
+    index : int, default 0
+        The peer's number in the run (its peer id, :func:`peer_id`).
 
     Examples
     --------
@@ -194,9 +288,13 @@ class Peer:
     """
 
     def __init__(self, address: str, port: int = 0, params: SwarmParams = SwarmParams(),
-                 upload_limit: int = 0, workdir: str | os.PathLike[str] | None = None) -> None:
-        self.address = address
-        self.settings = session_settings(address, port, params, upload_limit)
+                 upload_limit: int = 0, workdir: str | os.PathLike[str] | None = None,
+                 index: int = 0) -> None:
+        why = check_address(address, port)
+        if why:
+            raise OSError(why)
+        self.address, self.index = address, index
+        self.settings = session_settings(address, port, params, upload_limit, index)
         self.session = lt.session(self.settings)
         if upload_limit:  # put every address in the global (rate-limited) peer class
             classes = lt.ip_filter()
@@ -228,6 +326,7 @@ class Peer:
         self.sent: dict[str, list[int]] = {}
         self.trace: list[list[Any]] | None = None
         self.started = 0.0
+        self.go_wall = 0.0
         self.finished_at: float | None = None
         self.alerts_dropped = False
         self.errors: list[str] = []
@@ -264,7 +363,7 @@ class Peer:
 
     def go(self, peers: list[tuple[str, int]]) -> None:
         """Start the broadcast: connect to ``peers``."""
-        self.started = time.monotonic()
+        self.started, self.go_wall = time.monotonic(), time.time()
         for address, port in peers:
             self.handle.connect_peer((address, int(port)))
 
@@ -291,7 +390,8 @@ class Peer:
         return events
 
     def _count(self, alert: Any) -> None:
-        receiver = alert.ip[0]
+        index = peer_index(alert.pid.to_bytes())
+        receiver = str(index) if index is not None else alert.ip[0]
         start = alert.piece_index * self.piece_size + alert.block_index * BLOCK_SIZE
         size = min(BLOCK_SIZE, self.piece_size - alert.block_index * BLOCK_SIZE,
                    self.file_size - start)
@@ -307,6 +407,7 @@ class Peer:
         self.poll(0)
         status = self.handle.status()
         report = {"event": "report", "iteration": self.iteration, "sent": self.sent,
+                  "go_wall": self.go_wall,
                   "payload_download": status.total_payload_download,
                   "redundant_bytes": status.total_redundant_bytes,
                   "failed_bytes": status.total_failed_bytes,
@@ -347,7 +448,7 @@ def serve(peer: Peer, commands: TextIO = sys.stdin, events: TextIO = sys.stdout)
         events.flush()
 
     send({"event": "hello", "address": peer.address, "port": peer.port,
-          "libtorrent": lt.__version__, "settings": peer.settings})
+          "peer_id": peer.index, **host_facts(), "settings": peer.settings})
     inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
     threading.Thread(target=_read_commands, args=(commands, inbox), daemon=True).start()
     while True:
@@ -368,6 +469,8 @@ def serve(peer: Peer, commands: TextIO = sys.stdin, events: TextIO = sys.stdout)
                 send({"event": "added", "iteration": peer.iteration})
             elif kind == "go":
                 peer.go([tuple(p) for p in command["peers"]])
+            elif kind == "clock":
+                send({"event": "clock", "t": time.time()})
             elif kind == "stop":
                 send(peer.stop() if peer.handle is not None else
                      {"event": "error", "message": "stop: no torrent"})
@@ -384,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
                                      "through stdin/stdout (see measure.peer).")
     parser.add_argument("--address", required=True, help="this host's IPv4 address")
     parser.add_argument("--port", type=int, default=0, help="listening port (0: any)")
+    parser.add_argument("--peer-id", type=int, default=0,
+                        help="this peer's number in the run (its BitTorrent peer id)")
     parser.add_argument("--params", default="{}",
                         help="SwarmParams as JSON (upload_slots, unchoke_interval, ...)")
     parser.add_argument("--upload-limit", type=int, default=0,
@@ -391,9 +496,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     params = SwarmParams(**json.loads(args.params))
     try:
-        peer = Peer(args.address, args.port, params, args.upload_limit)
+        peer = Peer(args.address, args.port, params, args.upload_limit, index=args.peer_id)
     except OSError as exc:
-        print(json.dumps({"event": "error", "message": str(exc)}), flush=True)
+        print(json.dumps({"event": "error", "message": str(exc), **host_facts()}), flush=True)
         return 1
     try:
         serve(peer)

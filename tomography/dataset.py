@@ -522,6 +522,23 @@ class MeasurementWriter:
         writer.extra_columns = tuple(iterations.columns[len(ITERATIONS_COLUMNS):])
         return writer
 
+    def update_meta(self, **keys: Any) -> None:
+        """Set keys of ``meta.json`` (a resumed run records its new hosts), atomically.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> w = MeasurementWriter(d, {"method": "synthetic"}, [("a", "", ""), ("b", "", "")])
+        >>> w.update_meta(note="resumed")
+        >>> read_measurement(d).meta["note"]
+        'resumed'
+        """
+        self.meta = {**self.meta, **keys}
+        fresh = self.path / "meta.json.tmp"
+        fresh.write_text(json.dumps(self.meta, indent=2) + "\n", encoding="utf-8")
+        os.replace(fresh, self.path / "meta.json")
+
     def add_iteration(self, iteration: int, *, root: str,
                       transfers: Iterable[tuple[str, str, int]] | pd.DataFrame,
                       nbytes: int, duration_s: float | None = None,
