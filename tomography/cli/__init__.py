@@ -320,7 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except TomographyError as exc:
-        print(f"tomography: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # one line per problem (a preflight's hosts)
+            print(f"tomography: error: {line}", file=sys.stderr)
         return 2
     except ValueError as exc:  # invalid option values reaching the library
         print(f"tomography: error: {exc}", file=sys.stderr)

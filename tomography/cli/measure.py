@@ -15,6 +15,28 @@ __all__ = ["add_commands", "COMMANDS"]
 
 DEMO_TOPOLOGY = "two-sites-demo"
 
+MEASURE_EPILOG = """launchers (one peer per host; rank 0 or this machine coordinates):
+  --local N      N peers on this machine, on loopback addresses
+  --hosts FILE   peers on this machine, on the addresses of a hosts.csv
+  --testbed T    peers inside the emulated network of topology T (root)
+  --mpi          under mpiexec/srun: rank 0 coordinates, ranks 1..N run peers
+  --ssh FILE     peers started over ssh from here (host,ssh,address[,label][,command])
+
+examples:
+  tomography measure bittorrent --testbed two-sites-demo --until-converged -o run
+  tomography measure bittorrent --local 6 --upload-limit 4MiB/s -n 3 -o run
+  mpiexec -n 33 tomography measure bittorrent --mpi --network 10.1.0.0/16 -n 10 -o run
+  srun -N 16 --ntasks-per-node 1 tomography measure bittorrent --mpi -o run --resume
+  tomography measure bittorrent --ssh hosts.csv --check
+  tomography measure bittorrent --ssh hosts.csv --remote-python ~/venv/bin/python -o run
+
+Every run starts with a preflight of every host: it answers, the toolkit and
+libtorrent there agree with this one, the address is on the host, the port is
+free; the clock offset of each host is measured and recorded. A host that fails
+stops the run (one line each, exit 2) unless --skip-failed. Ctrl-C or SIGTERM
+keeps every finished iteration; --resume continues. docs/clusters.md walks
+through Slurm, Grid'5000, plain SSH machines and cloud VMs."""
+
 
 def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str) -> None:
     g = p.add_argument_group("BitTorrent settings (recorded in meta.json)")
@@ -77,14 +99,13 @@ def add_commands(sub: Any) -> None:
         formatter_class=fmt, description="Run instrumented BitTorrent broadcasts with a "
         "rotating root and write a measurement dataset (method bittorrent), one iteration at "
         "a time.",
-        epilog="examples:\n"
-               "  tomography measure bittorrent --testbed two-sites-demo --until-converged -o run\n"
-               "  tomography measure bittorrent --local 6 --upload-limit 4MiB/s -n 3 -o run\n"
-               "  tomography measure bittorrent --hosts hosts.csv -n 10 -o run --resume\n\n"
-               "--hosts FILE is a CSV with host,address[,label]: one local peer per address.")
+        epilog=MEASURE_EPILOG)
     msub = p.add_subparsers(dest="method", metavar="METHOD", required=True)
     p = msub.add_parser("bittorrent", help="instrumented libtorrent broadcasts",
-                        formatter_class=fmt)
+                        formatter_class=fmt, epilog=MEASURE_EPILOG,
+                        description="Run instrumented BitTorrent broadcasts among the hosts "
+                        "(one peer per host, a rotating root) and write a measurement dataset. "
+                        "Every launcher first checks every host (the preflight).")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--testbed", metavar="TOPOLOGY",
                        help="run inside the emulated network of a topology (needs root); "
@@ -93,19 +114,55 @@ def add_commands(sub: Any) -> None:
                        help="hosts.csv-style file: a local peer on each address")
     where.add_argument("--local", type=positive_int, metavar="N",
                        help="N local peers on loopback addresses 127.0.0.2...")
-    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
+    where.add_argument("--mpi", action="store_true",
+                       help="run under mpiexec/srun: rank 0 coordinates and writes the "
+                            "dataset, every other rank runs one peer on its node")
+    where.add_argument("--ssh", type=Path, metavar="FILE",
+                       help="CSV host,ssh,address[,label][,command]: a peer on each host, "
+                            "started with ssh from this machine")
+    p.add_argument("-o", "--output", type=Path,
+                   help="dataset directory (required unless --check)")
     p.add_argument("--iterations", "-n", type=positive_int, default=10,
                    help="iterations (the most, with --until-converged; default 10)")
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
                    help="stop once the flat partition has not changed for K iterations "
                         "(default K: 3)")
     p.add_argument("--trace", action="store_true",
-                   help="also write trace.csv: every block's time, sender and receiver")
+                   help="also write trace.csv: every block's time (on this machine's clock, "
+                        "hosts' clock offsets removed), sender and receiver")
     p.add_argument("--upload-limit", default=None,
                    help="per-peer upload cap for local runs, e.g. 4MiB/s (default none)")
     p.add_argument("--resume", action="store_true",
-                   help="continue a dataset this command started (same hosts and options)")
+                   help="continue a dataset this command started (same hosts and options; "
+                        "a new allocation of the same hosts is fine)")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    p.add_argument("--check", action="store_true",
+                   help="only run the preflight: print a table of the hosts (reachable, "
+                        "versions, address, port, clock offset) and exit (2 if one failed)")
+    p.add_argument("--skip-failed", action="store_true",
+                   help="leave out the hosts that fail the preflight (recorded in meta.json) "
+                        "instead of refusing to start")
+    p.add_argument("--port", type=int, default=0,
+                   help="the peers' listening port (default 0: any free port)")
+    g = p.add_argument_group("MPI (--mpi)")
+    g.add_argument("--network", metavar="CIDR|IFACE",
+                   help="the network to measure on multi-homed nodes, e.g. 10.1.0.0/16 or "
+                        "ib0 (default: the address of the node's host name, else its first "
+                        "non-loopback address)")
+    g = p.add_argument_group("SSH (--ssh)")
+    g.add_argument("--remote-python", metavar="PATH", default="python3",
+                   help="the Python on the hosts that has the toolkit (default python3)")
+    g.add_argument("--remote-command", metavar="CMD",
+                   help="the command that runs a peer on a host, the peer's arguments "
+                        "appended (default: REMOTE_PYTHON -m measure.peer); a command "
+                        "column in the hosts file overrides it per host")
+    g.add_argument("--ssh-port", type=int, help="ssh -p")
+    g.add_argument("--ssh-identity", metavar="FILE", help="ssh -i")
+    g.add_argument("--ssh-config", metavar="FILE", help="ssh -F")
+    g.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
+                   help="an ssh -o option, repeatable (e.g. StrictHostKeyChecking=accept-new)")
+    g.add_argument("--ssh-connections", type=positive_int, default=10, metavar="K",
+                   help="SSH handshakes at once (default 10, sshd's MaxStartups)")
     _add_testbed_scale(p)
     _add_swarm_options(p, time_limit="600s")
 
@@ -215,6 +272,8 @@ def _measure(args: argparse.Namespace, hosts, launch, meta: dict[str, Any]):
                               trace=getattr(args, "trace", False), meta=meta,
                               resume=getattr(args, "resume", False),
                               overwrite=getattr(args, "force", False),
+                              skip_failed=getattr(args, "skip_failed", False),
+                              port=getattr(args, "port", 0),
                               stop=_stop_rule(args, args.output), progress=step)
     finally:
         bar.close()
@@ -248,30 +307,115 @@ def _testbed_for(args: argparse.Namespace):
                       hosts_per_cluster=args.hosts_per_cluster), True
 
 
-def cmd_measure(args: argparse.Namespace) -> int:
-    from measure.coordinator import local, local_hosts
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a batch scheduler ending the allocation) stops a run as Ctrl-C does."""
+    import signal
 
-    bed, raised = None, False
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _ssh_setup(args: argparse.Namespace):
+    from measure.ssh import SshOptions, read_ssh_hosts, ssh_transport
+
+    hosts = read_ssh_hosts(args.ssh)
+    options = SshOptions(remote_command=args.remote_command
+                         or f"{args.remote_python} -m measure.peer",
+                         port=args.ssh_port, identity=args.ssh_identity, config=args.ssh_config,
+                         options=list(args.ssh_option), connections=args.ssh_connections)
+    meta = {"ssh": {"targets": dict(zip(hosts["host"], hosts["ssh"])),
+                    "remote_command": options.remote_command}}
+    return hosts, ssh_transport(hosts, options), meta
+
+
+def _mpi_setup(args: argparse.Namespace, comm: Any):
+    """Rank 0's hosts, transport and records for an MPI run; agents are released on error."""
+    from mpi4py import MPI
+
+    from measure import mpi
+    from measure.preflight import PreflightError
+
+    reports = mpi.gather_hosts(comm, args.network)
+    try:
+        if comm.Get_size() < 3:
+            raise TomographyError(f"--mpi needs at least 3 ranks, got {comm.Get_size()}: rank "
+                                  "0 coordinates and every other rank runs a peer (mpiexec -n "
+                                  "N+1 for N peers)")
+        bad = [r for r in reports if "error" in r]
+        if bad and not args.skip_failed:
+            raise PreflightError("\n".join(f"rank {r['rank']} on {r['hostname']}: {r['error']}"
+                                           for r in bad))
+        hosts, warnings = mpi.rank_table([r for r in reports if "error" not in r], args.port)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        transport = mpi.MpiTransport(comm, dict(zip(hosts["host"], hosts["rank"])))
+    except BaseException:
+        mpi.MpiTransport.release(comm)
+        raise
+    how = {r["hostname"]: r["how"] for r in reports if "how" in r}
+    meta = {"mpi": {"library": MPI.Get_library_version().splitlines()[0].strip(),
+                    "ranks": dict(zip(hosts["host"], map(int, hosts["rank"]))),
+                    "network": args.network or "default", "address_chosen_by": how,
+                    "failed_ranks": {int(r["rank"]): r["error"] for r in bad}}}
+    return hosts, transport, meta
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    from measure.coordinator import local_hosts
+    from measure.transport import ProcessTransport, local
+
+    if args.mpi:
+        from measure import mpi
+
+        comm = mpi.world()
+        if comm.Get_rank() != 0:
+            mpi.gather_hosts(comm, args.network)
+            return mpi.serve_agent(comm)
+    _terminate_as_interrupt()
+    bed, raised, transport = None, False, None
     try:
         if args.testbed:
             bed, raised = _testbed_for(args)
-            hosts, launch = bed.host_table(), bed.command
+            hosts = bed.host_table()
+            transport = ProcessTransport(bed.command, name="testbed")
             meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
             if not bed.latency_applied:
                 print(f"note: {bed.latency_note}", file=sys.stderr)
+        elif args.mpi:
+            hosts, transport, meta = _mpi_setup(args, comm)
+        elif args.ssh:
+            hosts, transport, meta = _ssh_setup(args)
         else:
             hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
-            launch, meta = local, {"launcher": "local"}
-        summary = _measure(args, hosts, launch, meta)
+            transport, meta = ProcessTransport(local), {}
+        if args.check:
+            return _check(hosts, transport, args)
+        if args.output is None:
+            raise TomographyError("-o/--output DIR is needed (or --check for the preflight "
+                                  "alone)")
+        summary = _measure(args, hosts, transport, meta)
     except KeyboardInterrupt:
-        return _interrupted(args.output)
+        return _interrupted(args.output) if args.output else 130
     finally:
+        if transport is not None:
+            transport.close()
         if raised:
             from measure import testbed
             testbed.down(args.name)
     print(summary.describe())
     print(f"analyse it: tomography hierarchy {args.output}; tomography tree {args.output}")
     return 0
+
+
+def _check(hosts, transport, args: argparse.Namespace) -> int:
+    from measure.coordinator import preflight
+    from measure.preflight import format_checks
+
+    checks = preflight(hosts, launch=transport, params=_swarm_params(args), port=args.port)
+    print(format_checks(checks))
+    return 0 if all(c.ok for c in checks) else 2
 
 
 def _read_hosts_file(path: Path):

@@ -1,0 +1,156 @@
+"""Peers on remote machines over SSH: the coordinator runs here, each peer over ``ssh``.
+
+Each peer is ``ssh [options] TARGET -- <remote command> <peer arguments>``;
+the SSH channel's standard input and output carry the peer protocol, so the
+coordinator drives remote peers exactly as local ones
+(:class:`measure.transport.ProcessTransport`).  When the coordinator goes
+away, ssh closes the channel, the remote peer's standard input ends and the
+peer exits; ``ServerAliveInterval`` ends a session whose host died.
+
+The hosts file (:func:`read_ssh_hosts`) is a CSV with ``host,ssh,address``
+and optional ``label`` and ``command`` columns: the run's name of the host,
+the ssh target (``user@node12``, an alias of ``~/.ssh/config`` or
+``ssh://user@node12:2222``), the address to measure on, the ground-truth
+label, and a remote command for this host alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from measure.transport import PEER_MODULE, ProcessTransport
+from tomography.errors import DatasetError
+
+__all__ = ["SshOptions", "read_ssh_hosts", "ssh_command", "ssh_transport"]
+
+REQUIRED = ("host", "ssh", "address")
+
+
+@dataclass
+class SshOptions:
+    """How to reach the hosts and what to run there.
+
+    Attributes
+    ----------
+    remote_command : str
+        The command that runs a peer on a host; the peer's arguments are
+        appended.  Default ``python3 -m measure.peer``.
+    port : int, optional
+        ssh's ``-p``.
+    identity : str, optional
+        ssh's ``-i``.
+    config : str, optional
+        ssh's ``-F`` (an ssh configuration file of the run).
+    options : list of str
+        More ``-o`` options (``StrictHostKeyChecking=accept-new``, ...).
+    connections : int
+        Peers starting at once: handshakes in flight (sshd's ``MaxStartups``
+        refuses beyond 10 by default).
+    """
+
+    remote_command: str = f"python3 -m {PEER_MODULE}"
+    port: int | None = None
+    identity: str | None = None
+    config: str | None = None
+    options: list[str] = field(default_factory=list)
+    connections: int = 10
+
+
+def read_ssh_hosts(path: str | Path) -> pd.DataFrame:
+    """Read an SSH hosts file: ``host,ssh,address[,label][,command]``.
+
+    Raises
+    ------
+    DatasetError
+        Naming the file, line and field of a missing column, an empty
+        field or a duplicate host.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = os.path.join(tempfile.mkdtemp(), "hosts.csv")
+    >>> _ = open(f, "w").write("host,ssh,address,label\\nn1,alice@n1,10.0.0.1,a\\n")
+    >>> read_ssh_hosts(f)[["host", "ssh", "address", "label", "command"]].values.tolist()
+    [['n1', 'alice@n1', '10.0.0.1', 'a', '']]
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError("no such hosts file" if not path.exists() else "not a file",
+                           path=path)
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        columns = reader.fieldnames or []
+        missing = [c for c in REQUIRED if c not in columns]
+        if missing:
+            raise DatasetError(f"missing column {missing[0]!r} (an SSH hosts file has "
+                               "host,ssh,address[,label][,command])", path=path, line=1,
+                               field=missing[0])
+        rows = []
+        for line, row in enumerate(reader, start=2):
+            for name in REQUIRED:
+                if not (row.get(name) or "").strip():
+                    raise DatasetError(f"empty {name}", path=path, line=line, field=name)
+            rows.append({"host": row["host"].strip(), "ssh": row["ssh"].strip(),
+                         "address": row["address"].strip(),
+                         "label": (row.get("label") or "").strip(),
+                         "command": (row.get("command") or "").strip()})
+    frame = pd.DataFrame(rows, columns=["host", "ssh", "address", "label", "command"])
+    if frame.empty:
+        raise DatasetError("no hosts", path=path)
+    dup = frame["host"].duplicated()
+    if dup.any():
+        raise DatasetError(f"duplicate host {frame['host'][dup].iloc[0]!r}", path=path,
+                           line=int(dup.to_numpy().argmax()) + 2, field="host")
+    return frame
+
+
+def ssh_command(target: str, peer_args: list[str], options: SshOptions,
+                remote_command: str | None = None) -> list[str]:
+    """The local command that runs a peer on ``target`` over SSH.
+
+    Examples
+    --------
+    >>> ssh_command("alice@n1", ["--address", "10.0.0.1"], SshOptions(port=2222))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['ssh', '-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10',
+     '-o', 'ServerAliveInterval=15', '-o', 'ServerAliveCountMax=4', '-p', '2222',
+     'alice@n1', '--', 'python3 -m measure.peer --address 10.0.0.1']
+    """
+    argv = ["ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+            "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4"]
+    if options.config:
+        argv += ["-F", options.config]
+    if options.port:
+        argv += ["-p", str(options.port)]
+    if options.identity:
+        argv += ["-i", options.identity]
+    for option in options.options:
+        argv += ["-o", option]
+    command = remote_command or options.remote_command
+    return argv + [target, "--", f"{command} {shlex.join(peer_args)}"]
+
+
+def ssh_transport(hosts: pd.DataFrame, options: SshOptions = SshOptions()) -> ProcessTransport:
+    """The transport that runs each host's peer over SSH (``hosts`` from :func:`read_ssh_hosts`).
+
+    Examples
+    --------
+    >>> hosts = pd.DataFrame({"host": ["n1"], "ssh": ["alice@n1"], "address": ["10.0.0.1"],
+    ...                       "command": [""]})
+    >>> t = ssh_transport(hosts)
+    >>> t.name, t.max_starting, t.launch("n1", ["python", "-m", "measure.peer", "-x"])[-1]
+    ('ssh', 10, 'python3 -m measure.peer -x')
+    """
+    target = dict(zip(hosts["host"], hosts["ssh"]))
+    command = dict(zip(hosts["host"], hosts["command"])) if "command" in hosts else {}
+
+    def launch(host: str, argv: list[str]) -> list[str]:
+        peer_args = argv[argv.index(PEER_MODULE) + 1:]
+        return ssh_command(target[host], peer_args, options, command.get(host) or None)
+
+    return ProcessTransport(launch, name="ssh", max_starting=options.connections)
