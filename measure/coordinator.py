@@ -325,11 +325,13 @@ class _Swarm:
             if channel is not None:
                 channel.close()
 
-    def close(self) -> None:
+    def close(self, timeout: float = 5.0) -> None:
+        """Ask every peer to quit at once; kill those still there after ``timeout`` in all."""
         for channel in self.peers.values():
             channel.send({"cmd": "quit"})
+        deadline = time.monotonic() + timeout
         for channel in self.peers.values():
-            channel.close()
+            channel.close(timeout=max(0.1, deadline - time.monotonic()))
         self.peers.clear()
         self.transport.close()
 

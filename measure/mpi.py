@@ -161,7 +161,10 @@ def rank_table(reports: list[dict[str, Any]], port: int = 0) -> tuple[pd.DataFra
     Parameters
     ----------
     reports : list of dict
-        Each agent's ``rank``, ``hostname`` and chosen ``address``.
+        Each agent's ``rank``, ``hostname``, chosen ``address`` and network
+        namespace (``netns``; ranks in different namespaces of one node, as
+        in containers or the emulated testbed, have network stacks of their
+        own).
     port : int
         The listening port (0: any free one, distinct per peer).
 
@@ -182,10 +185,14 @@ def rank_table(reports: list[dict[str, Any]], port: int = 0) -> tuple[pd.DataFra
     rows, warnings = [], []
     for node, ranks in by_node.items():
         short = node.split(".")[0]
-        if len(ranks) > 1:
-            warnings.append(f"{len(ranks)} peers share node {node} (ranks "
-                            f"{', '.join(str(r['rank']) for r in ranks)}): their pairs measure "
-                            "the node's memory, not the network")
+        stacks: dict[Any, list[int]] = {}  # ranks in one network namespace share a stack
+        for r in ranks:
+            stacks.setdefault(r.get("netns", 0), []).append(r["rank"])
+        for shared in stacks.values():
+            if len(shared) > 1:
+                warnings.append(f"{len(shared)} peers share node {node} (ranks "
+                                f"{', '.join(map(str, shared))}): their pairs measure the "
+                                "node's memory, not the network")
         loopback = ranks[0]["address"].startswith("127.")
         for k, r in enumerate(ranks, start=1):
             name = short if len(ranks) == 1 else f"{short}-{k}"
@@ -203,7 +210,7 @@ def gather_hosts(comm: Any, network: str | None) -> list[dict[str, Any]] | None:
     reason instead of an address.
     """
     report: dict[str, Any] = {"rank": comm.Get_rank(), "hostname": socket.gethostname(),
-                              "cpus": os.cpu_count() or 1}
+                              "cpus": os.cpu_count() or 1, "netns": _network_namespace()}
     if comm.Get_rank() != 0:
         try:
             report["address"], report["how"] = choose_address(network)
@@ -211,6 +218,14 @@ def gather_hosts(comm: Any, network: str | None) -> list[dict[str, Any]] | None:
             report["error"] = str(exc)
     gathered = comm.gather(report, root=0)
     return None if gathered is None else gathered[1:]
+
+
+def _network_namespace() -> int:
+    """The inode of this process's network namespace (0 where Linux's /proc has none)."""
+    try:
+        return os.stat("/proc/self/ns/net").st_ino
+    except OSError:
+        return 0
 
 
 class _Pump:

@@ -126,8 +126,8 @@ def check_address(address: str, port: int = 0) -> str | None:
     --------
     >>> check_address("127.0.0.1") is None
     True
-    >>> check_address("192.0.2.77")   # TEST-NET-1: on no host
-    'address 192.0.2.77 is not on this host'
+    >>> check_address("203.0.113.77")   # TEST-NET-3: on no host
+    'address 203.0.113.77 is not on this host'
     >>> check_address("not-an-address")
     "'not-an-address' is not an IPv4 address"
     """

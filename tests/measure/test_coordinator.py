@@ -19,20 +19,9 @@ from measure.swarm import SwarmParams
 from tomography.dataset import read_measurement
 from tomography.errors import DatasetError
 
+from .conftest import peer_pids
+
 MiB = 2**20
-
-
-def _peer_pids(addresses: set[str]) -> dict[int, str]:
-    """Pids of running peer processes started for these addresses."""
-    out = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True).stdout
-    found = {}
-    for line in out.splitlines():
-        pid, _, args = line.strip().partition(" ")
-        if "measure.peer" in args:
-            for address in addresses:
-                if f"--address {address}" in args:
-                    found[int(pid)] = address
-    return found
 
 
 def test_counts_conserve_data(tmp_path: Path) -> None:
@@ -75,7 +64,7 @@ def test_swarm_is_closed(tmp_path: Path) -> None:
 
     def watch() -> None:
         while not done.is_set():
-            pids = _peer_pids(allowed)
+            pids = peer_pids(allowed)
             out = subprocess.run(["ss", "-Htanup"], capture_output=True, text=True).stdout
             seen.extend(line for line in out.splitlines()
                         if any(f"pid={pid}," in line for pid in pids))
@@ -114,7 +103,7 @@ def test_killed_peer_gives_incomplete_iteration_and_run_goes_on(tmp_path: Path) 
     def killer() -> None:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not killed:
-            pids = _peer_pids(set(hosts["address"]))
+            pids = peer_pids(set(hosts["address"]))
             if len(pids) == 4:
                 time.sleep(2.5)  # peers up, torrent added, broadcast under way
                 for pid, address in pids.items():
@@ -167,7 +156,7 @@ def test_ctrl_c_keeps_iterations_and_resume_finishes(tmp_path: Path) -> None:
     assert "--resume" in err
     kept = read_measurement(out).iteration_ids
     assert 1 <= len(kept) < 6
-    assert not _peer_pids({"127.0.0.50", "127.0.0.51", "127.0.0.52"})
+    assert not peer_pids({"127.0.0.50", "127.0.0.51", "127.0.0.52"})
     with pytest.raises(DatasetError, match="file_size"):
         run_broadcasts(local_hosts(3, first=50), out, iterations=6, file_size=MiB,
                        resume=True, upload_limit=3 * MiB)

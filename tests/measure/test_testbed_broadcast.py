@@ -57,3 +57,64 @@ def test_two_sites_cluster_apart_and_the_testbed_goes_away(as_root, tmp_path: Pa
     left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"tomo-{name}-" not in left
     assert json.loads((out / "meta.json").read_text())["params"]["file_size"] == 2 * 2**20
+
+
+def _truth_by_address(m, bed) -> list[str]:
+    label = {row.address: row.label for row in bed.host_table().itertuples()}
+    return [label[m.hosts.set_index("host").loc[h, "address"]] for h in m.host_names]
+
+
+def test_mpi_and_ssh_runs_inside_the_emulated_network_find_its_sites(as_root, sshd,
+                                                                     tmp_path: Path) -> None:
+    """The cross-machine launchers on a network with a known answer: ranks and ssh
+    sessions sit in the testbed's host namespaces; the partition is the local launcher's."""
+    import sys
+
+    from tomography.topology import read_topology
+
+    from .conftest import mpiexec
+
+    topology = tmp_path / "two.yaml"
+    topology.write_text(TWO_SITES)
+    name = f"mp{random.randrange(10**4):04d}"
+    bed = testbed.up(read_topology(topology), name=name)
+    tomography = str(Path(sys.executable).parent / "tomography")
+    common = ["-n", "4", "--size", "2MiB", "--time-limit", "60s", "--seed", "1"]
+    try:
+        # MPI: rank 0 here, one agent rank in each host's namespace
+        argv = [mpiexec(), "-n", "1", tomography, "measure", "bittorrent", "--mpi",
+                "--network", "10.201.0.0/16", "-o", str(tmp_path / "mpi"), *common]
+        for ns in bed.hosts.values():
+            argv += [":", "-n", "1", "ip", "netns", "exec", ns, tomography, "measure",
+                     "bittorrent", "--mpi", "--network", "10.201.0.0/16"]
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        assert "share node" not in run.stderr  # one machine, but six network stacks
+        # SSH: each host's sshd runs in its namespace, reached through ProxyCommand
+        config = tmp_path / "ssh_config"
+        config.write_text("".join(
+            f"Host {host}\n  ProxyCommand ip netns exec {ns} /usr/sbin/sshd -i -f "
+            f"{sshd['dir']}/sshd_config\n  User {sshd['user']}\n" for host, ns in bed.hosts.items()))
+        hosts = tmp_path / "hosts.csv"
+        hosts.write_text("host,ssh,address,label\n" + "".join(
+            f"{r.host},{r.host},{r.address},{r.label}\n" for r in bed.host_table().itertuples()))
+        ssh = main(["measure", "bittorrent", "--ssh", str(hosts), "--ssh-config", str(config),
+                    "--ssh-identity", sshd["identity"], "--remote-python", sys.executable,
+                    *[x for o in sshd["options"] for x in ("--ssh-option", o)],
+                    "-o", str(tmp_path / "ssh"), *common])
+        assert ssh == 0
+        # the local launcher on the same network, same seed
+        local = main(["measure", "bittorrent", "--testbed", str(topology), "--name", name,
+                      "-o", str(tmp_path / "local"), *common])
+        assert local == 0
+    finally:
+        testbed.down(name)
+    partitions = {}
+    for launcher in ("mpi", "ssh", "local"):
+        m = read_measurement(tmp_path / launcher)
+        assert m.iterations["complete"].all(), launcher
+        flat = louvain(mean_weights(m), seed=0)
+        assert nmi(_truth_by_address(m, bed), flat.labels) == 1.0, launcher
+        partitions[launcher] = flat.labels
+    assert nmi(partitions["mpi"], partitions["local"]) == 1.0
+    assert nmi(partitions["ssh"], partitions["local"]) == 1.0
