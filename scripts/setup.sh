@@ -18,10 +18,19 @@ missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 { command -v ip && command -v tc && command -v ss; } >/dev/null 2>&1 || missing+=(iproute2)
 command -v ps >/dev/null 2>&1 || missing+=(procps)
+# OpenSSH: the SSH launcher runs peers with ssh; its tests start a throwaway sshd on loopback.
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 # SimGrid's Python module checks the exported platform files (tests skip without it).
 ls /usr/lib/python3/dist-packages/simgrid*.so >/dev/null 2>&1 || missing+=(python3-simgrid)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} (apt-get)" >&2
+    # Only sshd's program is wanted (the tests start their own on loopback): keep the
+    # package from starting a system SSH server, where nothing else says so already.
+    if [[ " ${missing[*]} " == *" openssh-server "* ]] && [ ! -e /usr/sbin/policy-rc.d ]; then
+        as_root sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
+        trap 'as_root rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
     as_root apt-get update -q >/dev/null
     as_root apt-get install -y -q "${missing[@]}" >/dev/null \
         || as_root apt-get install -y -q "${missing[@]/python3-simgrid/}" >/dev/null
@@ -40,6 +49,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed-$(cat pyproject.toml | cksum | cut -d' ' -f1)
 if [ ! -e "$stamp" ]; then
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,mpi]'
     rm -f .venv/.installed-* && touch "$stamp"
 fi

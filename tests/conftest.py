@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,11 @@ def hierarchy_dataset(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("data") / "planted"
     write_measurement(planted_hierarchy((3, 3), 16, iterations=4, seed=11), path)
     return path
+
+
+def mpiexec() -> str:
+    """The mpiexec the set-up installs beside the interpreter (the mpich wheel)."""
+    path = Path(sys.executable).parent / "mpiexec"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run scripts/setup.sh (it installs mpi4py and mpich)")
+    return str(path)

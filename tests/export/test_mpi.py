@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from tomography.errors import TomographyError
-from tomography.export.mpi import (FORMAT, check_mpi_hierarchy, hostfile, mpi_hierarchy,
-                                   rank_order, rankfile, read_mpi_hierarchy,
+from tomography.export.mpi import (FORMAT, check_mpi_hierarchy, hostfile, mpi_flavor,
+                                   mpi_hierarchy, rank_order, rankfile, read_mpi_hierarchy,
                                    write_mpi_hierarchy)
 from tomography.hierarchy import Cluster, Hierarchy
 from tomography.planning import broadcast_schedule
+
+from ..conftest import mpiexec
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "mpi_split.py"
 
@@ -304,7 +306,7 @@ def test_read_errors_schedule_and_file(tmp_path):
 
 def test_hostfiles(inferred):
     doc = mpi_hierarchy(inferred, slots=4)
-    text = hostfile(inferred, slots=4)
+    text = hostfile(inferred, slots=4, flavor="openmpi")
     lines = text.splitlines()
     assert text.endswith("\n") and len(lines) == 36
     assert all(re.fullmatch(r"[^\s#=]+ slots=4", line) for line in lines)
@@ -316,9 +318,9 @@ def test_hostfiles(inferred):
         hostfile(inferred, flavor="slurm")
     spaced = Hierarchy.from_partitions(["a b", "c"], [[0, 1]])
     with pytest.raises(TomographyError, match="host name 'a b' cannot be written"):
-        hostfile(spaced)
+        hostfile(spaced, flavor="openmpi")
     colon = Hierarchy.from_partitions(["fe80::1", "c"], [[0, 1]])
-    assert "fe80::1 slots=1" in hostfile(colon)
+    assert "fe80::1 slots=1" in hostfile(colon, flavor="openmpi")
     with pytest.raises(TomographyError, match="cannot be written in an MPICH hostfile"):
         hostfile(colon, flavor="mpich")
 
@@ -367,20 +369,27 @@ def test_example_stages_follow_the_schedule(inferred, root, slots):
     assert sends == schedule
 
 
-def test_example_runs_under_mpirun(inferred, tmp_path):
-    if importlib.util.find_spec("mpi4py") is None:
-        pytest.skip("mpi4py is not installed in this environment; the example's logic is "
-                    "checked without MPI by test_example_stages_follow_the_schedule")
-    launcher = shutil.which("mpirun") or shutil.which("mpiexec")
-    if launcher is None:
-        pytest.skip("no mpirun or mpiexec on PATH")
+def test_the_hostfile_follows_the_installed_mpiexec(inferred, tmp_path):
+    launcher = mpiexec()
+    assert mpi_flavor(launcher) == "mpich"  # the set-up installs MPICH's Hydra
+    assert hostfile(inferred) == hostfile(inferred, flavor="mpich")
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.4'\n")
+    fake.chmod(0o755)
+    assert mpi_flavor(str(fake)) == "openmpi"
+
+
+def test_example_runs_under_mpiexec(inferred, tmp_path):
+    launcher = mpiexec()
     sub = Hierarchy.from_partitions(["n0", "n1", "n2", "n3"], [[0, 0, 1, 1]])
     path = tmp_path / "topo.mpi.json"
     write_mpi_hierarchy(sub, path, root_host="n2")
-    extra = ["--oversubscribe"] if "Open MPI" in subprocess.run(
-        [launcher, "--version"], capture_output=True, text=True).stdout else []
+    extra, env = [], dict(os.environ)
+    if mpi_flavor(launcher) == "openmpi":  # Open MPI refuses root unless told twice
+        extra = ["--oversubscribe"]
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     done = subprocess.run([launcher, *extra, "-n", "4", sys.executable, str(EXAMPLE),
-                           str(path)], capture_output=True, text=True, timeout=120)
+                           str(path)], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all ranks got the data" in done.stdout
 

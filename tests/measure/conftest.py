@@ -7,6 +7,8 @@ import shutil
 
 import pytest
 
+from ..conftest import mpiexec  # noqa: F401  (the measure tests use it from here)
+
 
 def root_reason() -> str | None:
     """Why the root tests cannot run here, or None."""
@@ -23,17 +25,6 @@ def as_root() -> None:
     reason = root_reason()
     if reason:
         pytest.skip(reason)
-
-
-def mpiexec() -> str:
-    """The mpiexec the set-up installs beside the interpreter (the mpich wheel)."""
-    import sys
-    from pathlib import Path
-
-    path = Path(sys.executable).parent / "mpiexec"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: run scripts/setup.sh (it installs mpi4py and mpich)")
-    return str(path)
 
 
 @pytest.fixture(scope="module")

@@ -94,8 +94,10 @@ def add_commands(sub: Any) -> None:
     g.add_argument("--root", metavar="HOST", help="broadcast root (default: the first rank)")
     g.add_argument("--slots", type=positive_int, default=1,
                    help="MPI ranks per host (default 1)")
-    g.add_argument("--flavor", choices=("openmpi", "mpich"), default="openmpi",
-                   help="hostfile syntax (default openmpi)")
+    g.add_argument("--flavor", choices=("auto", "openmpi", "mpich"), default="auto",
+                   help="hostfile syntax: host slots=N (openmpi) or host:N (mpich: MPICH, "
+                        "Intel MPI, MVAPICH); default auto: the syntax of the mpiexec "
+                        "installed (mpiexec --version), openmpi when there is none")
 
     from tomography.planning import METHODS
 

@@ -618,8 +618,48 @@ def _host_names(hosts: list[str], forbidden: str, what: str) -> None:
                                   f"or holds whitespace or one of {forbidden!r})")
 
 
+def mpi_flavor(mpiexec: str | None = None) -> Literal["openmpi", "mpich"] | None:
+    """The hostfile syntax of an ``mpiexec``, read from ``mpiexec --version``.
+
+    Parameters
+    ----------
+    mpiexec : str, optional
+        The launcher to ask; default the ``mpiexec`` on ``PATH``, else the
+        one beside this Python (the set-up's mpich wheel).
+
+    Returns
+    -------
+    "openmpi", "mpich" or None
+        ``openmpi`` for Open MPI; ``mpich`` for MPICH, Intel MPI, MVAPICH
+        (Hydra); None when no launcher is found or it says neither.
+
+    Examples
+    --------
+    >>> mpi_flavor("/nonexistent/mpiexec") is None
+    True
+    """
+    import shutil
+    import subprocess
+    import sys
+
+    candidates = [mpiexec] if mpiexec else [shutil.which("mpiexec"),
+                                            str(Path(sys.executable).parent / "mpiexec")]
+    for launcher in filter(None, candidates):
+        try:
+            out = subprocess.run([launcher, "--version"], capture_output=True, text=True,
+                                 timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        text = out.stdout + out.stderr
+        if "Open MPI" in text or "OpenRTE" in text or "Open RTE" in text:
+            return "openmpi"
+        if any(word in text for word in ("HYDRA", "MPICH", "Intel(R) MPI", "MVAPICH")):
+            return "mpich"
+    return None
+
+
 def hostfile(hierarchy: Hierarchy, *, slots: Slots = 1,
-             flavor: Literal["openmpi", "mpich"] = "openmpi") -> str:
+             flavor: Literal["openmpi", "mpich", "auto"] = "auto") -> str:
     """The hosts in rank order, as a hostfile (machinefile).
 
     Launched with it, ``mpirun``/``mpiexec`` fill each host's slots before
@@ -632,9 +672,10 @@ def hostfile(hierarchy: Hierarchy, *, slots: Slots = 1,
     hierarchy : Hierarchy
     slots : int or mapping of str to int, default 1
         Ranks per host (see :func:`mpi_hierarchy`).
-    flavor : {"openmpi", "mpich"}, default "openmpi"
+    flavor : {"auto", "openmpi", "mpich"}, default "auto"
         ``host slots=N`` (Open MPI) or ``host:N`` (MPICH, Intel MPI and
-        MVAPICH's Hydra).
+        MVAPICH's Hydra); ``auto`` asks the installed ``mpiexec``
+        (:func:`mpi_flavor`) and writes Open MPI's syntax when there is none.
 
     Returns
     -------
@@ -650,7 +691,7 @@ def hostfile(hierarchy: Hierarchy, *, slots: Slots = 1,
     Examples
     --------
     >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 1, 0]])
-    >>> print(hostfile(h, slots=2), end="")
+    >>> print(hostfile(h, slots=2, flavor="openmpi"), end="")
     a slots=2
     c slots=2
     b slots=2
@@ -659,8 +700,11 @@ def hostfile(hierarchy: Hierarchy, *, slots: Slots = 1,
     c:2
     b:4
     """
+    if flavor == "auto":
+        flavor = mpi_flavor() or "openmpi"
     if flavor not in ("openmpi", "mpich"):
-        raise TomographyError(f"unknown hostfile flavor {flavor!r}; choose 'openmpi' or 'mpich'")
+        raise TomographyError(f"unknown hostfile flavor {flavor!r}; choose 'auto', 'openmpi' "
+                              "or 'mpich'")
     counts = _slots(hierarchy, slots)
     hosts = rank_order(hierarchy)
     if flavor == "openmpi":
