@@ -16,17 +16,25 @@ label, and a remote command for this host alone.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import getpass
+import os
 import shlex
+import shutil
+import socket
+import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterator
 
 import pandas as pd
 
 from measure.transport import PEER_MODULE, ProcessTransport
 from tomography.errors import DatasetError
 
-__all__ = ["SshOptions", "read_ssh_hosts", "ssh_command", "ssh_transport"]
+__all__ = ["SshOptions", "read_ssh_hosts", "ssh_command", "ssh_transport", "loopback_sshd"]
 
 REQUIRED = ("host", "ssh", "address")
 
@@ -154,3 +162,68 @@ def ssh_transport(hosts: pd.DataFrame, options: SshOptions = SshOptions()) -> Pr
         return ssh_command(target[host], peer_args, options, command.get(host) or None)
 
     return ProcessTransport(launch, name="ssh", max_starting=options.connections)
+
+
+@contextlib.contextmanager
+def loopback_sshd(directory: str | Path) -> Iterator[dict[str, Any]]:
+    """A throwaway sshd on a free port of 127.0.0.1, for trying the SSH launcher on one machine.
+
+    Makes a host key, a user key and its ``authorized_keys`` in
+    ``directory``, starts ``sshd -D`` with a configuration of its own (keys
+    only, loopback only) and stops it on exit.  The machine's own SSH
+    configuration is not touched.
+
+    Yields
+    ------
+    dict
+        ``port``, ``identity`` (the user key), ``user``, ``dir``, ``config``
+        (the sshd configuration, also usable with ``sshd -i``) and ``options``
+        (ssh ``-o`` options that trust the throwaway host key without
+        writing ``known_hosts``).
+
+    Raises
+    ------
+    OSError
+        sshd or ssh-keygen is missing, or sshd did not start.
+    """
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not os.path.exists(sshd) or shutil.which("ssh-keygen") is None:
+        raise OSError("sshd or ssh-keygen is missing (apt-get install openssh-server)")
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    for key in ("hostkey", "userkey"):
+        if not (d / key).exists():
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)],
+                           check=True)
+    (d / "authorized_keys").write_text((d / "userkey.pub").read_text())
+    os.chmod(d / "authorized_keys", 0o600)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (d / "sshd_config").write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/hostkey\n"
+        f"AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
+        f"StrictModes no\nPidFile {d}/sshd.pid\nMaxStartups 200\nMaxSessions 200\n")
+    if os.geteuid() == 0:
+        os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
+    with open(d / "sshd.log", "w") as log:
+        proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(d / "sshd_config")], stderr=log)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise OSError("sshd did not start: "
+                                  + (d / "sshd.log").read_text()[-500:]) from None
+                time.sleep(0.05)
+        yield {"port": port, "identity": str(d / "userkey"), "user": getpass.getuser(),
+               "dir": d, "config": str(d / "sshd_config"),
+               "options": ["StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null",
+                           "LogLevel=ERROR"]}
+    finally:
+        proc.terminate()
+        proc.wait(10)

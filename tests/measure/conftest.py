@@ -29,56 +29,18 @@ def as_root() -> None:
 
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory):
-    """A real sshd on a free loopback port with throwaway keys; the machine's SSH is untouched.
+    """A real sshd on a free loopback port with throwaway keys (:func:`measure.ssh.loopback_sshd`)."""
+    from measure.ssh import loopback_sshd
 
-    Yields a dict with ``port``, ``identity``, ``user``, ``dir`` and ``options`` (the ssh
-    options that trust the throwaway host key without writing known_hosts).
-    """
-    import getpass
-    import socket
-    import subprocess
-    import time
-
-    sshd_bin = shutil.which("sshd") or "/usr/sbin/sshd"
-    if not os.path.exists(sshd_bin) or shutil.which("ssh") is None or \
-            shutil.which("ssh-keygen") is None:
-        pytest.fail("sshd, ssh or ssh-keygen is missing: run scripts/setup.sh "
-                    "(it installs openssh-server and openssh-client)")
-    d = tmp_path_factory.mktemp("sshd")
-    for key in ("hostkey", "userkey"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)],
-                       check=True)
-    (d / "authorized_keys").write_text((d / "userkey.pub").read_text())
-    os.chmod(d / "authorized_keys", 0o600)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    (d / "sshd_config").write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/hostkey\n"
-        f"AuthorizedKeysFile {d}/authorized_keys\nPasswordAuthentication no\n"
-        "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nUsePAM no\n"
-        f"StrictModes no\nPidFile {d}/sshd.pid\nMaxStartups 100\n")
-    if os.geteuid() == 0:
-        os.makedirs("/run/sshd", exist_ok=True)  # sshd's privilege separation directory
-    proc = subprocess.Popen([sshd_bin, "-D", "-e", "-f", str(d / "sshd_config")],
-                            stderr=open(d / "sshd.log", "w"))
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail(f"sshd did not start: {(d / 'sshd.log').read_text()[-500:]}")
     try:
-        yield {"port": port, "identity": str(d / "userkey"), "user": getpass.getuser(),
-               "dir": d, "options": ["StrictHostKeyChecking=no",
-                                     "UserKnownHostsFile=/dev/null", "LogLevel=ERROR"]}
+        server = loopback_sshd(tmp_path_factory.mktemp("sshd"))
+        info = server.__enter__()
+    except OSError as exc:
+        pytest.fail(f"{exc}: run scripts/setup.sh (it installs openssh-server)")
+    try:
+        yield info
     finally:
-        proc.terminate()
-        proc.wait(10)
+        server.__exit__(None, None, None)
 
 
 def peer_pids(addresses: set[str]) -> dict[int, str]:

@@ -94,7 +94,7 @@ def test_mpi_and_ssh_runs_inside_the_emulated_network_find_its_sites(as_root, ss
         config = tmp_path / "ssh_config"
         config.write_text("".join(
             f"Host {host}\n  ProxyCommand ip netns exec {ns} /usr/sbin/sshd -i -f "
-            f"{sshd['dir']}/sshd_config\n  User {sshd['user']}\n" for host, ns in bed.hosts.items()))
+            f"{sshd['config']}\n  User {sshd['user']}\n" for host, ns in bed.hosts.items()))
         hosts = tmp_path / "hosts.csv"
         hosts.write_text("host,ssh,address,label\n" + "".join(
             f"{r.host},{r.host},{r.address},{r.label}\n" for r in bed.host_table().itertuples()))
