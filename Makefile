@@ -13,6 +13,7 @@ test: setup
 bench: setup
 	.venv/bin/python benchmarks/analysis.py
 	.venv/bin/python benchmarks/simulator.py
+	.venv/bin/python benchmarks/launchers.py
 	@if [ "$$(id -u)" -eq 0 ]; then .venv/bin/python benchmarks/testbed.py; \
 	else echo "benchmarks/testbed.py skipped: needs root (network namespaces, tc)"; fi
 

@@ -2,6 +2,10 @@
 
 * :mod:`measure.peer`: one instrumented libtorrent peer, closed to the run;
 * :mod:`measure.coordinator`: broadcasts with a rotating root, written as they end;
+* :mod:`measure.transport`: how the coordinator reaches its peers (processes);
+* :mod:`measure.mpi`: peers beside the ranks of an MPI job, rank 0 coordinating;
+* :mod:`measure.ssh`: peers on remote machines started over SSH;
+* :mod:`measure.preflight`: every host checked (versions, address, clock) before a run;
 * :mod:`measure.testbed`: a topology emulated in network namespaces with ``tc``;
 * :mod:`measure.swarm`: the BitTorrent settings real and simulated swarms share;
 * :mod:`measure.simulator`: the flow-level model for networks too big to emulate.
