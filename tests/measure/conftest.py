@@ -57,3 +57,15 @@ def peer_pids(addresses: set[str]) -> dict[int, str]:
                 if f"--address {address} " in args + " ":
                     found[int(pid)] = address
     return found
+
+
+def wait_for_iterations(out, count: int = 1, timeout: float = 60.0) -> None:
+    """Wait until ``out/iterations.csv`` lists ``count`` iterations, or ``timeout`` passes."""
+    import time
+
+    listed = out / "iterations.csv"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if listed.exists() and len(listed.read_text().splitlines()) > count:
+            return
+        time.sleep(0.1)

@@ -19,7 +19,7 @@ from measure.swarm import SwarmParams
 from tomography.dataset import read_measurement
 from tomography.errors import DatasetError
 
-from .conftest import peer_pids
+from .conftest import peer_pids, wait_for_iterations
 
 MiB = 2**20
 
@@ -143,13 +143,7 @@ def test_ctrl_c_keeps_iterations_and_resume_finishes(tmp_path: Path) -> None:
     # Python then installs no KeyboardInterrupt handler: give the child Ctrl-C back.
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        lines = (out / "iterations.csv").read_text().splitlines() if \
-            (out / "iterations.csv").exists() else []
-        if len(lines) >= 2:
-            break
-        time.sleep(0.1)
+    wait_for_iterations(out, 1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

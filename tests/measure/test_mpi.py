@@ -18,7 +18,7 @@ from measure.coordinator import local_hosts, run_broadcasts
 from measure.mpi import rank_table
 from tomography.dataset import BLOCK_SIZE, read_measurement
 
-from .conftest import mpiexec, peer_pids
+from .conftest import mpiexec, peer_pids, wait_for_iterations
 
 pytestmark = pytest.mark.slow
 
@@ -104,12 +104,7 @@ def test_sigterm_keeps_finished_iterations_and_resume_continues(tmp_path: Path) 
             "-o", str(out)]
     proc = subprocess.Popen([mpiexec(), "-n", "4", TOMOGRAPHY, "measure", "bittorrent", "--mpi",
                              *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        listed = out / "iterations.csv"
-        if listed.exists() and len(listed.read_text().splitlines()) >= 2:
-            break
-        time.sleep(0.1)
+    wait_for_iterations(out, 1, timeout=90)
     proc.send_signal(signal.SIGTERM)  # what a batch scheduler does at the end of a job
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode != 0

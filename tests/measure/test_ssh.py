@@ -19,7 +19,7 @@ from measure.transport import ProcessTransport, local
 from tomography.dataset import read_measurement
 from tomography.errors import DatasetError
 
-from .conftest import peer_pids
+from .conftest import peer_pids, wait_for_iterations
 
 pytestmark = pytest.mark.slow
 
@@ -118,12 +118,7 @@ def test_sigterm_keeps_finished_iterations_and_resume_continues(sshd, tmp_path: 
     cmd = [TOMOGRAPHY, "measure", "bittorrent", "--ssh", str(hosts), "-o", str(out), "-n", "5",
            "--size", "3MiB", "--upload-limit", "3MiB/s", *_ssh_args(sshd)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        listed = out / "iterations.csv"
-        if listed.exists() and len(listed.read_text().splitlines()) >= 2:
-            break
-        time.sleep(0.1)
+    wait_for_iterations(out, 1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
