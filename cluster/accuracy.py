@@ -25,7 +25,7 @@ from cluster.louvain import louvain
 from tomography.dataset import Measurement
 from tomography.hierarchy import Hierarchy
 from tomography.truth import labels_at_depth, truth_depth
-from tomography.weights import mean_weights
+from tomography.weights import mean_weights, rounds
 
 __all__ = ["nmi", "overlapping_nmi", "hierarchy_nmi", "convergence", "partition_to_cover"]
 
@@ -226,8 +226,8 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
     >>> convergence(m, m.labels, hierarchy=False)["nmi"].tolist()
     [1.0, 1.0, 1.0]
     """
-    ids = measurement.iteration_ids
-    last = len(ids) if iterations is None else min(iterations, len(ids))
+    total = rounds(measurement)  # iterations, or a probe dataset's repeats
+    last = total if iterations is None else min(iterations, total)
     hosts = measurement.host_names
     flat_truth = labels_at_depth(truth, truth_depth(truth), hosts)
     rows = []

@@ -21,8 +21,8 @@ from tomography.seeding import Seed, check_seed, spawn_seeds
 
 __all__ = ["collapse", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
 
-LINKAGES = ("thesis", "mean")
-Linkage = Literal["thesis", "mean"]
+LINKAGES = ("thesis", "mean", "sum")
+Linkage = Literal["thesis", "mean", "sum"]
 STARTS = ("refined", "best", "finest")
 Start = Literal["refined", "best", "finest"]
 
@@ -40,12 +40,14 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis"
         Cluster ``0 .. k-1`` of each node.
     sizes : array of int, optional
         Hosts in each node (all 1 by default, for a graph of hosts).
-    linkage : {"thesis", "mean"}, default "thesis"
+    linkage : {"thesis", "mean", "sum"}, default "thesis"
         ``"thesis"`` is Eq 5.4 and 5.5 exactly as written: between clusters
         ``V1`` and ``V2``, the sum of the current weights between their
         nodes divided by ``conn_h = min(|V1|, |V2|) / max(|V1|, |V2|)``, with
         ``|V|`` counting hosts.  ``"mean"`` is the plain mean over host pairs:
-        the sum of host-pair weights divided by ``|V1| * |V2|``.
+        the sum of host-pair weights divided by ``|V1| * |V2|``.  ``"sum"``
+        is the plain sum, how the thesis combines probe bandwidths (5.7.1)
+        where BitTorrent counts are averaged.
 
     Returns
     -------
@@ -98,6 +100,8 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis"
     si, sj = new_sizes[between.row].astype(float), new_sizes[between.col].astype(float)
     if linkage == "thesis":
         data = between.data * np.maximum(si, sj) / np.minimum(si, sj)
+    elif linkage == "sum":  # probe bandwidths add up (the thesis, 5.7.1)
+        data = between.data
     else:
         data = between.data / (si * sj)
         internal = internal / new_sizes.astype(float) ** 2

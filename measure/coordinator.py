@@ -159,12 +159,19 @@ class RunSummary:
         return "\n".join(lines)
 
 
-class _Swarm:
-    """The peers of a run, reached through a transport, and the waiting on their events."""
+class Swarm:
+    """The peers of a run, reached through a transport, and the waiting on their events.
+
+    Starts, checks (:meth:`preflight`), clocks and closes the run's agents:
+    libtorrent peers (``role="bittorrent"``) or probe agents
+    (``role="probe"``, :mod:`measure.prober`, needing ``tools``).
+    """
 
     def __init__(self, hosts: pd.DataFrame, transport: Transport, params: SwarmParams,
-                 port: int, upload_limit: int) -> None:
+                 port: int, upload_limit: int, *, role: str = "bittorrent",
+                 tools: Sequence[str] = ()) -> None:
         self.hosts = hosts
+        self.role, self.tools = role, list(tools)
         self.transport, self.params, self.port = transport, params, port
         self.upload_limit = upload_limit
         self.inbox: queue.Queue[tuple[Channel, dict[str, Any]]] = queue.Queue()
@@ -181,6 +188,10 @@ class _Swarm:
                         if "port" in hosts.columns else {})
 
     def _peer_args(self, name: str) -> list[str]:
+        if self.role == "probe":
+            return ["--role", "probe", "--address", self.address[name],
+                    "--port", str(self.port_of.get(name, self.port)),
+                    "--peer-id", str(self.index[name]), "--tools", ",".join(self.tools)]
         return ["--address", self.address[name], "--port", str(self.port_of.get(name, self.port)),
                 "--peer-id", str(self.index[name]), "--upload-limit", str(self.upload_limit),
                 "--params", json.dumps(asdict(self.params))]
@@ -307,8 +318,13 @@ class _Swarm:
                 check.reason = self.failure(name)
             else:
                 mismatch = version_mismatch(facts, here)
+                missing = facts.get("missing") or []
                 if mismatch:
                     check.ok, check.reason = False, mismatch
+                elif missing:
+                    check.ok, check.reason = False, (
+                        f"{missing[0]} is not installed there (apt-get install "
+                        f"{'netpipe-tcp' if missing[0] == 'netpipe' else missing[0]})")
             checks[name] = check
         ready = [name for name in hosts if checks[name].ok]
         for name, (offset, rtt) in self.clock(ready).items():
@@ -336,7 +352,7 @@ class _Swarm:
         self.transport.close()
 
 
-def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed: int,
+def _broadcast(swarm: Swarm, iteration: int, root: str, file_size: int, *, seed: int,
                time_limit: float, trace: bool) -> IterationResult:
     hosts = list(swarm.hosts["host"])
     params = swarm.params
@@ -390,7 +406,7 @@ def _broadcast(swarm: _Swarm, iteration: int, root: str, file_size: int, *, seed
     return result
 
 
-def _result(swarm: _Swarm, iteration: int, root: str, duration: float, hosts: list[str],
+def _result(swarm: Swarm, iteration: int, root: str, duration: float, hosts: list[str],
             downloaders: set[str], finished: dict[str, float], reports: dict[str, dict],
             failed: dict[str, str], time_limit: float, go_wall: float) -> IterationResult:
     notes = list(failed.values())
@@ -433,7 +449,7 @@ def _run_params(file_size: int, seed: int, params: SwarmParams) -> dict[str, Any
     return out
 
 
-def _host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataFrame:
+def host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataFrame:
     frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
         list(hosts), columns=list(HOSTS_COLUMNS))
     frame = frame.sort_values("host").reset_index(drop=True)
@@ -455,14 +471,18 @@ def _host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.Data
     return frame
 
 
-def _transport(launch: Launcher | Transport) -> Transport:
+def transport_of(launch: Launcher | Transport) -> Transport:
     return launch if hasattr(launch, "open") else ProcessTransport(launch)  # type: ignore
 
 
-def _checked_swarm(frame: pd.DataFrame, transport: Transport, params: SwarmParams, port: int,
-                   upload_limit: int, skip_failed: bool) -> tuple[_Swarm, list[HostCheck]]:
-    """A swarm whose peers passed the preflight; failures raise unless ``skip_failed``."""
-    swarm = _Swarm(frame, transport, params, port, upload_limit)
+def checked_swarm(frame: pd.DataFrame, transport: Transport, params: SwarmParams, port: int,
+                  upload_limit: int, skip_failed: bool, **role: Any
+                  ) -> tuple[Swarm, list[HostCheck]]:
+    """A swarm whose peers passed the preflight; failures raise unless ``skip_failed``.
+
+    ``role`` goes to :class:`Swarm` (``role``, ``tools``).
+    """
+    swarm = Swarm(frame, transport, params, port, upload_limit, **role)
     try:
         checks = swarm.preflight()
         bad = [c for c in checks if not c.ok]
@@ -481,11 +501,13 @@ def _checked_swarm(frame: pd.DataFrame, transport: Transport, params: SwarmParam
 
 def preflight(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], *,
               launch: Launcher | Transport = local, params: SwarmParams = SwarmParams(),
-              port: int = 0) -> list[HostCheck]:
+              port: int = 0, role: str = "bittorrent", tools: Sequence[str] = ()
+              ) -> list[HostCheck]:
     """Check every host as a run would, without measuring: one :class:`HostCheck` each.
 
-    Starts a peer on each host through the run's transport (so the check
-    takes the run's path), reads its versions and clock, and stops it.
+    Starts a peer (or, with ``role="probe"``, a probe agent needing
+    ``tools``) on each host through the run's transport (so the check takes
+    the run's path), reads its versions and clock, and stops it.
 
     Examples
     --------
@@ -495,7 +517,8 @@ def preflight(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], *,
     >>> abs(checks[0].clock_offset_s) < 1.0
     True
     """
-    swarm = _Swarm(_host_frame(hosts), _transport(launch), params, port, 0)
+    swarm = Swarm(host_frame(hosts), transport_of(launch), params, port, 0, role=role,
+                  tools=tools)
     try:
         return swarm.preflight()
     finally:
@@ -580,8 +603,8 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         raise ValueError(f"iterations must be >= 1, got {iterations}")
     if file_size < 1:
         raise ValueError(f"file_size must be >= 1 byte, got {file_size}")
-    frame = _host_frame(hosts)
-    transport = _transport(launch)
+    frame = host_frame(hosts)
+    transport = transport_of(launch)
     run_params = {**_run_params(file_size, seed, params), "upload_limit": upload_limit}
     out = Path(output)
     resuming = resume and (out / "meta.json").exists()
@@ -597,7 +620,7 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         start = len(existing.iteration_ids)
     elif (out / "meta.json").exists() and not overwrite:
         raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
-    swarm, checks = _checked_swarm(frame, transport, params, port, upload_limit, skip_failed)
+    swarm, checks = checked_swarm(frame, transport, params, port, upload_limit, skip_failed)
     records = {"launcher": transport.name,
                "hosts": {c.host: c.record() for c in checks if c.ok},
                "skipped_hosts": {c.host: c.reason for c in checks if not c.ok}}

@@ -493,7 +493,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="SwarmParams as JSON (upload_slots, unchoke_interval, ...)")
     parser.add_argument("--upload-limit", type=int, default=0,
                         help="upload cap in bytes/s, loopback included (0: none)")
+    parser.add_argument("--role", choices=("bittorrent", "probe"), default="bittorrent",
+                        help="a libtorrent peer (default) or a probe agent (measure.prober)")
+    parser.add_argument("--tools", default="",
+                        help="with --role probe: the tools the run needs, comma-separated")
     args = parser.parse_args(argv)
+    if args.role == "probe":
+        from measure import prober
+
+        return prober.main(args.address, args.peer_id, args.port,
+                           [t for t in args.tools.split(",") if t])
     params = SwarmParams(**json.loads(args.params))
     try:
         peer = Peer(args.address, args.port, params, args.upload_limit, index=args.peer_id)

@@ -7,6 +7,8 @@ A dataset is a directory (see ``DESIGN.md``)::
     transfers.csv    iteration,receiver,sender,blocks
     iterations.csv   iteration,root,bytes,duration_s,complete
     probes.csv       src,dst,tool,bits_per_second,streams,concurrent,duration_s
+                     (probe meshes add start,bytes,retransmits,rtt_ms,repeat,error,
+                     alpha_s,beta_s_per_byte)
 
 ``transfers.csv`` and ``iterations.csv`` are required for broadcast methods
 (``bittorrent``, ``simulated``, ``synthetic``); ``probes.csv`` for probe methods
@@ -41,6 +43,7 @@ __all__ = [
     "BLOCK_SIZE",
     "BROADCAST_METHODS",
     "PROBE_METHODS",
+    "PROBES_EXTRA",
     "Measurement",
     "MeasurementWriter",
     "read_measurement",
@@ -61,6 +64,10 @@ HOSTS_COLUMNS = ("host", "address", "label")
 TRANSFERS_COLUMNS = ("iteration", "receiver", "sender", "blocks")
 ITERATIONS_COLUMNS = ("iteration", "root", "bytes", "duration_s", "complete")
 PROBES_COLUMNS = ("src", "dst", "tool", "bits_per_second", "streams", "concurrent", "duration_s")
+# what the probe meshes write (measure.mesh): the format's columns, then these
+PROBES_EXTRA = ("start", "bytes", "retransmits", "rtt_ms", "repeat", "error", "alpha_s",
+                "beta_s_per_byte")
+PROBE_NUMBERS = ("start", "bytes", "retransmits", "rtt_ms", "alpha_s", "beta_s_per_byte")
 TRACE_COLUMNS = ("iteration", "time_s", "sender", "receiver", "piece", "block")
 
 _TRUE = {"true", "1", "yes"}
@@ -411,9 +418,19 @@ def _read_probes(path: Path, known: set[str]) -> pd.DataFrame:
     _known_hosts(frame, "src", path, known)
     _known_hosts(frame, "dst", path, known)
     out = frame.copy()
-    out["bits_per_second"] = _floats(frame, "bits_per_second", path, allow_empty=False)
+    failed = (frame["error"].str.strip() != "").to_numpy(dtype=bool) \
+        if "error" in frame.columns else np.zeros(len(frame), dtype=bool)
+    rate = _floats(frame, "bits_per_second", path, allow_empty=True)
+    _fail_at(np.isnan(rate) & ~failed, frame, path, "bits_per_second",
+             "missing value (a probe without a rate needs an error)")
+    out["bits_per_second"] = rate
     out["streams"] = _integers(frame, "streams", path, minimum=1)
     out["duration_s"] = _floats(frame, "duration_s", path, allow_empty=True)
+    for column in PROBE_NUMBERS:
+        if column in frame.columns:
+            out[column] = _floats(frame, column, path, allow_empty=True)
+    if "repeat" in frame.columns:
+        out["repeat"] = _integers(frame, "repeat", path, minimum=0)
     return out
 
 
@@ -464,7 +481,8 @@ class MeasurementWriter:
 
     def __init__(self, path: str | os.PathLike[str], meta: Mapping[str, Any],
                  hosts: pd.DataFrame | Iterable[tuple[str, str, str]], *,
-                 overwrite: bool = False, iteration_columns: Sequence[str] = ()) -> None:
+                 overwrite: bool = False, iteration_columns: Sequence[str] = (),
+                 probes: bool = False) -> None:
         self.path = Path(path)
         if (self.path / "meta.json").exists() and not overwrite:
             raise DatasetError("a dataset exists here already (overwrite it explicitly)",
@@ -482,11 +500,14 @@ class MeasurementWriter:
                                              encoding="utf-8")
         frame.sort_values("host").to_csv(self.path / "hosts.csv", index=False)
         self.extra_columns = tuple(iteration_columns)
-        for name, columns in (("transfers.csv", TRANSFERS_COLUMNS),
-                              ("iterations.csv", ITERATIONS_COLUMNS + self.extra_columns)):
+        files = ((("probes.csv", PROBES_COLUMNS + PROBES_EXTRA),) if probes else
+                 (("transfers.csv", TRANSFERS_COLUMNS),
+                  ("iterations.csv", ITERATIONS_COLUMNS + self.extra_columns)))
+        for name in ("transfers.csv", "iterations.csv", "probes.csv", "trace.csv"):
+            (self.path / name).unlink(missing_ok=True)
+        for name, columns in files:
             with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
                 csv.writer(fh).writerow(columns)
-        (self.path / "trace.csv").unlink(missing_ok=True)
 
     @classmethod
     def reopen(cls, path: str | os.PathLike[str]) -> "MeasurementWriter":
@@ -512,13 +533,17 @@ class MeasurementWriter:
         root = Path(path)
         meta = _read_meta(root / "meta.json")
         hosts = _read_hosts(root / "hosts.csv")
+        writer = cls.__new__(cls)
+        writer.path, writer.meta, writer.hosts = root, meta, set(hosts["host"])
+        writer.extra_columns = ()
+        if meta["method"] in PROBE_METHODS:  # probe rows are whole lines, flushed one by one
+            _read_probes(root / "probes.csv", writer.hosts)
+            return writer
         iterations = _read_iterations(root / "iterations.csv", set(hosts["host"]))
         listed = set(iterations["iteration"])
         for name in ("transfers.csv", "trace.csv"):
             if (root / name).exists():
                 _keep_iterations(root / name, listed)
-        writer = cls.__new__(cls)
-        writer.path, writer.meta, writer.hosts = root, meta, set(hosts["host"])
         writer.extra_columns = tuple(iterations.columns[len(ITERATIONS_COLUMNS):])
         return writer
 
@@ -538,6 +563,30 @@ class MeasurementWriter:
         fresh = self.path / "meta.json.tmp"
         fresh.write_text(json.dumps(self.meta, indent=2) + "\n", encoding="utf-8")
         os.replace(fresh, self.path / "meta.json")
+
+    def add_probe(self, row: Mapping[str, Any]) -> None:
+        """Append one probe test to ``probes.csv`` (a writer opened with ``probes=True``).
+
+        ``row`` has the columns of ``PROBES_COLUMNS`` and ``PROBES_EXTRA``
+        (missing ones are left empty); the line is flushed at once.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> w = MeasurementWriter(d, {"method": "iperf3"}, [("a", "", ""), ("b", "", "")],
+        ...                       probes=True)
+        >>> w.add_probe({"src": "a", "dst": "b", "tool": "iperf3", "bits_per_second": 9.4e8,
+        ...              "streams": 1, "concurrent": 1, "duration_s": 10.0, "repeat": 0})
+        >>> read_measurement(d).probes[["src", "dst", "bits_per_second"]].values.tolist()
+        [['a', 'b', 940000000.0]]
+        """
+        for column in ("src", "dst"):
+            if row[column] not in self.hosts:
+                raise DatasetError(f"unknown host {row[column]!r}", field=column)
+        with (self.path / "probes.csv").open("a", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerow(["" if row.get(c) is None else row.get(c)
+                                     for c in PROBES_COLUMNS + PROBES_EXTRA])
 
     def add_iteration(self, iteration: int, *, root: str,
                       transfers: Iterable[tuple[str, str, int]] | pd.DataFrame,

@@ -16,7 +16,8 @@ from scipy import sparse
 from tomography.dataset import Measurement
 from tomography.errors import TomographyError
 
-__all__ = ["directed_counts", "iteration_weights", "mean_weights", "weight_graph", "to_networkx"]
+__all__ = ["directed_counts", "iteration_weights", "mean_weights", "probe_weights", "rounds",
+           "weight_graph", "to_networkx"]
 
 
 def directed_counts(measurement: Measurement, iterations: Iterable[int] | None = None
@@ -91,6 +92,9 @@ def iteration_weights(measurement: Measurement, iteration: int) -> sparse.csr_ar
 def mean_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_array:
     """Eq 4.2: ``w_n``, the mean over the first ``n`` iterations of Eq 4.1.
 
+    For a probe dataset (iperf3, NetPIPE) the weights are the measured
+    bandwidths instead (:func:`probe_weights`), ``n`` counting repeats.
+
     Parameters
     ----------
     measurement : Measurement
@@ -115,6 +119,8 @@ def mean_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_a
     >>> bool(abs(mean_weights(m) - (w1 + w2 + w3) / 3).max() < 1e-9)
     True
     """
+    if measurement.probes is not None and not measurement.iteration_ids:
+        return probe_weights(measurement, n)
     ids = measurement.iteration_ids
     if not ids:
         raise TomographyError("the dataset has no broadcast iterations")
@@ -125,6 +131,79 @@ def mean_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_a
                               f"dataset), got {n}")
     counts = directed_counts(measurement, ids[:n])
     return ((counts + counts.T) / n).tocsr()
+
+
+def rounds(measurement: Measurement) -> int:
+    """How many measurements the dataset repeats: iterations, or probe repeats.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> rounds(planted_partition(6, 2, iterations=3, seed=0))
+    3
+    """
+    if measurement.iteration_ids or measurement.probes is None:
+        return len(measurement.iteration_ids)
+    probes = measurement.probes
+    if probes.empty:
+        return 0
+    return int(probes["repeat"].max()) + 1 if "repeat" in probes else 1
+
+
+def probe_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_array:
+    """Measured bandwidth between hosts, in Mbit/s, from a probe dataset.
+
+    Per ordered pair the median of its successful tests over the first
+    ``n`` repeats (solo and concurrent alike, as measured); per host pair
+    the mean of its two directions, or the one measured.
+
+    Raises
+    ------
+    TomographyError
+        When the dataset has no successful probe.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(3, 1, iterations=1, seed=0)
+    >>> m.transfers, m.iterations = m.transfers.iloc[:0], m.iterations.iloc[:0]
+    >>> m.probes = pd.DataFrame({"src": ["h000", "h001", "h000"],
+    ...                          "dst": ["h001", "h000", "h002"],
+    ...                          "bits_per_second": [9e8, 7e8, 1e8], "repeat": [0, 0, 0],
+    ...                          "error": ["", "", ""]})
+    >>> probe_weights(m).toarray().tolist()
+    [[0.0, 800.0, 100.0], [800.0, 0.0, 0.0], [100.0, 0.0, 0.0]]
+    """
+    probes = measurement.probes
+    if probes is None or probes.empty:
+        raise TomographyError("the dataset has no probes (probes.csv)")
+    total = rounds(measurement)
+    if n is None:
+        n = total
+    if not 1 <= n <= total:
+        raise TomographyError(f"n must be between 1 and {total} (the probe repeats in the "
+                              f"dataset), got {n}")
+    ok = probes["bits_per_second"].notna()
+    if "error" in probes:
+        ok &= probes["error"].astype(str).str.strip() == ""
+    if "repeat" in probes:
+        ok &= probes["repeat"] < n
+    runs = probes[ok]
+    if runs.empty:
+        raise TomographyError("the dataset has no successful probe")
+    hosts = measurement.host_names
+    index = {h: i for i, h in enumerate(hosts)}
+    per_pair = runs.groupby(["src", "dst"])["bits_per_second"].median() / 1e6
+    rows = np.array([index[s] for s, _ in per_pair.index])
+    cols = np.array([index[d] for _, d in per_pair.index])
+    size = len(hosts)
+    directed = sparse.csr_array((per_pair.to_numpy(), (rows, cols)), shape=(size, size))
+    measured = sparse.csr_array((np.ones(len(rows)), (rows, cols)), shape=(size, size))
+    both = (measured + measured.T).tocsr()
+    mean = sparse.csr_array((directed + directed.T).multiply(both.power(-1.0)))
+    mean.eliminate_zeros()
+    return mean
 
 
 def to_networkx(weights: sparse.sparray | np.ndarray, hosts: list[str],

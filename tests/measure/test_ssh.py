@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from measure.coordinator import _Swarm, local_hosts
+from measure.coordinator import Swarm, local_hosts
 from measure.preflight import format_checks
 from measure.ssh import SshOptions, read_ssh_hosts, ssh_transport
 from measure.swarm import SwarmParams
@@ -144,7 +144,7 @@ def test_the_connection_limit_bounds_the_peers_starting_at_once() -> None:
             return super().open(host, peer_args, inbox)
 
     transport = Counting(local, max_starting=2)
-    swarm = _Swarm(local_hosts(6, first=110), transport, SwarmParams(), 0, 0)
+    swarm = Swarm(local_hosts(6, first=110), transport, SwarmParams(), 0, 0)
     try:
         assert swarm.start(list(swarm.hosts["host"])) == []
     finally:

@@ -45,8 +45,10 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
 
 def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     """The options of the averaged-edge hierarchy (Eq 5.4/5.5)."""
-    p.add_argument("--linkage", choices=("thesis", "mean"), default="thesis",
-                   help="thesis: Eq 5.4/5.5 as written (default); mean: mean over host pairs")
+    p.add_argument("--linkage", choices=("thesis", "mean", "sum"), default=None,
+                   help="thesis: Eq 5.4/5.5 as written (default for broadcasts); mean: mean "
+                        "over host pairs; sum: plain sum (default for probe datasets, whose "
+                        "bandwidths add up)")
     p.add_argument("--start", choices=("refined", "best", "finest"), default="refined",
                    help="refined (default): Louvain's best partition plus the finer levels "
                         "that pass a permutation test; best: the thesis (can skip a fine "
@@ -62,7 +64,16 @@ def load(args: argparse.Namespace):
     from tomography.weights import mean_weights
 
     m = read_measurement(args.dataset)
-    return m, mean_weights(m, getattr(args, "iterations", None))
+    W = mean_weights(m, getattr(args, "iterations", None))
+    probes = not m.iteration_ids and m.probes is not None
+    if hasattr(args, "linkage") and args.linkage is None:
+        args.linkage = "sum" if probes else "thesis"
+    if probes:
+        print(f"note: {m.meta.get('method', 'probe')} dataset: the edge weight is the measured "
+              "bandwidth in Mbit/s (median over repeats, mean of the two directions); "
+              f"clusters are combined by {args.linkage if hasattr(args, 'linkage') else 'sum'}"
+              " (--linkage)", file=sys.stderr)
+    return m, W
 
 
 def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str]):

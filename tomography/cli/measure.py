@@ -79,33 +79,8 @@ def _add_testbed_scale(p: argparse.ArgumentParser) -> None:
                    help="testbed name; its namespaces are tomo-NAME-* (default tb)")
 
 
-def add_commands(sub: Any) -> None:
-    """Add the dataset-making commands to the ``tomography`` sub-parsers."""
-    fmt = argparse.RawDescriptionHelpFormatter
-    p = sub.add_parser("simulate", help="simulate BitTorrent broadcasts over a topology and "
-                                        "write a measurement dataset", formatter_class=fmt)
-    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
-    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
-    p.add_argument("--iterations", "-n", type=positive_int, default=5,
-                   help="broadcasts, each from the next root in a seeded rotation (default 5)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue a dataset this command started (same topology and options)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
-    _add_swarm_options(p, time_limit="3600s")
-    p.set_defaults(size="64MiB")
-
-    p = sub.add_parser(
-        "measure", help="measure hosts with real BitTorrent broadcasts (libtorrent)",
-        formatter_class=fmt, description="Run instrumented BitTorrent broadcasts with a "
-        "rotating root and write a measurement dataset (method bittorrent), one iteration at "
-        "a time.",
-        epilog=MEASURE_EPILOG)
-    msub = p.add_subparsers(dest="method", metavar="METHOD", required=True)
-    p = msub.add_parser("bittorrent", help="instrumented libtorrent broadcasts",
-                        formatter_class=fmt, epilog=MEASURE_EPILOG,
-                        description="Run instrumented BitTorrent broadcasts among the hosts "
-                        "(one peer per host, a rotating root) and write a measurement dataset. "
-                        "Every launcher first checks every host (the preflight).")
+def _add_launcher_options(p: argparse.ArgumentParser) -> None:
+    """Where the peers run, and the preflight: shared by every ``measure`` method."""
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--testbed", metavar="TOPOLOGY",
                        help="run inside the emulated network of a topology (needs root); "
@@ -122,20 +97,6 @@ def add_commands(sub: Any) -> None:
                             "started with ssh from this machine")
     p.add_argument("-o", "--output", type=Path,
                    help="dataset directory (required unless --check)")
-    p.add_argument("--iterations", "-n", type=positive_int, default=10,
-                   help="iterations (the most, with --until-converged; default 10)")
-    p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
-                   help="stop once the flat partition has not changed for K iterations "
-                        "(default K: 3)")
-    p.add_argument("--trace", action="store_true",
-                   help="also write trace.csv: every block's time (on this machine's clock, "
-                        "hosts' clock offsets removed), sender and receiver")
-    p.add_argument("--upload-limit", default=None,
-                   help="per-peer upload cap for local runs, e.g. 4MiB/s (default none)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue a dataset this command started (same hosts and options; "
-                        "a new allocation of the same hosts is fine)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
     p.add_argument("--check", action="store_true",
                    help="only run the preflight: print a table of the hosts (reachable, "
                         "versions, address, port, clock offset) and exit (2 if one failed)")
@@ -164,7 +125,114 @@ def add_commands(sub: Any) -> None:
     g.add_argument("--ssh-connections", type=positive_int, default=10, metavar="K",
                    help="SSH handshakes at once (default 10, sshd's MaxStartups)")
     _add_testbed_scale(p)
+
+
+PROBE_EPILOG = """schedules (N hosts, T seconds a test; --one-way halves each):
+  exclusive  one test at a time in the whole mesh (perfSONAR's rule): N(N-1) T.
+             Nothing disturbs a test: the numbers are each path's alone.
+  rounds     a round-robin tournament, N-1 rounds of N/2 disjoint pairs, each
+             pair both ways, a round's tests at once: 2(N-1) T. Disjoint pairs
+             share no host but can share a link (two racks behind one uplink):
+             then each reports its share, lower than the path alone; the
+             concurrent column says how many ran at once.
+  --pairs F  only the pairs of a CSV src,dst, one at a time (or packed into
+             rounds of disjoint pairs with --schedule rounds).
+A failed test is recorded with its error and tried once more at the end; the
+mesh goes on. Ctrl-C keeps every finished test; --resume runs only the missing.
+
+examples:
+  tomography measure iperf3 --testbed two-sites-demo -o probes
+  tomography measure iperf3 --local 6 --duration 2 --schedule rounds -o probes
+  tomography measure iperf3 --ssh hosts.csv --one-way --repeats 3 -o probes
+  mpiexec -n 17 tomography measure netpipe --mpi -o latency
+  tomography export RUN --format gauge --bandwidth probes --probes probes -o g.xml"""
+
+
+def _add_probe_commands(msub: Any, fmt: Any) -> None:
+    from measure.probetools import IPERF3_DEFAULTS, NETPIPE_DEFAULTS
+
+    for tool, help_text in (("iperf3", "pairwise iperf3 throughput tests (the reference mesh)"),
+                            ("netpipe", "pairwise NetPIPE (NPtcp) curves and Hockney's "
+                                        "latency and bandwidth per pair")):
+        p = msub.add_parser(tool, help=help_text, formatter_class=fmt, epilog=PROBE_EPILOG,
+                            description=f"Run {tool} between every ordered pair of hosts and "
+                            "write a probe dataset (probes.csv, raw output in raw/), one test "
+                            "at a time as it finishes.")
+        _add_launcher_options(p)
+        g = p.add_argument_group("the mesh")
+        g.add_argument("--schedule", choices=("exclusive", "rounds"), default="exclusive",
+                       help="what runs at once (default exclusive; see below)")
+        g.add_argument("--pairs", type=Path, metavar="FILE",
+                       help="only these pairs: a CSV with src,dst")
+        g.add_argument("--one-way", action="store_true",
+                       help="one direction per pair (a < b): half the cost")
+        g.add_argument("--repeats", type=positive_int, default=1,
+                       help="tests per pair (default 1)")
+        g.add_argument("--resume", action="store_true",
+                       help="run only the tests this dataset lacks")
+        g.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+        if tool == "iperf3":
+            g.add_argument("--duration", type=positive_int, default=IPERF3_DEFAULTS["duration"],
+                           metavar="S", help="seconds per test, iperf3 -t (default 10, "
+                                             "iperf3's; whole seconds)")
+            g.add_argument("--parallel", type=positive_int,
+                           default=IPERF3_DEFAULTS["parallel"], metavar="N",
+                           help="parallel streams, iperf3 -P (default 1, iperf3's)")
+            g.add_argument("--omit", type=int, default=IPERF3_DEFAULTS["omit"], metavar="S",
+                           help="seconds left out at the start (TCP slow start), iperf3 -O "
+                                "(default 0, iperf3's)")
+        else:
+            g.add_argument("--upper", default=f"{NETPIPE_DEFAULTS['upper'] // 1024}KiB",
+                           help="largest message, NPtcp -u (default 128KiB)")
+            g.add_argument("--samples", type=positive_int, default=NETPIPE_DEFAULTS["samples"],
+                           help="round trips per message size, NPtcp -n (default 5; NetPIPE's "
+                                "own timing takes 40 s a pair up to 1 MiB)")
+
+
+def add_commands(sub: Any) -> None:
+    """Add the dataset-making commands to the ``tomography`` sub-parsers."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("simulate", help="simulate BitTorrent broadcasts over a topology and "
+                                        "write a measurement dataset", formatter_class=fmt)
+    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
+    p.add_argument("--iterations", "-n", type=positive_int, default=5,
+                   help="broadcasts, each from the next root in a seeded rotation (default 5)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a dataset this command started (same topology and options)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+    _add_swarm_options(p, time_limit="3600s")
+    p.set_defaults(size="64MiB")
+
+    p = sub.add_parser(
+        "measure", help="measure hosts: BitTorrent broadcasts, or iperf3 / NetPIPE probes",
+        formatter_class=fmt, description="Measure the hosts and write a measurement dataset: "
+        "instrumented BitTorrent broadcasts (bittorrent), or the pairwise reference probes "
+        "(iperf3, netpipe).",
+        epilog=MEASURE_EPILOG)
+    msub = p.add_subparsers(dest="method", metavar="METHOD", required=True)
+    p = msub.add_parser("bittorrent", help="instrumented libtorrent broadcasts",
+                        formatter_class=fmt, epilog=MEASURE_EPILOG,
+                        description="Run instrumented BitTorrent broadcasts among the hosts "
+                        "(one peer per host, a rotating root) and write a measurement dataset. "
+                        "Every launcher first checks every host (the preflight).")
+    _add_launcher_options(p)
+    p.add_argument("--iterations", "-n", type=positive_int, default=10,
+                   help="iterations (the most, with --until-converged; default 10)")
+    p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
+                   help="stop once the flat partition has not changed for K iterations "
+                        "(default K: 3)")
+    p.add_argument("--trace", action="store_true",
+                   help="also write trace.csv: every block's time (on this machine's clock, "
+                        "hosts' clock offsets removed), sender and receiver")
+    p.add_argument("--upload-limit", default=None,
+                   help="per-peer upload cap for local runs, e.g. 4MiB/s (default none)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a dataset this command started (same hosts and options; "
+                        "a new allocation of the same hosts is fine)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
     _add_swarm_options(p, time_limit="600s")
+    _add_probe_commands(msub, fmt)
 
     p = sub.add_parser("testbed", help="raise, inspect or remove an emulated network "
                                        "(network namespaces + tc; needs root)",
@@ -395,6 +463,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
         if args.output is None:
             raise TomographyError("-o/--output DIR is needed (or --check for the preflight "
                                   "alone)")
+        if args.method != "bittorrent":
+            return _mesh(args, hosts, transport, meta)
         summary = _measure(args, hosts, transport, meta)
     except KeyboardInterrupt:
         return _interrupted(args.output) if args.output else 130
@@ -409,10 +479,51 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mesh(args: argparse.Namespace, hosts, transport, meta: dict[str, Any]) -> int:
+    """Run an iperf3 or NetPIPE mesh with a progress bar; print the summary."""
+    from tqdm import tqdm
+
+    from measure.mesh import MeshOptions, read_pairs, run_mesh
+    from tomography.units import parse_size
+
+    options = MeshOptions(tool=args.method, schedule=args.schedule, one_way=args.one_way,
+                          repeats=args.repeats)
+    if args.method == "iperf3":
+        options.duration, options.parallel, options.omit = args.duration, args.parallel, args.omit
+    else:
+        options.upper, options.samples = int(parse_size(args.upper)), args.samples
+    pairs = read_pairs(args.pairs, list(hosts["host"])) if args.pairs else None
+    bar = tqdm(total=None, desc=f"{args.method} tests", unit="test", disable=None)
+
+    def step(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    try:
+        summary = run_mesh(hosts, args.output, options=options, pairs=pairs, launch=transport,
+                           meta=meta, resume=args.resume, overwrite=args.force,
+                           skip_failed=args.skip_failed, progress=step)
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"tomography: interrupted; every finished test is in {args.output}/probes.csv; "
+              "continue with the same command and --resume", file=sys.stderr)
+        return 130
+    bar.close()
+    print(summary.describe())
+    print(f"analyse it: tomography hierarchy {args.output}; tomography info {args.output}")
+    return 0
+
+
 def _check(hosts, transport, args: argparse.Namespace) -> int:
     from measure.coordinator import preflight
     from measure.preflight import format_checks
 
+    if args.method != "bittorrent":
+        checks = preflight(hosts, launch=transport, port=args.port, role="probe",
+                           tools=[args.method])
+        print(format_checks(checks))
+        return 0 if all(c.ok for c in checks) else 2
     checks = preflight(hosts, launch=transport, params=_swarm_params(args), port=args.port)
     print(format_checks(checks))
     return 0 if all(c.ok for c in checks) else 2

@@ -1,0 +1,432 @@
+"""Pairwise probe meshes: iperf3 or NetPIPE between every ordered pair, on any launcher.
+
+:func:`run_mesh` starts a probe agent (:mod:`measure.prober`) on every host
+through the run's transport (local, testbed, SSH or MPI, with the same
+preflight as the BitTorrent runs), then runs one test per ordered pair and
+repeat, and appends each result to ``probes.csv`` as it finishes, its raw
+output to ``raw/``.
+
+Schedules (:func:`batches`), what runs at once and what it costs with N
+hosts and a test of T seconds:
+
+``exclusive``  one test at a time in the whole mesh (perfSONAR's rule):
+               N(N-1) T, and no test disturbs another.
+``rounds``     a round-robin tournament: N-1 rounds of N/2 disjoint pairs, each
+               pair run one direction then the other, all pairs of a round at
+               once: 2(N-1) T.  Disjoint pairs share no host, but they can
+               share a *link* (two pairs whose paths cross one uplink): such
+               tests split that link and report less than it carries alone,
+               which is exactly the shared-bottleneck effect of the
+               concurrency test; the ``concurrent`` column says how many ran.
+``--pairs``    only the listed pairs, one at a time (or packed into rounds of
+               disjoint pairs with ``rounds``).
+
+A failed test (server busy, refused, timeout) is recorded with its error and
+tried once more at the end (the destination's server started again first);
+the mesh goes on.  ``resume`` runs only the tests without a successful row.
+NetPIPE rows carry Hockney's ``alpha_s`` and ``beta_s_per_byte``
+(:func:`measure.probetools.hockney_fit`) and keep each curve in ``raw/``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from measure.coordinator import checked_swarm, host_frame, transport_of
+from measure.preflight import HostCheck
+from measure.probetools import IPERF3_DEFAULTS, NETPIPE_DEFAULTS, hockney_fit
+from measure.swarm import SwarmParams
+from measure.transport import Launcher, Transport, local
+from tomography.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
+from tomography.errors import DatasetError, TomographyError
+
+__all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
+           "read_pairs", "run_mesh", "SCHEDULES"]
+
+SCHEDULES = ("exclusive", "rounds")
+PORT = 5201  # iperf3's port; a host's agent serves on PORT + its index (several per node)
+
+
+@dataclass
+class MeshOptions:
+    """What each test runs.
+
+    Attributes
+    ----------
+    tool : {"iperf3", "netpipe"}
+    duration, parallel, omit : int
+        iperf3's ``-t`` (default 10 s, iperf3's), ``-P`` (1 stream) and
+        ``-O`` (0 s omitted at the start); whole seconds.
+    upper, samples : int
+        NetPIPE's largest message (128 KiB) and round trips per size (5).
+    repeats : int
+        Tests per ordered pair.
+    one_way : bool
+        One direction per pair (a < b), half the cost.
+    schedule : {"exclusive", "rounds"}
+    """
+
+    tool: str = "iperf3"
+    duration: int = IPERF3_DEFAULTS["duration"]
+    parallel: int = IPERF3_DEFAULTS["parallel"]
+    omit: int = IPERF3_DEFAULTS["omit"]
+    upper: int = NETPIPE_DEFAULTS["upper"]
+    samples: int = NETPIPE_DEFAULTS["samples"]
+    repeats: int = 1
+    one_way: bool = False
+    schedule: str = "exclusive"
+
+    def validate(self) -> None:
+        if self.tool not in ("iperf3", "netpipe"):
+            raise ValueError(f"unknown probe tool {self.tool!r}; choose iperf3 or netpipe")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"unknown schedule {self.schedule!r}; choose "
+                             f"{' or '.join(SCHEDULES)}")
+        if (int(self.duration) != self.duration or self.duration < 1 or self.parallel < 1
+                or int(self.omit) != self.omit or self.omit < 0 or self.repeats < 1):
+            raise ValueError("duration must be whole seconds >= 1 (iperf3 reads 0.5 as 0, "
+                             "'for ever'), omit whole seconds >= 0, parallel and repeats >= 1")
+
+
+@dataclass
+class MeshSummary:
+    """What a mesh did."""
+
+    path: Path
+    done: int = 0
+    failed: list[tuple[str, str, int, str]] = field(default_factory=list)
+    resumed_from: int = 0
+    checks: list[HostCheck] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        lines = [f"left out after the preflight: {c.host} ({c.reason})"
+                 for c in self.checks if not c.ok]
+        lines.append(f"{self.done} test(s) run in {self.seconds:.0f} s"
+                     + (f" after {self.resumed_from} already on disk" if self.resumed_from
+                        else "") + f"; dataset in {self.path}")
+        for src, dst, repeat, error in self.failed:
+            lines.append(f"{src} -> {dst} (repeat {repeat}) failed twice: {error}")
+        return "\n".join(lines)
+
+
+def ordered_pairs(hosts: Sequence[str], *, one_way: bool = False) -> list[tuple[str, str]]:
+    """Every ordered pair of hosts (or each unordered pair once, ``a < b``).
+
+    Examples
+    --------
+    >>> ordered_pairs(["a", "b", "c"], one_way=True)
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    >>> len(ordered_pairs(["a", "b", "c"]))
+    6
+    """
+    hosts = sorted(hosts)
+    return [(a, b) for a in hosts for b in hosts if a != b and (not one_way or a < b)]
+
+
+def tournament(hosts: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """A round-robin tournament (the circle method): N-1 rounds of disjoint pairs.
+
+    With an odd number of hosts one sits out each round (N rounds).
+
+    Examples
+    --------
+    >>> rounds = tournament(["a", "b", "c", "d"])
+    >>> len(rounds), [len(r) for r in rounds]
+    (3, [2, 2, 2])
+    >>> sorted(tuple(sorted(p)) for r in rounds for p in r) == ordered_pairs("abcd", one_way=True)
+    True
+    """
+    players: list[str | None] = sorted(hosts)
+    if len(players) % 2:
+        players.append(None)
+    n = len(players)
+    rounds = []
+    for _ in range(n - 1):
+        pairs = [(players[i], players[n - 1 - i]) for i in range(n // 2)]
+        rounds.append([(a, b) for a, b in pairs if a is not None and b is not None])
+        players = [players[0], players[-1], *players[1:-1]]
+    return rounds
+
+
+def _pack(pairs: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """Greedy rounds of pairs that share no host."""
+    rounds: list[list[tuple[str, str]]] = []
+    busy: list[set[str]] = []
+    for a, b in pairs:
+        for r, used in zip(rounds, busy):
+            if a not in used and b not in used:
+                r.append((a, b))
+                used.update((a, b))
+                break
+        else:
+            rounds.append([(a, b)])
+            busy.append({a, b})
+    return rounds
+
+
+def batches(hosts: Sequence[str], schedule: str = "exclusive", *, one_way: bool = False,
+            pairs: list[tuple[str, str]] | None = None) -> list[list[tuple[str, str]]]:
+    """The tests of one repeat, in batches that run at once.
+
+    Examples
+    --------
+    >>> [len(b) for b in batches("abcd")]   # exclusive: 12 tests, one at a time
+    [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+    >>> [len(b) for b in batches("abcd", "rounds")]   # 3 rounds x 2 directions
+    [2, 2, 2, 2, 2, 2]
+    >>> batches("abcd", "rounds", pairs=[("a", "b"), ("c", "d"), ("a", "c")])
+    [[('a', 'b'), ('c', 'd')], [('a', 'c')]]
+    """
+    if pairs is not None:
+        return [[p] for p in pairs] if schedule == "exclusive" else _pack(list(pairs))
+    if schedule == "exclusive":
+        return [[p] for p in ordered_pairs(hosts, one_way=one_way)]
+    out = []
+    for round_ in tournament(hosts):
+        out.append(round_)
+        if not one_way:
+            out.append([(b, a) for a, b in round_])
+    return [b for b in out if b]
+
+
+def read_pairs(path: str | Path, hosts: Sequence[str]) -> list[tuple[str, str]]:
+    """A ``--pairs`` file: CSV ``src,dst``, hosts of the run.
+
+    Raises
+    ------
+    DatasetError
+        Naming the file, line and field of an unknown host or a self-pair.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetError("no such pairs file", path=path)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for column in ("src", "dst"):
+        if column not in frame.columns:
+            raise DatasetError(f"missing column {column!r} (a pairs file has src,dst)",
+                               path=path, line=1, field=column)
+    known = set(hosts)
+    out = []
+    for line, (src, dst) in enumerate(zip(frame["src"].str.strip(), frame["dst"].str.strip()),
+                                      start=2):
+        for column, host in (("src", src), ("dst", dst)):
+            if host not in known:
+                raise DatasetError(f"unknown host {host!r}", path=path, line=line,
+                                   field=column)
+        if src == dst:
+            raise DatasetError("a host cannot probe itself", path=path, line=line, field="dst")
+        out.append((src, dst))
+    return out
+
+
+class _Mesh:
+    """Runs batches of tests on a checked swarm of probe agents and writes each row."""
+
+    def __init__(self, swarm, writer: MeasurementWriter, options: MeshOptions,
+                 raw: Path) -> None:
+        self.swarm, self.writer, self.options, self.raw = swarm, writer, options, raw
+        self.next_id = 0
+        self.port = {h: PORT + i for h, i in swarm.index.items()}
+
+    def serve(self, hosts: Sequence[str]) -> dict[str, str]:
+        """Start the tool's server on ``hosts``; the hosts that failed, with why."""
+        o = self.options
+        for h in hosts:
+            self.swarm.peers[h].send({"cmd": "serve", "tool": o.tool, "port": self.port[h],
+                                      "upper": o.upper, "samples": o.samples})
+        errors: dict[str, str] = {}
+        replies = self.swarm.wait(set(hosts), "serving", 30,
+                                  lambda h, m: errors.setdefault(h, m.get("message", str(m))))
+        return {h: errors.get(h, "no answer") for h in hosts if h not in replies}
+
+    def run(self, batch: list[tuple[str, str]], repeat: int) -> list[tuple[str, str, str]]:
+        """Run one batch at once; write its rows; return the failed tests with their errors."""
+        o = self.options
+        if o.tool == "netpipe":  # its receiver serves one test: start it for this one
+            down = self.serve([dst for _, dst in batch])
+        else:
+            down = {}
+        sent: dict[int, tuple[str, str]] = {}
+        failed = []
+        for src, dst in batch:
+            if dst in down:
+                failed.append((src, dst, f"server on {dst}: {down[dst]}"))
+                self._write(src, dst, repeat, len(batch), {"start": time.time(), "end":
+                                                           time.time(), "result":
+                                                           {"error": failed[-1][2]}})
+                continue
+            self.next_id += 1
+            sent[self.next_id] = (src, dst)
+            self.swarm.peers[src].send({"cmd": "probe", "id": self.next_id, "tool": o.tool,
+                                        "dst": self.swarm.address[dst], "port": self.port[dst],
+                                        "duration": o.duration, "parallel": o.parallel,
+                                        "omit": o.omit, "upper": o.upper,
+                                        "samples": o.samples})
+        limit = (o.duration + o.omit + 30) if o.tool == "iperf3" else 240
+        pending = dict(sent)
+        deadline = time.monotonic() + limit
+        while pending and time.monotonic() < deadline:
+            got = self.swarm.wait({src for src, _ in pending.values()}, "probed",
+                                  max(0.1, deadline - time.monotonic()))
+            if not got:
+                break
+            for src, event in got.items():
+                key = event.get("id")
+                if key in pending:
+                    s, d = pending.pop(key)
+                    error = self._write(s, d, repeat, len(batch), event)
+                    if error:
+                        failed.append((s, d, error))
+        for s, d in pending.values():
+            error = (f"no result: the agent on {s} "
+                     + ("died" if not self.swarm.peers[s].alive() else "did not answer"))
+            self._write(s, d, repeat, len(batch), {"start": time.time(), "end": time.time(),
+                                                   "result": {"error": error}})
+            failed.append((s, d, error))
+        return failed
+
+    def _write(self, src: str, dst: str, repeat: int, concurrent: int,
+               event: dict[str, Any]) -> str:
+        result = event.get("result", {})
+        error = result.get("error", "")
+        row: dict[str, Any] = {"src": src, "dst": dst, "tool": self.options.tool,
+                               "streams": self.options.parallel if self.options.tool ==
+                               "iperf3" else 1, "concurrent": concurrent,
+                               "start": round(float(event["start"]), 3), "repeat": repeat,
+                               "error": error.replace("\n", " ")[:300]}
+        stem = f"{src}--{dst}--{repeat}"
+        if self.options.tool == "iperf3":
+            if not error:
+                row.update({k: result[k] for k in ("bits_per_second", "bytes", "retransmits",
+                                                   "rtt_ms", "streams") if k in result})
+                row["duration_s"] = result.get("duration_s")
+            if event.get("raw"):
+                (self.raw / f"{stem}.json").write_text(event["raw"], encoding="utf-8")
+        elif not error:
+            curve = np.array(result["curve"])
+            alpha, beta = hockney_fit(curve)
+            row.update({"bits_per_second": float(curve[:, 2].max()), "alpha_s": alpha,
+                        "beta_s_per_byte": beta,
+                        "duration_s": round(float(event["end"]) - float(event["start"]), 3)})
+            pd.DataFrame(curve, columns=["bytes", "seconds", "bits_per_second"]).to_csv(
+                self.raw / f"{stem}.csv", index=False)
+        self.writer.add_probe(row)
+        return error
+
+
+def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str | Path, *,
+             options: MeshOptions = MeshOptions(), pairs: list[tuple[str, str]] | None = None,
+             launch: Launcher | Transport = local, meta: dict[str, Any] | None = None,
+             resume: bool = False, overwrite: bool = False, skip_failed: bool = False,
+             progress: Callable[[int, int], None] | None = None) -> MeshSummary:
+    """Run a probe mesh among ``hosts`` and write a probe dataset (method iperf3 or netpipe).
+
+    Parameters
+    ----------
+    hosts : DataFrame or sequence of (host, address, label)
+    output : path
+        The dataset directory.
+    options : MeshOptions
+        Tool, test parameters, repeats, one-way, schedule.
+    pairs : list of (src, dst), optional
+        Only these tests (``--pairs``).
+    launch : callable or transport
+        As for :func:`measure.coordinator.run_broadcasts`.
+    meta : dict, optional
+        More keys for ``meta.json``.
+    resume : bool
+        Run only the tests without a successful row in ``probes.csv``.
+    overwrite, skip_failed : bool
+        As for :func:`measure.coordinator.run_broadcasts`.
+    progress : callable, optional
+        ``progress(done, total)`` after each batch.
+
+    Returns
+    -------
+    MeshSummary
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from measure.coordinator import local_hosts
+    >>> s = run_mesh(local_hosts(2, first=240), tempfile.mkdtemp() + "/m",
+    ...              options=MeshOptions(duration=1))
+    >>> s.done, s.failed
+    (2, [])
+    """
+    options.validate()
+    frame = host_frame(hosts)
+    out = Path(output)
+    started = time.monotonic()
+    done_keys: set[tuple[str, str, int]] = set()
+    if resume and (out / "meta.json").exists():
+        writer = MeasurementWriter.reopen(out)
+        existing = read_measurement(out)
+        if existing.meta.get("method") != options.tool:
+            raise DatasetError(f"cannot resume: the dataset is a {existing.meta.get('method')} "
+                               f"run, not {options.tool}", path=out / "meta.json", field="method")
+        if sorted(existing.host_names) != sorted(frame["host"]):
+            raise DatasetError("cannot resume: the dataset was made with other hosts",
+                               path=out / "meta.json", field="hosts")
+        ok = existing.probes[existing.probes["error"].astype(str).str.strip() == ""] \
+            if "error" in existing.probes else existing.probes
+        done_keys = {(s, d, int(r)) for s, d, r in
+                     zip(ok["src"], ok["dst"], ok.get("repeat", pd.Series(0, index=ok.index)))}
+    elif (out / "meta.json").exists() and not overwrite:
+        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
+    swarm, checks = checked_swarm(frame, transport_of(launch), SwarmParams(), 0, 0, skip_failed,
+                                  role="probe", tools=[options.tool])
+    summary = MeshSummary(path=out, resumed_from=len(done_keys), checks=checks)
+    try:
+        names = sorted(swarm.peers)
+        if not done_keys:
+            params = {k: v for k, v in vars(options).items()}
+            if pairs is not None:
+                params["pairs"] = len(pairs)
+            writer = MeasurementWriter(
+                out, {"method": options.tool, **(meta or {}), "launcher": swarm.transport.name,
+                      "hosts": {c.host: c.record() for c in checks if c.ok},
+                      "skipped_hosts": {c.host: c.reason for c in checks if not c.ok},
+                      "params": params, "tools": {h: swarm.hello[h].get("tools", {})
+                                                  for h in names}},
+                frame[frame["host"].isin(names)][list(HOSTS_COLUMNS)], overwrite=overwrite,
+                probes=True)
+        raw = out / "raw"
+        raw.mkdir(exist_ok=True)
+        mesh = _Mesh(swarm, writer, options, raw)
+        if options.tool == "iperf3":
+            down = mesh.serve(names)
+            if down:
+                raise TomographyError("\n".join(f"host {h}: iperf3 server: {why}"
+                                                for h, why in sorted(down.items())))
+        wanted = [p for p in (pairs or []) if p[0] in names and p[1] in names] \
+            if pairs is not None else None
+        plan = [(batch, r) for r in range(options.repeats)
+                for batch in batches(names, options.schedule, one_way=options.one_way,
+                                     pairs=wanted)]
+        plan = [([p for p in batch if (*p, r) not in done_keys], r) for batch, r in plan]
+        plan = [(batch, r) for batch, r in plan if batch]
+        total = sum(len(batch) for batch, _ in plan)
+        retry: list[tuple[str, str, int]] = []
+        for batch, r in plan:
+            retry += [(s, d, r) for s, d, _ in mesh.run(batch, r)]
+            summary.done += len(batch)
+            if progress is not None:
+                progress(summary.done, total)
+        for src, dst, r in retry:  # once more, one at a time, the server started afresh
+            if options.tool == "iperf3":
+                mesh.serve([dst])
+            for s, d, error in mesh.run([(src, dst)], r):
+                summary.failed.append((s, d, r, error))
+    finally:
+        swarm.close()
+        summary.seconds = time.monotonic() - started
+    return summary

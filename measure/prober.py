@@ -1,0 +1,252 @@
+"""The probe agent: runs iperf3 and NetPIPE on its host for the mesh coordinator.
+
+Started as ``python -m measure.peer --role probe --address IP --tools iperf3``
+through the same transports as the BitTorrent peers (local, testbed, SSH,
+MPI), it speaks the same JSON-lines protocol (``hello``, ``clock``,
+``quit``, see :mod:`measure.peer`) and these commands:
+
+=====================================  ==========================================
+``{"cmd": "serve", "tool": T,          start T's server on this host's address
+"port": P[, "upper", "samples"]}``     (NetPIPE's receiver serves one test, then
+                                       exits); answer ``{"event": "serving",
+                                       "tool": T, "port": P}`` once it listens.
+``{"cmd": "probe", "id": k, "tool":    run one test from this host to ``dst``
+T, "dst": IP, "port": P, "duration":   (in a thread: several may run at once);
+s, "parallel": n, "omit": s,           answer ``{"event": "probed", "id": k,
+"upper": bytes, "samples": n}``        "start": t0, "end": t1, "result": {...},
+                                       "raw": text}``.
+``{"cmd": "unserve", "tool": T}``      stop T's server.
+=====================================  ==========================================
+
+``hello`` adds ``tools`` (each tool's version or path, None when missing)
+and ``missing`` (the tools the run needs that are not there).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from measure.probetools import (iperf3_client, iperf3_server, netpipe_receiver,
+                                netpipe_transmitter, parse_iperf3, parse_netpipe)
+
+__all__ = ["TOOLS", "tool_versions", "Prober", "serve_probes"]
+
+TOOLS = {"iperf3": "iperf3", "netpipe": "NPtcp"}  # tool -> program
+LISTEN_TIMEOUT = 5.0  # s for a server to listen
+
+
+def tool_versions() -> dict[str, str | None]:
+    """Each tool's version (iperf3) or path (NPtcp prints none), None when missing.
+
+    Examples
+    --------
+    >>> sorted(tool_versions())
+    ['iperf3', 'netpipe']
+    """
+    out: dict[str, str | None] = {}
+    for tool, program in TOOLS.items():
+        path = shutil.which(program)
+        if path is None or tool != "iperf3":
+            out[tool] = path
+            continue
+        try:
+            text = subprocess.run([path, "--version"], capture_output=True, text=True,
+                                  timeout=5).stdout
+            out[tool] = text.split()[1] if text.startswith("iperf") else path
+        except (OSError, subprocess.TimeoutExpired, IndexError):
+            out[tool] = path
+    return out
+
+
+def _listening(pid: int, port: int) -> bool:
+    import psutil
+
+    try:
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                   for c in psutil.Process(pid).net_connections(kind="tcp"))
+    except psutil.Error:
+        return False
+
+
+class Prober:
+    """The servers and tests of one host.
+
+    Parameters
+    ----------
+    address : str
+        The host's address: servers listen on it, clients send from it.
+    """
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.servers: dict[str, subprocess.Popen] = {}
+        self.running: set[subprocess.Popen] = set()
+        self.lock = threading.Lock()
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"tomography-probe-{address}-"))
+
+    def serve(self, tool: str, port: int, **netpipe: int) -> dict[str, Any]:
+        """Start ``tool``'s server on ``port``; the ``serving`` event, or an ``error``.
+
+        ``netpipe`` holds NetPIPE's ``upper`` and ``samples``, which its
+        receiver must share with the transmitter.
+        """
+        old = self.servers.pop(tool, None)
+        if old is not None and old.poll() is None:
+            old.kill()
+            old.wait()
+        argv = (iperf3_server(self.address, port) if tool == "iperf3"
+                else netpipe_receiver(port, **netpipe))
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        self.servers[tool] = proc
+        deadline = time.monotonic() + LISTEN_TIMEOUT
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                return {"event": "error", "message": f"{argv[0]} server exited: "
+                        f"{proc.stderr.read().strip()[-200:] if proc.stderr else ''}"}
+            if _listening(proc.pid, port):
+                return {"event": "serving", "tool": tool, "port": port}
+            time.sleep(0.02)
+        return {"event": "error", "message": f"{argv[0]} server not listening on port {port} "
+                f"after {LISTEN_TIMEOUT:g} s"}
+
+    def unserve(self, tool: str) -> None:
+        proc = self.servers.pop(tool, None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    def probe(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Run one test (blocking); the ``probed`` event."""
+        tool, dst, port = command["tool"], command["dst"], int(command["port"])
+        if tool == "iperf3":
+            duration = float(command.get("duration", 10))
+            omit = float(command.get("omit", 0))
+            argv = iperf3_client(self.address, dst, port, duration=duration,
+                                 parallel=int(command.get("parallel", 1)), omit=omit)
+            timeout = duration + omit + 20
+            output = None
+        else:
+            output = self.workdir / f"np-{command['id']}.out"
+            argv = netpipe_transmitter(dst, port, str(output), upper=int(command["upper"]),
+                                       samples=int(command["samples"]))
+            timeout = float(command.get("timeout", 180))
+        start = time.time()
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        with self.lock:
+            self.running.add(proc)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            timed_out = True
+        finally:
+            with self.lock:
+                self.running.discard(proc)
+        end = time.time()
+        event: dict[str, Any] = {"event": "probed", "id": command["id"], "start": start,
+                                 "end": end}
+        if timed_out:
+            event["result"] = {"error": f"timeout after {timeout:g} s"}
+            event["raw"] = stdout
+        elif tool == "iperf3":
+            event["result"], event["raw"] = parse_iperf3(stdout), stdout
+        else:
+            text = output.read_text() if output is not None and output.exists() else ""
+            if output is not None:
+                output.unlink(missing_ok=True)
+            if proc.returncode != 0 or not text.strip():
+                event["result"] = {"error": f"NPtcp exited with status {proc.returncode}: "
+                                   f"{(stderr or stdout).strip()[-200:]}"}
+            else:
+                try:
+                    event["result"] = {"curve": parse_netpipe(text).tolist(), "error": ""}
+                except ValueError as exc:
+                    event["result"] = {"error": str(exc)}
+            event["raw"] = text
+        return event
+
+    def close(self) -> None:
+        """Stop every server and test; remove the work directory."""
+        for tool in list(self.servers):
+            self.unserve(tool)
+        with self.lock:
+            for proc in list(self.running):
+                proc.kill()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def serve_probes(prober: Prober, hello: dict[str, Any], commands: TextIO = sys.stdin,
+                 events: TextIO = sys.stdout) -> None:
+    """Run the probe protocol on a pair of text streams until ``quit`` or end of input."""
+    lock = threading.Lock()
+
+    def send(obj: dict[str, Any]) -> None:
+        with lock:
+            events.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            events.flush()
+
+    def run(command: dict[str, Any]) -> None:
+        try:
+            send(prober.probe(command))
+        except (KeyError, TypeError, ValueError, OSError) as exc:
+            send({"event": "probed", "id": command.get("id"), "start": time.time(),
+                  "end": time.time(), "result": {"error": f"probe: {exc}"}})
+
+    send(hello)
+    inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+    from measure.peer import _read_commands
+
+    threading.Thread(target=_read_commands, args=(commands, inbox), daemon=True).start()
+    while True:
+        command = inbox.get()
+        if command is None or command.get("cmd") == "quit":
+            return
+        kind = command.get("cmd")
+        try:
+            if kind == "clock":
+                send({"event": "clock", "t": time.time()})
+            elif kind == "serve":
+                send(prober.serve(command["tool"], int(command["port"]),
+                                  **{k: int(command[k]) for k in ("upper", "samples")
+                                     if k in command}))
+            elif kind == "unserve":
+                prober.unserve(command["tool"])
+            elif kind == "probe":
+                threading.Thread(target=run, args=(command,), daemon=True).start()
+            else:
+                send({"event": "error", "message": f"unknown command {command!r}"})
+        except (KeyError, TypeError, ValueError, OSError) as exc:
+            send({"event": "error", "message": f"{kind}: {exc}"})
+
+
+def main(address: str, index: int, port: int, tools: list[str]) -> int:
+    """The probe role of ``python -m measure.peer``."""
+    from measure.peer import check_address, host_facts
+
+    versions = tool_versions()
+    facts = {**host_facts(), "tools": versions,
+             "missing": [t for t in tools if versions.get(t) is None]}
+    why = check_address(address, port)
+    if why:
+        print(json.dumps({"event": "error", "message": why, **facts}), flush=True)
+        return 1
+    prober = Prober(address)
+    try:
+        serve_probes(prober, {"event": "hello", "address": address, "port": port,
+                              "peer_id": index, "role": "probe", **facts})
+    finally:
+        prober.close()
+    return 0

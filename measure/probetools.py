@@ -1,0 +1,192 @@
+"""The reference probes' tools: iperf3 and NetPIPE command lines, and what their output says.
+
+* iperf3 (``iperf3 -J``): :func:`iperf3_client`, :func:`iperf3_server`,
+  :func:`parse_iperf3` (throughput on the **receiver** side, bytes,
+  retransmits, mean RTT, or the error iperf3 reported).
+* NetPIPE (``NPtcp``): :func:`netpipe_receiver`, :func:`netpipe_transmitter`,
+  :func:`parse_netpipe` (the curve: message size, one-way time, throughput)
+  and :func:`hockney_fit`, the least-squares fit of Hockney's model
+  ``T(m) = alpha + beta * m`` (latency ``alpha`` in s, inverse bandwidth
+  ``beta`` in s/byte).
+
+Units: NetPIPE prints throughput in "Mbps" of 2^20 bit/s (its own output
+agrees: 65536 bytes in 14.43 us is 34645 "Mbps" = 36.3e9 bit/s / 2^20);
+:func:`parse_netpipe` converts to bit/s and keeps NetPIPE's time, which is
+half a round trip, in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+__all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "iperf3_server", "iperf3_client", "parse_iperf3",
+           "netpipe_receiver", "netpipe_transmitter", "parse_netpipe", "hockney_fit"]
+
+# iperf3's own defaults, stated so the help and meta.json can say them
+IPERF3_DEFAULTS = {"duration": 10, "parallel": 1, "omit": 0}  # whole seconds, as iperf3 reads them
+
+
+def iperf3_server(address: str, port: int) -> list[str]:
+    """An iperf3 server on ``address:port`` (one test at a time, as iperf3 serves).
+
+    Examples
+    --------
+    >>> iperf3_server("10.0.0.1", 5201)
+    ['iperf3', '-s', '-B', '10.0.0.1', '-p', '5201', '-J']
+    """
+    return ["iperf3", "-s", "-B", address, "-p", str(port), "-J"]
+
+
+def iperf3_client(source: str, destination: str, port: int, *, duration: int = 10,
+                  parallel: int = 1, omit: int = 0) -> list[str]:
+    """An iperf3 client test from ``source`` to ``destination``, JSON output.
+
+    ``duration`` and ``omit`` are whole seconds: iperf3 reads ``-t 0.5`` as
+    ``-t 0``, which means "run for ever".
+
+    Examples
+    --------
+    >>> " ".join(iperf3_client("10.0.0.1", "10.0.0.2", 5201, duration=2, parallel=4))
+    'iperf3 -c 10.0.0.2 -p 5201 -B 10.0.0.1 -J -t 2 -P 4 -O 0'
+    """
+    if int(duration) != duration or duration < 1 or int(omit) != omit or omit < 0:
+        raise ValueError(f"iperf3 takes whole seconds: duration >= 1 and omit >= 0, got "
+                         f"{duration} and {omit}")
+    return ["iperf3", "-c", destination, "-p", str(port), "-B", source, "-J",
+            "-t", str(int(duration)), "-P", str(parallel), "-O", str(int(omit))]
+
+
+def parse_iperf3(text: str) -> dict[str, Any]:
+    """The figures of one iperf3 ``-J`` client test.
+
+    Returns
+    -------
+    dict
+        ``bits_per_second`` (received, the receiver's count), ``bytes``
+        (received), ``duration_s``, ``retransmits``, ``rtt_ms`` (mean of the
+        sender's streams, None when iperf3 gives none), ``streams`` and
+        ``error`` ("" when the test ran).
+
+    Examples
+    --------
+    >>> doc = {"start": {"test_start": {"num_streams": 1}},
+    ...        "end": {"sum_received": {"bytes": 1250000, "seconds": 1.0,
+    ...                                 "bits_per_second": 1e7},
+    ...                "sum_sent": {"retransmits": 3},
+    ...                "streams": [{"sender": {"mean_rtt": 1500}}]}}
+    >>> r = parse_iperf3(json.dumps(doc))
+    >>> r["bits_per_second"], r["retransmits"], r["rtt_ms"], r["error"]
+    (10000000.0, 3, 1.5, '')
+    >>> parse_iperf3('{"error": "the server is busy running a test. try again later"}')["error"]
+    'the server is busy running a test. try again later'
+    >>> parse_iperf3("no json")["error"]
+    "iperf3 gave no JSON: 'no json'"
+    """
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return {"error": f"iperf3 gave no JSON: {text.strip()[:200]!r}"}
+    if doc.get("error"):
+        return {"error": str(doc["error"])}
+    end = doc.get("end", {})
+    received = end.get("sum_received") or end.get("sum") or {}
+    if not received:
+        return {"error": "iperf3 reported no received data"}
+    rtts = [s["sender"]["mean_rtt"] for s in end.get("streams", [])
+            if isinstance(s.get("sender"), dict) and "mean_rtt" in s["sender"]]
+    return {"bits_per_second": float(received["bits_per_second"]),
+            "bytes": int(received["bytes"]), "duration_s": float(received["seconds"]),
+            "retransmits": int(end.get("sum_sent", {}).get("retransmits", 0)),
+            "rtt_ms": float(np.mean(rtts)) / 1000 if rtts else None,
+            "streams": int(doc.get("start", {}).get("test_start", {}).get("num_streams", 1)),
+            "error": ""}
+
+
+NETPIPE_DEFAULTS = {"upper": 128 * 1024, "samples": 5}  # bytes; repeats per message size
+
+
+def netpipe_receiver(port: int, *, upper: int = NETPIPE_DEFAULTS["upper"],
+                     samples: int = NETPIPE_DEFAULTS["samples"]) -> list[str]:
+    """NetPIPE's receiver, which serves one test and exits (it binds every address).
+
+    Examples
+    --------
+    >>> netpipe_receiver(5002)
+    ['NPtcp', '-P', '5002', '-u', '131072', '-n', '5']
+    """
+    return ["NPtcp", "-P", str(port), "-u", str(upper), "-n", str(samples)]
+
+
+def netpipe_transmitter(destination: str, port: int, output: str, *,
+                        upper: int = NETPIPE_DEFAULTS["upper"],
+                        samples: int = NETPIPE_DEFAULTS["samples"]) -> list[str]:
+    """NetPIPE's transmitter: sizes from 1 byte to ``upper``, ``samples`` round trips each.
+
+    NetPIPE's own default repeats each size for about a quarter second (40 s
+    per pair up to 1 MiB on loopback); a fixed, small ``samples`` keeps a
+    mesh affordable, and the fit uses every size.
+
+    Examples
+    --------
+    >>> netpipe_transmitter("10.0.0.2", 5002, "/tmp/np.out", upper=65536)
+    ['NPtcp', '-h', '10.0.0.2', '-P', '5002', '-o', '/tmp/np.out', '-u', '65536', '-n', '5']
+    """
+    return ["NPtcp", "-h", destination, "-P", str(port), "-o", output, "-u", str(upper),
+            "-n", str(samples)]
+
+
+def parse_netpipe(text: str) -> np.ndarray:
+    """NetPIPE's output file as rows ``(bytes, seconds, bits_per_second)``.
+
+    NetPIPE writes ``bytes  Mbps  seconds`` per line, Mbps of 2^20 bit/s and
+    the one-way time of a message (half its round trip).
+
+    Examples
+    --------
+    >>> c = parse_netpipe("1 0.929491 0.00000821" + chr(10) + "65536 34645.368890 0.00001443")
+    >>> c[:, 0].tolist(), c[:, 1].tolist()
+    ([1.0, 65536.0], [8.21e-06, 1.443e-05])
+    >>> (c[:, 2] / 2**20).round(3).tolist()     # NetPIPE's "Mbps" are 2^20 bit/s
+    [0.929, 34645.369]
+    """
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        try:
+            size, mbps, seconds = float(fields[0]), float(fields[1]), float(fields[2])
+        except (IndexError, ValueError):
+            raise ValueError(f"NetPIPE output line {number} is not 'bytes Mbps seconds': "
+                             f"{line.strip()[:80]!r}") from None
+        rows.append((size, seconds, mbps * 2**20))
+    if not rows:
+        raise ValueError("NetPIPE wrote no measurement")
+    return np.array(rows)
+
+
+def hockney_fit(curve: np.ndarray, *, min_bytes: int = 0) -> tuple[float, float]:
+    """Hockney's ``alpha`` (s) and ``beta`` (s/byte) by least squares on ``T(m) = alpha + beta m``.
+
+    Parameters
+    ----------
+    curve : ndarray
+        Rows ``(bytes, seconds, ...)``, as :func:`parse_netpipe` gives.
+    min_bytes : int
+        Leave out smaller messages.
+
+    Examples
+    --------
+    >>> m = np.array([1e3, 1e4, 1e5, 1e6])
+    >>> alpha, beta = hockney_fit(np.c_[m, 50e-6 + m * 8 / 1e9])   # 50 us, 1 Gbit/s
+    >>> round(alpha * 1e6, 3), round(8 / beta / 1e9, 3)
+    (50.0, 1.0)
+    """
+    data = curve[curve[:, 0] >= min_bytes]
+    if len(data) < 2:
+        raise ValueError("a Hockney fit needs at least two message sizes")
+    beta, alpha = np.polyfit(data[:, 0], data[:, 1], 1)
+    return float(alpha), float(beta)
