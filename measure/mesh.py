@@ -24,7 +24,7 @@ hosts and a test of T seconds:
 A failed test (server busy, refused, timeout) is recorded with its error and
 tried once more at the end (the destination's server started again first);
 the mesh goes on.  ``resume`` runs only the tests without a successful row.
-NetPIPE rows carry Hockney's ``alpha_s`` and ``beta_s_per_byte``
+NetPIPE rows carry Hockney's ``alpha_s`` and ``beta_s_per_byte`` (``bits_per_second`` is 8 / beta)
 (:func:`measure.probetools.hockney_fit`) and keep each curve in ``raw/``.
 """
 
@@ -312,12 +312,15 @@ class _Mesh:
                 (self.raw / f"{stem}.json").write_text(event["raw"], encoding="utf-8")
         elif not error:
             curve = np.array(result["curve"])
-            alpha, beta = hockney_fit(curve)
-            row.update({"bits_per_second": float(curve[:, 2].max()), "alpha_s": alpha,
-                        "beta_s_per_byte": beta,
-                        "duration_s": round(float(event["end"]) - float(event["start"]), 3)})
             pd.DataFrame(curve, columns=["bytes", "seconds", "bits_per_second"]).to_csv(
                 self.raw / f"{stem}.csv", index=False)
+            try:
+                alpha, beta = hockney_fit(curve)
+                row.update({"bits_per_second": 8 / beta, "alpha_s": alpha,
+                            "beta_s_per_byte": beta})
+            except ValueError as exc:
+                error = row["error"] = f"Hockney fit: {exc}"
+            row["duration_s"] = round(float(event["end"]) - float(event["start"]), 3)
         self.writer.add_probe(row)
         return error
 

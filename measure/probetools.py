@@ -5,9 +5,9 @@
   retransmits, mean RTT, or the error iperf3 reported).
 * NetPIPE (``NPtcp``): :func:`netpipe_receiver`, :func:`netpipe_transmitter`,
   :func:`parse_netpipe` (the curve: message size, one-way time, throughput)
-  and :func:`hockney_fit`, the least-squares fit of Hockney's model
-  ``T(m) = alpha + beta * m`` (latency ``alpha`` in s, inverse bandwidth
-  ``beta`` in s/byte).
+  and :func:`hockney_fit`, Hockney's model ``T(m) = alpha + beta * m``
+  (latency ``alpha`` in s, inverse bandwidth ``beta`` in s/byte, the
+  least-squares slope of the large messages).
 
 Units: NetPIPE prints throughput in "Mbps" of 2^20 bit/s (its own output
 agrees: 65536 bytes in 14.43 us is 34645 "Mbps" = 36.3e9 bit/s / 2^20);
@@ -168,25 +168,37 @@ def parse_netpipe(text: str) -> np.ndarray:
     return np.array(rows)
 
 
-def hockney_fit(curve: np.ndarray, *, min_bytes: int = 0) -> tuple[float, float]:
-    """Hockney's ``alpha`` (s) and ``beta`` (s/byte) by least squares on ``T(m) = alpha + beta m``.
+def hockney_fit(curve: np.ndarray) -> tuple[float, float]:
+    """Hockney's ``alpha`` (s) and ``beta`` (s/byte) of ``T(m) = alpha + beta m`` from a curve.
+
+    Each parameter is read where it dominates: ``alpha`` is the time of the
+    smallest messages (the shortest of those up to 64 bytes), ``beta`` the
+    least-squares slope over the large messages (from an eighth of the
+    largest up).  One straight line through the whole curve is wrong on
+    real paths: a shaper's burst, or TCP's window, lets small messages
+    through at line rate, so the curve bends, and a single fit gives a
+    negative latency and an inflated bandwidth.
 
     Parameters
     ----------
     curve : ndarray
         Rows ``(bytes, seconds, ...)``, as :func:`parse_netpipe` gives.
-    min_bytes : int
-        Leave out smaller messages.
 
     Examples
     --------
-    >>> m = np.array([1e3, 1e4, 1e5, 1e6])
+    >>> m = np.array([1, 16, 64, 1e3, 1e4, 1e5, 1e6, 2e6, 4e6])
     >>> alpha, beta = hockney_fit(np.c_[m, 50e-6 + m * 8 / 1e9])   # 50 us, 1 Gbit/s
     >>> round(alpha * 1e6, 3), round(8 / beta / 1e9, 3)
-    (50.0, 1.0)
+    (50.008, 1.0)
     """
-    data = curve[curve[:, 0] >= min_bytes]
-    if len(data) < 2:
-        raise ValueError("a Hockney fit needs at least two message sizes")
-    beta, alpha = np.polyfit(data[:, 0], data[:, 1], 1)
-    return float(alpha), float(beta)
+    sizes, times = curve[:, 0], curve[:, 1]
+    if len(sizes) < 3:
+        raise ValueError("a Hockney fit needs at least three message sizes")
+    small = sizes <= max(64, sizes.min())
+    large = sizes >= sizes.max() / 8
+    if large.sum() < 2:
+        large = sizes >= np.sort(sizes)[-2]
+    beta = float(np.polyfit(sizes[large], times[large], 1)[0])
+    if beta <= 0:
+        raise ValueError("the transfer time does not grow with the message size")
+    return float(times[small].min()), beta

@@ -118,3 +118,43 @@ def test_mpi_and_ssh_runs_inside_the_emulated_network_find_its_sites(as_root, ss
         partitions[launcher] = flat.labels
     assert nmi(partitions["mpi"], partitions["local"]) == 1.0
     assert nmi(partitions["ssh"], partitions["local"]) == 1.0
+
+
+def test_probe_meshes_on_the_emulated_network_measure_its_shaping(as_root, tmp_path: Path
+                                                                  ) -> None:
+    """iperf3 within 15% of the shaped rates (TCP/IP headers take ~4% of a frame, tbf's
+    burst and TCP's sawtooth a few more), the right partition; NetPIPE's Hockney beta is
+    the shaped bandwidth and its alpha positive."""
+    import numpy as np
+
+    topology = tmp_path / "two.yaml"
+    topology.write_text(TWO_SITES)
+    name = f"pr{random.randrange(10**4):04d}"
+    try:
+        assert main(["measure", "iperf3", "--testbed", str(topology), "--name", name,
+                     "--duration", "2", "--one-way", "-o", str(tmp_path / "ip")]) == 0
+        assert main(["measure", "netpipe", "--testbed", str(topology), "--name", name,
+                     "--pairs", str(_pairs(tmp_path)), "-o", str(tmp_path / "np")]) == 0
+    finally:
+        testbed.down(name)
+    m = read_measurement(tmp_path / "ip")
+    ok = m.probes[m.probes["error"].astype(str) == ""]
+    assert len(ok) == 15  # 6 hosts, one way
+    site = {h: m.labels[h] for h in m.host_names}
+    within = ok[[site[s] == site[d] for s, d in zip(ok["src"], ok["dst"])]]
+    across = ok[[site[s] != site[d] for s, d in zip(ok["src"], ok["dst"])]]
+    assert np.allclose(within["bits_per_second"], 50e6, rtol=0.15), within["bits_per_second"]
+    assert np.allclose(across["bits_per_second"], 10e6, rtol=0.15), across["bits_per_second"]
+    flat = louvain(mean_weights(m), seed=0)
+    assert nmi([site[h] for h in m.host_names], flat.labels) == 1.0
+    n = read_measurement(tmp_path / "np").probes
+    assert (n["error"].astype(str) == "").all() and (n["alpha_s"] > 0).all()
+    rate = 8 / n.set_index(["src", "dst"])["beta_s_per_byte"]
+    assert np.allclose(rate, [50e6, 10e6], rtol=0.15), rate
+
+
+def _pairs(tmp_path: Path) -> Path:
+    """One pair inside site A (50 Mbit/s) and one across the sites (10 Mbit/s)."""
+    path = tmp_path / "pairs.csv"
+    path.write_text("src,dst\na-00,a-01\na-00,b-00\n")
+    return path

@@ -80,6 +80,9 @@ def add_commands(sub: Any) -> None:
                    help="hierarchy level whose clusters are exported (default 1, the finest)")
     g.add_argument("--bandwidth", choices=BANDWIDTH_SOURCES, default="auto",
                    help="source of the absolute figures (default auto, see below)")
+    g.add_argument("--probes", type=Path, metavar="DATASET",
+                   help="a probe dataset (tomography measure iperf3/netpipe) of the same "
+                        "hosts, for --bandwidth probes (default: the dataset's own probes.csv)")
     g.add_argument("--topology", metavar="FILE",
                    help="topology file for --bandwidth topology when the dataset's is not "
                         "a built-in scenario")
@@ -151,6 +154,16 @@ def _bandwidth_model(args: argparse.Namespace, m: Any, clusters: dict[str, Any])
     from tomography.export.bandwidth import from_broadcasts, from_probes, from_topology
 
     source = args.bandwidth
+    if args.probes is not None:  # a probe mesh run beside the broadcasts
+        from tomography.dataset import read_measurement
+
+        probes = read_measurement(args.probes)
+        unknown = sorted(set(m.host_names) - set(probes.host_names))
+        if unknown:
+            raise TomographyError(f"--probes {args.probes}: host {unknown[0]!r} of the dataset "
+                                  f"is not in the probe dataset ({len(unknown)} missing)")
+        if source in ("auto", "probes"):
+            return from_probes(probes, clusters, host_pairs=args.host_pairs)
     if source == "auto":
         if m.probes is not None and len(m.probes):
             source = "probes"

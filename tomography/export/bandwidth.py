@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from typing import Iterable, Mapping
 
 import numpy as np
+import pandas as pd
 
 from tomography.dataset import Measurement
 from tomography.errors import TomographyError
@@ -528,8 +529,12 @@ def from_probes(measurement: Measurement, clusters: Mapping[str, Iterable[str]],
         raise TomographyError("the dataset has no probes (probes.csv); measure with iperf3 "
                               "or NetPIPE first")
     concurrent = probes["concurrent"]
-    solo = (concurrent.isna().to_numpy()
-            | concurrent.astype(str).str.strip().str.lower().isin(_SOLO).to_numpy())
+    text = concurrent.astype(str).str.strip().str.lower()
+    count = pd.to_numeric(text, errors="coerce").to_numpy()  # tests at once: 1 is solo
+    solo = concurrent.isna().to_numpy() | text.isin(_SOLO).to_numpy() | (count <= 1)
+    if "error" in probes:  # failed tests carry no rate
+        solo &= (probes["error"].astype(str).str.strip() == "").to_numpy()
+    solo &= probes["bits_per_second"].notna().to_numpy()
     notes = []
     if not solo.all():
         notes.append(f"{int((~solo).sum())} concurrent probe runs left out")
