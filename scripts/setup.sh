@@ -21,6 +21,9 @@ command -v ps >/dev/null 2>&1 || missing+=(procps)
 # OpenSSH: the SSH launcher runs peers with ssh; its tests start a throwaway sshd on loopback.
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+# The reference probes: iperf3 and NetPIPE's NPtcp.
+command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
+command -v NPtcp >/dev/null 2>&1 || missing+=(netpipe-tcp)
 # SimGrid's Python module checks the exported platform files (tests skip without it).
 ls /usr/lib/python3/dist-packages/simgrid*.so >/dev/null 2>&1 || missing+=(python3-simgrid)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -32,8 +35,10 @@ if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
         trap 'as_root rm -f /usr/sbin/policy-rc.d' EXIT
     fi
     as_root apt-get update -q >/dev/null
-    as_root apt-get install -y -q "${missing[@]}" >/dev/null \
-        || as_root apt-get install -y -q "${missing[@]/python3-simgrid/}" >/dev/null
+    # noninteractive: iperf3's package asks whether to start a daemon (no, by default)
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
+        || as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+            "${missing[@]/python3-simgrid/}" >/dev/null
 fi
 if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     echo "setup: Python >= 3.11 is needed; $PYTHON is $("$PYTHON" --version 2>&1)" >&2

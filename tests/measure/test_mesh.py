@@ -189,3 +189,37 @@ def test_pairs_files_name_file_line_and_field(tmp_path: Path) -> None:
         read_pairs(f, ["h00"])
     with pytest.raises(ValueError, match="whole seconds"):
         MeshOptions(duration=0.5).validate()
+
+
+def test_gauge_takes_its_bandwidths_from_a_probe_mesh_after_a_broadcast_run(tmp_path: Path
+                                                                             ) -> None:
+    """Measure with BitTorrent, then probe the same hosts; the Gauge file's figures are the
+    probes' (labelled so), and a planner reads it."""
+    from measure.coordinator import run_broadcasts
+    from tomography.export.gauge import read_gauge
+
+    _tools()
+    hosts = local_hosts(4, first=182)
+    run_broadcasts(hosts, tmp_path / "bt", iterations=2, file_size=2**21, seed=0,
+                   upload_limit=4 * 2**20)
+    run_mesh(hosts, tmp_path / "ip", options=MeshOptions(duration=1))
+    gauge = tmp_path / "g.xml"
+    done = subprocess.run([TOMOGRAPHY, "export", str(tmp_path / "bt"), "--format", "gauge",
+                           "--bandwidth", "probes", "--probes", str(tmp_path / "ip"),
+                           "--host-pairs", "-o", str(gauge)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    text = gauge.read_text()
+    assert "probes" in text and "iperf3" in text
+    network = read_gauge(gauge)
+    assert network is not None
+    # one loopback "cluster": plan between its hosts, with the probes' host-pair figures
+    plan = subprocess.run([TOMOGRAPHY, "plan", str(gauge), "--root", "h00", "--level", "hosts"],
+                          capture_output=True, text=True, timeout=120)
+    assert plan.returncode == 0, plan.stderr
+    other = tmp_path / "other"
+    run_mesh(local_hosts(2, first=190), other, options=MeshOptions(duration=1))
+    wrong = subprocess.run([TOMOGRAPHY, "export", str(tmp_path / "bt"), "--format", "gauge",
+                            "--probes", str(other), "-o", str(tmp_path / "x.xml")],
+                           capture_output=True, text=True, timeout=120)
+    assert wrong.returncode == 2 and "is not in the probe dataset" in wrong.stderr
