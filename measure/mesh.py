@@ -30,7 +30,7 @@ NetPIPE rows carry Hockney's ``alpha_s`` and ``beta_s_per_byte`` (``bits_per_sec
 
 from __future__ import annotations
 
-import json
+import csv
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from measure.concurrency import CONCURRENCY_COLUMNS, ConcurrencyTest, verdict
 from measure.coordinator import checked_swarm, host_frame, transport_of
 from measure.preflight import HostCheck
 from measure.probetools import IPERF3_DEFAULTS, NETPIPE_DEFAULTS, hockney_fit
@@ -48,7 +49,7 @@ from tomography.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measuremen
 from tomography.errors import DatasetError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
-           "read_pairs", "run_mesh", "SCHEDULES"]
+           "read_pairs", "run_mesh", "run_concurrency", "SCHEDULES"]
 
 SCHEDULES = ("exclusive", "rounds")
 PORT = 5201  # iperf3's port; a host's agent serves on PORT + its index (several per node)
@@ -249,19 +250,26 @@ class _Mesh:
 
     def run(self, batch: list[tuple[str, str]], repeat: int) -> list[tuple[str, str, str]]:
         """Run one batch at once; write its rows; return the failed tests with their errors."""
+        return [(s, d, error) for (s, d), (_, error) in self.measure(batch, repeat).items()
+                if error]
+
+    def measure(self, batch: list[tuple[str, str]], repeat: int
+                ) -> dict[tuple[str, str], tuple[float | None, str]]:
+        """Run one batch at once; write its rows; each test's rate (bit/s) or its error."""
+        out: dict[tuple[str, str], tuple[float | None, str]] = {}
         o = self.options
         if o.tool == "netpipe":  # its receiver serves one test: start it for this one
             down = self.serve([dst for _, dst in batch])
         else:
             down = {}
         sent: dict[int, tuple[str, str]] = {}
-        failed = []
         for src, dst in batch:
             if dst in down:
-                failed.append((src, dst, f"server on {dst}: {down[dst]}"))
+                error = f"server on {dst}: {down[dst]}"
                 self._write(src, dst, repeat, len(batch), {"start": time.time(), "end":
                                                            time.time(), "result":
-                                                           {"error": failed[-1][2]}})
+                                                           {"error": error}})
+                out[(src, dst)] = (None, error)
                 continue
             self.next_id += 1
             sent[self.next_id] = (src, dst)
@@ -281,20 +289,18 @@ class _Mesh:
             for src, event in got.items():
                 key = event.get("id")
                 if key in pending:
-                    s, d = pending.pop(key)
-                    error = self._write(s, d, repeat, len(batch), event)
-                    if error:
-                        failed.append((s, d, error))
+                    pair = pending.pop(key)
+                    out[pair] = self._write(*pair, repeat, len(batch), event)
         for s, d in pending.values():
             error = (f"no result: the agent on {s} "
                      + ("died" if not self.swarm.peers[s].alive() else "did not answer"))
             self._write(s, d, repeat, len(batch), {"start": time.time(), "end": time.time(),
                                                    "result": {"error": error}})
-            failed.append((s, d, error))
-        return failed
+            out[(s, d)] = (None, error)
+        return out
 
     def _write(self, src: str, dst: str, repeat: int, concurrent: int,
-               event: dict[str, Any]) -> str:
+               event: dict[str, Any]) -> tuple[float | None, str]:
         result = event.get("result", {})
         error = result.get("error", "")
         row: dict[str, Any] = {"src": src, "dst": dst, "tool": self.options.tool,
@@ -322,7 +328,41 @@ class _Mesh:
                 error = row["error"] = f"Hockney fit: {exc}"
             row["duration_s"] = round(float(event["end"]) - float(event["start"]), 3)
         self.writer.add_probe(row)
-        return error
+        return (None if error else row.get("bits_per_second")), error
+
+
+def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
+           launch: Launcher | Transport, meta: dict[str, Any] | None, params: dict[str, Any],
+           overwrite: bool | None, skip_failed: bool) -> tuple[Any, list[HostCheck], _Mesh]:
+    """Checked probe agents, the dataset (new, or reopened when ``overwrite`` is None) and
+    the tool's servers started: what every mesh begins with."""
+    swarm, checks = checked_swarm(frame, transport_of(launch), SwarmParams(), 0, 0, skip_failed,
+                                  role="probe", tools=[options.tool])
+    try:
+        names = sorted(swarm.peers)
+        if overwrite is None:
+            writer = MeasurementWriter.reopen(out)
+        else:
+            writer = MeasurementWriter(
+                out, {"method": options.tool, **(meta or {}), "launcher": swarm.transport.name,
+                      "hosts": {c.host: c.record() for c in checks if c.ok},
+                      "skipped_hosts": {c.host: c.reason for c in checks if not c.ok},
+                      "params": params, "tools": {h: swarm.hello[h].get("tools", {})
+                                                  for h in names}},
+                frame[frame["host"].isin(names)][list(HOSTS_COLUMNS)], overwrite=overwrite,
+                probes=True)
+        raw = out / "raw"
+        raw.mkdir(exist_ok=True)
+        mesh = _Mesh(swarm, writer, options, raw)
+        if options.tool == "iperf3":
+            down = mesh.serve(names)
+            if down:
+                raise TomographyError("\n".join(f"host {h}: iperf3 server: {why}"
+                                                for h, why in sorted(down.items())))
+    except BaseException:
+        swarm.close()
+        raise
+    return swarm, checks, mesh
 
 
 def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str | Path, *,
@@ -371,7 +411,6 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
     started = time.monotonic()
     done_keys: set[tuple[str, str, int]] = set()
     if resume and (out / "meta.json").exists():
-        writer = MeasurementWriter.reopen(out)
         existing = read_measurement(out)
         if existing.meta.get("method") != options.tool:
             raise DatasetError(f"cannot resume: the dataset is a {existing.meta.get('method')} "
@@ -385,31 +424,12 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
                      zip(ok["src"], ok["dst"], ok.get("repeat", pd.Series(0, index=ok.index)))}
     elif (out / "meta.json").exists() and not overwrite:
         raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
-    swarm, checks = checked_swarm(frame, transport_of(launch), SwarmParams(), 0, 0, skip_failed,
-                                  role="probe", tools=[options.tool])
+    params = dict(vars(options), **({"pairs": len(pairs)} if pairs is not None else {}))
+    swarm, checks, mesh = _start(frame, out, options, launch, meta, params,
+                                 None if done_keys else overwrite, skip_failed)
     summary = MeshSummary(path=out, resumed_from=len(done_keys), checks=checks)
     try:
         names = sorted(swarm.peers)
-        if not done_keys:
-            params = {k: v for k, v in vars(options).items()}
-            if pairs is not None:
-                params["pairs"] = len(pairs)
-            writer = MeasurementWriter(
-                out, {"method": options.tool, **(meta or {}), "launcher": swarm.transport.name,
-                      "hosts": {c.host: c.record() for c in checks if c.ok},
-                      "skipped_hosts": {c.host: c.reason for c in checks if not c.ok},
-                      "params": params, "tools": {h: swarm.hello[h].get("tools", {})
-                                                  for h in names}},
-                frame[frame["host"].isin(names)][list(HOSTS_COLUMNS)], overwrite=overwrite,
-                probes=True)
-        raw = out / "raw"
-        raw.mkdir(exist_ok=True)
-        mesh = _Mesh(swarm, writer, options, raw)
-        if options.tool == "iperf3":
-            down = mesh.serve(names)
-            if down:
-                raise TomographyError("\n".join(f"host {h}: iperf3 server: {why}"
-                                                for h, why in sorted(down.items())))
         wanted = [p for p in (pairs or []) if p[0] in names and p[1] in names] \
             if pairs is not None else None
         plan = [(batch, r) for r in range(options.repeats)
@@ -433,3 +453,74 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
         swarm.close()
         summary.seconds = time.monotonic() - started
     return summary
+
+
+def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str | Path,
+                    tests: list[ConcurrencyTest], *, options: MeshOptions = MeshOptions(),
+                    repeats: int = 3, launch: Launcher | Transport = local,
+                    meta: dict[str, Any] | None = None, overwrite: bool = False,
+                    skip_failed: bool = False,
+                    progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """The concurrency test: each pair A alone, then with pair B, ``repeats`` times each.
+
+    Writes a probe dataset (every test in ``probes.csv``, ``concurrent`` 1
+    or 2) and ``concurrency.csv`` (one row per test, its verdict, see
+    :mod:`measure.concurrency`), row by row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of ``concurrency.csv``.
+    """
+    options = MeshOptions(**{**vars(options), "tool": "iperf3"})
+    options.validate()
+    if repeats < 2:
+        raise ValueError("the concurrency test needs repeats >= 2 to know A's noise")
+    out = Path(output)
+    if (out / "meta.json").exists() and not overwrite:
+        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
+    frame = host_frame(hosts)
+    known = set(frame["host"])
+    for t in tests:
+        for host in (*t.a, *t.b):
+            if host not in known:
+                raise TomographyError(f"concurrency test names host {host!r}, not in the run")
+    params = dict(vars(options), concurrency=len(tests), repeats_per_test=repeats)
+    swarm, _, mesh = _start(frame, out, options, launch, {**(meta or {}), "concurrency": True},
+                            params, overwrite, skip_failed)
+    rows = []
+    path = out / "concurrency.csv"
+    try:
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh).writerow(CONCURRENCY_COLUMNS)
+        for done, t in enumerate(tests, start=1):
+            alone, a_with, b_with = [], [], []
+            for r in range(repeats):
+                rate, _ = mesh.measure([t.a], r)[t.a]
+                if rate is not None:
+                    alone.append(rate)
+            for r in range(repeats):
+                both = mesh.measure([t.a, t.b], r)
+                if both[t.a][0] is not None and both[t.b][0] is not None:
+                    a_with.append(both[t.a][0])
+                    b_with.append(both[t.b][0])
+            if alone and a_with:
+                drop, threshold, shared = verdict(alone, a_with)
+            else:
+                drop, threshold, shared = float("nan"), float("nan"), False
+            row = {"cluster_a": t.cluster_a, "cluster_b": t.cluster_b, "a_src": t.a[0],
+                   "a_dst": t.a[1], "b_src": t.b[0], "b_dst": t.b[1],
+                   "a_alone_bps": float(np.mean(alone)) if alone else float("nan"),
+                   "a_alone_sd": float(np.std(alone, ddof=1)) if len(alone) > 1 else 0.0,
+                   "a_together_bps": float(np.mean(a_with)) if a_with else float("nan"),
+                   "b_together_bps": float(np.mean(b_with)) if b_with else float("nan"),
+                   "drop": drop, "threshold": threshold, "shared": shared,
+                   "repeats": min(len(alone), len(a_with))}
+            rows.append(row)
+            with path.open("a", newline="", encoding="utf-8") as fh:
+                csv.writer(fh).writerow([row[c] for c in CONCURRENCY_COLUMNS])
+            if progress is not None:
+                progress(done, len(tests))
+    finally:
+        swarm.close()
+    return pd.DataFrame(rows, columns=list(CONCURRENCY_COLUMNS))

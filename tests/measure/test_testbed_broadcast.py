@@ -158,3 +158,44 @@ def _pairs(tmp_path: Path) -> Path:
     path = tmp_path / "pairs.csv"
     path.write_text("src,dst\na-00,a-01\na-00,b-00\n")
     return path
+
+
+SHARED_UPLINK = """\
+name: shared-uplink
+description: clusters c1 and c2 reach the core through one 20 Mbit/s uplink; c3 has its own
+host_defaults: {nic: 100Mbit/s, latency: 50us}
+routers: [core, s12, s1, s2, s3, sd]
+links:
+- {between: [s12, core], capacity: 20Mbit/s, latency: 100us}
+- {between: [s1, s12], capacity: 40Mbit/s, latency: 100us}
+- {between: [s2, s12], capacity: 40Mbit/s, latency: 100us}
+- {between: [s3, core], capacity: 20Mbit/s, latency: 100us}
+- {between: [sd, core], capacity: 400Mbit/s, latency: 100us}
+clusters:
+- {name: c1, router: s1, hosts: 2, label: c1}
+- {name: c2, router: s2, hosts: 2, label: c2}
+- {name: c3, router: s3, hosts: 2, label: c3}
+- {name: d, router: sd, hosts: 2, label: d}
+"""
+
+
+def test_the_concurrency_test_finds_the_shared_uplink_and_only_it(as_root, tmp_path: Path
+                                                                    ) -> None:
+    from measure.concurrency import shared_bottlenecks
+
+    topology = tmp_path / "shared.yaml"
+    topology.write_text(SHARED_UPLINK)
+    name = f"cc{random.randrange(10**4):04d}"
+    try:
+        assert main(["measure", "iperf3", "--testbed", str(topology), "--name", name,
+                     "--concurrency", "--duration", "2", "--repeats", "2",
+                     "-o", str(tmp_path / "cc")]) == 0
+    finally:
+        testbed.down(name)
+    verdicts = shared_bottlenecks(tmp_path / "cc").set_index(["cluster_a", "cluster_b"])
+    assert verdicts.loc[("c1", "c2"), "shared"], verdicts
+    assert not verdicts.loc[("c1", "c3"), "shared"], verdicts
+    assert not verdicts.loc[("c2", "c3"), "shared"], verdicts
+    assert verdicts.loc[("c1", "c2"), "drop"] > 0.3  # two flows split the 20 Mbit/s uplink
+    m = read_measurement(tmp_path / "cc")
+    assert set(m.probes["concurrent"].astype(int)) == {1, 2}

@@ -181,6 +181,11 @@ def _add_probe_commands(msub: Any, fmt: Any) -> None:
             g.add_argument("--omit", type=int, default=IPERF3_DEFAULTS["omit"], metavar="S",
                            help="seconds left out at the start (TCP slow start), iperf3 -O "
                                 "(default 0, iperf3's)")
+            g.add_argument("--concurrency", nargs="?", const="labels", metavar="DATASET",
+                           help="the concurrency test for shared bottlenecks instead of a "
+                                "mesh: for every two clusters, a pair leaving each, alone "
+                                "then together (--repeats times, default 3); clusters from "
+                                "DATASET's flat clustering, or the hosts' labels")
         else:
             g.add_argument("--upper", default=f"{NETPIPE_DEFAULTS['upper'] // 1024}KiB",
                            help="largest message, NPtcp -u (default 128KiB)")
@@ -493,6 +498,8 @@ def _mesh(args: argparse.Namespace, hosts, transport, meta: dict[str, Any]) -> i
     else:
         options.upper, options.samples = int(parse_size(args.upper)), args.samples
     pairs = read_pairs(args.pairs, list(hosts["host"])) if args.pairs else None
+    if getattr(args, "concurrency", None):
+        return _concurrency(args, hosts, transport, meta, options)
     bar = tqdm(total=None, desc=f"{args.method} tests", unit="test", disable=None)
 
     def step(done: int, total: int) -> None:
@@ -512,6 +519,60 @@ def _mesh(args: argparse.Namespace, hosts, transport, meta: dict[str, Any]) -> i
     bar.close()
     print(summary.describe())
     print(f"analyse it: tomography hierarchy {args.output}; tomography info {args.output}")
+    return 0
+
+
+def _concurrency(args: argparse.Namespace, hosts, transport, meta: dict[str, Any],
+                 options: Any) -> int:
+    """``measure iperf3 --concurrency``: which clusters share a bottleneck."""
+    import numpy as np
+    from tqdm import tqdm
+
+    from measure.concurrency import choose_tests, clusters_of, format_bottlenecks
+    from measure.mesh import run_concurrency
+
+    bandwidth = None
+    if args.concurrency == "labels":
+        labels = {h: str(label).split("/")[-1] for h, label in zip(hosts["host"], hosts["label"])
+                  if str(label)}
+        if len(labels) < len(hosts):
+            raise TomographyError("--concurrency without a DATASET clusters the hosts by their "
+                                  "labels, and some hosts have none: give a DATASET to cluster")
+        source = "the hosts' labels"
+    else:
+        from cluster.louvain import louvain
+        from tomography.dataset import read_measurement
+        from tomography.weights import mean_weights
+
+        m = read_measurement(args.concurrency)
+        W = mean_weights(m)
+        flat = louvain(W, seed=0)
+        labels = {h: f"C{c}" for h, c in zip(m.host_names, flat.labels)}
+        dense = W.toarray()
+        groups = clusters_of(labels)
+        index = {h: i for i, h in enumerate(m.host_names)}
+        bandwidth = {(a, b): float(np.mean(dense[np.ix_([index[h] for h in ha],
+                                                         [index[h] for h in hb])]))
+                     for a, ha in groups.items() for b, hb in groups.items() if a != b}
+        source = f"the flat clustering of {args.concurrency}"
+    tests = choose_tests(clusters_of(labels), bandwidth)
+    repeats = args.repeats if args.repeats > 1 else 3
+    print(f"concurrency test: {len(tests)} pairs of pairs from {source}, {repeats} repeats "
+          "alone and together", file=sys.stderr)
+    bar = tqdm(total=len(tests), desc="concurrency", unit="test", disable=None)
+
+    def step(done: int, total: int) -> None:
+        bar.n = done
+        bar.refresh()
+
+    try:
+        frame = run_concurrency(hosts, args.output, tests, options=options, repeats=repeats,
+                                launch=transport, meta=meta, overwrite=args.force,
+                                skip_failed=args.skip_failed, progress=step)
+    finally:
+        bar.close()
+    print(format_bottlenecks(frame))
+    print(f"wrote {args.output}/concurrency.csv and probes.csv")
     return 0
 
 
