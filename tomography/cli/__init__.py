@@ -99,6 +99,23 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default 1.5)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
+    p = sub.add_parser("import", help="make a probe dataset from another tool's results "
+                                      "(perfSONAR's pScheduler)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Read pScheduler throughput results (JSON as pScheduler "
+                       "archives them or a perfSONAR archive exports them: one object, a list, "
+                       "JSON lines, or directories of them) and write a probe dataset that "
+                       "cluster, hierarchy, tree, evaluate and export read.",
+                       epilog="example:\n  tomography import pscheduler archive/*.json "
+                              "--hosts hosts.csv -o site\n  tomography hierarchy site")
+    p.add_argument("format", choices=("pscheduler",), help="the results' format")
+    p.add_argument("files", nargs="+", type=Path, help="result files or directories")
+    p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
+    p.add_argument("--hosts", type=Path, metavar="FILE",
+                   help="host,address[,label]: names and ground-truth labels for the "
+                        "addresses the results name (default: each address is a host)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
+
     p = sub.add_parser("synthetic", help="write a planted-partition dataset (synthetic, "
                                          "not a measurement)")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
@@ -304,7 +321,17 @@ def cmd_synthetic(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"info": cmd_info, "cluster": cmd_cluster, "hierarchy": cmd_hierarchy,
+def cmd_import(args: argparse.Namespace) -> int:
+    from tomography.dataset import read_hosts_table
+    from tomography.pscheduler import import_pscheduler
+
+    hosts = read_hosts_table(args.hosts) if args.hosts else None
+    rows = import_pscheduler(args.files, args.output, hosts=hosts, overwrite=args.force)
+    emit(f"imported {rows} pScheduler throughput run(s) into {args.output}")
+    return 0
+
+
+COMMANDS = {"info": cmd_info, "import": cmd_import, "cluster": cmd_cluster, "hierarchy": cmd_hierarchy,
             "tree": cmd_tree, "evaluate": cmd_evaluate, "truth": cmd_truth,
             "synthetic": cmd_synthetic, **measure_commands.COMMANDS,
             **export_commands.COMMANDS, **plot_commands.COMMANDS}
