@@ -89,7 +89,7 @@ def test_lp_example_exact_is_9() -> None:
 def test_lp_example_every_method() -> None:
     net = lp_example()
     got = [plan(net, "x", m).throughput for m in METHODS]
-    assert got == pytest.approx([5.0, 5.0, 5.0, 7.5, 9.0, 9.0], abs=1e-9)
+    assert got == pytest.approx([5.0, 5.0, 5.0, 7.5, 9.0, 9.0, 5.0], abs=1e-9)
 
 
 def test_lp_example_optimum_solves_the_lp_of_002_fig3() -> None:
@@ -198,7 +198,8 @@ def test_compare_gridlab_n0() -> None:
     assert math.isnan(flat.throughput) and flat.trees == 0 and math.isnan(flat.seconds)
     assert flat.note == ("no flat tree from 'n0': dead links to cluster3, ia64, mike4, "
                          "pegasos; use the semi-flat tree")
-    np.testing.assert_allclose(table.throughput[1:], GRIDLAB["n0"][1:], atol=1e-6)
+    np.testing.assert_allclose(table.throughput[1:6], GRIDLAB["n0"][1:], atol=1e-6)
+    assert 0 < table.throughput[6] <= table.throughput[4]  # binomial <= balanced
     assert (table.note[1:] == "").all() and (table.trees[1:] > 0).all()
 
 

@@ -26,7 +26,8 @@ from tomography.planning.trees import (MethodUnavailable, Tree, arborescences, f
 
 __all__ = ["Plan", "METHODS", "balanced_multicast", "exact_optimum", "plan", "compare"]
 
-METHODS = ("flat", "semi-flat", "max-bottleneck", "fpfr", "balanced", "exact")
+METHODS = ("flat", "semi-flat", "max-bottleneck", "fpfr", "balanced", "exact", "binomial")
+BINOMIAL_MESSAGE = 1 << 20  # bytes: the message the binomial tree is mapped for
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,7 +108,10 @@ def exact_optimum(network: Network, root: str, *, max_nodes: int = 7) -> Plan:
 def plan(network: Network, root: str, method: str, *, max_nodes: int = 7) -> Plan:
     """Plan a multicast from ``root`` with one of :data:`METHODS`.
 
-    "flat", "semi-flat" and "max-bottleneck" give one tree, "fpfr" its
+    "flat", "semi-flat", "max-bottleneck" and "binomial" (the binomial
+    broadcast tree mapped minimum-first by Hockney's model of the
+    network, :mod:`~tomography.planning.hockney`, for a 1 MiB message) give
+    one tree, "fpfr" its
     trees at their fair shares (uncoordinated), "balanced" and "exact" the
     shaped trees of :func:`balanced_multicast` and :func:`exact_optimum`
     (``max_nodes`` applies to "exact").
@@ -122,7 +126,7 @@ def plan(network: Network, root: str, method: str, *, max_nodes: int = 7) -> Pla
     >>> from tomography.planning.network import lp_example
     >>> net = lp_example()
     >>> [plan(net, "x", m).throughput for m in METHODS]
-    [5.0, 5.0, 5.0, 7.5, 9.0, 9.0]
+    [5.0, 5.0, 5.0, 7.5, 9.0, 9.0, 5.0]
     """
     if method not in METHODS:
         raise TomographyError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
@@ -133,6 +137,10 @@ def plan(network: Network, root: str, method: str, *, max_nodes: int = 7) -> Pla
     start = time.perf_counter()
     if method == "fpfr":
         trees, _ = fpfr_trees(network, root)
+    elif method == "binomial":
+        from tomography.planning.hockney import HockneyModel, binomial_tree
+
+        trees = [binomial_tree(HockneyModel.from_network(network), root, BINOMIAL_MESSAGE)[0]]
     else:
         trees = [_SINGLE[method](network, root)]
     shares = predict(network, trees, coordinated=False)
