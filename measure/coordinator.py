@@ -450,13 +450,25 @@ def _run_params(file_size: int, seed: int, params: SwarmParams) -> dict[str, Any
 
 
 def host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataFrame:
+    """The run's hosts, validated and sorted by name (``host,address,label[,port]``).
+
+    Examples
+    --------
+    >>> host_frame([("b", "10.0.0.2", ""), ("a", "10.0.0.1", "")])["host"].tolist()
+    ['a', 'b']
+    >>> host_frame([("a", "10.0.0.1", ""), ("b", "10.0.0.1", "")])
+    Traceback (most recent call last):
+    ...
+    ValueError: every host needs its own address (one address is one peer, unless a port column tells the peers apart)
+    """
     frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
         list(hosts), columns=list(HOSTS_COLUMNS))
     frame = frame.sort_values("host").reset_index(drop=True)
     if len(frame) < 2:
         raise ValueError(f"a broadcast needs at least 2 hosts, got {len(frame)}")
-    if frame["host"].duplicated().any():
-        raise ValueError(f"duplicate host name {frame['host'][frame['host'].duplicated()].iloc[0]!r}")
+    duplicated = frame["host"][frame["host"].duplicated()]
+    if len(duplicated):
+        raise ValueError(f"duplicate host name {duplicated.iloc[0]!r}")
     if (frame["address"].astype(str).str.strip() == "").any():
         raise ValueError("every host needs an address")
     if frame["address"].duplicated().any():
@@ -472,6 +484,7 @@ def host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataF
 
 
 def transport_of(launch: Launcher | Transport) -> Transport:
+    """A transport as it is, or a launcher wrapped as a :class:`ProcessTransport`."""
     return launch if hasattr(launch, "open") else ProcessTransport(launch)  # type: ignore
 
 

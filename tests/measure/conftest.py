@@ -29,7 +29,7 @@ def as_root() -> None:
 
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory):
-    """A real sshd on a free loopback port with throwaway keys (:func:`measure.ssh.loopback_sshd`)."""
+    """A real sshd on a free loopback port, throwaway keys (:func:`measure.ssh.loopback_sshd`)."""
     from measure.ssh import loopback_sshd
 
     try:

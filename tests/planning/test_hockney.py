@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from tomography.errors import TomographyError
-from tomography.planning import (HockneyModel, Tree, binomial_tree, broadcast_time, flat_tree,
+from tomography.planning import (HockneyModel, Tree, binomial_tree, broadcast_time,
                                  gridlab8, max_bottleneck_tree, semi_flat_tree)
 from tomography.synthetic import planted_partition
 
