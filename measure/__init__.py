@@ -6,6 +6,10 @@
 * :mod:`measure.mpi`: peers beside the ranks of an MPI job, rank 0 coordinating;
 * :mod:`measure.ssh`: peers on remote machines started over SSH;
 * :mod:`measure.preflight`: every host checked (versions, address, clock) before a run;
+* :mod:`measure.mesh`: iperf3 and NetPIPE meshes, and the concurrency test, on any launcher;
+* :mod:`measure.prober`: the probe agent on each host; :mod:`measure.probetools`: the
+  tools' command lines and outputs, Hockney's fit;
+* :mod:`measure.concurrency`: choosing and judging the shared-bottleneck tests;
 * :mod:`measure.testbed`: a topology emulated in network namespaces with ``tc``;
 * :mod:`measure.swarm`: the BitTorrent settings real and simulated swarms share;
 * :mod:`measure.simulator`: the flow-level model for networks too big to emulate.
