@@ -82,7 +82,7 @@ from tomography import __version__ as TOOLKIT_VERSION
 from tomography.dataset import BLOCK_SIZE
 
 __all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index",
-           "check_address", "Peer", "serve", "main"]
+           "check_address", "host_facts", "work_directory", "Peer", "serve", "main"]
 
 ALERT_QUEUE = 4_000_000  # alerts; one per 16 KiB block sent must never be dropped
 PEER_ID_PREFIX = "-TM0100-"  # 8 characters, then 12 digits: a whole 20-byte peer id
@@ -145,6 +145,37 @@ def check_address(address: str, port: int = 0) -> str | None:
                 return f"port {port} on {address} is in use"
             return f"cannot listen on {address}:{port}: {exc.strerror}"
     return None
+
+
+def work_directory(kind: str, address: str, base: str | os.PathLike[str] | None = None) -> Path:
+    """A fresh ``tomography-KIND-ADDRESS-PID-*`` directory; those of dead processes go first.
+
+    A peer killed with SIGKILL cannot remove its directory (in ``/dev/shm``,
+    its partial file with it); the next peer or probe agent on the machine
+    removes every such directory whose process is gone.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> base = tempfile.mkdtemp()
+    >>> stale = Path(base, "tomography-peer-127.0.0.9-999999999-x")   # no such process
+    >>> stale.mkdir()
+    >>> fresh = work_directory("peer", "127.0.0.9", base)
+    >>> stale.exists(), fresh.name.startswith(f"tomography-peer-127.0.0.9-{os.getpid()}-")
+    (False, True)
+    """
+    where = Path(base) if base is not None else Path(tempfile.gettempdir())
+    for old in where.glob(f"tomography-{kind}-*"):
+        parts = old.name.rsplit("-", 2)
+        if len(parts) == 3 and parts[1].isdigit() and old.is_dir():
+            try:
+                os.kill(int(parts[1]), 0)
+            except ProcessLookupError:
+                shutil.rmtree(old, ignore_errors=True)
+            except (PermissionError, OverflowError):
+                pass  # another user's process, or not a pid: not ours to judge
+    return Path(tempfile.mkdtemp(prefix=f"tomography-{kind}-{address}-{os.getpid()}-",
+                                 dir=where))
 
 
 def host_facts() -> dict[str, Any]:
@@ -301,8 +332,7 @@ class Peer:
             classes.add_rule("0.0.0.0", "255.255.255.255", 1 << self.session.global_peer_class_id)
             self.session.set_peer_class_filter(classes)
         base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-        self.workdir = Path(workdir) if workdir else Path(
-            tempfile.mkdtemp(prefix=f"tomography-peer-{address}-", dir=base))
+        self.workdir = Path(workdir) if workdir else work_directory("peer", address, base)
         self.port = self._wait_listening()
         self.handle: Any = None
         self._reset()

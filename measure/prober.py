@@ -29,10 +29,8 @@ import queue
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any, TextIO
 
 from measure.probetools import (iperf3_client, iperf3_server, netpipe_receiver,
@@ -91,7 +89,9 @@ class Prober:
         self.servers: dict[str, subprocess.Popen] = {}
         self.running: set[subprocess.Popen] = set()
         self.lock = threading.Lock()
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"tomography-probe-{address}-"))
+        from measure.peer import work_directory
+
+        self.workdir = work_directory("probe", address)
 
     def serve(self, tool: str, port: int, **netpipe: int) -> dict[str, Any]:
         """Start ``tool``'s server on ``port``; the ``serving`` event, or an ``error``.

@@ -27,6 +27,16 @@ TOMOGRAPHY = str(Path(sys.executable).parent / "tomography")
 LOOPBACK6 = {f"127.0.0.{i}" for i in range(2, 8)}
 
 
+@pytest.fixture(autouse=True)
+def no_mpich_leftovers():
+    """MPICH leaves its shared-memory segments behind when a job is killed: remove ours."""
+    shm = Path("/dev/shm")
+    before = set(shm.glob("mpich_shm_*")) if shm.is_dir() else set()
+    yield
+    for leftover in (set(shm.glob("mpich_shm_*")) if shm.is_dir() else set()) - before:
+        leftover.unlink(missing_ok=True)
+
+
 def _mpi(n: int, *args: str, timeout: float = 180, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([mpiexec(), "-n", str(n), TOMOGRAPHY, "measure", "bittorrent",
                            "--mpi", *args], capture_output=True, text=True, timeout=timeout,
@@ -96,6 +106,8 @@ def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path
     assert host in m.iterations["failed_peers"].iloc[0]
     assert "incomplete" in stdout
     assert not peer_pids(addresses)
+    # the killed peer could not remove its directory; the one started after it did
+    assert not list(Path("/dev/shm").glob(f"tomography-peer-{killed}-*"))
 
 
 def test_sigterm_keeps_finished_iterations_and_resume_continues(tmp_path: Path) -> None:
