@@ -89,7 +89,7 @@ def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path
                              "--upload-limit", "2MiB/s", "--time-limit", "30s", "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     addresses = {f"127.0.0.{i}" for i in range(2, 6)}
-    killed = None
+    killed, pid = None, 0
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and killed is None:
         pids = peer_pids(addresses)
@@ -107,7 +107,7 @@ def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path
     assert "incomplete" in stdout
     assert not peer_pids(addresses)
     # the killed peer could not remove its directory; the one started after it did
-    assert not list(Path("/dev/shm").glob(f"tomography-peer-{killed}-*"))
+    assert not list(Path("/dev/shm").glob(f"tomography-peer-{killed}-{pid}-*"))
 
 
 def test_sigterm_keeps_finished_iterations_and_resume_continues(tmp_path: Path) -> None:
