@@ -1,16 +1,19 @@
 """Phase 2, inference: Louvain clustering, the averaged-edge hierarchy, the
-cluster tree, baselines and accuracy.  Works on weight matrices; never
-imports :mod:`measure`."""
+cluster tree, confidence by resampling, baselines and accuracy.  Works on
+weight matrices; never imports :mod:`measure`.
 
-from cluster.accuracy import convergence, hierarchy_nmi, nmi, overlapping_nmi
-from cluster.averaged_edge import averaged_edge_hierarchy, collapse
-from cluster.louvain import FlatClustering, louvain
-from cluster.modularity import modularity
-from cluster.spanning_tree import cluster_tree, maximum_spanning_tree
-from cluster.ward import ward
+Names load from their modules on first use, so ``import cluster`` is cheap.
+"""
 
-__all__ = [
-    "louvain", "FlatClustering", "modularity", "averaged_edge_hierarchy", "collapse",
-    "cluster_tree", "maximum_spanning_tree", "ward", "nmi", "overlapping_nmi",
-    "hierarchy_nmi", "convergence",
-]
+from tomography.lazy import lazy_attributes
+
+_NAMES = {
+    "louvain": "louvain", "FlatClustering": "louvain", "modularity": "modularity",
+    "averaged_edge_hierarchy": "averaged_edge", "collapse": "averaged_edge",
+    "cluster_tree": "spanning_tree", "maximum_spanning_tree": "spanning_tree", "ward": "ward",
+    "nmi": "accuracy", "overlapping_nmi": "accuracy", "hierarchy_nmi": "accuracy",
+    "convergence": "accuracy",
+}
+
+__all__ = sorted(_NAMES)
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES, globals())

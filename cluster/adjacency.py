@@ -2,32 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Hashable
+import sys
+from typing import TYPE_CHECKING, Any, Hashable
 
-import networkx as nx
 import numpy as np
 from scipy import sparse
 
-__all__ = ["as_adjacency"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["as_adjacency", "SharedGraph"]
 
 
-def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | nx.Graph
+def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Graph" | Any
                  ) -> tuple[sparse.csr_array, list[Hashable] | None]:
     """Check a weighted graph and return it as a symmetric CSR array.
 
     Parameters
     ----------
-    graph : sparse array or matrix, ndarray, or networkx.Graph
+    graph : sparse array or matrix, ndarray, networkx.Graph or EdgeWeights
         Square, symmetric, finite and non-negative weights.  The diagonal
         holds self-loops.  A networkx graph is read in sorted node order with
-        its ``weight`` attribute (1 where missing).
+        its ``weight`` attribute (1 where missing); an
+        :class:`tomography.interop.EdgeWeights` (or anything with ``matrix``
+        and ``hosts``) in its own host order.
 
     Returns
     -------
     adjacency : scipy.sparse.csr_array
         float64, explicit zeros removed.
     nodes : list or None
-        The node of each row for a networkx input, else None.
+        The node of each row for a networkx or EdgeWeights input, else None.
 
     Raises
     ------
@@ -44,8 +49,15 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | nx.Graph
     ...
     ValueError: the weight matrix is not symmetric: w[0, 1] = 1.0 but w[1, 0] = 2.0
     """
+    if isinstance(graph, SharedGraph):
+        return graph.matrix, graph.hosts
     nodes = None
-    if isinstance(graph, nx.Graph):
+    networkx = sys.modules.get("networkx")   # a networkx graph means networkx is loaded
+    if hasattr(graph, "matrix") and hasattr(graph, "hosts"):
+        nodes = list(graph.hosts)
+        matrix = sparse.csr_array(graph.matrix)
+    elif networkx is not None and isinstance(graph, networkx.Graph):
+        nx = networkx
         if graph.is_directed():
             raise ValueError("expected an undirected graph; symmetrize it first (w = C + C^T)")
         nodes = sorted(graph.nodes)
@@ -74,3 +86,44 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | nx.Graph
                          f"but w[{j}, {i}] = {matrix[j, i]}")
     matrix.eliminate_zeros()
     return matrix, nodes
+
+
+class SharedGraph:
+    """A weight matrix checked once, with its igraph graph built once, for many analyses.
+
+    Every clustering function takes it where it takes a matrix; none of them
+    checks it again, and the igraph engine reuses :meth:`igraph` instead of
+    converting the matrix on every call.  On a 4096-host graph of 1.3 million
+    edges the check costs about 0.1 s and the conversion 0.5 s.
+
+    Parameters
+    ----------
+    graph : sparse array, ndarray, networkx.Graph or EdgeWeights
+        As :func:`as_adjacency` takes it.
+    hosts : list of str, optional
+        The node of each row (default: the input's own nodes, if any).
+
+    Examples
+    --------
+    >>> g = SharedGraph(np.array([[0, 2.0], [2.0, 0]]), ["a", "b"])
+    >>> as_adjacency(g)[1], g.igraph() is g.igraph()
+    (['a', 'b'], True)
+    """
+
+    def __init__(self, graph: Any, hosts: list[Hashable] | None = None) -> None:
+        self.matrix, nodes = as_adjacency(graph)
+        self.hosts = list(hosts) if hosts is not None else nodes
+        self._igraph = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """The matrix's shape."""
+        return self.matrix.shape
+
+    def igraph(self):
+        """The weighted igraph graph of the matrix (built on first use)."""
+        if self._igraph is None:
+            from cluster.louvain import igraph_graph
+
+            self._igraph = igraph_graph(self.matrix)
+        return self._igraph

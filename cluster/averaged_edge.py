@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 from scipy import sparse
 
-from cluster.adjacency import as_adjacency
+from cluster.adjacency import SharedGraph, as_adjacency
 from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
 from cluster.refine import refine_levels
@@ -208,7 +208,8 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     >>> [len(level) for level in h.levels]      # leaves, sites, then two sites merged
     [9, 3, 2]
     """
-    A, nodes = as_adjacency(graph)
+    shared = graph if isinstance(graph, SharedGraph) else SharedGraph(graph)
+    A, nodes = shared.matrix, shared.hosts
     names = [str(x) for x in (hosts if hosts is not None else nodes or
                               [f"h{i}" for i in range(A.shape[0])])]
     if len(names) != A.shape[0]:
@@ -232,8 +233,8 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     host_labels = np.arange(A.shape[0])
     step_level: Level = "finest" if start == "finest" else "best"
     if start == "refined":
-        base = louvain(A, level="best", seed=spawn_seeds(rng, 1)[0], **options)
-        finer = refine_levels(A, base.labels, shuffles=shuffles, z=z, engine=engine,
+        base = louvain(shared, level="best", seed=spawn_seeds(rng, 1)[0], **options)
+        finer = refine_levels(shared, base.labels, shuffles=shuffles, z=z, engine=engine,
                               resolution=resolution, seed=spawn_seeds(rng, 1)[0])
         for labels in finer[::-1]:
             record(labels, collapse(A, labels, linkage=linkage)[0],
@@ -242,7 +243,8 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         current, sizes = collapse(A, base.labels, linkage=linkage)
         record(host_labels, current, base.modularity)
     while not partitions or current.shape[0] > 2:
-        graph_in = current if not partitions else with_self_loops(current, loops)
+        graph_in = (shared if current is A else current) if not partitions \
+            else with_self_loops(current, loops)
         step = louvain(graph_in, level=step_level, seed=spawn_seeds(rng, 1)[0], **options)
         k = step.n_clusters
         if partitions and (k == current.shape[0] or k == 1):

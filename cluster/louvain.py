@@ -18,20 +18,20 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Hashable, Literal
+from typing import TYPE_CHECKING, Hashable, Literal
 
-import igraph
-import networkx as nx
 import numpy as np
-from community import community_louvain
 from scipy import sparse
 
-from cluster.adjacency import as_adjacency
+from cluster.adjacency import SharedGraph, as_adjacency
 from cluster.modularity import canonical_labels, modularity
 from tomography.errors import EmptyGraphError
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
-__all__ = ["FlatClustering", "louvain", "ENGINES"]
+if TYPE_CHECKING:
+    import igraph
+
+__all__ = ["FlatClustering", "louvain", "igraph_graph", "multilevel", "ENGINES"]
 
 ENGINES = ("igraph", "louvain")
 Level = Literal["best", "finest"]
@@ -79,9 +79,10 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
 
     Parameters
     ----------
-    graph : sparse array, ndarray or networkx.Graph
+    graph : sparse array, ndarray, networkx.Graph or SharedGraph
         Symmetric non-negative weights, e.g. ``w_n`` from
-        :func:`tomography.weights.mean_weights`.
+        :func:`tomography.weights.mean_weights`; a
+        :class:`cluster.adjacency.SharedGraph` is converted for igraph only once.
     engine : {"igraph", "louvain"}, default "igraph"
         The implementation (see the module docstring).
     resolution : float, default 1.0
@@ -149,6 +150,11 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
         A = (A + sparse.diags_array(np.full(A.shape[0], float(self_loop)))).tocsr()
     rng, recorded = check_seed(seed)
     run = _run_igraph if engine == "igraph" else _run_python_louvain
+    if engine == "igraph" and isinstance(graph, SharedGraph) and not self_loop:
+        shared = graph.igraph()   # converted once for every call on this graph
+
+        def run(A: sparse.csr_array, resolution: float, seed: int, level: Level) -> np.ndarray:
+            return multilevel(shared, resolution=resolution, seed=seed, level=level)
     best_labels, best_q = None, -np.inf
     for run_seed in spawn_seeds(rng, restarts):
         labels = canonical_labels(run(A, resolution, run_seed, level))
@@ -164,26 +170,82 @@ def _upper_edges(A: sparse.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return coo.row, coo.col, coo.data
 
 
-def _run_igraph(A: sparse.csr_array, resolution: float, seed: int, level: Level) -> np.ndarray:
+def igraph_graph(A: sparse.csr_array) -> "igraph.Graph":
+    """The weighted igraph graph of a symmetric matrix, built once to be reused.
+
+    The upper triangle (diagonal included, as self-loops) becomes the edge
+    list, in CSR order; the weights are the edge attribute ``weight``.  Vertex
+    ``i`` is row ``i``, so :meth:`igraph.Graph.induced_subgraph` of sorted
+    indices keeps their order.
+
+    Examples
+    --------
+    >>> g = igraph_graph(sparse.csr_array(np.array([[0, 2.0], [2.0, 0]])))
+    >>> g.vcount(), g.es["weight"]
+    (2, [2.0])
+    """
+    import igraph
+
     rows, cols, data = _upper_edges(A)
-    g = igraph.Graph(n=A.shape[0], edges=np.column_stack([rows, cols]).tolist())
+    # two flat lists zipped convert several times faster than a 2-column array's tolist()
+    g = igraph.Graph(n=A.shape[0], edges=list(zip(rows.tolist(), cols.tolist())))
+    g.es["weight"] = data.tolist()
+    return g
+
+
+def multilevel(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
+               level: Level = "best", weights: str | list[float] = "weight") -> np.ndarray:
+    """igraph's Louvain (``community_multilevel``) on a graph from :func:`igraph_graph`.
+
+    Parameters
+    ----------
+    g : igraph.Graph
+    resolution : float, default 1.0
+    seed : int, default 0
+        Seeds igraph's random number generator for this run only.
+    level : {"best", "finest"}, default "best"
+    weights : str or list of float, default "weight"
+        The edge attribute, or one weight per edge (a shuffled copy).
+
+    Returns
+    -------
+    ndarray of int
+        igraph's membership (not canonical).
+
+    Examples
+    --------
+    >>> w = np.full((6, 6), 5.0)
+    >>> w[:3, :3] = w[3:, 3:] = 100.0
+    >>> np.fill_diagonal(w, 0)
+    >>> multilevel(igraph_graph(sparse.csr_array(w))).tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+    import igraph
+
     igraph.set_random_number_generator(random.Random(seed))
     try:
         if level == "finest":
-            levels = g.community_multilevel(weights=data.tolist(), return_levels=True,
+            levels = g.community_multilevel(weights=weights, return_levels=True,
                                             resolution=resolution)
             # igraph returns no level when no move improves modularity
-            membership = levels[0].membership if levels else range(A.shape[0])
+            membership = levels[0].membership if levels else range(g.vcount())
         else:
-            membership = g.community_multilevel(weights=data.tolist(),
+            membership = g.community_multilevel(weights=weights,
                                                 resolution=resolution).membership
     finally:
         igraph.set_random_number_generator(random)
     return np.asarray(membership)
 
 
+def _run_igraph(A: sparse.csr_array, resolution: float, seed: int, level: Level) -> np.ndarray:
+    return multilevel(igraph_graph(A), resolution=resolution, seed=seed, level=level)
+
+
 def _run_python_louvain(A: sparse.csr_array, resolution: float, seed: int,
                         level: Level) -> np.ndarray:
+    import networkx as nx
+    from community import community_louvain
+
     rows, cols, data = _upper_edges(A)
     g = nx.Graph()
     g.add_nodes_from(range(A.shape[0]))
