@@ -19,7 +19,7 @@ from cluster.refine import refine_levels
 from tomography.hierarchy import Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
-__all__ = ["collapse", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
+__all__ = ["collapse", "linked", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
 
 LINKAGES = ("thesis", "mean", "sum")
 Linkage = Literal["thesis", "mean", "sum"]
@@ -97,18 +97,48 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = "thesis"
     internal = raw.diagonal() / 2.0 + P.T @ own
     between = (raw - sparse.diags_array(raw.diagonal())).tocoo()
     new_sizes = np.asarray(P.T @ sizes, dtype=np.int64)
-    si, sj = new_sizes[between.row].astype(float), new_sizes[between.col].astype(float)
+    return linked(between, internal, new_sizes, linkage=linkage), new_sizes
+
+
+def linked(between, internal: np.ndarray, sizes: np.ndarray, *,
+           linkage: Linkage = "thesis") -> sparse.csr_array:
+    """The collapsed graph from the sums of host-pair weights (the linkage step of :func:`collapse`).
+
+    Parameters
+    ----------
+    between : sparse array
+        ``k x k``, zero diagonal: the sum of the weights between the hosts of
+        two clusters, per ordered pair of clusters (symmetric).
+    internal : array of float
+        Per cluster, the sum of the weights inside it (each pair once).
+    sizes : array of int
+        Hosts per cluster.
+    linkage : {"thesis", "mean", "sum"}
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+
+    Examples
+    --------
+    >>> between = sparse.csr_array(np.array([[0, 6.0], [6.0, 0]]))
+    >>> linked(between, np.array([10.0, 0.0]), np.array([2, 1])).toarray().tolist()
+    [[10.0, 12.0], [12.0, 0.0]]
+    """
+    between = sparse.coo_array(between)
+    k = len(sizes)
+    si, sj = sizes[between.row].astype(float), sizes[between.col].astype(float)
     if linkage == "thesis":
         data = between.data * np.maximum(si, sj) / np.minimum(si, sj)
     elif linkage == "sum":  # probe bandwidths add up (the thesis, 5.7.1)
         data = between.data
     else:
         data = between.data / (si * sj)
-        internal = internal / new_sizes.astype(float) ** 2
+        internal = internal / np.asarray(sizes, dtype=float) ** 2
     out = sparse.coo_array((data, (between.row, between.col)), shape=(k, k)).tocsr()
     out = (out + sparse.diags_array(internal)).tocsr()
     out.eliminate_zeros()
-    return out, new_sizes
+    return out
 
 
 def with_self_loops(collapsed, share: float) -> sparse.csr_array:
@@ -194,7 +224,10 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     Returns
     -------
     Hierarchy
-        Level 1 is the finest partition; the last level has at most two
+        Level 1 is the finest partition; ``params["origins"]`` says how each
+        level was found: ``"refined"`` (a significant split of the level
+        above), ``"louvain"`` (Louvain on the hosts) or ``"merged"`` (a
+        partition of the collapsed level below).  The last level has at most two
         clusters, or is the level after which nothing merged any more.  A
         step that merges everything into one cluster is not kept as a level:
         the whole network is the implicit top of every Hasse diagram.
@@ -220,10 +253,12 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         raise ValueError(f"unknown start {start!r}; choose one of {', '.join(STARTS)}")
     rng, recorded = check_seed(seed)
     options = {"engine": engine, "resolution": resolution, "restarts": restarts}
-    partitions, internals, weights, qualities = [], [], [], []
+    partitions, internals, weights, qualities, origins = [], [], [], [], []
 
-    def record(host_labels: np.ndarray, collapsed: sparse.csr_array, quality: float) -> None:
+    def record(host_labels: np.ndarray, collapsed: sparse.csr_array, quality: float,
+               origin: str) -> None:
         partitions.append(host_labels)
+        origins.append(origin)
         diagonal = collapsed.diagonal()
         internals.append(diagonal)
         weights.append(collapsed - sparse.diags_array(diagonal))
@@ -238,10 +273,10 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
                               resolution=resolution, seed=spawn_seeds(rng, 1)[0])
         for labels in finer[::-1]:
             record(labels, collapse(A, labels, linkage=linkage)[0],
-                   modularity(A, labels, resolution=resolution))
+                   modularity(A, labels, resolution=resolution), "refined")
         host_labels = base.labels
         current, sizes = collapse(A, base.labels, linkage=linkage)
-        record(host_labels, current, base.modularity)
+        record(host_labels, current, base.modularity, "louvain")
     while not partitions or current.shape[0] > 2:
         graph_in = (shared if current is A else current) if not partitions \
             else with_self_loops(current, loops)
@@ -251,9 +286,9 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
             break  # nothing merged, or everything: the whole network is the implicit top
         host_labels = step.labels[host_labels]
         current, sizes = collapse(current, step.labels, sizes, linkage=linkage)
-        record(host_labels, current, step.modularity)
+        record(host_labels, current, step.modularity, "merged" if len(partitions) else "louvain")
     params = {"method": "averaged-edge", "linkage": linkage, "start": start, "loops": loops,
               "engine": engine, "resolution": resolution, "restarts": restarts,
-              "shuffles": shuffles, "z": z, "seed": recorded}
+              "shuffles": shuffles, "z": z, "seed": recorded, "origins": origins}
     return Hierarchy.from_partitions(names, partitions, internal=internals, weights=weights,
                                      params=params, modularity=qualities)

@@ -31,7 +31,7 @@ from tomography.seeding import Seed, check_seed, spawn_seeds
 if TYPE_CHECKING:
     import igraph
 
-__all__ = ["FlatClustering", "louvain", "igraph_graph", "multilevel", "ENGINES"]
+__all__ = ["FlatClustering", "louvain", "igraph_graph", "multilevel", "leiden", "ENGINES"]
 
 ENGINES = ("igraph", "louvain")
 Level = Literal["best", "finest"]
@@ -232,6 +232,35 @@ def multilevel(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
         else:
             membership = g.community_multilevel(weights=weights,
                                                 resolution=resolution).membership
+    finally:
+        igraph.set_random_number_generator(random)
+    return np.asarray(membership)
+
+
+def leiden(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
+           weights: str | list[float] = "weight") -> np.ndarray:
+    """igraph's Leiden (modularity, two iterations) on a graph from :func:`igraph_graph`.
+
+    The same modularity as :func:`multilevel`, optimised with Leiden's
+    refinement; on graphs with little structure (weight-shuffled copies,
+    resampled halves of noisy data) it is several times faster than
+    Louvain, whose local moves crawl there, and reaches at least its
+    modularity.
+
+    Examples
+    --------
+    >>> w = np.full((6, 6), 5.0)
+    >>> w[:3, :3] = w[3:, 3:] = 100.0
+    >>> np.fill_diagonal(w, 0)
+    >>> leiden(igraph_graph(sparse.csr_array(w))).tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+    import igraph
+
+    igraph.set_random_number_generator(random.Random(seed))
+    try:
+        membership = g.community_leiden(objective_function="modularity", weights=weights,
+                                        resolution=resolution, n_iterations=2).membership
     finally:
         igraph.set_random_number_generator(random)
     return np.asarray(membership)

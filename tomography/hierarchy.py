@@ -16,7 +16,7 @@ Both serialize to JSON in the shapes the CLI prints.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -46,6 +46,9 @@ class Cluster:
         Its linkage weight with itself (the self-loop it carries upwards).
     weights : dict of str to float
         Averaged weight to each sibling cluster (same level) it exchanged data with.
+    confidence : float or None
+        How reliably resampled iterations find it again, 0 to 1
+        (:mod:`cluster.confidence`); None when not measured.
     """
 
     id: str
@@ -55,12 +58,16 @@ class Cluster:
     parent: str | None = None
     internal: float = 0.0
     weights: dict[str, float] = field(default_factory=dict)
+    confidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"id": self.id, "hosts": list(self.hosts), "parent": self.parent,
-                "children": list(self.children), "size": len(self.hosts),
-                "internal": self.internal, "weights": dict(self.weights)}
+        out = {"id": self.id, "hosts": list(self.hosts), "parent": self.parent,
+               "children": list(self.children), "size": len(self.hosts),
+               "internal": self.internal, "weights": dict(self.weights)}
+        if self.confidence is not None:
+            out["confidence"] = self.confidence
+        return out
 
 
 @dataclass
@@ -75,6 +82,11 @@ class Hierarchy:
         How it was made (linkage, engine, seed, ...), recorded in the JSON.
     modularity : list of float
         Modularity of each level's partition on the graph it was computed on.
+    confidence : list of float
+        How reliably resampled iterations find each level again, 0 to 1
+        (:func:`cluster.confidence.hierarchy_confidence`); empty when not
+        measured.  ``params["confidence"]`` holds how it was measured and the
+        support threshold.
 
     Examples
     --------
@@ -90,6 +102,7 @@ class Hierarchy:
     levels: list[list[Cluster]]
     params: dict[str, Any] = field(default_factory=dict)
     modularity: list[float] = field(default_factory=list)
+    confidence: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.levels or not self.levels[0]:
@@ -125,6 +138,70 @@ class Hierarchy:
                 if c.id == cluster_id:
                     return c
         raise TomographyError(f"no cluster {cluster_id!r} in the hierarchy")
+
+    @property
+    def threshold(self) -> float | None:
+        """The confidence a level needs to be supported (None when not measured)."""
+        return (self.params.get("confidence") or {}).get("threshold")
+
+    def supported(self, number: int) -> bool | None:
+        """Whether level ``number`` reaches the support threshold (None when not measured)."""
+        if not self.confidence or self.threshold is None:
+            return None
+        return bool(self.confidence[number - 1] >= self.threshold)
+
+    def select(self, numbers: Iterable[int]) -> "Hierarchy":
+        """A hierarchy of only these levels, renumbered from 1 (clusters get new ids).
+
+        Confidence, internal and sibling weights and modularity are carried
+        over; ``params["dropped_levels"]`` lists the levels left out (their
+        number here, cluster count and confidence).
+
+        Examples
+        --------
+        >>> h = Hierarchy.from_partitions(list("abcd"), [[0, 1, 2, 3], [0, 0, 1, 2], [0, 0, 0, 1]])
+        >>> s = h.select([1, 3])
+        >>> [len(level) for level in s.levels], s.params["dropped_levels"][0]["clusters"]
+        ([4, 2], 3)
+        """
+        keep = sorted(set(numbers))
+        if not keep:
+            raise TomographyError("select at least one level")
+        for number in keep:
+            self.level(number)
+        hosts = self.hosts
+        partitions = [self.labels(n, hosts) for n in keep]
+        internal = [np.array([c.internal for c in self.level(n)]) for n in keep]
+        weights = []
+        for n in keep:
+            index = {c.id: i for i, c in enumerate(self.level(n))}
+            k = len(index)
+            rows, cols, data = [], [], []
+            for c in self.level(n):
+                for other, w in c.weights.items():
+                    rows.append(index[c.id])
+                    cols.append(index[other])
+                    data.append(w)
+            from scipy import sparse
+
+            weights.append(sparse.csr_array((data, (rows, cols)), shape=(k, k)))
+        params = dict(self.params)
+        if "origins" in params:
+            params["origins"] = [params["origins"][n - 1] for n in keep]
+        params["dropped_levels"] = [
+            {"level": n, "clusters": len(self.level(n)),
+             "confidence": self.confidence[n - 1] if self.confidence else None}
+            for n in range(1, self.depth + 1) if n not in keep]
+        out = Hierarchy.from_partitions(
+            hosts, partitions, internal=internal, weights=weights, params=params,
+            modularity=[self.modularity[n - 1] for n in keep
+                        if n <= len(self.modularity)] or None)
+        if self.confidence:
+            out.confidence = [self.confidence[n - 1] for n in keep]
+            by_hosts = {c.hosts: c.confidence for n in keep for c in self.level(n)}
+            out.levels = [[replace(c, confidence=by_hosts.get(c.hosts)) for c in level]
+                          for level in out.levels]
+        return out
 
     def labels(self, number: int, hosts: Iterable[str] | None = None) -> np.ndarray:
         """Cluster index of each host on level ``number``, in sorted host order by default."""
@@ -175,13 +252,14 @@ class Hierarchy:
             if number < len(codes):
                 for i in range(n):
                     parents[code[i]] = f"L{number + 1}C{codes[number][i]}"
-            dense = _dense(weights[number - 1]) if weights is not None else None
+            between = _rows(weights[number - 1]) if weights is not None else None
             clusters = []
             for c in range(k):
                 sib: dict[str, float] = {}
-                if dense is not None:
-                    sib = {f"L{number}C{j}": float(dense[c, j]) for j in range(k)
-                           if j != c and dense[c, j] > 0}
+                if between is not None:
+                    cols, vals = between[c]
+                    sib = {f"L{number}C{j}": float(w) for j, w in zip(cols, vals)
+                           if j != c and w > 0}
                 clusters.append(Cluster(
                     id=f"L{number}C{c}", level=number, hosts=tuple(members[c]),
                     children=tuple(children[c]), parent=parents[c],
@@ -191,14 +269,22 @@ class Hierarchy:
         return cls(levels=levels, params=dict(params or {}), modularity=list(modularity or []))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: ``{"levels": [{"level": 1, "clusters": [...]}, ...], ...}``."""
-        return {
-            "levels": [{"level": n, "modularity": (self.modularity[n - 1]
-                                                   if n <= len(self.modularity) else None),
-                        "clusters": [c.to_dict() for c in level]}
-                       for n, level in enumerate(self.levels, start=1)],
-            "params": self.params,
-        }
+        """JSON-ready form: ``{"levels": [{"level": 1, "clusters": [...]}, ...], ...}``.
+
+        With a measured confidence each level also has ``confidence`` and
+        ``supported``, and each cluster ``confidence``.
+        """
+        levels = []
+        for n, level in enumerate(self.levels, start=1):
+            entry: dict[str, Any] = {
+                "level": n,
+                "modularity": self.modularity[n - 1] if n <= len(self.modularity) else None}
+            if self.confidence:
+                entry["confidence"] = self.confidence[n - 1]
+                entry["supported"] = self.supported(n)
+            entry["clusters"] = [c.to_dict() for c in level]
+            levels.append(entry)
+        return {"levels": levels, "params": self.params}
 
     def to_json(self, **kwargs: Any) -> str:
         """The hierarchy as a JSON string (see :meth:`to_dict`)."""
@@ -212,14 +298,20 @@ class Hierarchy:
                                hosts=tuple(sorted(c["hosts"])),
                                children=tuple(c.get("children", ())), parent=c.get("parent"),
                                internal=float(c.get("internal", 0.0)),
-                               weights={str(k): float(v) for k, v in c.get("weights", {}).items()})
+                               weights={str(k): float(v) for k, v in c.get("weights", {}).items()},
+                               confidence=(None if c.get("confidence") is None
+                                           else float(c["confidence"])))
                        for c in lv["clusters"]]
                       for lv in sorted(data["levels"], key=lambda lv: int(lv["level"]))]
-            modularity = [lv.get("modularity") for lv in data["levels"]]
+            ordered = sorted(data["levels"], key=lambda lv: int(lv["level"]))
+            modularity = [lv.get("modularity") for lv in ordered]
+            confidence = [lv.get("confidence") for lv in ordered]
         except (KeyError, TypeError, ValueError) as exc:
             raise TomographyError(f"not a hierarchy: missing or bad field {exc}") from None
         return cls(levels=levels, params=dict(data.get("params", {})),
-                   modularity=[q for q in modularity if q is not None])
+                   modularity=[q for q in modularity if q is not None],
+                   confidence=([float(c) for c in confidence]
+                               if confidence and all(c is not None for c in confidence) else []))
 
     @classmethod
     def from_json(cls, text: str) -> "Hierarchy":
@@ -231,17 +323,28 @@ class Hierarchy:
         return cls.from_dict(data)
 
 
-def _dense(matrix) -> np.ndarray:
-    return matrix.toarray() if hasattr(matrix, "toarray") else np.asarray(matrix)
+def _rows(matrix) -> list[tuple[list[int], list[float]]]:
+    """Column indices and values of each row's non-zeros (sparse: no k x k array)."""
+    from scipy import sparse
+
+    csr = sparse.csr_array(matrix)
+    csr.sort_indices()
+    cols, vals, ptr = csr.indices.tolist(), csr.data.tolist(), csr.indptr.tolist()
+    return [(cols[ptr[i]:ptr[i + 1]], vals[ptr[i]:ptr[i + 1]]) for i in range(csr.shape[0])]
 
 
 @dataclass(frozen=True)
 class TreeEdge:
-    """An edge of a :class:`ClusterTree`."""
+    """An edge of a :class:`ClusterTree`.
+
+    ``confidence`` is the share of resampled iterations whose tree has it
+    too (None when not measured).
+    """
 
     source: str
     target: str
     weight: float
+    confidence: float | None = None
 
 
 @dataclass
@@ -285,9 +388,11 @@ class ClusterTree:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"nodes": [{"id", "hosts"}], "edges": [{"source", "target", "weight"}], ...}``."""
-        return {"nodes": [{"id": c.id, "hosts": list(c.hosts), "internal": c.internal}
+        return {"nodes": [{"id": c.id, "hosts": list(c.hosts), "internal": c.internal,
+                           **({} if c.confidence is None else {"confidence": c.confidence})}
                           for c in self.clusters],
-                "edges": [{"source": e.source, "target": e.target, "weight": e.weight}
+                "edges": [{"source": e.source, "target": e.target, "weight": e.weight,
+                           **({} if e.confidence is None else {"confidence": e.confidence})}
                           for e in self.edges],
                 "connected": self.is_connected, "total_weight": self.total_weight,
                 "params": self.params}
@@ -302,8 +407,15 @@ class ClusterTree:
         try:
             data = json.loads(text)
             clusters = [Cluster(id=n["id"], level=1, hosts=tuple(n["hosts"]),
-                                internal=float(n.get("internal", 0.0))) for n in data["nodes"]]
-            edges = [TreeEdge(e["source"], e["target"], float(e["weight"])) for e in data["edges"]]
+                                internal=float(n.get("internal", 0.0)),
+                                confidence=_optional_float(n.get("confidence")))
+                        for n in data["nodes"]]
+            edges = [TreeEdge(e["source"], e["target"], float(e["weight"]),
+                              _optional_float(e.get("confidence"))) for e in data["edges"]]
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise TomographyError(f"not a cluster tree: {exc}") from None
         return cls(clusters=clusters, edges=edges, params=dict(data.get("params", {})))
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)

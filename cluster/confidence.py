@@ -1,0 +1,560 @@
+"""How sure is each level, cluster and tree edge: resampling the iterations.
+
+Every broadcast iteration is an independent measurement of the same
+network, so the iterations can be resampled like the rows of a table: a
+resampled ``w_n`` is the mean of the resampled iterations' weights (Eq 4.1,
+4.2).  A result found again on most resamples is supported by the data; one
+found only on the data it was fitted to is noise.
+
+Resampling scheme (:func:`resample_plan`): with at least
+:data:`BOOTSTRAP_MIN` iterations, the bootstrap (draw ``n`` iterations with
+replacement); with fewer, split halves (the iterations shuffled and cut in
+two, each half a resample; ``resamples / 2`` different cuts).  A single
+iteration cannot be resampled: the confidence is then not measured.
+
+What is found again is judged level by level, in the way the level was made
+(``params["origins"]`` of :func:`cluster.averaged_edge.averaged_edge_hierarchy`),
+each given the original level it was derived from:
+
+* a level Louvain found on the hosts: Louvain on the resampled hosts' graph;
+* a refined level: Louvain on each split cluster of the level above, on the
+  resampled weights inside that cluster;
+* a merged level: the collapse of the level below with the resampled
+  weights, partitioned as the hierarchy does (same linkage and self-loops).
+
+A level's confidence is the mean over the resamples of the NMI between the
+level and the resampled partition (for a refined level, within the clusters
+it splits, weighted by their hosts): near 1 for a level the data show, near
+0 for a split of a homogeneous cluster.  A merged level is judged on split
+halves compared with each other (independent data), at least
+:data:`MERGE_RESAMPLES` of them: a merge of four equal clusters into two
+pairs, decided by a near tie, agrees about one time in three.  A level is supported when its confidence reaches
+:data:`SUPPORT_THRESHOLD`.  A cluster's score on one resample is the
+Jaccard index (in hosts) of the cluster with the resampled cluster that
+matches it, the one that shares more than half of their union (at most one
+can), and 0 when none does; its confidence is the mean score (the bootstrap
+stability of Hennig, "Cluster-wise assessment of cluster stability",
+Comput. Stat. Data Anal. 52, 2007, with a strict match).  A tree edge's confidence is the share of
+resamples whose maximum spanning tree over the same clusters has it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from cluster.adjacency import SharedGraph
+from cluster.accuracy import nmi
+from cluster.averaged_edge import collapse, linked, with_self_loops
+from cluster.louvain import leiden, louvain, multilevel
+from tomography.errors import TomographyError
+from tomography.hierarchy import ClusterTree, Hierarchy
+from tomography.seeding import Seed, check_seed, spawn_seeds
+
+__all__ = ["IterationSampler", "resample_plan", "hierarchy_confidence", "flat_confidence",
+           "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
+           "DEFAULT_RESAMPLES", "MERGE_RESAMPLES", "BOOTSTRAP_MIN"]
+
+SUPPORT_THRESHOLD = 0.5
+"""Confidence a level needs to be reported (benchmarks/analysis.py, part confidence)."""
+
+DEFAULT_RESAMPLES = 4
+"""Resampled analyses per confidence (an even number: split halves come in pairs)."""
+
+MERGE_RESAMPLES = 64
+"""Fewest resamples for merged levels: a merge of a few clusters is all or nothing,
+so telling a real one (found every time) from a tie (found one time in three)
+takes more resamples than a level of hosts; and they cost little."""
+
+BOOTSTRAP_MIN = 4
+"""Fewest iterations resampled by the bootstrap; below, split halves."""
+
+
+def _halves(n_iterations: int, resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Split halves: ``resamples / 2`` random cuts of the iterations into two halves."""
+    plan = []
+    for _ in range((resamples + 1) // 2):
+        first = np.zeros(n_iterations, dtype=np.int64)
+        first[rng.permutation(n_iterations)[: n_iterations // 2]] = 1
+        plan += [first, 1 - first]
+    return plan
+
+
+def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
+                  seed: Seed = None) -> tuple[str, list[np.ndarray]]:
+    """How often each iteration enters each resample.
+
+    Parameters
+    ----------
+    n_iterations : int
+        Iterations in the data (at least 2).
+    resamples : int, default DEFAULT_RESAMPLES
+        Number of resampled data sets (rounded up to even for split halves).
+    seed : int, Generator or None
+
+    Returns
+    -------
+    method : {"bootstrap", "split-halves"}
+    multiplicities : list of ndarray of int
+        Per resample, the count of each iteration (0 when left out).
+
+    Examples
+    --------
+    >>> method, plan = resample_plan(3, 2, seed=0)
+    >>> method, [m.tolist() for m in plan]
+    ('split-halves', [[0, 0, 1], [1, 1, 0]])
+    >>> method, plan = resample_plan(10, 3, seed=0)
+    >>> method, [int(m.sum()) for m in plan]
+    ('bootstrap', [10, 10, 10])
+    """
+    if n_iterations < 2:
+        raise TomographyError("one iteration cannot be resampled: measure at least 2 for a "
+                              "confidence")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    rng, _ = check_seed(seed)
+    if n_iterations >= BOOTSTRAP_MIN:
+        draws = [rng.integers(0, n_iterations, n_iterations) for _ in range(resamples)]
+        return "bootstrap", [np.bincount(d, minlength=n_iterations) for d in draws]
+    return "split-halves", _halves(n_iterations, resamples, rng)
+
+
+class IterationSampler:
+    """The per-iteration weights of a measurement on the edges of its ``w_n``.
+
+    Holds one row per observed (iteration, receiver, sender) count, mapped to
+    the undirected edge of ``w_n`` it adds to: memory linear in the number of
+    observations, and a resampled ``w_n`` costs one weighted ``bincount``.
+
+    Parameters
+    ----------
+    graph : SharedGraph
+        ``w_n`` of the iterations below, with its host order.
+    iteration, receiver, sender : array of int
+        Per observation: iteration position ``0 .. T-1`` and host indices.
+    blocks : array of float
+        Per observation: the count (or weight).
+    n_iterations : int
+        ``T``.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.weights import mean_weights
+    >>> m = planted_partition(12, 2, iterations=3, seed=0)
+    >>> sampler = IterationSampler.from_measurement(m, SharedGraph(mean_weights(m)))
+    >>> bool(abs(sampler.matrix(np.ones(3)) - mean_weights(m)).max() < 1e-9)
+    True
+    """
+
+    def __init__(self, graph: SharedGraph, iteration: np.ndarray, receiver: np.ndarray,
+                 sender: np.ndarray, blocks: np.ndarray, n_iterations: int) -> None:
+        self.graph = graph
+        A = graph.matrix
+        n = A.shape[0]
+        upper = sparse.triu(A, format="coo")     # the order of igraph_graph's edges
+        keys = upper.row.astype(np.int64) * n + upper.col
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        lo = np.minimum(receiver, sender).astype(np.int64)
+        hi = np.maximum(receiver, sender).astype(np.int64)
+        wanted = lo * n + hi
+        pos = np.searchsorted(sorted_keys, wanted)
+        pos = np.minimum(pos, len(sorted_keys) - 1)
+        found = (sorted_keys[pos] == wanted) & (np.asarray(blocks) > 0)
+        self.edge = order[pos[found]]
+        self.iteration = np.asarray(iteration)[found]
+        self.blocks = np.asarray(blocks, dtype=float)[found]
+        self.n_iterations = int(n_iterations)
+        self.n_edges = len(keys)
+        # the edge of every stored entry of the symmetric CSR matrix
+        csr = A.tocsr()
+        rows = np.repeat(np.arange(n), np.diff(csr.indptr))
+        cols = csr.indices
+        entry_keys = np.minimum(rows, cols).astype(np.int64) * n + np.maximum(rows, cols)
+        self._entry_edge = order[np.searchsorted(sorted_keys, entry_keys)]
+        self._indices, self._indptr = csr.indices.copy(), csr.indptr.copy()
+
+    @classmethod
+    def from_measurement(cls, measurement: Any, graph: SharedGraph,
+                         n: int | None = None) -> "IterationSampler":
+        """The sampler of a broadcast :class:`tomography.dataset.Measurement`.
+
+        ``graph`` must be ``w_n`` of its first ``n`` iterations (all by default).
+        """
+        ids = measurement.iteration_ids[: n if n is not None else None]
+        if len(ids) < 1:
+            raise TomographyError("the dataset has no broadcast iterations to resample")
+        t = measurement.transfers
+        t = t[t["iteration"].isin(ids)]
+        position = pd.Index(ids).get_indexer(t["iteration"])
+        hosts = pd.Index(measurement.host_names)
+        return cls(graph, position, hosts.get_indexer(t["receiver"]),
+                   hosts.get_indexer(t["sender"]), t["blocks"].to_numpy(dtype=float), len(ids))
+
+    def edge_weights(self, multiplicity: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The resampled ``w_n`` on each edge (igraph's edge order of the graph)."""
+        m = np.asarray(multiplicity, dtype=float)
+        total = m.sum()
+        if total <= 0:
+            raise ValueError("a resample needs at least one iteration")
+        return np.bincount(self.edge, weights=self.blocks * m[self.iteration],
+                           minlength=self.n_edges) / total
+
+    def matrix(self, multiplicity: Sequence[int] | np.ndarray) -> sparse.csr_array:
+        """The resampled ``w_n`` as a symmetric matrix (explicit zeros removed)."""
+        w = self.edge_weights(multiplicity)
+        out = sparse.csr_array((w[self._entry_edge], self._indices.copy(), self._indptr.copy()),
+                               shape=self.graph.matrix.shape)   # copies: compacted in place
+        out.eliminate_zeros()
+        return out
+
+
+def cluster_scores(labels: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """Per cluster of ``labels``, its Jaccard index with the matching cluster of ``found``.
+
+    The match is the cluster of ``found`` sharing more than half of their
+    union with it; 0 when there is none.
+
+    Parameters
+    ----------
+    labels, found : array of int
+        Two partitions of the same items (``labels`` numbered ``0 .. k-1``).
+
+    Returns
+    -------
+    ndarray of float
+        One score per cluster of ``labels``.
+
+    Examples
+    --------
+    >>> cluster_scores(np.array([0, 0, 0, 1, 1, 1]), np.array([5, 5, 5, 5, 7, 7])).tolist()
+    [0.75, 0.6666666666666666]
+    >>> cluster_scores(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1])).tolist()
+    [0.0, 0.0]
+    """
+    labels = np.asarray(labels)
+    _, found = np.unique(np.asarray(found), return_inverse=True)
+    k, f = int(labels.max()) + 1, int(found.max()) + 1
+    both = sparse.coo_array((np.ones(len(labels)), (labels, found)), shape=(k, f)).tocsr()
+    both.sum_duplicates()
+    size_a = np.bincount(labels, minlength=k).astype(float)
+    size_b = np.bincount(found, minlength=f).astype(float)
+    coo = both.tocoo()
+    jaccard = coo.data / (size_a[coo.row] + size_b[coo.col] - coo.data)
+    best = np.zeros(k)
+    np.maximum.at(best, coo.row, np.where(jaccard > 0.5, jaccard, 0.0))
+    return best
+
+
+@dataclass
+class _Options:
+    linkage: str
+    loops: float
+    engine: str
+    resolution: float
+
+
+def _find(graph: SharedGraph, hosts: np.ndarray | None, options: _Options, seed: int,
+          level: str = "best") -> np.ndarray:
+    """Partition the resampled weights (edge attribute ``resample``), of all hosts or of ``hosts``.
+
+    Leiden optimises the modularity of the resamples (Louvain's ``finest``
+    level when that is what the level is): the same objective, several times
+    faster on the noisier graphs of resampled iterations (:func:`cluster.louvain.leiden`).
+    """
+    g = graph.igraph()
+    sub = g if hosts is None else g.induced_subgraph(hosts.tolist())
+    if sub.ecount() == 0 or not any(sub.es["resample"]):
+        return np.arange(sub.vcount())
+    if level == "finest":
+        return multilevel(sub, resolution=options.resolution, seed=seed, level=level,
+                          weights="resample")
+    return leiden(sub, resolution=options.resolution, seed=seed, weights="resample")
+
+
+def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
+               level: str = "best") -> np.ndarray:
+    if not (matrix - sparse.diags_array(matrix.diagonal())).count_nonzero():
+        return np.arange(matrix.shape[0])
+    return louvain(matrix, engine=options.engine, resolution=options.resolution, seed=seed,
+                   level=level).labels
+
+
+def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
+                         resamples: int = DEFAULT_RESAMPLES, threshold: float = SUPPORT_THRESHOLD,
+                         seed: Seed = None) -> Hierarchy:
+    """The hierarchy with a confidence for every level and cluster.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+        From :func:`cluster.averaged_edge.averaged_edge_hierarchy` on the
+        sampler's ``w_n`` (its ``params`` say how each level was made).
+    sampler : IterationSampler
+    resamples : int, default DEFAULT_RESAMPLES
+        Resamples for the levels found on the hosts; merged levels, whose
+        resampling costs little, get at least :data:`MERGE_RESAMPLES`.
+    threshold : float, default SUPPORT_THRESHOLD
+        Confidence a level needs to be supported; recorded in
+        ``params["confidence"]``.
+    seed : int, Generator or None
+
+    Returns
+    -------
+    Hierarchy
+        A copy with ``confidence`` per level and per cluster.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.weights import mean_weights
+    >>> from cluster.averaged_edge import averaged_edge_hierarchy
+    >>> m = planted_hierarchy((2, 3), 16, iterations=6, seed=3)
+    >>> g = SharedGraph(mean_weights(m), m.host_names)
+    >>> h = averaged_edge_hierarchy(g, m.host_names, seed=0)
+    >>> h = hierarchy_confidence(h, IterationSampler.from_measurement(m, g), seed=0)
+    >>> [len(level) for level in h.levels], [round(c, 2) for c in h.confidence]
+    ([6, 2], [0.97, 1.0])
+    """
+    params = hierarchy.params
+    depth = hierarchy.depth
+    origins = params.get("origins") or ["louvain"] + ["merged"] * (depth - 1)
+    options = _Options(params.get("linkage", "thesis"), float(params.get("loops", 0.5)),
+                       params.get("engine", "igraph"), float(params.get("resolution", 1.0)))
+    step_level = "finest" if params.get("start") == "finest" else "best"
+    rng, recorded = check_seed(seed)
+    if list(sampler.graph.hosts or hierarchy.hosts) != hierarchy.hosts:
+        raise TomographyError("the sampler's hosts are not the hierarchy's")
+    labels = [hierarchy.labels(k) for k in range(1, depth + 1)]
+    clusters = [np.zeros(len(level)) for level in hierarchy.levels]
+    agreement = np.zeros(depth)
+    counts = np.zeros(depth, dtype=np.int64)
+    on_hosts = [k for k in range(depth) if origins[k] != "merged"]
+    method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
+    for multiplicity in plan if on_hosts else []:
+        seeds = spawn_seeds(rng, depth)
+        matrix = None
+        if options.engine == "igraph":
+            sampler.graph.igraph().es["resample"] = sampler.edge_weights(multiplicity).tolist()
+        else:
+            matrix = sampler.matrix(multiplicity)
+        for k in on_hosts:
+            if origins[k] == "louvain":
+                found = (_find(sampler.graph, None, options, seeds[k], step_level)
+                         if matrix is None else _partition(matrix, options, seeds[k], step_level))
+                agree = nmi(labels[k], found)
+            else:   # refined: split again each cluster of the level above that it splits
+                found, agree, weight = labels[k].copy(), 0.0, 0
+                for parent in np.unique(labels[k + 1]):
+                    idx = np.flatnonzero(labels[k + 1] == parent)
+                    if len(np.unique(labels[k][idx])) < 2:
+                        continue
+                    part = (_find(sampler.graph, idx, options, seeds[k]) if matrix is None
+                            else _partition(matrix[idx][:, idx], options, seeds[k]))
+                    found[idx] = part + int(found.max()) + 1
+                    agree += len(idx) * nmi(labels[k][idx], part)
+                    weight += len(idx)
+                agree /= max(weight, 1)
+            clusters[k] += cluster_scores(labels[k], found)
+            agreement[k] += agree
+            counts[k] += 1
+    merged = [k for k in range(depth) if origins[k] == "merged"]
+    merge_plan: list[np.ndarray] = []
+    if merged:
+        # Independent halves, compared with each other: a merge decided by a near
+        # tie on the full data would look stable on resamples that share most of it.
+        merge_plan = _halves(sampler.n_iterations, max(resamples, MERGE_RESAMPLES), rng)
+        sums = _ClusterSums(sampler, labels[merged[0] - 1])
+        for first, second in zip(merge_plan[::2], merge_plan[1::2]):
+            seeds = spawn_seeds(rng, depth)
+            found_in = []
+            for multiplicity in (first, second):
+                current, sizes = sums.collapsed(multiplicity, options.linkage), sums.sizes
+                found_k = {}
+                for k in merged:
+                    step = _partition(with_self_loops(current, options.loops), options,
+                                      seeds[k], step_level)
+                    found_k[k] = step[labels[k - 1]]
+                    clusters[k] += cluster_scores(labels[k], found_k[k]) / 2
+                    current, sizes = collapse(current, _step_labels(labels[k - 1], labels[k]),
+                                              sizes, linkage=options.linkage)
+                found_in.append(found_k)
+            for k in merged:
+                agreement[k] += nmi(found_in[0][k], found_in[1][k])
+                counts[k] += 1
+    counts = np.maximum(counts, 1)
+    out = Hierarchy(levels=[[replace(c, confidence=float(clusters[k][i] / counts[k]))
+                             for i, c in enumerate(level)]
+                            for k, level in enumerate(hierarchy.levels)],
+                    params=dict(params), modularity=list(hierarchy.modularity),
+                    confidence=[float(a) for a in agreement / counts])
+    out.params["confidence"] = {
+        "method": method, "resamples": len(plan) if on_hosts else 0,
+        "merge_resamples": len(merge_plan), "seed": recorded, "threshold": threshold,
+        "iterations": sampler.n_iterations}
+    return out
+
+
+class _ClusterSums:
+    """Per iteration, the summed weights between and inside the clusters of one partition.
+
+    :func:`cluster.averaged_edge.collapse` is linear in the weights, so the
+    collapse of a resampled ``w_n`` is the resampled mean of these sums put
+    through the linkage (:func:`cluster.averaged_edge.linked`): no host-level
+    matrix per resample.
+    """
+
+    def __init__(self, sampler: IterationSampler, labels: np.ndarray) -> None:
+        upper = sparse.triu(sampler.graph.matrix, format="coo")   # the sampler's edge order
+        a = labels[upper.row][sampler.edge]
+        b = labels[upper.col][sampler.edge]
+        self.k = int(labels.max()) + 1
+        self.sizes = np.bincount(labels, minlength=self.k).astype(np.int64)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        key = (sampler.iteration.astype(np.int64) * self.k + lo) * self.k + hi
+        keys, inverse = np.unique(key, return_inverse=True)
+        self.value = np.bincount(inverse, weights=sampler.blocks)
+        self.iteration = keys // (self.k * self.k)
+        self.lo = (keys // self.k) % self.k
+        self.hi = keys % self.k
+
+    def collapsed(self, multiplicity: np.ndarray, linkage: str) -> sparse.csr_array:
+        """The collapsed resampled ``w_n``, as :func:`cluster.averaged_edge.collapse` gives it."""
+        m = np.asarray(multiplicity, dtype=float)
+        w = self.value * m[self.iteration] / m.sum()
+        inside = self.lo == self.hi
+        internal = np.bincount(self.lo[inside], weights=w[inside], minlength=self.k)
+        out = ~inside
+        between = sparse.coo_array(
+            (np.concatenate([w[out], w[out]]),
+             (np.concatenate([self.lo[out], self.hi[out]]),
+              np.concatenate([self.hi[out], self.lo[out]]))), shape=(self.k, self.k)).tocsr()
+        between.sum_duplicates()
+        return linked(between, internal, self.sizes, linkage=linkage)
+
+
+def _step_labels(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """The cluster of the upper level of each cluster of the lower level."""
+    step = np.zeros(int(lower.max()) + 1, dtype=np.int64)
+    step[lower] = upper
+    return step
+
+
+def supported_levels(hierarchy: Hierarchy) -> list[int]:
+    """The numbers of the levels that reach the support threshold.
+
+    A hierarchy without confidence has every level supported; when no level
+    is, the most confident one is returned alone.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_partitions(list("abcd"), [[0, 0, 1, 2], [0, 0, 1, 1]])
+    >>> h.confidence, h.params["confidence"] = [0.9, 0.4], {"threshold": 0.7}
+    >>> supported_levels(h)
+    [1]
+    """
+    if not hierarchy.confidence or hierarchy.threshold is None:
+        return list(range(1, hierarchy.depth + 1))
+    keep = [k for k in range(1, hierarchy.depth + 1) if hierarchy.supported(k)]
+    return keep or [int(np.argmax(hierarchy.confidence)) + 1]
+
+
+def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
+                    resamples: int = DEFAULT_RESAMPLES, engine: str = "igraph",
+                    resolution: float = 1.0, level: str = "best",
+                    seed: Seed = None) -> tuple[np.ndarray, float, str, int]:
+    """Confidence of each cluster of a flat Louvain partition, and of the partition.
+
+    Returns
+    -------
+    clusters : ndarray of float
+        Per cluster (in label order).
+    overall : float
+        The partition's: mean NMI with the resampled partitions.
+    method : str
+    resamples : int
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.weights import mean_weights
+    >>> m = planted_partition(40, 4, iterations=4, seed=0)
+    >>> g = SharedGraph(mean_weights(m), m.host_names)
+    >>> flat = louvain(g, seed=0)
+    >>> per, overall, method, count = flat_confidence(
+    ...     flat.labels, IterationSampler.from_measurement(m, g), seed=0)
+    >>> per.round(2).tolist(), overall, method, count
+    ([1.0, 1.0, 1.0, 1.0], 1.0, 'bootstrap', 4)
+    """
+    rng, _ = check_seed(seed)
+    method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
+    options = _Options("thesis", 0.5, engine, resolution)
+    labels = np.asarray(labels)
+    total, agreement = np.zeros(int(labels.max()) + 1), 0.0
+    for multiplicity in plan:
+        run_seed = spawn_seeds(rng, 1)[0]
+        if engine == "igraph":
+            sampler.graph.igraph().es["resample"] = sampler.edge_weights(multiplicity).tolist()
+            found = _find(sampler.graph, None, options, run_seed, level)
+        else:
+            found = _partition(sampler.matrix(multiplicity), options, run_seed, level)
+        total += cluster_scores(labels, found)
+        agreement += nmi(labels, found)
+    return total / len(plan), agreement / len(plan), method, len(plan)
+
+
+def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
+                    resamples: int = DEFAULT_RESAMPLES, seed: Seed = None) -> ClusterTree:
+    """The tree with a confidence on every edge and cluster.
+
+    An edge's confidence is the share of resamples in which the maximum
+    spanning tree over the same clusters, with the resampled weights, has
+    it; a cluster's is that of :func:`flat_confidence`.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.weights import mean_weights
+    >>> from cluster.spanning_tree import cluster_tree
+    >>> m = planted_partition(30, 3, iterations=4, seed=0)
+    >>> g = SharedGraph(mean_weights(m), m.host_names)
+    >>> t = tree_confidence(cluster_tree(g, m.host_names, seed=0),
+    ...                     IterationSampler.from_measurement(m, g), seed=0)
+    >>> all(0 <= e.confidence <= 1 for e in t.edges), t.clusters[0].confidence
+    (True, 1.0)
+    """
+    from cluster.spanning_tree import maximum_spanning_tree
+
+    params = tree.params
+    hosts = sampler.graph.hosts
+    index = {h: i for i, h in enumerate(hosts)}
+    labels = np.zeros(len(hosts), dtype=np.int64)
+    ids = [c.id for c in tree.clusters]
+    for c, cluster in enumerate(tree.clusters):
+        labels[[index[h] for h in cluster.hosts]] = c
+    rng, recorded = check_seed(seed)
+    per, _, method, count = flat_confidence(
+        labels, sampler, resamples=resamples, engine=params.get("engine", "igraph"),
+        resolution=float(params.get("resolution", 1.0)), level=params.get("level", "best"),
+        seed=spawn_seeds(rng, 1)[0])
+    _, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
+    found: dict[tuple[str, str], int] = {}
+    for multiplicity in plan:
+        collapsed, _ = collapse(sampler.matrix(multiplicity), labels,
+                                linkage=params.get("linkage", "thesis"))
+        for i, j, _w in maximum_spanning_tree(collapsed):
+            key = tuple(sorted((ids[i], ids[j])))
+            found[key] = found.get(key, 0) + 1
+    edges = [replace(e, confidence=found.get(tuple(sorted((e.source, e.target))), 0) / len(plan))
+             for e in tree.edges]
+    clusters = [replace(c, confidence=float(per[i])) for i, c in enumerate(tree.clusters)]
+    out_params = dict(params)
+    out_params["confidence"] = {"method": method, "resamples": count, "seed": recorded,
+                                "iterations": sampler.n_iterations}
+    return ClusterTree(clusters=clusters, edges=edges, params=out_params)
+
