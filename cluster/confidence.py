@@ -163,9 +163,10 @@ class IterationSampler:
         lo = np.minimum(receiver, sender).astype(np.int64)
         hi = np.maximum(receiver, sender).astype(np.int64)
         wanted = lo * n + hi
-        pos = np.searchsorted(sorted_keys, wanted)
-        pos = np.minimum(pos, len(sorted_keys) - 1)
-        found = (sorted_keys[pos] == wanted) & (np.asarray(blocks) > 0)
+        pos = np.minimum(np.searchsorted(sorted_keys, wanted), max(len(sorted_keys) - 1, 0))
+        found = np.zeros(len(wanted), dtype=bool)
+        if len(sorted_keys):   # an all-zero dataset has no edge to map to
+            found = (sorted_keys[pos] == wanted) & (np.asarray(blocks) > 0)
         self.edge = order[pos[found]]
         self.iteration = np.asarray(iteration)[found]
         self.blocks = np.asarray(blocks, dtype=float)[found]
@@ -180,21 +181,35 @@ class IterationSampler:
         self._indices, self._indptr = csr.indices.copy(), csr.indptr.copy()
 
     @classmethod
-    def from_measurement(cls, measurement: Any, graph: SharedGraph,
+    def from_measurement(cls, measurement: Any, graph: SharedGraph | None = None,
                          n: int | None = None) -> "IterationSampler":
         """The sampler of a broadcast :class:`tomography.dataset.Measurement`.
 
-        ``graph`` must be ``w_n`` of its first ``n`` iterations (all by default).
+        Parameters
+        ----------
+        measurement : Measurement
+        graph : SharedGraph, optional
+            ``w_n`` of its first ``n`` iterations; built here from the same
+            rows when not given (then ``sampler.graph`` is ``w_n``, Eq 4.2,
+            as :func:`tomography.weights.mean_weights` computes it).
+        n : int, optional
+            The first ``n`` iterations (all by default).
         """
         ids = measurement.iteration_ids[: n if n is not None else None]
         if len(ids) < 1:
             raise TomographyError("the dataset has no broadcast iterations to resample")
         t = measurement.transfers
-        t = t[t["iteration"].isin(ids)]
+        if len(ids) < len(measurement.iteration_ids):
+            t = t[t["iteration"].isin(ids)]
         position = pd.Index(ids).get_indexer(t["iteration"])
         hosts = pd.Index(measurement.host_names)
-        return cls(graph, position, hosts.get_indexer(t["receiver"]),
-                   hosts.get_indexer(t["sender"]), t["blocks"].to_numpy(dtype=float), len(ids))
+        receiver, sender = hosts.get_indexer(t["receiver"]), hosts.get_indexer(t["sender"])
+        blocks = t["blocks"].to_numpy(dtype=float)
+        if graph is None:
+            size = len(hosts)
+            counts = sparse.csr_array((blocks, (receiver, sender)), shape=(size, size))
+            graph = SharedGraph(((counts + counts.T) / len(ids)).tocsr(), measurement.host_names)
+        return cls(graph, position, receiver, sender, blocks, len(ids))
 
     def edge_weights(self, multiplicity: Sequence[int] | np.ndarray) -> np.ndarray:
         """The resampled ``w_n`` on each edge (igraph's edge order of the graph)."""

@@ -130,6 +130,33 @@ class Measurement:
         """Ground-truth label per host, for the hosts that have one."""
         return {h: lab for h, lab in zip(self.hosts["host"], self.hosts["label"]) if lab}
 
+    def edges(self, n: int | None = None, *, per_iteration: bool = False) -> pd.DataFrame:
+        """The edges of ``w_n``: ``src, dst, w_n, iterations`` (see :func:`tomography.interop.edges_frame`).
+
+        Examples
+        --------
+        >>> from tomography.synthetic import planted_partition
+        >>> planted_partition(6, 2, iterations=2, seed=0).edges().columns.tolist()
+        ['src', 'dst', 'w_n', 'iterations']
+        """
+        from tomography.interop import edges_frame
+
+        return edges_frame(self, n, per_iteration=per_iteration)
+
+    def weight_matrix(self, n: int | None = None):
+        """``w_n`` (Eq 4.2) as a SciPy sparse matrix, and its host order.
+
+        Examples
+        --------
+        >>> from tomography.synthetic import planted_partition
+        >>> W, hosts = planted_partition(6, 2, iterations=2, seed=0).weight_matrix()
+        >>> W.shape, hosts[0]
+        ((6, 6), 'h000')
+        """
+        from tomography.weights import mean_weights
+
+        return mean_weights(self, n), self.host_names
+
 
 def _empty(columns: Iterable[str]) -> pd.DataFrame:
     return pd.DataFrame({c: [] for c in columns})

@@ -203,6 +203,38 @@ class Hierarchy:
                           for level in out.levels]
         return out
 
+    def to_networkx(self):
+        """The Hasse diagram as a networkx DiGraph (:func:`tomography.interop.hierarchy_graph`).
+
+        Examples
+        --------
+        >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+        >>> Hierarchy.from_networkx(h.to_networkx()).labels(1).tolist()
+        [0, 0, 1]
+        """
+        from tomography.interop import hierarchy_graph
+
+        return hierarchy_graph(self)
+
+    @classmethod
+    def from_networkx(cls, graph) -> "Hierarchy":
+        """Inverse of :meth:`to_networkx`."""
+        from tomography.interop import hierarchy_from_graph
+
+        return hierarchy_from_graph(graph)
+
+    def to_frame(self):
+        """One row per host and level: ``host, level, cluster, size, confidence``.
+
+        Examples
+        --------
+        >>> Hierarchy.from_partitions(["a", "b"], [[0, 1]]).to_frame()["cluster"].tolist()
+        ['L1C0', 'L1C1']
+        """
+        from tomography.interop import hierarchy_frame
+
+        return hierarchy_frame(self)
+
     def labels(self, number: int, hosts: Iterable[str] | None = None) -> np.ndarray:
         """Cluster index of each host on level ``number``, in sorted host order by default."""
         index = {h: i for i, c in enumerate(self.level(number)) for h in c.hosts}
@@ -385,6 +417,18 @@ class ClusterTree:
     def total_weight(self) -> float:
         """Sum of the edge weights."""
         return float(sum(e.weight for e in self.edges))
+
+    def to_networkx(self):
+        """The tree as a networkx Graph (:func:`tomography.interop.tree_graph`)."""
+        from tomography.interop import tree_graph
+
+        return tree_graph(self)
+
+    def to_frame(self):
+        """One row per host: ``host, cluster, size, confidence``."""
+        from tomography.interop import tree_frame
+
+        return tree_frame(self)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"nodes": [{"id", "hosts"}], "edges": [{"source", "target", "weight"}], ...}``."""

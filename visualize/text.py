@@ -5,7 +5,8 @@ from __future__ import annotations
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
 from visualize._common import truth_summary
 
-__all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts"]
+__all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts",
+           "confidence_note"]
 
 
 def describe_hosts(hosts: tuple[str, ...] | list[str], limit: int = 4) -> str:
@@ -24,6 +25,19 @@ def _truth_note(cluster: Cluster, truth: dict[str, str] | None) -> str:
     """The cluster's truth (see :func:`visualize._common.truth_summary`), as a suffix."""
     summary = truth_summary(cluster.hosts, truth)
     return f"  truth: {summary}" if summary else ""
+
+
+def _confidence(value: float | None) -> str:
+    """``, confidence 0.93`` (empty when not measured)."""
+    return "" if value is None else f", confidence {value:.2f}"
+
+
+def _level_name(hierarchy: Hierarchy, number: int) -> str:
+    """``level 2`` with its confidence, marked when it is below the support threshold."""
+    if not hierarchy.confidence:
+        return f"level {number}"
+    mark = "" if hierarchy.supported(number) in (True, None) else " unsupported"
+    return f"level {number} ({hierarchy.confidence[number - 1]:.2f}{mark})"
 
 
 def _children(hierarchy: Hierarchy, cluster: Cluster) -> list[Cluster]:
@@ -85,7 +99,7 @@ def hasse_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) -> str
         place(c, x)
         x += width[c.id] + 2
     total = x
-    margin = len(f"level {hierarchy.depth}") + 4
+    margin = max(len(_level_name(hierarchy, n)) for n in range(1, hierarchy.depth + 1)) + 4
     lines = []
     for number in range(hierarchy.depth, 0, -1):
         row = [" "] * total
@@ -93,7 +107,7 @@ def hasse_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) -> str
             text = label[c.id]
             start = max(0, centre[c.id] - len(text) // 2)
             row[start:start + len(text)] = text
-        lines.append(f"level {number}".ljust(margin) + "".join(row).rstrip())
+        lines.append(_level_name(hierarchy, number).ljust(margin) + "".join(row).rstrip())
         if number > 1:
             link = [" "] * total
             for c in hierarchy.level(number):
@@ -108,11 +122,41 @@ def hasse_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) -> str
                 link[xs[0]], link[xs[-1]] = "┌", "┐"
                 link[centre[c.id]] = "┼" if centre[c.id] in xs[1:-1] else "┴"
             lines.append(" " * margin + "".join(link).rstrip())
-    legend = [f"{c.id:<8}{len(c.hosts):>6} hosts  {describe_hosts(c.hosts)}{_truth_note(c, truth)}"
+    legend = [f"{c.id:<8}{len(c.hosts):>6} hosts  "
+              + ("" if c.confidence is None else f"conf {c.confidence:.2f}  ")
+              + f"{describe_hosts(c.hosts)}{_truth_note(c, truth)}"
               for level in reversed(hierarchy.levels) for c in level]
     head = ("Hasse diagram of bandwidth clusters: lower = higher achievable bandwidth "
             f"inside; {len(hierarchy.hosts)} hosts, {hierarchy.depth} levels")
-    return "\n\n".join([head, "\n".join(lines), "\n".join(legend)])
+    parts = [head, "\n".join(lines), "\n".join(legend)]
+    note = confidence_note(hierarchy)
+    if note:
+        parts.insert(1, note)
+    return "\n\n".join(parts)
+
+
+def confidence_note(hierarchy: Hierarchy) -> str:
+    """One line on how the confidences were measured and which levels were left out.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_partitions(["a", "b"], [[0, 1]])
+    >>> confidence_note(h)
+    ''
+    """
+    how = hierarchy.params.get("confidence")
+    if not how or not hierarchy.confidence:
+        return ""
+    resamples = how.get("resamples") or how.get("merge_resamples")
+    text = (f"confidence: how often a level is found again on {resamples} {how['method']} "
+            f"resamples of the {how['iterations']} iterations (NMI, 0 to 1); a level "
+            f"needs {how['threshold']:.2f}")
+    dropped = hierarchy.params.get("dropped_levels") or []
+    if dropped:
+        gone = ", ".join(f"{d['clusters']} clusters at {d['confidence']:.2f}" for d in dropped
+                         if d.get("confidence") is not None)
+        text += f"; not shown (--all-levels shows them): {gone}"
+    return text
 
 
 def hierarchy_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) -> str:
@@ -127,19 +171,20 @@ def hierarchy_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) ->
     └── L1C1 (2 hosts): b, c
     """
     lines = [f"network ({len(hierarchy.hosts)} hosts)"]
+    note = confidence_note(hierarchy)
 
     def walk(c: Cluster, prefix: str, last: bool) -> None:
         kids = _children(hierarchy, c)
         members = "" if kids else f": {describe_hosts(c.hosts)}"
-        lines.append(f"{prefix}{'└── ' if last else '├── '}{c.id} ({len(c.hosts)} hosts)"
-                     f"{members}{_truth_note(c, truth)}")
+        lines.append(f"{prefix}{'└── ' if last else '├── '}{c.id} ({len(c.hosts)} hosts"
+                     f"{_confidence(c.confidence)}){members}{_truth_note(c, truth)}")
         for i, k in enumerate(kids):
             walk(k, prefix + ("    " if last else "│   "), i == len(kids) - 1)
 
     top = hierarchy.levels[-1]
     for i, c in enumerate(top):
         walk(c, "", i == len(top) - 1)
-    return "\n".join(lines)
+    return "\n".join(lines + ([note] if note else []))
 
 
 def cluster_tree_text(tree: ClusterTree, truth: dict[str, str] | None = None) -> str:
@@ -159,23 +204,25 @@ def cluster_tree_text(tree: ClusterTree, truth: dict[str, str] | None = None) ->
     └── 2 ── L1C2 (1 hosts): c
     """
     by_id = {c.id: c for c in tree.clusters}
-    adjacent: dict[str, list[tuple[str, float]]] = {c.id: [] for c in tree.clusters}
+    adjacent: dict[str, list[tuple[str, float, float | None]]] = {c.id: [] for c in tree.clusters}
     for e in tree.edges:
-        adjacent[e.source].append((e.target, e.weight))
-        adjacent[e.target].append((e.source, e.weight))
+        adjacent[e.source].append((e.target, e.weight, e.confidence))
+        adjacent[e.target].append((e.source, e.weight, e.confidence))
     lines: list[str] = []
     seen: set[str] = set()
 
     def node(cid: str) -> str:
         c = by_id[cid]
-        return f"{cid} ({len(c.hosts)} hosts): {describe_hosts(c.hosts)}{_truth_note(c, truth)}"
+        return (f"{cid} ({len(c.hosts)} hosts{_confidence(c.confidence)}): "
+                f"{describe_hosts(c.hosts)}{_truth_note(c, truth)}")
 
     def walk(cid: str, prefix: str) -> None:
         seen.add(cid)
         kids = sorted((x for x in adjacent[cid] if x[0] not in seen), key=lambda x: -x[1])
-        for i, (k, w) in enumerate(kids):
+        for i, (k, w, conf) in enumerate(kids):
             last = i == len(kids) - 1
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{w:.4g} ── {node(k)}")
+            sure = "" if conf is None else f" ({conf:.2f})"
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{w:.4g}{sure} ── {node(k)}")
             walk(k, prefix + ("    " if last else "│   "))
 
     order = sorted(by_id, key=lambda cid: (-len(adjacent[cid]), cid))

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options, emit,
-                                   full_truth, hierarchy, load, positive_int)
+                                   full_truth, hierarchy, load_shared, positive_int)
 from tomography.cli import export as export_commands
 from tomography.cli import measure as measure_commands
 from tomography.cli import plot as plot_commands
@@ -181,26 +181,40 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     from cluster.louvain import louvain
     from visualize.text import describe_hosts
 
-    m, W = load(args)
-    result = louvain(W, engine=args.engine, seed=args.seed, restarts=args.restarts,
+    m, graph, sampler = load_shared(args)
+    result = louvain(graph, engine=args.engine, seed=args.seed, restarts=args.restarts,
                      resolution=args.resolution, level=args.level)
     hosts = m.host_names
     clusters = [{"id": c, "hosts": [hosts[i] for i in idx]}
                 for c, idx in enumerate(result.clusters())]
+    confidence = None
+    if sampler is not None:
+        from cluster.confidence import DEFAULT_RESAMPLES, flat_confidence
+
+        per, overall, method, count = flat_confidence(
+            result.labels, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
+            engine=args.engine, resolution=args.resolution, level=args.level, seed=args.seed)
+        for c, value in zip(clusters, per):
+            c["confidence"] = float(value)
+        confidence = {"partition": overall, "method": method, "resamples": count}
     if args.format == "json":
         emit(json.dumps({"clusters": clusters, "modularity": result.modularity,
+                          **({"confidence": confidence} if confidence else {}),
                           "params": {"engine": args.engine, "seed": args.seed,
                                      "restarts": args.restarts, "resolution": args.resolution,
                                      "level": args.level, "iterations": args.iterations}},
                          indent=2))
         return 0
     lines = [f"{len(clusters)} clusters, modularity {result.modularity:.4f} "
-             f"({args.engine}, seed {args.seed})"]
+             f"({args.engine}, seed {args.seed})"
+             + (f", confidence {confidence['partition']:.2f} ({confidence['resamples']} "
+                f"{confidence['method']} resamples)" if confidence else "")]
     labels = m.labels
     for c in clusters:
         truth = sorted({labels.get(h, "?") for h in c["hosts"]}) if labels else []
         note = f"  truth: {', '.join(truth[:3])}{' …' if len(truth) > 3 else ''}" if truth else ""
-        lines.append(f"  {c['id']:>3}  {len(c['hosts']):>5} hosts  "
+        sure = f"  conf {c['confidence']:.2f}" if "confidence" in c else ""
+        lines.append(f"  {c['id']:>3}  {len(c['hosts']):>5} hosts{sure}  "
                      f"{describe_hosts(c['hosts'])}{note}")
     emit("\n".join(lines))
     return 0
@@ -210,8 +224,8 @@ def cmd_hierarchy(args: argparse.Namespace) -> int:
     from tomography.export.dot import hierarchy_to_dot
     from visualize.text import hasse_text, hierarchy_text
 
-    m, W = load(args)
-    h = hierarchy(args, W, m.host_names)
+    m, graph, sampler = load_shared(args)
+    h = hierarchy(args, graph, m.host_names, sampler)
     h.params["iterations"] = args.iterations
     if args.format == "json":
         emit(h.to_json(indent=2))
@@ -229,29 +243,40 @@ def cmd_tree(args: argparse.Namespace) -> int:
     from tomography.export.dot import cluster_tree_to_dot
     from visualize.text import cluster_tree_text
 
-    m, W = load(args)
-    t = cluster_tree(W, m.host_names, linkage=args.linkage, level=args.level,
+    m, graph, sampler = load_shared(args)
+    t = cluster_tree(graph, m.host_names, linkage=args.linkage, level=args.level,
                      engine=args.engine, resolution=args.resolution, restarts=args.restarts,
                      self_loop=args.self_loop, seed=args.seed)
+    if sampler is not None and not args.self_loop:
+        from cluster.confidence import DEFAULT_RESAMPLES, tree_confidence
+
+        t = tree_confidence(t, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
+                            seed=args.seed)
     t.params["iterations"] = args.iterations
     if args.format == "json":
         emit(t.to_json(indent=2))
     elif args.format == "dot":
         emit(cluster_tree_to_dot(t))
     else:
+        how = t.params.get("confidence")
+        sure = (f"; in parentheses, the share of {how['resamples']} {how['method']} "
+                "resamples whose tree has the edge" if how else "")
         emit(f"maximum spanning tree of {len(t.clusters)} clusters "
-              f"(total weight {t.total_weight:.4g}, {args.linkage} linkage)\n"
-              + cluster_tree_text(t, m.labels))
+             f"(total weight {t.total_weight:.4g}, {args.linkage} linkage{sure})\n"
+             + cluster_tree_text(t, m.labels))
     return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from cluster.accuracy import convergence, hierarchy_nmi
 
-    m, W = load(args)
+    m, graph, sampler = load_shared(args)
     truth = full_truth(args, m)
-    h = hierarchy(args, W, m.host_names)
+    h = hierarchy(args, graph, m.host_names, sampler)
     levels = hierarchy_nmi(h, truth)
+    if h.confidence:
+        levels["confidence"] = h.confidence
+        levels["supported"] = [h.supported(k) for k in levels["level"]]
     table = convergence(m, truth, iterations=args.iterations, engine=args.engine,
                         seed=args.seed, linkage=args.linkage, start=args.start, progress=True)
     if args.format == "json":

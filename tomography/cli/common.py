@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["positive_int", "add_analysis_options", "add_hierarchy_options", "load",
-           "hierarchy", "truth", "full_truth", "emit"]
+           "load_shared", "hierarchy", "truth", "full_truth", "emit"]
 
 
 def positive_int(text: str) -> int:
@@ -41,6 +41,10 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="Louvain runs; the best modularity is kept (default 1)")
     p.add_argument("--resolution", type=float, default=1.0,
                    help="modularity resolution (default 1.0)")
+    p.add_argument("--resamples", type=int, default=None, metavar="B",
+                   help="resampled analyses for the confidence of every level, cluster and "
+                        "tree edge (default 4: bootstrap over iterations, split halves below "
+                        "4 iterations; 0: no confidence)")
 
 
 def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
@@ -56,14 +60,17 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--loops", type=float, default=0.5,
                    help="self-loop of a collapsed cluster, as a share of its strongest tie "
                         "to another cluster (default 0.5)")
+    p.add_argument("--all-levels", action="store_true",
+                   help="also show the levels whose confidence is below the support "
+                        "threshold (marked unsupported)")
 
 
-def load(args: argparse.Namespace):
-    """The dataset of ``args.dataset`` and its w_n over ``args.iterations``."""
+def load(args: argparse.Namespace, measurement: Any = None):
+    """The dataset of ``args.dataset`` (or ``measurement``) and its w_n over ``args.iterations``."""
     from tomography.dataset import read_measurement
     from tomography.weights import mean_weights
 
-    m = read_measurement(args.dataset)
+    m = measurement if measurement is not None else read_measurement(args.dataset)
     W = mean_weights(m, getattr(args, "iterations", None))
     probes = not m.iteration_ids and m.probes is not None
     if hasattr(args, "linkage") and args.linkage is None:
@@ -76,14 +83,62 @@ def load(args: argparse.Namespace):
     return m, W
 
 
-def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str]):
-    """The averaged-edge hierarchy of ``W`` with the options in ``args``."""
+def load_shared(args: argparse.Namespace):
+    """The dataset, its ``w_n`` as a shared graph, and the sampler of its iterations.
+
+    The sampler is None when there is no confidence to measure: ``--resamples
+    0``, a probe dataset, or a single iteration (a note says why).
+    """
+    from cluster.adjacency import SharedGraph
+    from cluster.confidence import IterationSampler
+
+    resamples = getattr(args, "resamples", None)
+    if resamples is not None and resamples < 0:
+        raise ValueError(f"--resamples must be >= 0, got {resamples}")
+    from tomography.dataset import read_measurement
+
+    m = read_measurement(args.dataset)
+    probes = not m.iteration_ids and m.probes is not None
+    if probes:
+        m, W = load(args, measurement=m)
+        return m, SharedGraph(W, m.host_names), None
+    n = getattr(args, "iterations", None)
+    if n is not None and not 1 <= n <= len(m.iteration_ids):
+        load(args, measurement=m)    # the same error as every other command
+    if hasattr(args, "linkage") and args.linkage is None:
+        args.linkage = "thesis"
+    sampler = IterationSampler.from_measurement(m, n=n)
+    if resamples == 0:
+        return m, sampler.graph, None
+    if sampler.n_iterations < 2:
+        print("note: one iteration cannot be resampled: no confidence (measure at least 2)",
+              file=sys.stderr)
+        return m, sampler.graph, None
+    return m, sampler.graph, sampler
+
+
+def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str], sampler: Any = None):
+    """The averaged-edge hierarchy of ``W`` with the options in ``args``.
+
+    With a sampler, each level gets its confidence and, unless
+    ``--all-levels``, the unsupported levels are left out.
+    """
     from cluster.averaged_edge import averaged_edge_hierarchy
 
-    return averaged_edge_hierarchy(W, hosts, linkage=args.linkage, start=args.start,
-                                   loops=getattr(args, "loops", 0.5), engine=args.engine,
-                                   resolution=args.resolution, restarts=args.restarts,
-                                   seed=args.seed)
+    h = averaged_edge_hierarchy(W, hosts, linkage=args.linkage, start=args.start,
+                                loops=getattr(args, "loops", 0.5), engine=args.engine,
+                                resolution=args.resolution, restarts=args.restarts,
+                                seed=args.seed)
+    if sampler is None:
+        return h
+    from cluster.confidence import DEFAULT_RESAMPLES, hierarchy_confidence, supported_levels
+
+    h = hierarchy_confidence(h, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
+                             seed=args.seed)
+    if getattr(args, "all_levels", False):
+        return h
+    keep = supported_levels(h)
+    return h if len(keep) == h.depth else h.select(keep)
 
 
 def truth(args: argparse.Namespace, m: Any) -> dict[str, str]:

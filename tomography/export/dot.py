@@ -17,9 +17,10 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
-def _node_label(cluster_id: str, size: int) -> str:
-    """Id and size on two lines (``\\n`` is DOT's centred line break)."""
-    return f'"{_escape(cluster_id)}\\n{size} hosts"'
+def _node_label(cluster_id: str, size: int, confidence: float | None = None) -> str:
+    """Id, size and confidence on lines of their own (``\\n`` is DOT's centred line break)."""
+    sure = "" if confidence is None else f"\\nconfidence {confidence:.2f}"
+    return f'"{_escape(cluster_id)}\\n{size} hosts{sure}"'
 
 
 def hierarchy_to_dot(hierarchy: Hierarchy) -> str:
@@ -40,9 +41,11 @@ def hierarchy_to_dot(hierarchy: Hierarchy) -> str:
     """
     lines = ["digraph hasse {", "  rankdir=BT;",
              '  node [shape=box, style=rounded, fontname="Helvetica"];']
-    for level in hierarchy.levels:
+    for number, level in enumerate(hierarchy.levels, start=1):
+        dashed = ", style=\"rounded,dashed\"" if hierarchy.supported(number) is False else ""
         for c in level:
-            lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts))}];")
+            lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts), c.confidence)}"
+                         f"{dashed}];")
     for level in hierarchy.levels:
         for c in level:
             if c.parent:
@@ -71,11 +74,12 @@ def cluster_tree_to_dot(tree: ClusterTree) -> str:
     heaviest = max((e.weight for e in tree.edges), default=1.0) or 1.0
     lines = ["graph tree {", '  node [shape=ellipse, fontname="Helvetica"];']
     for c in tree.clusters:
-        lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts))}];")
+        lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts), c.confidence)}];")
     for e in tree.edges:
         pen = 1 + 3 * e.weight / heaviest
         pull = max(1, round(100 * e.weight / heaviest))
+        sure = "" if e.confidence is None else f" ({e.confidence:.2f})"
         lines.append(f"  {_quote(e.source)} -- {_quote(e.target)} "
-                     f"[label=\"{e.weight:.4g}\", weight={pull}, penwidth={pen:.3g}];")
+                     f"[label=\"{e.weight:.4g}{sure}\", weight={pull}, penwidth={pen:.3g}];")
     lines.append("}")
     return "\n".join(lines)

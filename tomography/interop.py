@@ -1,0 +1,338 @@
+"""pandas and networkx in and out: the analysis on data measured by other tools.
+
+:class:`EdgeWeights` is what the clustering functions need and nothing more:
+a symmetric weight matrix, its host order, the unit of its weights and,
+when the data come in repeated measurements, the rows of each one, so that
+the confidence of :mod:`cluster.confidence` can resample them.  Build one
+from a networkx graph (:func:`from_networkx`) or an edge list
+(:func:`from_pandas`); every function that takes ``w_n`` takes it.
+
+:func:`edges_frame` and :func:`hierarchy_frame` / :func:`hierarchy_graph`
+(and the methods of :class:`~tomography.dataset.Measurement`,
+:class:`~tomography.hierarchy.Hierarchy` and
+:class:`~tomography.hierarchy.ClusterTree` that call them) go the other way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from tomography.errors import TomographyError
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from tomography.dataset import Measurement
+    from tomography.hierarchy import ClusterTree, Hierarchy
+
+__all__ = ["EdgeWeights", "from_networkx", "from_pandas", "edges_frame", "hierarchy_frame",
+           "hierarchy_graph", "hierarchy_from_graph", "tree_graph", "tree_frame"]
+
+
+@dataclass
+class EdgeWeights:
+    """A measurement-like weight input: ``w`` between hosts, in a known host order.
+
+    Attributes
+    ----------
+    matrix : scipy.sparse.csr_array
+        Symmetric, non-negative, zero diagonal.
+    hosts : list of str
+        The host of each row.
+    unit : str
+        What a weight is (``"blocks per iteration"``, ``"Mbit/s"``, ...).
+    rounds : pandas.DataFrame or None
+        Columns ``round, src, dst, weight``: the repeated measurements whose
+        mean is ``matrix`` (each undirected pair once per round), or None.
+    """
+
+    matrix: sparse.csr_array
+    hosts: list[str]
+    unit: str = "weight"
+    rounds: pd.DataFrame | None = None
+
+    @property
+    def n_hosts(self) -> int:
+        """Number of hosts."""
+        return len(self.hosts)
+
+    def sampler(self):
+        """The :class:`cluster.confidence.IterationSampler` of the rounds (None without)."""
+        if self.rounds is None or self.rounds["round"].nunique() < 2:
+            return None
+        from cluster.adjacency import SharedGraph
+        from cluster.confidence import IterationSampler
+
+        index = pd.Index(self.hosts)
+        ids = pd.Index(sorted(self.rounds["round"].unique()))
+        return IterationSampler(SharedGraph(self.matrix, self.hosts),
+                                ids.get_indexer(self.rounds["round"]),
+                                index.get_indexer(self.rounds["src"]),
+                                index.get_indexer(self.rounds["dst"]),
+                                self.rounds["weight"].to_numpy(dtype=float), len(ids))
+
+
+def from_pandas(frame: pd.DataFrame, *, source: str = "src", target: str = "dst",
+                weight: str = "weight", round: str | None = None, hosts: list[str] | None = None,
+                unit: str = "weight") -> EdgeWeights:
+    """Weights from an edge list, e.g. another tool's pairwise bandwidths.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per measured pair (either direction; both directions add up).
+    source, target, weight : str
+        Column names.
+    round : str, optional
+        Column numbering repeated measurements; the weight is then the mean
+        over rounds (Eq 4.2) and the rounds can be resampled for a confidence.
+    hosts : list of str, optional
+        Every host, isolated ones included (default: those in the edge list, sorted).
+    unit : str, default "weight"
+
+    Returns
+    -------
+    EdgeWeights
+
+    Raises
+    ------
+    TomographyError
+        For a missing column, a host not in ``hosts``, a self-pair, or a
+        negative or non-finite weight, naming the row.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"src": ["a", "b", "a"], "dst": ["b", "c", "c"],
+    ...                    "weight": [10.0, 9.0, 1.0]})
+    >>> w = from_pandas(df, unit="Mbit/s")
+    >>> w.hosts, w.matrix.toarray().tolist()
+    (['a', 'b', 'c'], [[0.0, 10.0, 1.0], [10.0, 0.0, 9.0], [1.0, 9.0, 0.0]])
+    >>> from cluster.louvain import louvain
+    >>> louvain(w, seed=0).nodes
+    ['a', 'b', 'c']
+    """
+    wanted = [source, target, weight] + ([round] if round else [])
+    missing = [c for c in wanted if c not in frame.columns]
+    if missing:
+        raise TomographyError(f"the edge list has no column {missing[0]!r} "
+                              f"(columns: {', '.join(map(str, frame.columns))})")
+    src, dst = frame[source].astype(str), frame[target].astype(str)
+    values = pd.to_numeric(frame[weight], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise TomographyError(f"row {row}: weight {frame[weight].iloc[row]!r} is not a finite "
+                              "number >= 0")
+    same = (src == dst).to_numpy()
+    if same.any():
+        row = int(np.flatnonzero(same)[0])
+        raise TomographyError(f"row {row}: a pair of the same host {src.iloc[row]!r}")
+    names = sorted(set(src) | set(dst)) if hosts is None else [str(h) for h in hosts]
+    index = pd.Index(names)
+    i, j = index.get_indexer(src), index.get_indexer(dst)
+    unknown = (i < 0) | (j < 0)
+    if unknown.any():
+        row = int(np.flatnonzero(unknown)[0])
+        host = src.iloc[row] if i[row] < 0 else dst.iloc[row]
+        raise TomographyError(f"row {row}: unknown host {host!r} (not in hosts)")
+    count = frame[round].nunique() if round else 1
+    n = len(names)
+    directed = sparse.csr_array((values, (i, j)), shape=(n, n))
+    matrix = ((directed + directed.T) / count).tocsr()
+    matrix.eliminate_zeros()
+    rounds = None
+    if round:
+        rounds = pd.DataFrame({"round": frame[round].to_numpy(), "src": src.to_numpy(),
+                               "dst": dst.to_numpy(), "weight": values})
+    return EdgeWeights(matrix=matrix, hosts=names, unit=unit, rounds=rounds)
+
+
+def from_networkx(graph: "nx.Graph", *, weight: str = "weight", unit: str = "weight"
+                  ) -> EdgeWeights:
+    """Weights from an undirected networkx graph (nodes in sorted order, as strings).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> g = nx.Graph([("a", "b", {"weight": 3.0}), ("b", "c", {"weight": 1.0})])
+    >>> w = from_networkx(g)
+    >>> w.hosts, float(w.matrix[0, 1])
+    (['a', 'b', 'c'], 3.0)
+    """
+    if graph.is_directed():
+        raise TomographyError("expected an undirected graph; symmetrize it first (w = C + C^T)")
+    rows = [(str(u), str(v), d.get(weight, 1.0)) for u, v, d in graph.edges(data=True) if u != v]
+    frame = pd.DataFrame(rows, columns=["src", "dst", "weight"])
+    return from_pandas(frame, hosts=sorted(str(node) for node in graph.nodes), unit=unit)
+
+
+def edges_frame(measurement: "Measurement", n: int | None = None, *,
+                per_iteration: bool = False) -> pd.DataFrame:
+    """The edges of ``w_n`` as a tidy DataFrame.
+
+    Parameters
+    ----------
+    measurement : Measurement
+    n : int, optional
+        The first ``n`` iterations (all by default).
+    per_iteration : bool, default False
+        One row per iteration and pair (``iteration, src, dst, weight``, Eq 4.1)
+        instead of one per pair.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``src, dst, w_n, iterations`` (``src < dst``; ``iterations``: in how
+        many of the ``n`` iterations the pair exchanged blocks), heaviest first.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(6, 2, iterations=2, seed=0)
+    >>> e = edges_frame(m)
+    >>> list(e.columns), bool(abs(e["w_n"].sum() - m.transfers["blocks"].sum() / 2) < 1e-9)
+    (['src', 'dst', 'w_n', 'iterations'], True)
+    """
+    ids = measurement.iteration_ids[: n if n is not None else None]
+    t = measurement.transfers[measurement.transfers["iteration"].isin(ids)]
+    a, b = t["receiver"].astype(str), t["sender"].astype(str)
+    low = np.where(a < b, a, b)
+    high = np.where(a < b, b, a)
+    pairs = pd.DataFrame({"iteration": t["iteration"].to_numpy(), "src": low, "dst": high,
+                          "weight": t["blocks"].to_numpy(dtype=float)})
+    per = pairs.groupby(["iteration", "src", "dst"], as_index=False)["weight"].sum()
+    if per_iteration:
+        return per.sort_values(["iteration", "src", "dst"]).reset_index(drop=True)
+    out = per.groupby(["src", "dst"], as_index=False).agg(
+        w_n=("weight", "sum"), iterations=("iteration", "nunique"))
+    out["w_n"] = out["w_n"] / max(len(ids), 1)
+    return out.sort_values(["w_n", "src", "dst"], ascending=[False, True, True]).reset_index(
+        drop=True)
+
+
+def hierarchy_frame(hierarchy: "Hierarchy") -> pd.DataFrame:
+    """One row per host and level: ``host, level, cluster, size, confidence``.
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+    >>> hierarchy_frame(h).query("level == 1")["cluster"].tolist()
+    ['L1C0', 'L1C0', 'L1C1']
+    """
+    rows = [(host, number, c.id, len(c.hosts), c.confidence)
+            for number, level in enumerate(hierarchy.levels, start=1)
+            for c in level for host in c.hosts]
+    return pd.DataFrame(rows, columns=["host", "level", "cluster", "size", "confidence"])
+
+
+def hierarchy_graph(hierarchy: "Hierarchy", unit: str | None = None) -> "nx.DiGraph":
+    """The Hasse diagram as a networkx DiGraph.
+
+    Nodes are the clusters (attributes ``level``, ``hosts``, ``size``,
+    ``internal``, ``confidence``); edges ``kind="contains"`` go from a
+    cluster to each cluster it merges, edges ``kind="linkage"`` join clusters
+    of one level with their averaged weight (``weight``, ``unit``).
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+    >>> sorted(hierarchy_graph(h).successors("L2C0"))
+    ['L1C0', 'L1C1']
+    """
+    import networkx as nx
+
+    unit = unit or hierarchy.params.get("unit", "blocks per iteration")
+    g = nx.DiGraph(unit=unit, params=dict(hierarchy.params))
+    for number, level in enumerate(hierarchy.levels, start=1):
+        for c in level:
+            g.add_node(c.id, level=number, hosts=list(c.hosts), size=len(c.hosts),
+                       internal=c.internal, confidence=c.confidence)
+    for level in hierarchy.levels:
+        for c in level:
+            for child in c.children:
+                g.add_edge(c.id, child, kind="contains")
+            for other, w in c.weights.items():
+                if c.id < other:
+                    g.add_edge(c.id, other, kind="linkage", weight=w, unit=unit)
+    return g
+
+
+def tree_graph(tree: "ClusterTree", unit: str | None = None) -> "nx.Graph":
+    """The cluster tree as a networkx Graph (``hosts``, ``size``, ``confidence`` on nodes;
+    ``weight``, ``unit``, ``confidence`` on edges).
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
+    >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",))],
+    ...                 [TreeEdge("L1C0", "L1C1", 3.0)])
+    >>> tree_graph(t)["L1C0"]["L1C1"]["weight"]
+    3.0
+    """
+    import networkx as nx
+
+    unit = unit or tree.params.get("unit", "blocks per iteration")
+    g = nx.Graph(unit=unit)
+    for c in tree.clusters:
+        g.add_node(c.id, hosts=list(c.hosts), size=len(c.hosts), internal=c.internal,
+                   confidence=c.confidence)
+    for e in tree.edges:
+        g.add_edge(e.source, e.target, weight=e.weight, unit=unit, confidence=e.confidence)
+    return g
+
+
+def tree_frame(tree: "ClusterTree") -> pd.DataFrame:
+    """One row per host: ``host, cluster, size, confidence``.
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Cluster, ClusterTree
+    >>> tree_frame(ClusterTree([Cluster("L1C0", 1, ("a", "b"))], [])).shape
+    (2, 4)
+    """
+    rows = [(host, c.id, len(c.hosts), c.confidence) for c in tree.clusters for host in c.hosts]
+    return pd.DataFrame(rows, columns=["host", "cluster", "size", "confidence"])
+
+
+def hierarchy_from_graph(graph: "nx.DiGraph") -> "Hierarchy":
+    """Inverse of :func:`hierarchy_graph` (partitions, weights and confidences).
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+    >>> hierarchy_from_graph(hierarchy_graph(h)).labels(1).tolist()
+    [0, 0, 1]
+    """
+    from tomography.hierarchy import Cluster, Hierarchy
+
+    levels: dict[int, list[Cluster]] = {}
+    for node, data in graph.nodes(data=True):
+        parents = [u for u, _, d in graph.in_edges(node, data=True) if d.get("kind") == "contains"]
+        children = sorted(v for _, v, d in graph.out_edges(node, data=True)
+                          if d.get("kind") == "contains")
+        weights = {}
+        for u, v, d in list(graph.out_edges(node, data=True)) + list(graph.in_edges(node, data=True)):
+            if d.get("kind") == "linkage":
+                weights[v if u == node else u] = float(d["weight"])
+        try:
+            levels.setdefault(int(data["level"]), []).append(Cluster(
+                id=str(node), level=int(data["level"]), hosts=tuple(sorted(data["hosts"])),
+                children=tuple(children), parent=parents[0] if parents else None,
+                internal=float(data.get("internal", 0.0)), weights=weights,
+                confidence=data.get("confidence")))
+        except KeyError as exc:
+            raise TomographyError(f"node {node!r} has no attribute {exc}") from None
+    def order(c: Cluster) -> tuple[int, str]:
+        tail = c.id.rsplit("C", 1)[-1]
+        return (int(tail), c.id) if tail.isdigit() else (0, c.id)
+
+    return Hierarchy(levels=[sorted(levels[k], key=order) for k in sorted(levels)],
+                     params=dict(graph.graph.get("params", {})))
