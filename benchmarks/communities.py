@@ -52,7 +52,8 @@ Run::
 
     .venv/bin/python benchmarks/communities.py            # ~20 min on 2 cores
     .venv/bin/python benchmarks/communities.py --quick    # two small cases, < 1 min
-    .venv/bin/python benchmarks/communities.py --no-nsbm  # skip graph-tool
+    .venv/bin/python benchmarks/communities.py --nsbm all # nested SBM on every case (~+7 min)
+    .venv/bin/python benchmarks/communities.py --nsbm none
 
 The Markdown goes to stdout and to ``/tmp/communities.md`` (``--output``).
 It needs the optional packages ``leidenalg``, ``infomap`` and
@@ -73,7 +74,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -86,6 +87,9 @@ from tomography.hierarchy import Hierarchy
 from tomography.synthetic import planted_hierarchy
 from tomography.truth import labels_at_depth, truth_depth
 from tomography.weights import mean_weights
+
+if TYPE_CHECKING:
+    import igraph
 
 SEED = 0
 """Seed of every method and every synthetic case (Infomap's must be >= 1: SEED + 1)."""
@@ -117,13 +121,13 @@ class Case:
         Label of the case in the table.
     make : callable
         Returns the :class:`Measurement` (its ``labels`` are the truth).
-    nsbm : bool
-        Whether the (slow) nested SBM runs on this case.
+    slow : bool
+        Whether this is a case the (slow) nested SBM skips unless ``--nsbm all``.
     """
 
     name: str
     make: Callable[[], Measurement]
-    nsbm: bool = True
+    slow: bool = False
 
 
 @dataclass
@@ -195,7 +199,7 @@ def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
     return len(pairs) == len(np.unique(a)) == len(np.unique(b))
 
 
-def igraph_of(W: sparse.sparray) -> "igraph.Graph":  # noqa: F821
+def igraph_of(W: sparse.sparray) -> igraph.Graph:
     """The weighted undirected igraph graph of a symmetric weight matrix.
 
     Parameters
@@ -287,7 +291,7 @@ def run_louvain(W: sparse.sparray, hosts: list[str]) -> Levels:
     return [louvain(W, seed=SEED).labels]
 
 
-def _leiden(g: "igraph.Graph", seed: int) -> np.ndarray:  # noqa: F821
+def _leiden(g: igraph.Graph, seed: int) -> np.ndarray:
     """Leiden modularity partition of a weighted igraph graph."""
     import leidenalg
 
@@ -424,10 +428,10 @@ def paris_cuts(heights: np.ndarray, n: int, *, min_gap: float = PARIS_MIN_GAP) -
 
     Examples
     --------
-    >>> paris_cuts(np.array([1, 1, 1, 1, 1.1, 1.1, 5, 5.5, 30.0]), 10)
+    >>> paris_cuts(np.r_[np.ones(30), np.full(7, 4.0), 12, 12], 40)
+    [10, 3]
+    >>> paris_cuts(np.r_[np.ones(37), 1.1, 1.2], 40)    # no gap of 1.25: the largest
     [3]
-    >>> paris_cuts(np.array([1, 1, 1, 1, 1, 1, 1, 2, 8.0]), 10)
-    [2]
     """
     heights = np.asarray(heights, dtype=float)
     ratio = heights[1:] / np.maximum(heights[:-1], 1e-300)
@@ -490,29 +494,39 @@ print(json.dumps({"seconds": time.perf_counter() - start, "levels": levels}))
 '''
 
 
-def nsbm_available() -> str | None:
-    """The graph-tool version of the system Python, or None.
+def nsbm_python() -> tuple[str, str] | None:
+    """An interpreter that imports graph-tool, and its graph-tool version.
+
+    This virtualenv's first (graph-tool has no PyPI wheel, but it may have been
+    built into it), then :data:`SYSTEM_PYTHON` (Debian's ``python3-graph-tool``).
 
     Returns
     -------
-    str or None
+    (str, str) or None
+        The interpreter and the version, or None when neither has graph-tool.
     """
-    try:
-        out = subprocess.run([SYSTEM_PYTHON, "-c", "import graph_tool; print(graph_tool.__version__)"],
-                             capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip().split()[0] if out.returncode == 0 and out.stdout.strip() else None
+    probe = "import graph_tool; print(graph_tool.__version__)"
+    for python in (sys.executable, SYSTEM_PYTHON):
+        try:
+            out = subprocess.run([python, "-c", probe], capture_output=True, text=True,
+                                 timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if out.returncode == 0 and out.stdout.strip():
+            return python, out.stdout.strip().split()[0]
+    return None
 
 
-def run_nsbm(W: sparse.sparray, hosts: list[str], *, timeout: float = NSBM_TIMEOUT
-             ) -> tuple[Levels, float]:
-    """graph-tool's nested SBM, weighted, in a subprocess of the system Python.
+def run_nsbm(W: sparse.sparray, hosts: list[str], *, python: str = SYSTEM_PYTHON,
+             timeout: float = NSBM_TIMEOUT) -> tuple[Levels, float]:
+    """graph-tool's nested SBM, weighted, in a subprocess.
 
     Parameters
     ----------
     W : scipy sparse array
     hosts : list of str
+    python : str, default :data:`SYSTEM_PYTHON`
+        An interpreter with graph-tool (see :func:`nsbm_python`).
     timeout : float, default :data:`NSBM_TIMEOUT`
 
     Returns
@@ -532,7 +546,7 @@ def run_nsbm(W: sparse.sparray, hosts: list[str], *, timeout: float = NSBM_TIMEO
         np.savez(data, n=W.shape[0], row=upper.row, col=upper.col, w=upper.data)
         worker.write_text(NSBM_WORKER)
         env = dict(os.environ, OMP_NUM_THREADS="1")
-        out = subprocess.run([SYSTEM_PYTHON, str(worker), str(data), str(SEED)],
+        out = subprocess.run([python, str(worker), str(data), str(SEED)],
                              capture_output=True, text=True, timeout=timeout, env=env)
     if out.returncode != 0:
         raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "failed")
@@ -638,7 +652,7 @@ def cases(quick: bool) -> list[Case]:
             for iterations in (3, 10):
                 out.append(Case(f"{label}, noise {noise}, {iterations} it",
                                 synthetic(branching, per_group, noise, iterations),
-                                nsbm=(noise == 1.0)))
+                                slow=(noise != 1.0)))
     out.append(Case("N1 (sim, 32MiB, 10 it)", lambda: simulated("N1", 10, "32MiB")))
     out.append(Case("N2 (sim, 32MiB, 10 it)", lambda: simulated("N2", 10, "32MiB")))
     return out
@@ -718,7 +732,7 @@ def case_rows(case: str, truth_levels: list[int], results: list[Result], width: 
                 cells.append(MISSING)
         exact = sum(1 for i in range(min(depth, len(r.nmi))) if r.nmi[i] >= 0.99)
         best = "/".join(fmt(b) for b in r.best)
-        seconds = MISSING if r.seconds is None else f"{r.seconds:.2f}"
+        seconds = MISSING if r.seconds is None else f"{r.seconds:.3f}"
         rows.append(f"| | {r.method} | {'·'.join(map(str, r.levels))} | " + " | ".join(cells)
                     + f" | {exact}/{depth} | {best} | {seconds} |")
     return rows
@@ -745,8 +759,8 @@ def machine() -> list[str]:
             versions.append(f"{package} {importlib.metadata.version(package)}")
         except importlib.metadata.PackageNotFoundError:
             versions.append(f"{package} (not installed)")
-    gt = nsbm_available()
-    versions.append(f"graph-tool {gt} (system Python, Debian python3-graph-tool)" if gt
+    gt = nsbm_python()
+    versions.append(f"graph-tool {gt[1]} (run by {gt[0]})" if gt
                     else "graph-tool (not available)")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return [f"- Machine: {os.cpu_count()} cores, {cpu}, {platform.system()} "
@@ -784,7 +798,7 @@ def summary(all_results: list[tuple[str, int, list[Result]]], methods: list[str]
             seconds += r.seconds or 0.0
         if cases_run:
             lines.append(f"| {method} | {cases_run} | {matched}/{total} | {np.mean(nmis):.3f} "
-                         f"| {seconds:.1f} |")
+                         f"| {seconds:.2f} |")
     return lines
 
 
@@ -798,7 +812,9 @@ def main(argv: list[str] | None = None) -> None:
     """
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="two small cases (< 1 min)")
-    parser.add_argument("--no-nsbm", action="store_true", help="skip graph-tool's nested SBM")
+    parser.add_argument("--nsbm", choices=("some", "all", "none"), default="some",
+                        help="graph-tool's nested SBM on the noise-1.0 planted cases and N1/N2 "
+                             "(some, default), on every case (all), or on none")
     parser.add_argument("--output", type=Path, default=Path("/tmp/communities.md"),
                         help="also write the Markdown here (default /tmp/communities.md)")
     args = parser.parse_args(argv)
@@ -815,7 +831,7 @@ def main(argv: list[str] | None = None) -> None:
     for line in machine():
         emit(line)
     emit()
-    nsbm = None if args.no_nsbm else nsbm_available()
+    nsbm = None if args.nsbm == "none" else nsbm_python()
     methods = list(METHODS) + ["nsbm"]
     width = 3
     header = ("| case | method | clusters per level (finest first) | "
@@ -837,12 +853,13 @@ def main(argv: list[str] | None = None) -> None:
             levels, seconds = timed(lambda: method(W, hosts))
             results.append(score(name, levels, hosts, truth, seconds))
         if nsbm is None:
-            results.append(Result("nsbm", note="skipped" if args.no_nsbm else "not available"))
-        elif not case.nsbm:
+            results.append(Result("nsbm", note="skipped" if args.nsbm == "none"
+                                  else "not available"))
+        elif case.slow and args.nsbm == "some":
             results.append(Result("nsbm", note="not run (time)"))
         else:
             try:
-                levels, seconds = run_nsbm(W, hosts)
+                levels, seconds = run_nsbm(W, hosts, python=nsbm[0])
                 results.append(score("nsbm", levels, hosts, truth, seconds))
             except subprocess.TimeoutExpired:
                 results.append(Result("nsbm", note=f"timeout > {NSBM_TIMEOUT:.0f} s"))
@@ -870,9 +887,11 @@ def main(argv: list[str] | None = None) -> None:
          f"merge-distance ratio >= {PARIS_MIN_GAP} among cuts into 2..n/4 clusters (else at "
          "the largest); nsbm = graph-tool minimize_nested_blockmodel_dl, degree-corrected, "
          "weights as real-exponential covariates, OMP_NUM_THREADS=1"
-         + ("" if args.quick else ", run on the noise-1.0 planted cases and N1/N2 only (time)")
+         + ("" if args.quick or args.nsbm != "some"
+            else ", run on the noise-1.0 planted cases and N1/N2 only (time)")
          + (". graph-tool is not available here (no PyPI wheel; Debian python3-graph-tool "
-            "not installed), so nsbm is skipped." if nsbm is None and not args.no_nsbm else ".")
+            "not installed), so nsbm is skipped." if nsbm is None and args.nsbm != "none"
+            else ".")
          )
     emit()
     emit(f"Total run time: {time.perf_counter() - started:.0f} s.")

@@ -27,8 +27,9 @@ level and the resampled partition (for a refined level, within the clusters
 it splits, weighted by their hosts): near 1 for a level the data show, near
 0 for a split of a homogeneous cluster.  A merged level is judged on split
 halves compared with each other (independent data), at least
-:data:`MERGE_RESAMPLES` of them: a merge of four equal clusters into two
-pairs, decided by a near tie, agrees about one time in three.  A level is supported when its confidence reaches
+:data:`MERGE_RESAMPLES` of them, as the share of cuts whose two halves merge
+alike: a merge of three or four equal clusters into two, decided by a near
+tie, comes out the same one time in three.  A level is supported when its confidence reaches
 :data:`SUPPORT_THRESHOLD`.  A cluster's score on one resample is the
 Jaccard index (in hosts) of the cluster with the resampled cluster that
 matches it, the one that shares more than half of their union (at most one
@@ -399,8 +400,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
                     current, sizes = collapse(current, _step_labels(labels[k - 1], labels[k]),
                                               sizes, linkage=options.linkage)
                 found_in.append(found_k)
-            for k in merged:
-                agreement[k] += nmi(found_in[0][k], found_in[1][k])
+            for k in merged:   # a merge is found again or not: the share of identical halves
+                agreement[k] += float(nmi(found_in[0][k], found_in[1][k]) > 1 - 1e-9)
                 counts[k] += 1
     counts = np.maximum(counts, 1)
     out = Hierarchy(levels=[[replace(c, confidence=float(clusters[k][i] / counts[k]))

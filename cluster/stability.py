@@ -1,10 +1,12 @@
-"""When to stop measuring: the flat partition has stopped changing.
+"""When to stop measuring: the results have stopped changing.
 
 Iterating broadcasts makes ``w_n`` converge (SPEC section 1, Eq 4.2), and
-the flat clusters with it.  :class:`StablePartition` is the stop rule of
-``tomography measure --until-converged``: after each iteration it clusters
-``w_n`` and stops once the partition has stayed the same for ``k``
-consecutive iterations (``k + 1`` equal partitions in a row).
+the clusters with it.  :class:`StableHierarchy` is the stop rule of
+``tomography measure --until-converged`` and ``tomography evaluate
+--until-converged``: after each iteration it builds the hierarchy of ``w_n``
+with its confidence, and stops once every supported level has kept its
+partition for ``k`` consecutive iterations.  :class:`StablePartition`, the
+earlier rule, watches the flat partition only.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
 from tomography.weights import mean_weights
 
-__all__ = ["StablePartition", "DEFAULT_STABLE"]
+__all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE"]
 
 # k = 3, the smallest without a premature stop on 9 simulated reference
 # scenarios x 2 seeds (benchmarks/stop_rule.py, numbers in benchmarks/RESULTS.md):
@@ -73,3 +75,87 @@ class StablePartition:
         flat = louvain(mean_weights(measurement, n), engine=self.engine, seed=self.seed)
         self.history.append(canonical_labels(flat.labels))
         return self.stable_for >= self.k
+
+
+class StableHierarchy:
+    """Stop rule: every reported level of the hierarchy unchanged for ``k`` iterations.
+
+    After each iteration the averaged-edge hierarchy of ``w_n`` is built with
+    its confidence (:mod:`cluster.confidence`); the reported levels are the
+    supported ones.  The rule stops once the reported levels, every one of
+    them, have kept the same partition for ``k`` consecutive iterations
+    (``k + 1`` equal hierarchies in a row).  A level that is not yet
+    supported, or an upper level that still changes, holds it back:
+    :attr:`held_back` says which.
+
+    Parameters
+    ----------
+    k : int, default DEFAULT_STABLE
+    seed : int, default 0
+        One seed for every ``n``, so that hierarchies differ only by data.
+    resamples : int, default 4
+        Resamples of each confidence.
+    **options
+        Passed to :func:`cluster.averaged_edge.averaged_edge_hierarchy`.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> m = planted_hierarchy((2, 2), 12, iterations=6, seed=0)
+    >>> rule = StableHierarchy(k=2)
+    >>> [rule.update(m, n) for n in range(1, 7)]
+    [False, False, True, True, True, True]
+    >>> rule.levels[-1]
+    2
+    """
+
+    def __init__(self, k: int = DEFAULT_STABLE, *, seed: int = 0, resamples: int = 4,
+                 **options) -> None:
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        self.k, self.seed, self.resamples, self.options = k, seed, resamples, options
+        self.history: list[tuple[np.ndarray, ...]] = []
+        self.levels: list[int] = []
+        self.held_back = "no iteration yet"
+
+    @property
+    def stable_for(self) -> int:
+        """Iterations since a reported level last changed."""
+        run = 0
+        for older, newer in zip(self.history[-2::-1], self.history[::-1]):
+            if len(older) != len(newer) or any(not np.array_equal(a, b)
+                                               for a, b in zip(older, newer)):
+                break
+            run += 1
+        return run
+
+    def update(self, measurement: Measurement, n: int | None = None) -> bool:
+        """Analyse ``w_n`` (all iterations by default); true once stable for ``k`` iterations."""
+        from cluster.averaged_edge import averaged_edge_hierarchy
+        from cluster.confidence import IterationSampler, hierarchy_confidence, supported_levels
+
+        sampler = IterationSampler.from_measurement(measurement, n=n)
+        h = averaged_edge_hierarchy(sampler.graph, measurement.host_names, seed=self.seed,
+                                    **self.options)
+        if sampler.n_iterations >= 2:
+            h = hierarchy_confidence(h, sampler, resamples=self.resamples, seed=self.seed)
+            h = h.select(supported_levels(h))
+        reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1))
+        previous = self.history[-1] if self.history else None
+        self.history.append(reported)
+        self.levels.append(h.depth)
+        if sampler.n_iterations < 2:
+            self.held_back = "one iteration: no confidence yet"
+            return False
+        if previous is not None and len(previous) != len(reported):
+            self.held_back = f"the number of supported levels changed ({len(previous)} -> " \
+                             f"{len(reported)})"
+        elif previous is not None:
+            changed = [k + 1 for k, (a, b) in enumerate(zip(previous, reported))
+                       if not np.array_equal(a, b)]
+            self.held_back = (f"level {changed[-1]} changed" if changed else
+                              f"stable for {self.stable_for} of {self.k} iterations")
+        stop = self.stable_for >= self.k
+        if stop:
+            self.held_back = ""
+        return stop

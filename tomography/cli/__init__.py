@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="'labels' (the label column of hosts.csv, default) or a CSV file "
                         "with columns host,label")
     add_hierarchy_options(p)
+    p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
+                   help="also say after how many iterations the stop rule of measure "
+                        "--until-converged would have stopped: every supported level of the "
+                        "hierarchy unchanged for K iterations (default K 3)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("truth", help="the ground-truth model of a topology: connections and "
@@ -279,8 +283,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         levels["supported"] = [h.supported(k) for k in levels["level"]]
     table = convergence(m, truth, iterations=args.iterations, engine=args.engine,
                         seed=args.seed, linkage=args.linkage, start=args.start, progress=True)
+    stop = _stop_rule_replay(args, m) if args.until_converged is not None else None
     if args.format == "json":
         emit(json.dumps({"levels": levels.to_dict("records"),
+                          **({"stop_rule": stop} if stop else {}),
                           "convergence": json.loads(table.to_json(orient="records")),
                           "nmi_normalization": "arithmetic mean of entropies",
                           "params": h.params}, indent=2))
@@ -290,8 +296,33 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
            levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), "",
            "convergence: NMI after n iterations (flat = Louvain best level vs full labels)",
            table.to_string(index=False, float_format=lambda x: f"{x:.4f}")]
+    if stop:
+        out += ["", f"stop rule (every supported level unchanged for {stop['k']} iterations): "
+                + (f"stops after n={stop['stops_at']}" if stop["stops_at"] else
+                   f"does not stop within {len(stop['steps'])} iterations")]
+        out += [f"  n={s['n']}: {s['levels']} supported level(s); "
+                + ("stop" if s["stop"] else s["held_back"]) for s in stop["steps"]]
     emit("\n".join(out))
     return 0
+
+
+def _stop_rule_replay(args: argparse.Namespace, m: Any) -> dict[str, Any]:
+    """What ``measure --until-converged K`` would have decided after each iteration."""
+    from cluster.stability import DEFAULT_STABLE, StableHierarchy
+    from tomography.weights import rounds
+
+    k = DEFAULT_STABLE if args.until_converged == -1 else args.until_converged
+    rule = StableHierarchy(k, seed=args.seed, linkage=args.linkage, start=args.start,
+                           loops=args.loops, engine=args.engine)
+    steps, stops_at = [], None
+    last = rounds(m) if args.iterations is None else min(args.iterations, rounds(m))
+    for n in range(1, last + 1):
+        done = rule.update(m, n)
+        steps.append({"n": n, "levels": rule.levels[-1], "stop": done,
+                      "held_back": rule.held_back})
+        if done and stops_at is None:
+            stops_at = n
+    return {"k": k, "stops_at": stops_at, "steps": steps}
 
 
 def cmd_truth(args: argparse.Namespace) -> int:

@@ -316,17 +316,24 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def _stop_rule(args: argparse.Namespace, output: Path):
     if args.until_converged is None:
         return None
-    from cluster.stability import DEFAULT_STABLE, StablePartition
+    from tqdm import tqdm
+
+    from cluster.stability import DEFAULT_STABLE, StableHierarchy
     from tomography.dataset import read_measurement
 
-    rule = StablePartition(DEFAULT_STABLE if args.until_converged == -1 else args.until_converged,
+    rule = StableHierarchy(DEFAULT_STABLE if args.until_converged == -1 else args.until_converged,
                            seed=args.seed)
 
     def stop(iteration: int) -> bool:
         m = read_measurement(output)
         while len(rule.history) < len(m.iteration_ids) - 1:  # resumed: catch up
             rule.update(m, len(rule.history) + 1)
-        return rule.update(m)
+        done = rule.update(m)
+        tqdm.write(f"stop rule after {len(m.iteration_ids)} iterations: "
+                   + (f"converged, {rule.levels[-1]} supported level(s) unchanged for "
+                      f"{rule.k} iterations" if done else f"not yet: {rule.held_back}"),
+                   file=sys.stderr)
+        return done
     return stop
 
 

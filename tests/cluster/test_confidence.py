@@ -1,0 +1,145 @@
+"""Confidence by resampling iterations, the whole-hierarchy stop rule, and interop."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import normalized_mutual_info_score
+
+from cluster.accuracy import nmi
+from cluster.adjacency import SharedGraph
+from cluster.averaged_edge import averaged_edge_hierarchy
+from cluster.confidence import (IterationSampler, hierarchy_confidence, resample_plan,
+                                supported_levels)
+from cluster.louvain import louvain
+from cluster.stability import StableHierarchy, StablePartition
+from tomography.dataset import Measurement
+from tomography.hierarchy import Hierarchy
+from tomography.interop import from_networkx, from_pandas
+from tomography.synthetic import planted_hierarchy
+from tomography.weights import mean_weights
+
+
+def _analysed(m: Measurement, seed: int = 0) -> Hierarchy:
+    sampler = IterationSampler.from_measurement(m)
+    h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
+    return hierarchy_confidence(h, sampler, seed=seed)
+
+
+def test_nmi_is_scikit_learns() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a, b = rng.integers(0, 5, 40), rng.integers(0, 3, 40)
+        assert nmi(a, b) == pytest.approx(
+            normalized_mutual_info_score(a, b, average_method="arithmetic"), abs=1e-12)
+
+
+def test_confidence_is_deterministic_under_a_seed() -> None:
+    m = planted_hierarchy((2, 3), 16, iterations=6, seed=5, noise=1.0)
+    first, again, other = _analysed(m, 1), _analysed(m, 1), _analysed(m, 2)
+    assert first.to_json() == again.to_json()
+    assert first.params["confidence"]["seed"] == 1
+    assert other.params["confidence"]["seed"] == 2
+
+
+def test_sampler_mean_is_w_n() -> None:
+    m = planted_hierarchy((2, 2), 8, iterations=4, seed=1)
+    sampler = IterationSampler.from_measurement(m)
+    assert abs(sampler.graph.matrix - mean_weights(m)).max() < 1e-9
+    half = sampler.matrix(np.array([1, 1, 0, 0]))
+    assert abs(half - mean_weights(m, 2)).max() < 1e-9
+
+
+def test_resample_plans() -> None:
+    method, plan = resample_plan(3, 4, seed=0)
+    assert method == "split-halves" and len(plan) == 4
+    assert all((plan[i] + plan[i + 1] == 1).all() for i in (0, 2))
+    method, plan = resample_plan(12, 5, seed=0)
+    assert method == "bootstrap" and all(p.sum() == 12 for p in plan)
+    with pytest.raises(Exception, match="one iteration"):
+        resample_plan(1)
+
+
+def test_flat_dataset_gives_one_level() -> None:
+    m = planted_hierarchy((8,), 16, iterations=5, seed=3)
+    h = _analysed(m)
+    keep = supported_levels(h)
+    assert keep == [1]
+    assert len(h.level(1)) == 8 and h.confidence[0] > 0.9
+    assert all(c.confidence > 0.9 for c in h.level(1))
+
+
+def test_two_levels_supported_and_a_noise_level_flagged() -> None:
+    m = planted_hierarchy((4, 3), 16, iterations=6, seed=2)
+    h = _analysed(m)
+    sizes = [len(level) for level in h.levels]
+    assert sizes[:2] == [12, 4]
+    assert h.supported(1) and h.supported(2)
+    # four equal sites merged into two pairs: a tie, not a level of the network
+    assert h.depth == 3 and sizes[2] == 2 and not h.supported(3)
+    shown = h.select(supported_levels(h))
+    assert [len(level) for level in shown.levels] == [12, 4]
+    assert shown.params["dropped_levels"][0]["clusters"] == 2
+
+
+def test_stop_rule_waits_for_an_upper_level() -> None:
+    """Level 1 (six leaf groups) is clear from the start; level 2 (two sites) only late."""
+    flat = planted_hierarchy((6,), 12, iterations=4, seed=7)              # no sites yet
+    late = planted_hierarchy((2, 3), 12, iterations=4, seed=8, ratio=12.0)
+    assert flat.host_names == late.host_names
+    transfers = pd.concat([flat.transfers, late.transfers.assign(
+        iteration=late.transfers["iteration"] + 4)], ignore_index=True)
+    iterations = pd.concat([flat.iterations, late.iterations.assign(
+        iteration=late.iterations["iteration"] + 4)], ignore_index=True)
+    m = Measurement(meta=late.meta, hosts=late.hosts, transfers=transfers, iterations=iterations)
+    whole, flat_only = StableHierarchy(k=2), StablePartition(k=2)
+    stops = [whole.update(m, n) for n in range(1, 9)]
+    flat_stops = [flat_only.update(m, n) for n in range(1, 9)]
+    assert flat_stops.index(True) + 1 <= 4          # the flat partition settles early
+    assert not any(stops[:6])                       # the hierarchy rule waits for level 2
+    assert stops[-1] and whole.levels[-1] == 2
+    assert whole.held_back == ""
+
+
+def test_interop_round_trips() -> None:
+    m = planted_hierarchy((2, 2), 10, iterations=3, seed=4)
+    edges = m.edges()
+    W, hosts = m.weight_matrix()
+    assert edges["w_n"].sum() == pytest.approx(W.sum() / 2)
+    per = m.edges(per_iteration=True)
+    assert per["weight"].sum() == pytest.approx(m.transfers["blocks"].sum())
+    # the same partition from the DataFrame, from networkx and from the matrix
+    w = from_pandas(edges, weight="w_n", unit="blocks per iteration")
+    assert w.hosts == hosts and abs(w.matrix - W).max() < 1e-9
+    g = nx.Graph()
+    g.add_weighted_edges_from(edges[["src", "dst", "w_n"]].itertuples(index=False))
+    assert abs(from_networkx(g).matrix - W).max() < 1e-9
+    h = averaged_edge_hierarchy(w, seed=0)
+    back = Hierarchy.from_networkx(h.to_networkx())
+    for k in range(1, h.depth + 1):
+        assert nmi(h.labels(k), back.labels(k)) == 1.0
+    frame = h.to_frame()
+    assert len(frame) == h.depth * len(hosts)
+    # repeated rounds resample like iterations
+    rounds = from_pandas(per, source="src", target="dst", weight="weight", round="iteration")
+    assert abs(rounds.matrix - W).max() < 1e-9
+    assert rounds.sampler().n_iterations == 3
+
+
+def test_from_pandas_names_the_bad_row() -> None:
+    frame = pd.DataFrame({"src": ["a", "b"], "dst": ["b", "b"], "weight": [1.0, 2.0]})
+    with pytest.raises(Exception, match="row 1: a pair of the same host 'b'"):
+        from_pandas(frame)
+    frame = pd.DataFrame({"src": ["a"], "dst": ["b"], "weight": [-1.0]})
+    with pytest.raises(Exception, match="row 0: weight"):
+        from_pandas(frame)
+
+
+def test_shared_graph_gives_the_same_hierarchy() -> None:
+    m = planted_hierarchy((3, 3), 12, iterations=4, seed=2)
+    W = mean_weights(m)
+    plain = averaged_edge_hierarchy(W, m.host_names, seed=0)
+    shared = averaged_edge_hierarchy(SharedGraph(W, m.host_names), m.host_names, seed=0)
+    assert plain.to_json() == shared.to_json()
