@@ -154,14 +154,81 @@ def machine() -> list[str]:
             f"python-louvain {v['python-louvain']}, numpy {v['numpy']}, scipy {v['scipy']}."]
 
 
+HERE = Path(__file__).resolve().parent
+
+
+def _run(command: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (MiB) of one command (its own process)."""
+    import subprocess
+
+    t0 = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        raise RuntimeError(f"{' '.join(command)} failed with status {status}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int) -> list[str]:
+    """Whole ``tomography`` processes against a user's short script, side by side."""
+    import sys
+
+    tool = [sys.executable, "-m", "tomography"]
+    script = [sys.executable, str(HERE / "reference_louvain.py")]
+    out = ["### Against a short script, whole processes", "",
+           "Planted hierarchies, 35 random peers per receiver, written to disk; each command "
+           "is a fresh process (imports, reading and validating the files, analysis, "
+           "confidence with its default 4 resamples, output). The reference is "
+           "`benchmarks/reference_louvain.py`: pandas read, SciPy matrix, one igraph Louvain "
+           f"(one flat clustering, no validation, no confidence). Best of {repeats}; peak "
+           "resident memory of the process.", "",
+           "| hosts | iterations | transfers rows | command | seconds | ratio to script | "
+           "peak MiB |", "|---|---|---|---|---|---|---|"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for branching, per, iterations in shapes:
+            m = planted_hierarchy(branching, per, iterations=iterations, peers=35, seed=14)
+            path = Path(tmp) / f"planted-{m.n_hosts}-{iterations}"
+            write_measurement(m, path)
+            rows = len(m.transfers)
+            del m
+            runs = {"reference script": script + [str(path)],
+                    "tomography cluster": tool + ["cluster", str(path)],
+                    "tomography hierarchy": tool + ["hierarchy", str(path)],
+                    "tomography tree": tool + ["tree", str(path)]}
+            best = {name: min((_run(cmd) for _ in range(repeats)), key=lambda r: r[0])
+                    for name, cmd in runs.items()}
+            base = best["reference script"][0]
+            for name, (wall, peak) in best.items():
+                out.append(f"| {branching_hosts(branching, per)} | {iterations} | {rows} | "
+                           f"{name} | {wall:.2f} | {wall / base:.2f}x | {peak:.0f} |")
+    return out
+
+
+def branching_hosts(branching: tuple[int, ...], per: int) -> int:
+    """Hosts of a planted hierarchy with ``per`` hosts per leaf group."""
+    total = per
+    for b in branching:
+        total *= b
+    return total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
                         help="small sizes and one seed, to check the script runs")
     parser.add_argument("--iterations", type=int, default=5)
+    parser.add_argument("--reference-only", action="store_true",
+                        help="only the comparison of whole processes with the short script")
     args = parser.parse_args()
     sizes = [512] if args.quick else [512, 576, 4096]
     lines = machine() + [""]
+    shapes = ([((4, 8), 8, 5)] if args.quick else
+              [((4, 8), 128, 5), ((4, 8), 128, 10), ((4, 8), 512, 5)])
+    lines += part_reference(shapes, repeats=1 if args.quick else 2) + [""]
+    if args.reference_only:
+        print("\n".join(lines))
+        return
     lines += part_speed(args.iterations, sizes, repeats=1 if args.quick else 2)
     lines += [""] + part_accuracy(seeds=1 if args.quick else 3)
     print("\n".join(lines))
