@@ -17,8 +17,9 @@ engines alike) is kept.
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Hashable, Literal
+from typing import TYPE_CHECKING, Hashable, Iterator, Literal
 
 import numpy as np
 from scipy import sparse
@@ -220,10 +221,7 @@ def multilevel(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
     >>> multilevel(igraph_graph(sparse.csr_array(w))).tolist()
     [0, 0, 0, 1, 1, 1]
     """
-    import igraph
-
-    igraph.set_random_number_generator(random.Random(seed))
-    try:
+    with _seeded(seed):
         if level == "finest":
             levels = g.community_multilevel(weights=weights, return_levels=True,
                                             resolution=resolution)
@@ -232,9 +230,19 @@ def multilevel(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
         else:
             membership = g.community_multilevel(weights=weights,
                                                 resolution=resolution).membership
+    return np.asarray(membership)
+
+
+@contextmanager
+def _seeded(seed: int) -> Iterator[None]:
+    """igraph's random number generator seeded for one run, then given back."""
+    import igraph
+
+    igraph.set_random_number_generator(random.Random(seed))
+    try:
+        yield
     finally:
         igraph.set_random_number_generator(random)
-    return np.asarray(membership)
 
 
 def leiden(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
@@ -255,14 +263,9 @@ def leiden(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
     >>> leiden(igraph_graph(sparse.csr_array(w))).tolist()
     [0, 0, 0, 1, 1, 1]
     """
-    import igraph
-
-    igraph.set_random_number_generator(random.Random(seed))
-    try:
+    with _seeded(seed):
         membership = g.community_leiden(objective_function="modularity", weights=weights,
                                         resolution=resolution, n_iterations=2).membership
-    finally:
-        igraph.set_random_number_generator(random)
     return np.asarray(membership)
 
 
