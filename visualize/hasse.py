@@ -98,6 +98,8 @@ def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
             note = truth_summary(c.hosts, labels)
             if note:
                 parts.append(note)
+            if c.confidence is not None:
+                parts.append(f"conf {c.confidence:.2f}")
             texts[c.id] = "\n".join(parts)
     width, fontsize = box_layout(list(texts.values()), leaves, width, share=0.78)
     links = [(c.id, c.parent) for level in hierarchy.levels[:-1] for c in level if c.parent]
@@ -126,7 +128,11 @@ def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
                                   edgecolor="#404040", linewidth=0.6))
         ax.set_xlim(-0.6, leaves - 0.4)
         ax.set_ylim(0.45, rows + 0.55)
-        ax.set_yticks(range(1, depth + 1), [f"level {k}" for k in range(1, depth + 1)])
+        ax.set_yticks(range(1, depth + 1), [
+            f"level {k}" + ("" if not hierarchy.confidence else
+                            f"\nconf {hierarchy.confidence[k - 1]:.2f}"
+                            + ("" if hierarchy.supported(k) in (True, None) else "\nunsupported"))
+            for k in range(1, depth + 1)])
         ax.set_title("lower = higher achievable bandwidth inside", loc="left", fontsize=6,
                      color=NEUTRAL)
         ax.set_xticks([])

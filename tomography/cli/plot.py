@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options, full_truth,
-                                   hierarchy, load, positive_int, truth)
+                                   hierarchy, load, load_shared, positive_int, truth)
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS", "KINDS", "FORMATS"]
@@ -143,7 +143,10 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
                      f"{info['shape'][0]} hosts")
     m, W = load(args)
     if kind in ("layout", "heatmap", "hasse"):
-        h = hierarchy(args, W, m.host_names)
+        sampler = None
+        if kind == "hasse":   # the picture shows each level's and cluster's confidence
+            m, W, sampler = load_shared(args)
+        h = hierarchy(args, W, m.host_names, sampler)
         level = min(args.level, h.depth)
         if args.level > h.depth:
             print(f"note: the hierarchy has {h.depth} levels; using level {h.depth}",
