@@ -11,6 +11,7 @@ test: setup
 	.venv/bin/python -m pytest
 
 bench: setup
+	.venv/bin/pip install -q -e '.[bench]'
 	.venv/bin/python benchmarks/analysis.py
 	.venv/bin/python benchmarks/simulator.py
 	.venv/bin/python benchmarks/launchers.py

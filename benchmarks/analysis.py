@@ -139,15 +139,19 @@ def part_accuracy(seeds: int) -> list[str]:
     return out
 
 
-def machine() -> list[str]:
-    cpu = "unknown CPU"
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (``platform.processor()`` elsewhere)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or "unknown CPU"
+
+
+def machine() -> list[str]:
+    cpu = cpu_model()
     v = software_versions()
     return [f"Machine: {os.cpu_count()} cores ({cpu}), {platform.system()} "
             f"{platform.machine()}, Python {v['python']}, igraph {v['igraph']}, "

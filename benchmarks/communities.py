@@ -82,9 +82,10 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 from scipy import sparse
 
+from analysis import cpu_model   # benchmarks/ is the script's directory
 from cluster.accuracy import hierarchy_nmi, nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.louvain import louvain
+from cluster.louvain import igraph_graph, louvain
 from tomography.dataset import Measurement, read_measurement
 from tomography.hierarchy import Hierarchy
 from tomography.synthetic import planted_hierarchy
@@ -202,27 +203,6 @@ def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
     return len(pairs) == len(np.unique(a)) == len(np.unique(b))
 
 
-def igraph_of(W: sparse.sparray) -> igraph.Graph:
-    """The weighted undirected igraph graph of a symmetric weight matrix.
-
-    Parameters
-    ----------
-    W : scipy sparse array
-        Symmetric weights, zero diagonal.
-
-    Returns
-    -------
-    igraph.Graph
-        Vertex ``i`` is row ``i``; edge attribute ``weight``.
-    """
-    import igraph
-
-    upper = sparse.triu(W, k=1, format="coo")
-    g = igraph.Graph(n=W.shape[0], edges=list(zip(upper.row.tolist(), upper.col.tolist())))
-    g.es["weight"] = upper.data.tolist()
-    return g
-
-
 def timed(run: Callable[[], Levels], repeats: int = 3, short: float = 2.0
           ) -> tuple[Levels, float]:
     """Run a method, repeating it while it is short, and keep the best time.
@@ -316,7 +296,7 @@ def run_leiden(W: sparse.sparray, hosts: list[str]) -> Levels:
     list of ndarray
         One level.
     """
-    return [_leiden(igraph_of(W), SEED)]
+    return [_leiden(igraph_graph(W), SEED)]
 
 
 def run_leiden_recursive(W: sparse.sparray, hosts: list[str], *, min_q: float = REC_MIN_Q,
@@ -345,7 +325,7 @@ def run_leiden_recursive(W: sparse.sparray, hosts: list[str], *, min_q: float = 
     equals igraph's unweighted modularity), so the modularity is computed
     by ``igraph.Graph.modularity`` with the weights.
     """
-    g = igraph_of(W)
+    g = igraph_graph(W)
     current = _leiden(g, SEED)
     rounds = [current]
     done: set[int] = set()   # clusters (labels of ``current``) tested and kept whole
@@ -751,14 +731,7 @@ def machine() -> list[str]:
     -------
     list of str
     """
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     versions = []
     for package in ("numpy", "scipy", "igraph", "leidenalg", "infomap", "scikit-network"):
         try:
