@@ -2,18 +2,23 @@
 cluster tree, confidence by resampling, baselines and accuracy.  Works on
 weight matrices; never imports :mod:`measure`.
 
-Names load from their modules on first use, so ``import cluster`` is cheap.
+The heavier names load from their modules on first use, so ``import cluster``
+stays cheap.  ``louvain``, ``modularity`` and ``ward`` are also the names of
+their modules: they are bound here at import (light modules: NumPy and SciPy
+only), or importing the module later would leave the module under the name.
 """
 
+from cluster.louvain import FlatClustering, louvain
+from cluster.modularity import modularity
+from cluster.ward import ward
 from tomography.lazy import lazy_attributes
 
 _NAMES = {
-    "louvain": "louvain", "FlatClustering": "louvain", "modularity": "modularity",
     "averaged_edge_hierarchy": "averaged_edge", "collapse": "averaged_edge",
-    "cluster_tree": "spanning_tree", "maximum_spanning_tree": "spanning_tree", "ward": "ward",
+    "cluster_tree": "spanning_tree", "maximum_spanning_tree": "spanning_tree",
     "nmi": "accuracy", "overlapping_nmi": "accuracy", "hierarchy_nmi": "accuracy",
     "convergence": "accuracy",
 }
 
-__all__ = sorted(_NAMES)
+__all__ = sorted([*_NAMES, "louvain", "FlatClustering", "modularity", "ward"])
 __getattr__, __dir__ = lazy_attributes(__name__, _NAMES, globals())
