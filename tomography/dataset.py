@@ -461,9 +461,10 @@ def _check_iterations_agree(transfers: pd.DataFrame, iterations: pd.DataFrame,
     _fail_at(stray, transfers.astype({"iteration": str}), transfers_path, "iteration",
              "iteration not listed in iterations.csv")
     present = set(transfers["iteration"].tolist())
-    # iterations.csv is sorted on read; report the line the row had in the file.
-    for it in iterations["iteration"]:
-        if it not in present:
+    # iterations.csv is sorted on read; report the line the row had in the file.  An
+    # incomplete iteration may have no rows: its root died before sending a block.
+    for it, complete in zip(iterations["iteration"], iterations["complete"]):
+        if it not in present and complete:
             raise DatasetError(f"iteration {it} has no rows in transfers.csv",
                                path=iterations_path, field="iteration",
                                line=_line_of(iterations_path, "iteration", it))

@@ -134,6 +134,13 @@ def test_iteration_only_in_iterations(tmp_path: Path) -> None:
     assert "no rows in transfers.csv" in str(err)
 
 
+def test_an_incomplete_iteration_may_have_no_rows(tmp_path: Path) -> None:
+    """A broadcast whose root was killed before it sent a block is kept, empty."""
+    text = SMALL["iterations.csv"] + "2,b,1,0.1,false\n"
+    m = read_measurement(_broken(tmp_path, iterations_csv=text))
+    assert m.iteration_ids[-1] == 2 and not m.iterations["complete"].iloc[-1]
+
+
 @pytest.mark.parametrize("change, field", [
     ({"iterations_csv": SMALL["iterations.csv"].replace("true", "maybe")}, "complete"),
     ({"iterations_csv": SMALL["iterations.csv"].replace("0,a,", "0,q,")}, "root"),
