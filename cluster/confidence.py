@@ -42,6 +42,7 @@ resamples whose maximum spanning tree over the same clusters has it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
@@ -51,7 +52,8 @@ from scipy import sparse
 from cluster.adjacency import SharedGraph
 from cluster.accuracy import nmi
 from cluster.averaged_edge import collapse, linked, with_self_loops
-from cluster.louvain import leiden, louvain, multilevel
+from cluster.louvain import igraph_graph, leiden, louvain, multilevel
+from cluster.parallel import effective_jobs, fork_map
 from tomography.errors import TomographyError
 from tomography.hierarchy import ClusterTree, Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
@@ -173,13 +175,7 @@ class IterationSampler:
         self.blocks = np.asarray(blocks, dtype=float)[found]
         self.n_iterations = int(n_iterations)
         self.n_edges = len(keys)
-        # the edge of every stored entry of the symmetric CSR matrix
-        csr = A.tocsr()
-        rows = np.repeat(np.arange(n), np.diff(csr.indptr))
-        cols = csr.indices
-        entry_keys = np.minimum(rows, cols).astype(np.int64) * n + np.maximum(rows, cols)
-        self._entry_edge = order[np.searchsorted(sorted_keys, entry_keys)]
-        self._indices, self._indptr = csr.indices.copy(), csr.indptr.copy()
+        self._order, self._sorted_keys = order, sorted_keys
 
     @classmethod
     def from_measurement(cls, measurement: Any, graph: SharedGraph | None = None,
@@ -221,11 +217,22 @@ class IterationSampler:
         return np.bincount(self.edge, weights=self.blocks * m[self.iteration],
                            minlength=self.n_edges) / total
 
+    @cached_property
+    def _entry_edge(self) -> np.ndarray:
+        """The edge of every stored entry of the symmetric CSR matrix (for :meth:`matrix`)."""
+        csr = self.graph.matrix
+        n = csr.shape[0]
+        rows = np.repeat(np.arange(n), np.diff(csr.indptr))
+        cols = csr.indices
+        keys = np.minimum(rows, cols).astype(np.int64) * n + np.maximum(rows, cols)
+        return self._order[np.searchsorted(self._sorted_keys, keys)]
+
     def matrix(self, multiplicity: Sequence[int] | np.ndarray) -> sparse.csr_array:
         """The resampled ``w_n`` as a symmetric matrix (explicit zeros removed)."""
         w = self.edge_weights(multiplicity)
-        out = sparse.csr_array((w[self._entry_edge], self._indices.copy(), self._indptr.copy()),
-                               shape=self.graph.matrix.shape)   # copies: compacted in place
+        csr = self.graph.matrix
+        out = sparse.csr_array((w[self._entry_edge], csr.indices.copy(), csr.indptr.copy()),
+                               shape=csr.shape)   # copies: compacted in place
         out.eliminate_zeros()
         return out
 
@@ -295,15 +302,20 @@ def _find(graph: SharedGraph, hosts: np.ndarray | None, options: _Options, seed:
 
 def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
                level: str = "best") -> np.ndarray:
-    if not (matrix - sparse.diags_array(matrix.diagonal())).count_nonzero():
+    """Louvain on a resampled matrix built here (already checked: no validation again)."""
+    if matrix.count_nonzero() == np.count_nonzero(matrix.diagonal()):   # no edge: singletons
         return np.arange(matrix.shape[0])
-    return louvain(matrix, engine=options.engine, resolution=options.resolution, seed=seed,
-                   level=level).labels
+    if options.engine != "igraph":
+        return louvain(matrix, engine=options.engine, resolution=options.resolution, seed=seed,
+                       level=level).labels
+    run_seed = spawn_seeds(check_seed(seed)[0], 1)[0]   # the run louvain(seed=seed) makes
+    return multilevel(igraph_graph(matrix), resolution=options.resolution, seed=run_seed,
+                      level=level)
 
 
 def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
                          resamples: int = DEFAULT_RESAMPLES, threshold: float = SUPPORT_THRESHOLD,
-                         seed: Seed = None) -> Hierarchy:
+                         seed: Seed = None, n_jobs: int | None = None) -> Hierarchy:
     """The hierarchy with a confidence for every level and cluster.
 
     Parameters
@@ -319,6 +331,11 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
         Confidence a level needs to be supported; recorded in
         ``params["confidence"]``.
     seed : int, Generator or None
+    n_jobs : int or None
+        Processes for the resamples (:func:`cluster.parallel.effective_jobs`:
+        by default every core on graphs of
+        :data:`~cluster.parallel.PARALLEL_MIN_EDGES` edges or more); the
+        result does not depend on it.
 
     Returns
     -------
@@ -352,13 +369,19 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
     counts = np.zeros(depth, dtype=np.int64)
     on_hosts = [k for k in range(depth) if origins[k] != "merged"]
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
-    for multiplicity in plan if on_hosts else []:
-        seeds = spawn_seeds(rng, depth)
+    if not on_hosts:
+        plan = []
+    tasks = [(multiplicity, spawn_seeds(rng, depth)) for multiplicity in plan]
+
+    def on_hosts_resample(task: tuple[np.ndarray, list[int]]) -> list[tuple[np.ndarray, float]]:
+        """The host-level levels found again on one resample: (labels, agreement) each."""
+        multiplicity, seeds = task
         matrix = None
         if options.engine == "igraph":
             sampler.graph.igraph().es["resample"] = sampler.edge_weights(multiplicity).tolist()
         else:
             matrix = sampler.matrix(multiplicity)
+        out = []
         for k in on_hosts:
             if origins[k] == "louvain":
                 found = (_find(sampler.graph, None, options, seeds[k], step_level)
@@ -376,18 +399,23 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
                     agree += len(idx) * nmi(labels[k][idx], part)
                     weight += len(idx)
                 agree /= max(weight, 1)
-            clusters[k] += cluster_scores(labels[k], found)
-            agreement[k] += agree
-            counts[k] += 1
+            out.append((found, float(agree)))
+        return out
+
     merged = [k for k in range(depth) if origins[k] == "merged"]
-    merge_plan: list[np.ndarray] = []
-    if merged:
-        # Independent halves, compared with each other: a merge decided by a near
-        # tie on the full data would look stable on resamples that share most of it.
-        merge_plan = _halves(sampler.n_iterations, max(resamples, MERGE_RESAMPLES), rng)
+    # Independent halves, compared with each other: a merge decided by a near
+    # tie on the full data would look stable on resamples that share most of it.
+    merge_plan = (_halves(sampler.n_iterations, max(resamples, MERGE_RESAMPLES), rng)
+                  if merged else [])
+    merge_seeds = [spawn_seeds(rng, depth) for _ in merge_plan[::2]]
+
+    def merged_resamples() -> list[tuple[np.ndarray, np.ndarray, float]]:
+        """Per pair of halves and merged level: the two partitions and whether they agree."""
+        if not merged:
+            return []
         sums = _ClusterSums(sampler, labels[merged[0] - 1])
-        for first, second in zip(merge_plan[::2], merge_plan[1::2]):
-            seeds = spawn_seeds(rng, depth)
+        out = []
+        for first, second, seeds in zip(merge_plan[::2], merge_plan[1::2], merge_seeds):
             found_in = []
             for multiplicity in (first, second):
                 current, sizes = sums.collapsed(multiplicity, options.linkage), sums.sizes
@@ -396,13 +424,29 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
                     step = _partition(with_self_loops(current, options.loops), options,
                                       seeds[k], step_level)
                     found_k[k] = step[labels[k - 1]]
-                    clusters[k] += cluster_scores(labels[k], found_k[k]) / 2
                     current, sizes = collapse(current, _step_labels(labels[k - 1], labels[k]),
                                               sizes, linkage=options.linkage)
                 found_in.append(found_k)
             for k in merged:   # a merge is found again or not: the share of identical halves
-                agreement[k] += float(nmi(found_in[0][k], found_in[1][k]) > 1 - 1e-9)
-                counts[k] += 1
+                out.append((found_in[0][k], found_in[1][k],
+                            float(nmi(found_in[0][k], found_in[1][k]) > 1 - 1e-9)))
+        return out
+
+    jobs = effective_jobs(n_jobs, len(tasks), sampler.n_edges)
+    if jobs > 1 and options.engine == "igraph":
+        sampler.graph.igraph()   # built once, before the workers fork
+    host_results, merge_results = fork_map(on_hosts_resample, tasks, jobs,
+                                           meanwhile=merged_resamples)
+    for per_level in host_results:
+        for k, (found, agree) in zip(on_hosts, per_level):
+            clusters[k] += cluster_scores(labels[k], found)
+            agreement[k] += agree
+            counts[k] += 1
+    for i, (first, second, same) in enumerate(merge_results):
+        k = merged[i % len(merged)]
+        clusters[k] += (cluster_scores(labels[k], first) + cluster_scores(labels[k], second)) / 2
+        agreement[k] += same
+        counts[k] += 1
     counts = np.maximum(counts, 1)
     out = Hierarchy(levels=[[replace(c, confidence=float(clusters[k][i] / counts[k]))
                              for i, c in enumerate(level)]
@@ -482,9 +526,11 @@ def supported_levels(hierarchy: Hierarchy) -> list[int]:
 
 def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
                     resamples: int = DEFAULT_RESAMPLES, engine: str = "igraph",
-                    resolution: float = 1.0, level: str = "best",
-                    seed: Seed = None) -> tuple[np.ndarray, float, str, int]:
+                    resolution: float = 1.0, level: str = "best", seed: Seed = None,
+                    n_jobs: int | None = None) -> tuple[np.ndarray, float, str, int]:
     """Confidence of each cluster of a flat Louvain partition, and of the partition.
+
+    ``n_jobs`` as in :func:`hierarchy_confidence`.
 
     Returns
     -------
@@ -511,21 +557,29 @@ def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
     options = _Options("thesis", 0.5, engine, resolution)
     labels = np.asarray(labels)
-    total, agreement = np.zeros(int(labels.max()) + 1), 0.0
-    for multiplicity in plan:
-        run_seed = spawn_seeds(rng, 1)[0]
+    tasks = [(multiplicity, spawn_seeds(rng, 1)[0]) for multiplicity in plan]
+
+    def one_resample(task: tuple[np.ndarray, int]) -> np.ndarray:
+        multiplicity, run_seed = task
         if engine == "igraph":
             sampler.graph.igraph().es["resample"] = sampler.edge_weights(multiplicity).tolist()
-            found = _find(sampler.graph, None, options, run_seed, level)
-        else:
-            found = _partition(sampler.matrix(multiplicity), options, run_seed, level)
+            return _find(sampler.graph, None, options, run_seed, level)
+        return _partition(sampler.matrix(multiplicity), options, run_seed, level)
+
+    jobs = effective_jobs(n_jobs, len(tasks), sampler.n_edges)
+    if jobs > 1 and engine == "igraph":
+        sampler.graph.igraph()   # built once, before the workers fork
+    found_all, _ = fork_map(one_resample, tasks, jobs)
+    total, agreement = np.zeros(int(labels.max()) + 1), 0.0
+    for found in found_all:
         total += cluster_scores(labels, found)
         agreement += nmi(labels, found)
     return total / len(plan), agreement / len(plan), method, len(plan)
 
 
 def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
-                    resamples: int = DEFAULT_RESAMPLES, seed: Seed = None) -> ClusterTree:
+                    resamples: int = DEFAULT_RESAMPLES, seed: Seed = None,
+                    n_jobs: int | None = None) -> ClusterTree:
     """The tree with a confidence on every edge and cluster.
 
     An edge's confidence is the share of resamples in which the maximum
@@ -557,7 +611,7 @@ def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
     per, _, method, count = flat_confidence(
         labels, sampler, resamples=resamples, engine=params.get("engine", "igraph"),
         resolution=float(params.get("resolution", 1.0)), level=params.get("level", "best"),
-        seed=spawn_seeds(rng, 1)[0])
+        seed=spawn_seeds(rng, 1)[0], n_jobs=n_jobs)
     _, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
     found: dict[tuple[str, str], int] = {}
     for multiplicity in plan:

@@ -6,15 +6,17 @@ All matrices are SciPy sparse arrays in sorted host order
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
 from tomography.dataset import Measurement
 from tomography.errors import TomographyError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["directed_counts", "iteration_weights", "mean_weights", "probe_weights", "rounds",
            "weight_graph", "to_networkx"]
@@ -232,6 +234,8 @@ def to_networkx(weights: sparse.sparray | np.ndarray, hosts: list[str],
     2.0
     """
     coo = sparse.coo_array(weights)
+    import networkx as nx   # on use: 0.1 s to import
+
     graph = nx.Graph()
     for host in hosts:
         graph.add_node(host, **({"label": labels[host]} if labels and host in labels else {}))

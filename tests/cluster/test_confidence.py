@@ -11,9 +11,10 @@ from sklearn.metrics import normalized_mutual_info_score
 from cluster.accuracy import nmi
 from cluster.adjacency import SharedGraph
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.confidence import (IterationSampler, hierarchy_confidence, resample_plan,
-                                supported_levels)
+from cluster.confidence import (IterationSampler, flat_confidence, hierarchy_confidence,
+                                resample_plan, supported_levels)
 from cluster.louvain import louvain
+from cluster.parallel import fork_map
 from cluster.stability import StableHierarchy, StablePartition
 from tomography.dataset import Measurement
 from tomography.hierarchy import Hierarchy
@@ -42,6 +43,32 @@ def test_confidence_is_deterministic_under_a_seed() -> None:
     assert first.to_json() == again.to_json()
     assert first.params["confidence"]["seed"] == 1
     assert other.params["confidence"]["seed"] == 2
+
+
+def test_workers_give_the_same_confidence() -> None:
+    m = planted_hierarchy((2, 3), 16, iterations=6, seed=5, noise=1.0)
+    sampler = IterationSampler.from_measurement(m)
+    h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
+    alone = hierarchy_confidence(h, sampler, seed=3, n_jobs=1)
+    forked = hierarchy_confidence(h, sampler, seed=3, n_jobs=2)
+    assert forked.confidence == alone.confidence
+    assert ([c.confidence for level in forked.levels for c in level]
+            == [c.confidence for level in alone.levels for c in level])
+    labels = h.labels(1)
+    assert (flat_confidence(labels, sampler, seed=1, n_jobs=2)[1]
+            == flat_confidence(labels, sampler, seed=1, n_jobs=1)[1])
+    with pytest.raises(ValueError, match="n_jobs must not be 0"):
+        hierarchy_confidence(h, sampler, seed=3, n_jobs=0)
+
+
+def test_a_failing_worker_raises_here() -> None:
+    def work(x: int) -> int:
+        if x == 2:
+            raise RuntimeError(f"task {x} failed")
+        return x
+
+    with pytest.raises(RuntimeError, match="task 2 failed"):
+        fork_map(work, [1, 2, 3], jobs=2)
 
 
 def test_sampler_mean_is_w_n() -> None:

@@ -197,7 +197,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
         per, overall, method, count = flat_confidence(
             result.labels, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
-            engine=args.engine, resolution=args.resolution, level=args.level, seed=args.seed)
+            engine=args.engine, resolution=args.resolution, level=args.level, seed=args.seed,
+            n_jobs=args.jobs)
         for c, value in zip(clusters, per):
             c["confidence"] = float(value)
         confidence = {"partition": overall, "method": method, "resamples": count}
@@ -255,7 +256,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
         from cluster.confidence import DEFAULT_RESAMPLES, tree_confidence
 
         t = tree_confidence(t, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
-                            seed=args.seed)
+                            seed=args.seed, n_jobs=args.jobs)
     t.params["iterations"] = args.iterations
     if args.format == "json":
         emit(t.to_json(indent=2))
@@ -393,6 +394,24 @@ COMMANDS = {"info": cmd_info, "import": cmd_import, "cluster": cmd_cluster, "hie
             **export_commands.COMMANDS, **plot_commands.COMMANDS}
 
 
+def _import_igraph_without_pyplot() -> None:
+    """Import igraph with matplotlib hidden, unless either is loaded already.
+
+    igraph imports ``matplotlib.pyplot`` for its drawing functions, which this
+    command never uses: 0.8 s of a 3-second analysis of 4096 hosts.  Only the
+    import is affected; ``tomography plot`` imports matplotlib as usual.
+    """
+    if "igraph" in sys.modules or "matplotlib" in sys.modules:
+        return
+    sys.modules["matplotlib"] = None   # type: ignore[assignment]  # makes its import fail
+    try:
+        import igraph  # noqa: F401
+    except ImportError:   # igraph is optional for python-louvain users
+        pass
+    finally:
+        del sys.modules["matplotlib"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``tomography`` command; returns the exit status.
 
@@ -402,6 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     args = build_parser().parse_args(argv)
+    _import_igraph_without_pyplot()
     try:
         return COMMANDS[args.command](args)
     except TomographyError as exc:

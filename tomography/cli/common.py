@@ -45,6 +45,10 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="resampled analyses for the confidence of every level, cluster and "
                         "tree edge (default 4: bootstrap over iterations, split halves below "
                         "4 iterations; 0: no confidence)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="J",
+                   help="processes for the resamples (default: every core on graphs of 50000 "
+                        "edges or more, one below, where starting a process costs more than "
+                        "a resample; -1: every core); the result is the same for any J")
 
 
 def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
@@ -134,7 +138,7 @@ def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str], sampler: Any =
     from cluster.confidence import DEFAULT_RESAMPLES, hierarchy_confidence, supported_levels
 
     h = hierarchy_confidence(h, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
-                             seed=args.seed)
+                             seed=args.seed, n_jobs=args.jobs)
     if getattr(args, "all_levels", False):
         return h
     keep = supported_levels(h)

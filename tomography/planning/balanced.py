@@ -16,7 +16,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import linprog
 
 from tomography.errors import TomographyError
 from tomography.planning.network import Network
@@ -200,6 +199,8 @@ def _optimal_rates(network: Network, trees: Sequence[Tree] | np.ndarray) -> np.n
     res = resources(network, trees)
     usage = res.usage.tocsc()
     chosen = np.arange(min(usage.shape[1], _BATCH))
+    from scipy.optimize import linprog   # 0.25 s to import: only when planning
+
     while True:
         solution = linprog(-np.ones(len(chosen)), A_ub=usage[:, chosen], b_ub=res.capacity,
                            bounds=(0, None), method="highs")

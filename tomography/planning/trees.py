@@ -22,7 +22,6 @@ from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from tomography.errors import TomographyError
 from tomography.planning.network import Network
@@ -425,6 +424,8 @@ def _bounded_tree(network: Network, r: int, distance: np.ndarray,
     room = np.zeros(n * (height + 1))
     room[r * (height + 1) + 1] = slots[r]         # the root is at depth 0
     share = sparse.csr_array((coef, (rows, cols)), shape=(n * (height + 1), len(k)))
+    from scipy.optimize import Bounds, LinearConstraint, milp   # 0.25 s to import
+
     constraints = [LinearConstraint(one, 1, 1), LinearConstraint(share, -np.inf, room)]
     solution = milp(np.zeros(len(k)), constraints=constraints, integrality=np.ones(len(k)),
                     bounds=Bounds(0, 1))
