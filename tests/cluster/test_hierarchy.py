@@ -71,6 +71,17 @@ def test_planted_two_level_hierarchy_recovered_at_both_levels() -> None:
         assert table["truth_depth"].tolist()[:2] == [2, 1]
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_uneven_groups_noise_cuts_merged_back(seed: int) -> None:
+    # A 96-host group next to a 16-host one: the real boundary made the split of
+    # their site significant as a whole, and Louvain's cut inside the 96 hosts came
+    # along (7 leaf clusters, NMI 0.974) until the split's parts were merged back.
+    m = planted_hierarchy((2, 3), [16, 96, 40, 64, 24, 80], iterations=10, noise=0.5, seed=seed)
+    h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=0)
+    assert [len(level) for level in h.levels][:2] == [6, 4]
+    assert hierarchy_nmi(h, m.labels)["nmi"][0] == pytest.approx(1.0)
+
+
 def test_best_start_skips_the_leaf_level() -> None:
     m = planted_hierarchy((3, 3), 16, iterations=4, seed=3)
     h = averaged_edge_hierarchy(mean_weights(m), m.host_names, start="best", seed=2)
