@@ -51,7 +51,7 @@ from scipy import sparse
 
 from cluster.adjacency import SharedGraph
 from cluster.accuracy import nmi
-from cluster.averaged_edge import collapse, linked, with_self_loops
+from cluster.averaged_edge import DEFAULT_LINKAGE, collapse, linked, with_self_loops
 from cluster.louvain import igraph_graph, leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
 from tomography.errors import TomographyError
@@ -357,7 +357,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
     params = hierarchy.params
     depth = hierarchy.depth
     origins = params.get("origins") or ["louvain"] + ["merged"] * (depth - 1)
-    options = _Options(params.get("linkage", "thesis"), float(params.get("loops", 0.5)),
+    options = _Options(params.get("linkage", DEFAULT_LINKAGE), float(params.get("loops", 0.5)),
                        params.get("engine", "igraph"), float(params.get("resolution", 1.0)))
     step_level = "finest" if params.get("start") == "finest" else "best"
     rng, recorded = check_seed(seed)
@@ -555,7 +555,7 @@ def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
     """
     rng, _ = check_seed(seed)
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
-    options = _Options("thesis", 0.5, engine, resolution)
+    options = _Options(DEFAULT_LINKAGE, 0.5, engine, resolution)   # no collapse here
     labels = np.asarray(labels)
     tasks = [(multiplicity, spawn_seeds(rng, 1)[0]) for multiplicity in plan]
 
@@ -616,7 +616,7 @@ def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
     found: dict[tuple[str, str], int] = {}
     for multiplicity in plan:
         collapsed, _ = collapse(sampler.matrix(multiplicity), labels,
-                                linkage=params.get("linkage", "thesis"))
+                                linkage=params.get("linkage", DEFAULT_LINKAGE))
         for i, j, _w in maximum_spanning_tree(collapsed):
             key = tuple(sorted((ids[i], ids[j])))
             found[key] = found.get(key, 0) + 1

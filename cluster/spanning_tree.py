@@ -9,7 +9,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 
 from cluster.adjacency import as_adjacency
-from cluster.averaged_edge import Linkage, collapse
+from cluster.averaged_edge import DEFAULT_LINKAGE, Linkage, collapse
 from cluster.louvain import Level, louvain
 from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
 from tomography.seeding import Seed
@@ -64,7 +64,7 @@ def maximum_spanning_tree(graph, *, method: str = "scipy") -> list[tuple[int, in
     return sorted(edges, key=lambda e: (-e[2], e[0], e[1]))
 
 
-def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = "thesis",
+def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DEFAULT_LINKAGE,
                  level: Level = "best", engine: str = "igraph", resolution: float = 1.0,
                  restarts: int = 1, self_loop: float = 0.0, seed: Seed = None,
                  method: str = "scipy") -> ClusterTree:
@@ -80,7 +80,8 @@ def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = "t
         Host-level weights ``w_n``.
     hosts : list of str, optional
         Name of each row.
-    linkage : {"thesis", "mean"}, default "thesis"
+    linkage : {"mean", "thesis", "sum"}, default DEFAULT_LINKAGE ("mean")
+        See :func:`cluster.averaged_edge.collapse`.
     level : {"best", "finest"}, default "best"
         Louvain level of the flat clustering (the thesis uses "best").
     engine, resolution, restarts, self_loop, seed

@@ -127,9 +127,11 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
         ax.set_xlim(-0.6, slots - 0.4)
         ax.set_ylim(-depth - 0.5, 0.5)
         ax.set_axis_off()
-        caption = ("edge: averaged w_n between the clusters (Eq 5.4), blocks per iteration"
-                   if tree.params.get("linkage", "thesis") == "thesis" else
-                   "edge: mean w_n over host pairs of the clusters, blocks per iteration")
+        caption = {"thesis": "edge: averaged w_n between the clusters (Eq 5.4), blocks per "
+                             "iteration",
+                   "sum": "edge: summed weight between the clusters"}.get(
+            tree.params.get("linkage"),
+            "edge: mean w_n over host pairs of the clusters, blocks per iteration")
         if not tree.is_connected:
             caption += "\nnot connected: some clusters exchanged no data with the rest"
         ax.set_title(caption, fontsize=6, color=NEUTRAL)

@@ -24,7 +24,7 @@ def hand_graph() -> np.ndarray:
 
 
 def test_eq_5_4_and_5_5_by_hand() -> None:
-    W, sizes = collapse(hand_graph(), [0, 0, 1, 1, 1])
+    W, sizes = collapse(hand_graph(), [0, 0, 1, 1, 1], linkage="thesis")
     # sum between = 1 + 2 + 3 = 6; conn_h = min(2,3)/max(2,3) = 2/3; 6 / (2/3) = 9
     assert sizes.tolist() == [2, 3]
     assert W[0, 1] == pytest.approx(9.0) and W[1, 0] == pytest.approx(9.0)
@@ -54,7 +54,7 @@ def test_collapse_is_recursive_on_host_sums_for_mean() -> None:
 def test_thesis_linkage_scales_by_size_ratio() -> None:
     w = np.zeros((4, 4))
     w[0, 3] = w[3, 0] = 4.0
-    W, _ = collapse(w, [0, 0, 0, 1])
+    W, _ = collapse(w, [0, 0, 0, 1], linkage="thesis")
     # one host against three: conn_h = 1/3, so 4 / (1/3) = 12
     assert W[0, 1] == pytest.approx(12.0)
 
@@ -125,7 +125,7 @@ def test_hierarchy_structure_and_json_round_trip() -> None:
     assert all(c.weights for c in h.levels[0])
     back = Hierarchy.from_json(h.to_json())
     assert back.to_dict() == h.to_dict()
-    assert back.params["linkage"] == "thesis" and back.params["seed"] == 1
+    assert back.params["linkage"] == "mean" and back.params["seed"] == 1   # the default
 
 
 def test_hierarchy_rejects_inconsistent_levels() -> None:

@@ -45,7 +45,9 @@ def test_tree_of_a_simulated_network(two_sites) -> None:
     t = cluster_tree(mean_weights(two_sites), two_sites.host_names, seed=0)
     fig = plot_tree(t, labels=two_sites.labels)
     assert len(segments(fig.axes[0], "edges")) == len(t.clusters) - 1
-    assert "Eq 5.4" in fig.axes[0].get_title()
+    assert "mean w_n over host pairs" in fig.axes[0].get_title()   # the default linkage
+    thesis = cluster_tree(mean_weights(two_sites), two_sites.host_names, linkage="thesis", seed=0)
+    assert "Eq 5.4" in plot_tree(thesis).axes[0].get_title()
 
 
 def test_forest() -> None:

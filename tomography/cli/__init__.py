@@ -73,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tree", help="topology as a maximum spanning tree of clusters")
     add_analysis_options(p)
     p.add_argument("--linkage", choices=("thesis", "mean", "sum"), default=None,
-                   help="collapse linkage: thesis (default for broadcasts), mean, sum "
-                        "(default for probe datasets)")
+                   help="collapse linkage: mean over host pairs (default for broadcasts), "
+                        "thesis (Eq 5.4/5.5 as written), sum (default for probe datasets)")
     p.add_argument("--level", choices=("best", "finest"), default="best",
                    help="Louvain level of the flat clustering (default best)")
     p.add_argument("--self-loop", type=float, default=0.0, metavar="W",

@@ -54,8 +54,10 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
 def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     """The options of the averaged-edge hierarchy (Eq 5.4/5.5)."""
     p.add_argument("--linkage", choices=("thesis", "mean", "sum"), default=None,
-                   help="thesis: Eq 5.4/5.5 as written (default for broadcasts); mean: mean "
-                        "over host pairs; sum: plain sum (default for probe datasets, whose "
+                   help="how collapsed clusters are weighted: mean over host pairs "
+                        "(default for broadcasts); thesis: Eq 5.4/5.5 as written (sum over "
+                        "min/max of the sizes; same levels, worse trees where cluster sizes "
+                        "differ); sum: plain sum (default for probe datasets, whose "
                         "bandwidths add up)")
     p.add_argument("--start", choices=("refined", "best", "finest"), default="refined",
                    help="refined (default): Louvain's best partition plus the finer levels "
@@ -71,6 +73,7 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
 
 def load(args: argparse.Namespace, measurement: Any = None):
     """The dataset of ``args.dataset`` (or ``measurement``) and its w_n over ``args.iterations``."""
+    from cluster.averaged_edge import DEFAULT_LINKAGE
     from tomography.dataset import read_measurement
     from tomography.weights import mean_weights
 
@@ -78,7 +81,7 @@ def load(args: argparse.Namespace, measurement: Any = None):
     W = mean_weights(m, getattr(args, "iterations", None))
     probes = not m.iteration_ids and m.probes is not None
     if hasattr(args, "linkage") and args.linkage is None:
-        args.linkage = "sum" if probes else "thesis"
+        args.linkage = "sum" if probes else DEFAULT_LINKAGE
     if probes:
         print(f"note: {m.meta.get('method', 'probe')} dataset: the edge weight is the measured "
               "bandwidth in Mbit/s (median over repeats, mean of the two directions); "
@@ -94,6 +97,7 @@ def load_shared(args: argparse.Namespace):
     0``, a probe dataset, or a single iteration (a note says why).
     """
     from cluster.adjacency import SharedGraph
+    from cluster.averaged_edge import DEFAULT_LINKAGE
     from cluster.confidence import IterationSampler
 
     resamples = getattr(args, "resamples", None)
@@ -110,7 +114,7 @@ def load_shared(args: argparse.Namespace):
     if n is not None and not 1 <= n <= len(m.iteration_ids):
         load(args, measurement=m)    # the same error as every other command
     if hasattr(args, "linkage") and args.linkage is None:
-        args.linkage = "thesis"
+        args.linkage = DEFAULT_LINKAGE
     sampler = IterationSampler.from_measurement(m, n=n)
     if resamples == 0:
         return m, sampler.graph, None
