@@ -44,13 +44,18 @@ def test_cluster_json(capsys, hierarchy_dataset: Path) -> None:
 def test_hierarchy_json_levels(capsys, hierarchy_dataset: Path) -> None:
     code, out, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "json")
     data = json.loads(out)
-    assert code == 0 and [lv["level"] for lv in data["levels"]] == [1, 2, 3]
-    level1, level2, level3 = data["levels"]
-    assert [len(lv["clusters"]) for lv in data["levels"]] == [9, 3, 2]
+    # the three equal sites paired into two is a tie, no level: hidden by default
+    assert code == 0 and [lv["level"] for lv in data["levels"]] == [1, 2]
+    level1, level2 = data["levels"]
+    assert [len(lv["clusters"]) for lv in data["levels"]] == [9, 3]
     ids2 = {c["id"] for c in level2["clusters"]}
     assert all(c["parent"] in ids2 for c in level1["clusters"])
-    assert all(c["parent"] is None for c in level3["clusters"])
+    assert all(c["parent"] is None for c in level2["clusters"])
     assert sum(len(c["hosts"]) for c in level1["clusters"]) == 144
+    dropped = data["params"]["dropped_levels"]
+    assert [d["clusters"] for d in dropped] == [2] and dropped[0]["gap"] < 1.3
+    code, out, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "json", "--all-levels")
+    assert [len(lv["clusters"]) for lv in json.loads(out)["levels"]] == [9, 3, 2]
 
 
 def test_hierarchy_text_formats(capsys, hierarchy_dataset: Path) -> None:
@@ -59,7 +64,7 @@ def test_hierarchy_text_formats(capsys, hierarchy_dataset: Path) -> None:
     _, tree, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "tree")
     assert tree.startswith("network (144 hosts)") and tree.count("L1C") == 9
     _, dot, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "dot", "--linkage", "mean")
-    assert dot.startswith("digraph hasse") and dot.count("->") == 9 + 3
+    assert dot.startswith("digraph hasse") and dot.count("->") == 9
 
 
 def test_tree_json(capsys, hierarchy_dataset: Path) -> None:

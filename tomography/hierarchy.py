@@ -144,11 +144,28 @@ class Hierarchy:
         """The confidence a level needs to be supported (None when not measured)."""
         return (self.params.get("confidence") or {}).get("threshold")
 
+    def gap(self, number: int) -> float | None:
+        """How much closer the clusters level ``number`` joins are than the rest.
+
+        The ratio of mean linkages of :func:`cluster.confidence.merge_gap`
+        between the level and the level below; None for level 1 and when the
+        confidence was not measured.
+        """
+        gaps = (self.params.get("confidence") or {}).get("gaps") or []
+        return gaps[number - 1] if number <= len(gaps) else None
+
     def supported(self, number: int) -> bool | None:
-        """Whether level ``number`` reaches the support threshold (None when not measured)."""
+        """Whether level ``number`` is supported (None when not measured).
+
+        Its confidence reaches the threshold and, above level 1, the
+        clusters of the level below that it joins are closer than the rest by
+        the minimum gap.
+        """
         if not self.confidence or self.threshold is None:
             return None
-        return bool(self.confidence[number - 1] >= self.threshold)
+        gap, needed = self.gap(number), (self.params.get("confidence") or {}).get("min_gap")
+        weak = gap is not None and needed is not None and not gap >= needed
+        return bool(self.confidence[number - 1] >= self.threshold and not weak)
 
     def select(self, numbers: Iterable[int]) -> "Hierarchy":
         """A hierarchy of only these levels, renumbered from 1 (clusters get new ids).
@@ -190,8 +207,12 @@ class Hierarchy:
             params["origins"] = [params["origins"][n - 1] for n in keep]
         params["dropped_levels"] = [
             {"level": n, "clusters": len(self.level(n)),
-             "confidence": self.confidence[n - 1] if self.confidence else None}
+             "confidence": self.confidence[n - 1] if self.confidence else None,
+             "gap": self.gap(n)}
             for n in range(1, self.depth + 1) if n not in keep]
+        if (params.get("confidence") or {}).get("gaps"):
+            params["confidence"] = dict(params["confidence"],
+                                        gaps=[self.gap(n) for n in keep])
         out = Hierarchy.from_partitions(
             hosts, partitions, internal=internal, weights=weights, params=params,
             modularity=[self.modularity[n - 1] for n in keep

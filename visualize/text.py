@@ -151,10 +151,14 @@ def confidence_note(hierarchy: Hierarchy) -> str:
     text = (f"confidence: how often a level is found again on {resamples} {how['method']} "
             f"resamples of the {how['iterations']} iterations (NMI, 0 to 1); a level "
             f"needs {how['threshold']:.2f}")
+    if how.get("min_gap") is not None and any(g is not None for g in how.get("gaps") or []):
+        text += (f", and a level above the first must join clusters {how['min_gap']:g}x "
+                 "closer to each other than to the rest (per host pair)")
     dropped = hierarchy.params.get("dropped_levels") or []
     if dropped:
-        gone = ", ".join(f"{d['clusters']} clusters at {d['confidence']:.2f}" for d in dropped
-                         if d.get("confidence") is not None)
+        gone = ", ".join(f"{d['clusters']} clusters at {d['confidence']:.2f}"
+                         + (f" (gap {d['gap']:.2f}x)" if d.get("gap") is not None else "")
+                         for d in dropped if d.get("confidence") is not None)
         text += f"; not shown (--all-levels shows them): {gone}"
     return text
 
