@@ -174,19 +174,30 @@ def _run(command: list[str]) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int) -> list[str]:
-    """Whole ``tomography`` processes against a user's short script, side by side."""
+def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int,
+                   previous: Path | None = None) -> list[str]:
+    """Whole ``tomography`` processes against a user's short script, side by side.
+
+    With ``previous`` (a checkout of an earlier commit), its ``tomography``
+    commands run too, under the same interpreter, for the ratio of this
+    version to that one.
+    """
     import sys
 
     tool = [sys.executable, "-m", "tomography"]
+    # the checkout first on the path: it shadows the installed (editable) package
+    old_tool = ([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(previous)!r}); "
+                 "from tomography.cli import main; sys.exit(main())"] if previous else None)
     script = [sys.executable, str(HERE / "reference_louvain.py")]
     out = ["### Against a short script, whole processes", "",
            "Planted hierarchies, 35 random peers per receiver, written to disk; each command "
            "is a fresh process (imports, reading and validating the files, analysis, "
-           "confidence with its default 4 resamples, output). The reference is "
+           "confidence with its default 4 resamples on every core, output). The reference is "
            "`benchmarks/reference_louvain.py`: pandas read, SciPy matrix, one igraph Louvain "
-           f"(one flat clustering, no validation, no confidence). Best of {repeats}; peak "
-           "resident memory of the process.", "",
+           "(one flat clustering, no validation, no confidence); for `evaluate`, whose "
+           "convergence table analyses every w_n, its `--every-n` form (a Louvain and "
+           f"scikit-learn's NMI for every n). Best of {repeats}; peak resident memory of the "
+           "largest process (forked workers share the parent's pages).", "",
            "| hosts | iterations | transfers rows | command | seconds | ratio to script | "
            "peak MiB |", "|---|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -196,14 +207,24 @@ def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int)
             write_measurement(m, path)
             rows = len(m.transfers)
             del m
-            runs = {"reference script": script + [str(path)],
-                    "tomography cluster": tool + ["cluster", str(path)],
-                    "tomography hierarchy": tool + ["hierarchy", str(path)],
-                    "tomography tree": tool + ["tree", str(path)]}
+            # (command, the script it is compared with)
+            runs = {"reference script": (script + [str(path)], "reference script"),
+                    "reference script --every-n": (script + [str(path), "--every-n"],
+                                                   "reference script --every-n"),
+                    "tomography cluster": (tool + ["cluster", str(path)], "reference script"),
+                    "tomography hierarchy": (tool + ["hierarchy", str(path)],
+                                             "reference script"),
+                    "tomography tree": (tool + ["tree", str(path)], "reference script"),
+                    "tomography evaluate": (tool + ["evaluate", str(path)],
+                                            "reference script --every-n")}
+            if old_tool and branching_hosts(branching, per) <= 4096:   # minutes at 16384
+                for command in ("hierarchy", "evaluate"):
+                    runs[f"previous: tomography {command}"] = (
+                        old_tool + [command, str(path)], runs[f"tomography {command}"][1])
             best = {name: min((_run(cmd) for _ in range(repeats)), key=lambda r: r[0])
-                    for name, cmd in runs.items()}
-            base = best["reference script"][0]
+                    for name, (cmd, _) in runs.items()}
             for name, (wall, peak) in best.items():
+                base = best[runs[name][1]][0]
                 out.append(f"| {branching_hosts(branching, per)} | {iterations} | {rows} | "
                            f"{name} | {wall:.2f} | {wall / base:.2f}x | {peak:.0f} |")
     return out
@@ -224,12 +245,16 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--reference-only", action="store_true",
                         help="only the comparison of whole processes with the short script")
+    parser.add_argument("--previous", type=Path, metavar="CHECKOUT",
+                        help="also time the commands of an earlier version, checked out in "
+                             "this directory (git worktree add CHECKOUT COMMIT)")
     args = parser.parse_args()
     sizes = [512] if args.quick else [512, 576, 4096]
     lines = machine() + [""]
     shapes = ([((4, 8), 8, 5)] if args.quick else
               [((4, 8), 128, 5), ((4, 8), 128, 10), ((4, 8), 512, 5)])
-    lines += part_reference(shapes, repeats=1 if args.quick else 2) + [""]
+    lines += part_reference(shapes, repeats=1 if args.quick else 2,
+                            previous=args.previous) + [""]
     if args.reference_only:
         print("\n".join(lines))
         return

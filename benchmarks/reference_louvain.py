@@ -2,9 +2,12 @@
 
 The yardstick of ``benchmarks/analysis.py`` (part "against a short script"):
 what someone who knows pandas and igraph would write instead of the toolkit,
-doing only one flat clustering.  Run::
+doing only one flat clustering.  With ``--every-n`` it clusters every
+``w_n``, n = 1 .. N, and scores each against the hosts' labels with
+scikit-learn's NMI: the user's version of ``tomography evaluate``'s
+convergence table.  Run::
 
-    .venv/bin/python benchmarks/reference_louvain.py DATASET
+    .venv/bin/python benchmarks/reference_louvain.py DATASET [--every-n]
 """
 
 import random
@@ -16,14 +19,20 @@ import pandas as pd
 from scipy import sparse
 
 d = sys.argv[1]
-hosts = pd.read_csv(f"{d}/hosts.csv")["host"]
+hosts = pd.read_csv(f"{d}/hosts.csv").sort_values("host")
 t = pd.read_csv(f"{d}/transfers.csv")
-idx = pd.Index(sorted(hosts))
-r, s = idx.get_indexer(t["receiver"]), idx.get_indexer(t["sender"])
-n, its = len(idx), t["iteration"].nunique()
-C = sparse.csr_array((t["blocks"].to_numpy(float), (r, s)), shape=(n, n))
-W = sparse.triu((C + C.T) / its, 1).tocoo()
-g = igraph.Graph(n=n, edges=np.column_stack([W.row, W.col]).tolist())
-random.seed(0)
-p = g.community_multilevel(weights=W.data.tolist())
-print(len(p), p.modularity)
+idx = pd.Index(hosts["host"])
+t["r"], t["s"] = idx.get_indexer(t["receiver"]), idx.get_indexer(t["sender"])
+n, ids = len(idx), sorted(t["iteration"].unique())
+for its in range(1, len(ids) + 1) if "--every-n" in sys.argv else [len(ids)]:
+    u = t[t["iteration"] <= ids[its - 1]]
+    C = sparse.csr_array((u["blocks"].to_numpy(float), (u["r"], u["s"])), shape=(n, n))
+    W = sparse.triu((C + C.T) / its, 1).tocoo()
+    g = igraph.Graph(n=n, edges=np.column_stack([W.row, W.col]).tolist())
+    random.seed(0)
+    p = g.community_multilevel(weights=W.data.tolist())
+    print(its, len(p), p.modularity)
+    if "--every-n" in sys.argv:
+        from sklearn.metrics import normalized_mutual_info_score
+
+        print(normalized_mutual_info_score(hosts["label"], p.membership))

@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from cluster.adjacency import SharedGraph
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
+from cluster.parallel import effective_jobs, fork_map
 from tomography.dataset import Measurement
 from tomography.hierarchy import Hierarchy
 from tomography.truth import labels_at_depth, truth_depth
@@ -204,7 +206,7 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
 def convergence(measurement: Measurement, truth: dict[str, str], *,
                 iterations: int | None = None, engine: str = "igraph",
                 hierarchy: bool = True, seed: int | None = 0, progress: bool = False,
-                **options) -> pd.DataFrame:
+                n_jobs: int | None = None, **options) -> pd.DataFrame:
     """NMI after each number of iterations ``n = 1 .. N`` (Figs 5.13, 5.21).
 
     For each ``n``, ``w_n`` (Eq 4.2) is clustered flat (Louvain, best level)
@@ -224,6 +226,9 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
         The same seed for every ``n``, so that rows differ only by data.
     progress : bool, default False
         Show a progress bar (on a terminal) over ``n``.
+    n_jobs : int or None
+        Processes over ``n`` (:func:`cluster.parallel.effective_jobs`: by
+        default every core on large datasets); the table does not depend on it.
     **options
         Passed to :func:`cluster.averaged_edge.averaged_edge_hierarchy`
         (``linkage``, ``start``, ...).
@@ -246,10 +251,9 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
     last = total if iterations is None else min(iterations, total)
     hosts = measurement.host_names
     flat_truth = labels_at_depth(truth, truth_depth(truth), hosts)
-    rows = []
-    for n in tqdm(range(1, last + 1), desc="convergence", unit="n", disable=not progress or None,
-                  leave=False):
-        W = mean_weights(measurement, n)
+
+    def row_of(n: int) -> dict[str, float]:
+        W = SharedGraph(mean_weights(measurement, n), hosts)   # one igraph graph per n
         flat = louvain(W, engine=engine, seed=seed)
         row = {"n": n, "clusters": flat.n_clusters, "modularity": flat.modularity,
                "nmi": nmi(flat_truth, flat.labels),
@@ -260,5 +264,11 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
             levels = hierarchy_nmi(h, truth)
             row["levels"] = h.depth
             row.update({f"level_{int(r.level)}_nmi": r.nmi for r in levels.itertuples()})
-        rows.append(row)
+        return row
+
+    steps = list(range(1, last + 1))
+    jobs = effective_jobs(n_jobs, len(steps), len(measurement.transfers))
+    with tqdm(total=len(steps), desc="convergence", unit="n", disable=not progress or None,
+              leave=False) as bar:
+        rows, _ = fork_map(row_of, steps, jobs, done=lambda _row: bar.update())
     return pd.DataFrame(rows)

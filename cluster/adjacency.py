@@ -115,6 +115,21 @@ class SharedGraph:
         self.hosts = list(hosts) if hosts is not None else nodes
         self._igraph = None
 
+    @classmethod
+    def checked(cls, matrix: sparse.csr_array, hosts: list[Hashable] | None = None
+                ) -> "SharedGraph":
+        """Wrap a matrix :func:`as_adjacency` has already returned, without checking it again.
+
+        Examples
+        --------
+        >>> A, _ = as_adjacency(np.array([[0, 2.0], [2.0, 0]]))
+        >>> SharedGraph.checked(A).matrix is A
+        True
+        """
+        out = cls.__new__(cls)
+        out.matrix, out.hosts, out._igraph = matrix, hosts, None
+        return out
+
     @property
     def shape(self) -> tuple[int, int]:
         """The matrix's shape."""

@@ -193,7 +193,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
                             loops: float = 0.5, engine: str = "igraph",
                             resolution: float = 1.0, restarts: int = 1,
                             shuffles: int = 10, z: float = 5.0,
-                            seed: Seed = None) -> Hierarchy:
+                            seed: Seed = None, n_jobs: int | None = None) -> Hierarchy:
     """Build the hierarchy of bandwidth clusters by repeated partition and collapse.
 
     Parameters
@@ -228,6 +228,9 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         The permutation test of the ``"refined"`` start.
     seed : int, Generator or None
         Randomness; the integer is recorded in ``params``.
+    n_jobs : int or None
+        Processes for the permutation tests of a level's clusters
+        (:func:`cluster.refine.refine_levels`); the result does not depend on it.
 
     Returns
     -------
@@ -278,12 +281,13 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     if start == "refined":
         base = louvain(shared, level="best", seed=spawn_seeds(rng, 1)[0], **options)
         finer = refine_levels(shared, base.labels, shuffles=shuffles, z=z, engine=engine,
-                              resolution=resolution, seed=spawn_seeds(rng, 1)[0])
+                              resolution=resolution, seed=spawn_seeds(rng, 1)[0],
+                              n_jobs=n_jobs)
         for labels in finer[::-1]:
-            record(labels, collapse(A, labels, linkage=linkage)[0],
-                   modularity(A, labels, resolution=resolution), "refined")
+            record(labels, collapse(shared, labels, linkage=linkage)[0],
+                   modularity(shared, labels, resolution=resolution), "refined")
         host_labels = base.labels
-        current, sizes = collapse(A, base.labels, linkage=linkage)
+        current, sizes = collapse(shared, base.labels, linkage=linkage)
         record(host_labels, current, base.modularity, "louvain")
     while not partitions or current.shape[0] > 2:
         graph_in = (shared if current is A else current) if not partitions \

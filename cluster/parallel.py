@@ -76,7 +76,8 @@ def _run(index: int) -> Any:
 
 
 def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
-             meanwhile: Callable[[], Any] | None = None) -> tuple[list[R], Any]:
+             meanwhile: Callable[[], Any] | None = None,
+             done: Callable[[R], None] | None = None) -> tuple[list[R], Any]:
     """``[work(t) for t in tasks]`` on ``jobs`` forked processes.
 
     Parameters
@@ -89,6 +90,9 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
         Processes (:func:`effective_jobs`); 1 runs everything here.
     meanwhile : callable, optional
         Run in this process while the workers run.
+    done : callable, optional
+        Called here with each result, in the order of the tasks, as soon as
+        it is there (a progress bar's update).
 
     Returns
     -------
@@ -105,7 +109,11 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
     """
     global _WORK
     if jobs <= 1 or len(tasks) <= 1:
-        results = [work(t) for t in tasks]
+        results = []
+        for t in tasks:
+            results.append(work(t))
+            if done is not None:
+                done(results[-1])
         return results, meanwhile() if meanwhile is not None else None
     _WORK = (work, tasks)
     try:
@@ -114,7 +122,11 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
             futures = [pool.submit(_run, i) for i in range(len(tasks))]
             try:
                 other = meanwhile() if meanwhile is not None else None
-                results = [f.result() for f in futures]
+                results = []
+                for f in futures:
+                    results.append(f.result())
+                    if done is not None:
+                        done(results[-1])
             except BaseException:   # Ctrl-C or a failed task: stop the others
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise

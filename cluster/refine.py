@@ -28,6 +28,7 @@ from scipy import sparse
 from cluster.adjacency import SharedGraph, as_adjacency
 from cluster.louvain import igraph_graph, leiden, louvain, multilevel
 from cluster.modularity import canonical_labels, modularity
+from cluster.parallel import effective_jobs, fork_map
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
 #: A split's most mixed pair of parts stays apart when it is less mixed than the
@@ -121,7 +122,8 @@ def _without_loops(A: sparse.csr_array) -> sparse.csr_array:
 
 def _split(A: sparse.csr_array, g, *, shuffles: int, z: float, engine: str,
            resolution: float, rng: np.random.Generator) -> np.ndarray | None:
-    """The test of :func:`significant_split` on a loop-free cluster (``g``: its igraph graph)."""
+    """The test of :func:`significant_split` on a loop-free cluster: its igraph graph ``g``,
+    or without one its matrix ``A`` (not read when there is a graph)."""
     seeds = spawn_seeds(rng, shuffles + 1)
     edges = _edges(A, g)
     if g is not None:
@@ -167,17 +169,16 @@ def _nulls(A: sparse.csr_array, g, edges: tuple[np.ndarray, np.ndarray, np.ndarr
     Each copy's weights and partition are appended to ``copies``.
     """
     for s in seeds:
-        shuffled = np.random.default_rng(s).permutation(edges[2])
         if g is not None:
+            shuffled = np.random.default_rng(s).permutation(edges[2])
             # The copies are optimised with Leiden: on a weight-shuffled 1024-host cluster
             # about five times faster than Louvain, whose local moves crawl on a graph
             # without structure, and to a higher modularity, so the null is the stricter.
             labels = leiden(g, resolution=resolution, seed=s, weights=shuffled.tolist())
         else:
-            n = A.shape[0]
-            upper = sparse.coo_array((shuffled, (edges[0], edges[1])), shape=(n, n))
-            labels = louvain((upper + upper.T).tocsr(), engine=engine, resolution=resolution,
-                             seed=s).labels
+            copy = shuffle_weights(A, seed=s)
+            shuffled = sparse.triu(copy, k=1, format="coo").data   # in the order of edges
+            labels = louvain(copy, engine=engine, resolution=resolution, seed=s).labels
         labels = canonical_labels(labels)
         copies.append((shuffled, labels))
         yield _modularity(edges, shuffled, labels, resolution)
@@ -293,7 +294,7 @@ def significance(found: float, null, *, z: float = 5.0, min_copies: int = 4) -> 
 
 def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size: int = 4,
                   engine: str = "igraph", resolution: float = 1.0,
-                  seed: Seed = None) -> list[np.ndarray]:
+                  seed: Seed = None, n_jobs: int | None = None) -> list[np.ndarray]:
     """Finer and finer partitions below ``labels``, splitting only significant clusters.
 
     Parameters
@@ -304,6 +305,10 @@ def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size
         The partition to refine (Louvain's best).
     shuffles, z, min_size, engine, resolution, seed
         See :func:`significant_split`.
+    n_jobs : int or None
+        Processes for the clusters of a level, tested independently
+        (:func:`cluster.parallel.effective_jobs`); the result does not
+        depend on it.
 
     Returns
     -------
@@ -334,22 +339,33 @@ def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size
     current = canonical_labels(labels)
     levels: list[np.ndarray] = []
     whole = np.zeros(len(current), dtype=bool)   # hosts of clusters tested and kept whole
+
+    def test(task: tuple[np.ndarray, int]) -> np.ndarray | None:
+        """The split of one cluster (its hosts), or None to keep it whole."""
+        idx, split_seed = task
+        if len(idx) < max(min_size, 2):
+            return None
+        if whole_graph is not None:   # the cluster's matrix is not read on this path
+            g = whole_graph.induced_subgraph(idx.tolist())
+            sub = None if g.ecount() == 0 else A
+        else:
+            g, sub = None, A[idx][:, idx]
+            sub = sub if sub.nnz else None
+        if sub is None:
+            return None
+        return _split(sub, g, shuffles=shuffles, z=z, engine=engine, resolution=resolution,
+                      rng=np.random.default_rng(split_seed))
+
     while True:
         new = current.copy()
         next_id = int(current.max()) + 1
-        for c in range(int(current.max()) + 1):
-            idx = np.flatnonzero(current == c)
-            if whole[idx].all():
-                continue
-            split_rng = np.random.default_rng(spawn_seeds(rng, 1)[0])
-            split = None
-            if len(idx) >= max(min_size, 2):
-                sub = A[idx][:, idx]
-                g = whole_graph.induced_subgraph(idx.tolist()) if whole_graph is not None else None
-                sub = sub if sub.nnz else None
-                if sub is not None:
-                    split = _split(sub, g, shuffles=shuffles, z=z, engine=engine,
-                                   resolution=resolution, rng=split_rng)
+        clusters = [(c, np.flatnonzero(current == c)) for c in range(int(current.max()) + 1)]
+        clusters = [(c, idx) for c, idx in clusters if not whole[idx].all()]
+        tasks = [(idx, spawn_seeds(rng, 1)[0]) for _, idx in clusters]
+        # the clusters of a level are independent: tested in forked workers on large graphs
+        jobs = effective_jobs(n_jobs, len(tasks), A.nnz // 2)
+        splits, _ = fork_map(test, tasks, jobs)
+        for (c, idx), split in zip(clusters, splits):
             if split is None:
                 whole[idx] = True
             else:

@@ -283,7 +283,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         levels["confidence"] = h.confidence
         levels["supported"] = [h.supported(k) for k in levels["level"]]
     table = convergence(m, truth, iterations=args.iterations, engine=args.engine,
-                        seed=args.seed, linkage=args.linkage, start=args.start, progress=True)
+                        seed=args.seed, linkage=args.linkage, start=args.start, progress=True,
+                        n_jobs=args.jobs)
     stop = _stop_rule_replay(args, m) if args.until_converged is not None else None
     if args.format == "json":
         emit(json.dumps({"levels": levels.to_dict("records"),

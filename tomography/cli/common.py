@@ -136,7 +136,7 @@ def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str], sampler: Any =
     h = averaged_edge_hierarchy(W, hosts, linkage=args.linkage, start=args.start,
                                 loops=getattr(args, "loops", 0.5), engine=args.engine,
                                 resolution=args.resolution, restarts=args.restarts,
-                                seed=args.seed)
+                                seed=args.seed, n_jobs=getattr(args, "jobs", None))
     if sampler is None:
         return h
     from cluster.confidence import DEFAULT_RESAMPLES, hierarchy_confidence, supported_levels

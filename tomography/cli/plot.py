@@ -127,7 +127,7 @@ def _convergence(args: argparse.Namespace, m: Any) -> Any:
 
     return convergence(m, full_truth(args, m), iterations=args.iterations, engine=args.engine,
                        seed=args.seed, linkage=args.linkage, start=args.start,
-                       loops=args.loops, progress=True)
+                       loops=args.loops, progress=True, n_jobs=args.jobs)
 
 
 def _figure(args: argparse.Namespace) -> tuple[Any, str]:
