@@ -26,6 +26,7 @@ R = TypeVar("R")
 PARALLEL_MIN_EDGES = 50_000
 
 _WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+_IN_WORKER = False   # set in a worker: work inside a task runs there, not in more processes
 
 
 def available_cores() -> int:
@@ -60,6 +61,8 @@ def effective_jobs(n_jobs: int | None, tasks: int, edges: int = 0) -> int:
     """
     if n_jobs == 0:
         raise ValueError("n_jobs must not be 0 (1 runs in this process, -1 on every core)")
+    if _IN_WORKER:   # the cores are taken by the workers already
+        return 1
     if n_jobs is None:
         n_jobs = -1 if edges >= PARALLEL_MIN_EDGES else 1
     if n_jobs < 0:
@@ -70,7 +73,9 @@ def effective_jobs(n_jobs: int | None, tasks: int, edges: int = 0) -> int:
 
 
 def _run(index: int) -> Any:
+    global _IN_WORKER
     assert _WORK is not None, "a worker forked without its work"
+    _IN_WORKER = True
     work, tasks = _WORK
     return work(tasks[index])
 
@@ -108,14 +113,14 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
     ([11, 12, 13], 'done')
     """
     global _WORK
-    if jobs <= 1 or len(tasks) <= 1:
+    if jobs <= 1 or len(tasks) <= 1 or _IN_WORKER:
         results = []
         for t in tasks:
             results.append(work(t))
             if done is not None:
                 done(results[-1])
         return results, meanwhile() if meanwhile is not None else None
-    _WORK = (work, tasks)
+    outer, _WORK = _WORK, (work, tasks)
     try:
         with ProcessPoolExecutor(max_workers=jobs,
                                  mp_context=multiprocessing.get_context("fork")) as pool:
@@ -131,5 +136,5 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
-        _WORK = None
+        _WORK = outer
     return results, other

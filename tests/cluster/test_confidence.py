@@ -14,7 +14,7 @@ from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import (MERGE_GAP, IterationSampler, flat_confidence,
                                 hierarchy_confidence, resample_plan, supported_levels)
 from cluster.louvain import louvain
-from cluster.parallel import fork_map
+from cluster.parallel import effective_jobs, fork_map
 from cluster.stability import StableHierarchy, StablePartition
 from tomography.dataset import Measurement
 from tomography.hierarchy import Hierarchy
@@ -186,3 +186,15 @@ def test_shared_graph_gives_the_same_hierarchy() -> None:
     plain = averaged_edge_hierarchy(W, m.host_names, seed=0)
     shared = averaged_edge_hierarchy(SharedGraph(W, m.host_names), m.host_names, seed=0)
     assert plain.to_json() == shared.to_json()
+
+
+def test_work_inside_a_worker_stays_in_its_process() -> None:
+    def inner(x: int) -> tuple[int, int]:
+        # a nested map runs in the worker itself: no process of its own
+        return x, effective_jobs(-1, 4)
+
+    def outer(x: int) -> list[tuple[int, int]]:
+        return fork_map(inner, [x, x + 1], jobs=2)[0]
+
+    results, _ = fork_map(outer, [0, 10, 20], jobs=2)
+    assert results == [[(0, 1), (1, 1)], [(10, 1), (11, 1)], [(20, 1), (21, 1)]]
