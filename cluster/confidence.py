@@ -65,7 +65,7 @@ __all__ = ["IterationSampler", "resample_plan", "hierarchy_confidence", "flat_co
 SUPPORT_THRESHOLD = 0.5
 """Confidence a level needs to be reported (``benchmarks/confidence.py``: on 393 levels of
 planted and simulated networks, with the minimum gap, 0.5 and 0.6 make the fewest wrong
-decisions, 15 and 14; 0.5 keeps two more of the levels that are nearly right)."""
+decisions, 16 and 15; 0.5 keeps two more of the levels that are nearly right)."""
 
 MERGE_GAP = 1.3
 """How much closer, per host pair, the clusters of the level below that a level joins

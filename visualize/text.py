@@ -151,7 +151,7 @@ def confidence_note(hierarchy: Hierarchy) -> str:
     text = (f"confidence: how often a level is found again on {resamples} {how['method']} "
             f"resamples of the {how['iterations']} iterations (NMI, 0 to 1); a level "
             f"needs {how['threshold']:.2f}")
-    if how.get("min_gap") is not None and any(g is not None for g in how.get("gaps") or []):
+    if how.get("min_gap") is not None:
         text += (f", and a level above the first must join clusters {how['min_gap']:g}x "
                  "closer to each other than to the rest (per host pair)")
     dropped = hierarchy.params.get("dropped_levels") or []
