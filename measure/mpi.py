@@ -51,6 +51,9 @@ __all__ = ["world", "local_addresses", "choose_address", "rank_table", "gather_h
 TAG = 7              # every message of the transport
 HEARTBEAT = 5.0      # s between rank 0's pings to the agents
 ORPHANED = 60.0      # s of silence from rank 0 after which an agent gives up
+TERM_GRACE = 10.0    # s an agent told to end (SIGTERM) waits for rank 0's exit: mpiexec ends
+                     # the whole job when one rank exits, so leaving first would kill rank 0
+                     # before it has finished its own clean-up
 IDLE_SLEEP = (0.0005, 0.01)  # s: the pump's sleep within WARM of its last message, and after
 WARM = 0.25                 # s: a conversation (clock readings, add/added) stays quick
 
@@ -384,7 +387,8 @@ def serve_agent(comm: Any) -> int:
 
     Returns the exit status: 0 when told to exit, 3 when rank 0 fell silent
     for ``ORPHANED`` seconds, 143 on SIGTERM (the peer is ended first in
-    every case).
+    every case; on SIGTERM the agent then waits up to ``TERM_GRACE`` seconds
+    for rank 0's exit, so that rank 0 can finish before mpiexec ends the job).
     """
     inbox: queue.Queue[tuple[Any, dict[str, Any]]] = queue.Queue()  # rank 0's and the peer's
     pump = _Pump(comm, lambda source, message: inbox.put((source, message)))
@@ -427,6 +431,17 @@ def serve_agent(comm: Any) -> int:
                     child.close()
         else:
             status = 143
+            if child is not None:
+                child.close(timeout=2.0)
+                child = None
+            deadline = time.monotonic() + TERM_GRACE
+            while time.monotonic() < deadline:   # until rank 0, also ending, says exit
+                try:
+                    sender, message = inbox.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if sender == 0 and message.get("op") == "exit":
+                    break
     finally:
         if child is not None:
             child.close(timeout=2.0)

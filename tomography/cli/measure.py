@@ -387,11 +387,18 @@ def _testbed_for(args: argparse.Namespace):
                       hosts_per_cluster=args.hosts_per_cluster), True
 
 
-def _terminate_as_interrupt() -> None:
-    """SIGTERM (a batch scheduler ending the allocation) stops a run as Ctrl-C does."""
+def _terminate_as_interrupt(output: Path | None) -> None:
+    """SIGTERM (a batch scheduler ending the allocation) stops a run as Ctrl-C does.
+
+    The hint to resume is printed at once: under mpiexec the other ranks end
+    too, and the launcher may kill this one before its clean-up is over.
+    """
     import signal
 
     def handler(signum: int, frame: Any) -> None:
+        if output is not None:
+            print(f"tomography: terminated; the finished iterations stay in {output}; "
+                  "continue with the same command and --resume", file=sys.stderr, flush=True)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, handler)
@@ -453,7 +460,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
         if comm.Get_rank() != 0:
             mpi.gather_hosts(comm, args.network)
             return mpi.serve_agent(comm)
-    _terminate_as_interrupt()
+    _terminate_as_interrupt(args.output)
     bed, raised, transport = None, False, None
     try:
         if args.testbed:
