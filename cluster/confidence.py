@@ -235,6 +235,23 @@ class IterationSampler:
         return np.bincount(self.edge, weights=self.blocks * m[self.iteration],
                            minlength=self.n_edges) / total
 
+    def resample(self, multiplicity: Sequence[int] | np.ndarray,
+                 engine: str = "igraph") -> sparse.csr_array | None:
+        """Put a resample in place: for igraph as the graph's edge attribute ``resample``
+        (returns None), for the other engines as a matrix (returned)."""
+        if engine == "igraph":
+            self.graph.igraph().es["resample"] = self.edge_weights(multiplicity).tolist()
+            return None
+        return self.matrix(multiplicity)
+
+    def jobs(self, n_jobs: int | None, tasks: int, engine: str = "igraph") -> int:
+        """Processes for ``tasks`` resamples (:func:`cluster.parallel.effective_jobs`); the
+        igraph graph is built here first, so that forked workers share it."""
+        jobs = effective_jobs(n_jobs, tasks, self.n_edges)
+        if jobs > 1 and engine == "igraph":
+            self.graph.igraph()
+        return jobs
+
     @cached_property
     def _entry_edge(self) -> np.ndarray:
         """The edge of every stored entry of the symmetric CSR matrix (for :meth:`matrix`)."""
@@ -396,11 +413,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
     def on_hosts_resample(task: tuple[np.ndarray, list[int]]) -> list[tuple[np.ndarray, float]]:
         """The host-level levels found again on one resample: (labels, agreement) each."""
         multiplicity, seeds = task
-        matrix = None
-        if options.engine == "igraph":
-            sampler.graph.igraph().es["resample"] = sampler.edge_weights(multiplicity).tolist()
-        else:
-            matrix = sampler.matrix(multiplicity)
+        matrix = sampler.resample(multiplicity, options.engine)
         out = []
         for k in on_hosts:
             if origins[k] == "louvain":
@@ -452,9 +465,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
                             float(nmi(found_in[0][k], found_in[1][k]) > 1 - 1e-9)))
         return out
 
-    jobs = effective_jobs(n_jobs, len(tasks), sampler.n_edges)
-    if jobs > 1 and options.engine == "igraph":
-        sampler.graph.igraph()   # built once, before the workers fork
+    jobs = sampler.jobs(n_jobs, len(tasks), options.engine)
     host_results, merge_results = fork_map(on_hosts_resample, tasks, jobs,
                                            meanwhile=merged_resamples)
     for per_level in host_results:
@@ -639,14 +650,12 @@ def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
 
     def one_resample(task: tuple[np.ndarray, int]) -> np.ndarray:
         multiplicity, run_seed = task
-        if engine == "igraph":
-            sampler.graph.igraph().es["resample"] = sampler.edge_weights(multiplicity).tolist()
+        matrix = sampler.resample(multiplicity, engine)
+        if matrix is None:
             return _find(sampler.graph, None, options, run_seed, level)
-        return _partition(sampler.matrix(multiplicity), options, run_seed, level)
+        return _partition(matrix, options, run_seed, level)
 
-    jobs = effective_jobs(n_jobs, len(tasks), sampler.n_edges)
-    if jobs > 1 and engine == "igraph":
-        sampler.graph.igraph()   # built once, before the workers fork
+    jobs = sampler.jobs(n_jobs, len(tasks), engine)
     found_all, _ = fork_map(one_resample, tasks, jobs)
     total, agreement = np.zeros(int(labels.max()) + 1), 0.0
     for found in found_all:

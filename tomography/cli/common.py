@@ -46,9 +46,10 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                         "tree edge (default 4: bootstrap over iterations, split halves below "
                         "4 iterations; 0: no confidence)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="J",
-                   help="processes for the resamples (default: every core on graphs of 50000 "
-                        "edges or more, one below, where starting a process costs more than "
-                        "a resample; -1: every core); the result is the same for any J")
+                   help="processes for the independent analyses: resamples, a level's split "
+                        "tests, evaluate's rows (default: every core on graphs of 50000 edges "
+                        "or more, one below, where starting a process costs more than the "
+                        "work; -1: every core); the result is the same for any J")
 
 
 def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
@@ -67,8 +68,8 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
                    help="self-loop of a collapsed cluster, as a share of its strongest tie "
                         "to another cluster (default 0.5)")
     p.add_argument("--all-levels", action="store_true",
-                   help="also show the levels whose confidence is below the support "
-                        "threshold (marked unsupported)")
+                   help="also show the unsupported levels (confidence below 0.5, or above "
+                        "level 1 a gap below 1.3), marked unsupported")
 
 
 def load(args: argparse.Namespace, measurement: Any = None):
