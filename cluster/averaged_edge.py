@@ -15,6 +15,7 @@ from scipy import sparse
 from cluster.adjacency import SharedGraph, as_adjacency
 from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
+from cluster.reassign import reassign_hosts
 from cluster.refine import refine_levels
 from tomography.hierarchy import Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
@@ -192,7 +193,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
                             linkage: Linkage = DEFAULT_LINKAGE, start: Start = "refined",
                             loops: float = 0.5, engine: str = "igraph",
                             resolution: float = 1.0, restarts: int = 1,
-                            shuffles: int = 10, z: float = 5.0,
+                            shuffles: int = 10, z: float = 5.0, reassign: bool = True,
                             seed: Seed = None, n_jobs: int | None = None) -> Hierarchy:
     """Build the hierarchy of bandwidth clusters by repeated partition and collapse.
 
@@ -226,6 +227,11 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         Passed to :func:`cluster.louvain.louvain` at every step.
     shuffles, z
         The permutation test of the ``"refined"`` start.
+    reassign : bool, default True
+        With the ``"refined"`` start, move each host to the cluster it has
+        the highest mean weight to, among those of its parent, on the levels
+        below the merged ones (:func:`cluster.reassign.reassign_hosts`): the
+        few hosts Louvain misplaces on noisy data.
     seed : int, Generator or None
         Randomness; the integer is recorded in ``params``.
     n_jobs : int or None
@@ -283,12 +289,15 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         finer = refine_levels(shared, base.labels, shuffles=shuffles, z=z, engine=engine,
                               resolution=resolution, seed=spawn_seeds(rng, 1)[0],
                               n_jobs=n_jobs)
+        host_labels, quality = base.labels, base.modularity
+        if reassign:
+            host_labels, *finer = reassign_hosts(shared, [base.labels, *finer])
+            quality = modularity(shared, host_labels, resolution=resolution)
         for labels in finer[::-1]:
             record(labels, collapse(shared, labels, linkage=linkage)[0],
                    modularity(shared, labels, resolution=resolution), "refined")
-        host_labels = base.labels
-        current, sizes = collapse(shared, base.labels, linkage=linkage)
-        record(host_labels, current, base.modularity, "louvain")
+        current, sizes = collapse(shared, host_labels, linkage=linkage)
+        record(host_labels, current, quality, "louvain")
     while not partitions or current.shape[0] > 2:
         graph_in = (shared if current is A else current) if not partitions \
             else with_self_loops(current, loops)
@@ -301,6 +310,6 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         record(host_labels, current, step.modularity, "merged" if len(partitions) else "louvain")
     params = {"method": "averaged-edge", "linkage": linkage, "start": start, "loops": loops,
               "engine": engine, "resolution": resolution, "restarts": restarts,
-              "shuffles": shuffles, "z": z, "seed": recorded, "origins": origins}
+              "shuffles": shuffles, "z": z, "reassign": reassign, "seed": recorded, "origins": origins}
     return Hierarchy.from_partitions(names, partitions, internal=internals, weights=weights,
                                      params=params, modularity=qualities)

@@ -133,3 +133,12 @@ def test_hierarchy_rejects_inconsistent_levels() -> None:
         Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 1, 1]])
     with pytest.raises(TomographyError, match="not a hierarchy"):
         Hierarchy.from_json('{"levels": [{"clusters": []}]}')
+
+
+def test_uneven_groups_merged_back_at_three_iterations() -> None:
+    # At 3 iterations the noise cuts of the 96-host group are about as separate as
+    # the shuffled copies' most mixed parts; their unions do not split, so they merge.
+    m = planted_hierarchy((2, 3), [16, 96, 40, 64, 24, 80], iterations=3, noise=0.5, seed=0)
+    h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=0)
+    assert len(h.levels[0]) == 6
+    assert hierarchy_nmi(h, m.labels)["nmi"][0] == pytest.approx(1.0)
