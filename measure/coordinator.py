@@ -443,10 +443,8 @@ def _result(swarm: Swarm, iteration: int, root: str, duration: float, hosts: lis
 
 
 def _run_params(file_size: int, seed: int, params: SwarmParams) -> dict[str, Any]:
-    out = {"file_size": file_size, "seed": seed, **asdict(params),
-           "piece_bytes": params.piece_bytes(file_size)}
-    del out["tcp_window"]  # the simulator's alone
-    return out
+    return {"file_size": file_size, "seed": seed, **asdict(params),
+            "piece_bytes": params.piece_bytes(file_size)}
 
 
 def host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataFrame:

@@ -63,23 +63,29 @@ def max_min_rates(capacity: np.ndarray, flow_of: np.ndarray, resource_of: np.nda
     rate[lone] = np.where(np.isfinite(cap[lone]), cap[lone], 0.0)
     active &= crossing
     tol = 1e-12 * max(1.0, float(np.max(capacity, initial=1.0)))
-    while active.any():
-        load = np.bincount(resource_of, weights=(w * active)[flow_of], minlength=len(remaining))
+    # only the incidences of flows still rising are kept: each round is cheaper than the last
+    keep = active[flow_of]
+    flow_of, resource_of = flow_of[keep], resource_of[keep]
+    flows = np.flatnonzero(active)
+    while flows.size:
+        load = np.bincount(resource_of, weights=w[flow_of], minlength=len(remaining))
         used = load > 0
         step_res = np.min(remaining[used] / load[used]) if used.any() else np.inf
-        headroom = (cap[active] - rate[active]) / w[active]
+        headroom = (cap[flows] - rate[flows]) / w[flows]
         step = min(step_res, float(headroom.min()))
         if not np.isfinite(step):
             raise ValueError("a flow crosses no finite resource and has no cap")
         step = max(step, 0.0)
-        rate[active] += step * w[active]
+        rate[flows] += step * w[flows]
         remaining -= step * load
         full = remaining <= tol
         blocked = np.zeros(n_flows, dtype=bool)
         blocked[flow_of[full[resource_of]]] = True
-        blocked |= rate >= cap - tol
-        newly = active & blocked
+        newly = blocked[flows] | (rate[flows] >= cap[flows] - tol)
         if not newly.any():  # numerical safety: freeze the tightest flow
-            newly[np.flatnonzero(active)[np.argmin(headroom)]] = True
-        active &= ~newly
+            newly[np.argmin(headroom)] = True
+        active[flows[newly]] = False
+        flows = flows[~newly]
+        keep = active[flow_of]
+        flow_of, resource_of = flow_of[keep], resource_of[keep]
     return rate

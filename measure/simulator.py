@@ -35,16 +35,21 @@ The model of one broadcast (one iteration), stepped in simulated time:
 * **Bandwidth.**  Each transfer is a TCP flow from the uploader's NIC,
   along the routers' path, into the downloader's NIC.  Rates are weighted
   max-min fair on every resource of the path (:mod:`measure.flows`), with
-  weight ``1/RTT`` and a cap of ``tcp_window / RTT``: TCP throughput falls as
-  round-trip time grows.  RTT is twice the one-way latency of the path.
+  the weights and caps of the connection model (:mod:`measure.tcp`): slow
+  start for a new connection and again after idle (a choked connection is
+  idle), sharing in proportion to ``1/RTT``, the receive window and
+  libtorrent's request pipeline per round trip; each a parameter of
+  :class:`measure.tcp.TcpModel`, recorded in the dataset.  RTT is twice the
+  one-way latency of the path.
 * **Time.**  A step lasts as long as one of the fastest tenth of the flows
   takes to move one piece; bytes beyond a finished piece carry over to the
   next one, and finished pieces are handed on within the step.  An
   iteration ends when every peer has the file, or after ``time_limit``
   simulated seconds (then it is marked incomplete and its counts kept).
 
-Not modelled: TCP slow start, queueing delay in routers, piece hashing
-and disk.
+Not modelled: queueing delay in routers, TCP's congestion-avoidance
+dynamics after a share changes (a flow follows its share at once), piece
+hashing and disk.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ import numpy as np
 
 from measure.flows import max_min_rates
 from measure.swarm import SwarmParams, peer_lists, root_order
+from measure.tcp import Connections, TcpModel
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
 from tomography.errors import DatasetError, TomographyError
 from tomography.seeding import Seed, check_seed
@@ -158,8 +164,8 @@ class _Network:
 
 
 def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_size: int, *,
-                       params: SwarmParams = SwarmParams(), seed: Seed = None,
-                       network: _Network | None = None) -> BroadcastResult:
+                       params: SwarmParams = SwarmParams(), tcp: TcpModel = TcpModel(),
+                       seed: Seed = None, network: _Network | None = None) -> BroadcastResult:
     """Simulate one BitTorrent broadcast from ``root`` to every other host.
 
     Parameters
@@ -172,6 +178,8 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     file_size : int
         Bytes.
     params : SwarmParams
+    tcp : TcpModel
+        The connection model; ``TcpModel.off()`` for plain max-min shares.
     seed : int, Generator or None
 
     Returns
@@ -224,10 +232,12 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     nb_of = pu[order]
     # neighbours of d holding p, times n_pieces: rarest-first scores are avail + a tie-break
     avail = np.zeros((n, n_pieces), dtype=np.int32)
+    # each downloader's own random order of the pieces breaks the ties of rarest-first
+    tie_order = rng.permuted(np.broadcast_to(np.arange(n_pieces, dtype=np.int32),
+                                             (n, n_pieces)), axis=1)
     np.add.at(avail, pd[pu == r0], n_pieces)
-    rtt = net.rtt(pu, pd)
-    weight = 1.0 / rtt
-    flow_cap = params.tcp_window * 8.0 / rtt
+    connections = Connections(tcp, net.rtt(pu, pd))
+    weight = connections.weights
     slots = params.upload_slots + 1
     unchoked = np.zeros(E, dtype=bool)
     current = np.full(E, -1, dtype=np.int64)              # piece in transfer per pair
@@ -318,7 +328,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         useful = have[pu[pairs]] & ~have[pd[pairs]]
         cand = useful & (inflight[pd[pairs]] == 0)
         # each downloader breaks ties on its own; below 4 pieces it picks at random
-        tie = rng.integers(0, n_pieces, size=cand.shape, dtype=np.int32)
+        tie = tie_order[pd[pairs]]
         starting = count_have[pd[pairs]] < RANDOM_FIRST_PIECES
         score = np.where(cand, np.where(starting[:, None], 0, avail[pd[pairs]]) + tie, big)
         width = min(QUEUE, n_pieces)
@@ -391,12 +401,18 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
                                   "peer graph disconnected?)")
         f_idx, r_idx = net.incidence(pu[flowing], pd[flowing])
         rates = max_min_rates(net.capacity, f_idx, r_idx, flowing.size,
-                              weights=weight[flowing], caps=flow_cap[flowing])
+                              weights=weight[flowing],
+                              caps=connections.caps(flowing, t) * 8.0) / 8.0   # bytes/s
+        ceiling = None
+        if connections.held(flowing, rates).any():   # what they would get without the window
+            ceiling = max_min_rates(net.capacity, f_idx, r_idx, flowing.size,
+                                    weights=weight[flowing],
+                                    caps=connections.other_caps(flowing) * 8.0) / 8.0
         moving = rates > 0
         typical = np.quantile(rates[moving], STEP_QUANTILE) if moving.any() else 1.0
-        dt = float(np.clip(piece * 8.0 / typical, 1e-4, 1.0))
+        dt = float(np.clip(piece / typical, 1e-4, 1.0))
         dt = min(dt, max(next_round - t, 1e-4), params.time_limit - t + 1e-9)
-        got = rates * dt / 8.0
+        got = connections.advance(flowing, rates, dt, t, ceiling)
         progress[flowing] += got
         received_round[flowing] += got
         t += dt
@@ -445,7 +461,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
 
 def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: int,
              file_size: int, seed: int = 0, params: SwarmParams = SwarmParams(),
-             resume: bool = False, overwrite: bool = False,
+             tcp: TcpModel = TcpModel(), resume: bool = False, overwrite: bool = False,
              progress: Callable[[int, BroadcastResult], None] | None = None) -> Path:
     """Simulate ``iterations`` broadcasts with rotating roots and write the dataset.
 
@@ -465,6 +481,8 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
         Bytes broadcast per iteration.
     seed : int
     params : SwarmParams
+    tcp : TcpModel
+        The connection model, recorded under ``params["tcp"]``.
     resume : bool
         Continue an existing dataset made with the same topology, size, seed
         and parameters.
@@ -492,9 +510,9 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     hosts = sorted(h.name for h in topology.hosts)
-    sim_params = {"model": "flow-level", "file_size": file_size, "seed": seed,
+    sim_params = {"model": "flow-level-tcp", "file_size": file_size, "seed": seed,
                   **asdict(params), "piece_bytes": params.piece_bytes(file_size),
-                  "choke_speedup": CHOKE_SPEEDUP}
+                  "choke_speedup": CHOKE_SPEEDUP, "tcp": asdict(tcp)}
     out = Path(output)
     if resume and (out / "meta.json").exists():
         writer = MeasurementWriter.reopen(out)
@@ -516,7 +534,7 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
     net = _Network(topology, hosts)
     for i in range(start, iterations):
         root = roots[i % len(hosts)]
-        result = simulate_broadcast(topology, hosts, root, file_size, params=params,
+        result = simulate_broadcast(topology, hosts, root, file_size, params=params, tcp=tcp,
                                     seed=np.random.default_rng([seed, i]), network=net)
         r, s = np.nonzero(result.counts)
         writer.add_iteration(i, root=root, nbytes=file_size, duration_s=result.duration,

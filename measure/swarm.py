@@ -27,8 +27,8 @@ class SwarmParams:
     ``optimistic_unchoke_interval`` 30 s, fixed-slots choker, round-robin
     seed choker, 16 KiB blocks, and with ``piece_size=None`` libtorrent's
     automatic piece size: the file size over 2048, rounded up to a power of
-    two, at least 16 KiB); the peer list of 35 is the thesis's.  The TCP
-    window is the simulator's alone (real TCP has its own).
+    two, at least 16 KiB); the peer list of 35 is the thesis's.  The
+    simulator's TCP model has its own parameters (:class:`measure.tcp.TcpModel`).
 
     With ``tit_for_tat`` a downloading peer unchokes the peers that sent it
     most (libtorrent's fixed-slots choker ranks by download rate).  Without
@@ -43,7 +43,6 @@ class SwarmParams:
     optimistic_unchoke_interval: float = 30.0
     tit_for_tat: bool = True
     peer_list: int = 35
-    tcp_window: int = 4 * 2**20
     time_limit: float = 3600.0
 
     def __post_init__(self) -> None:
@@ -55,8 +54,6 @@ class SwarmParams:
             raise ValueError("upload_slots and peer_list must be >= 1")
         if min(self.unchoke_interval, self.optimistic_unchoke_interval, self.time_limit) <= 0:
             raise ValueError("intervals and time_limit must be > 0")
-        if self.tcp_window <= 0:
-            raise ValueError("tcp_window must be > 0")
 
     def piece_bytes(self, file_size: int) -> int:
         """The piece size for a file: ``piece_size``, or libtorrent's automatic choice.

@@ -190,6 +190,24 @@ def test_simulate_resume_and_analyse(capsys, tmp_path: Path) -> None:
     assert code == 0 and len(json.loads(out)["edges"]) == 4
 
 
+def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Path) -> None:
+    out_dir = tmp_path / "sim"
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "1MiB", "-o", out_dir,
+                     "--tcp-off", "slow-start,rtt-fair", "--loss", "1e-5")
+    tcp = json.loads((out_dir / "meta.json").read_text())["params"]["tcp"]
+    assert code == 0 and tcp["slow_start"] is False and tcp["rtt_fair"] is False
+    assert tcp["request_pipeline"] is True and tcp["loss"] == 1e-5
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "2", "--size", "1MiB", "-o", out_dir,
+                     "--resume")     # the model differs: refused, nothing mixed
+    assert code == 2
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "1MiB", "-o", out_dir,
+                     "--tcp-off", "all", "--force")
+    tcp = json.loads((out_dir / "meta.json").read_text())["params"]["tcp"]
+    assert tcp["receive_window"] is None and tcp["slow_start"] is False
+    code, _, err = run(capsys, "simulate", "tree-5", "-o", out_dir, "--tcp-off", "nagle")
+    assert code == 2 and "unknown mechanism 'nagle'" in err
+
+
 def test_testbed_refuses_clearly_without_root(capsys, monkeypatch) -> None:
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     code, _, err = run(capsys, "testbed", "up", "two-sites-demo", "--name", "nr")

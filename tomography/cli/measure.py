@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -36,6 +38,11 @@ free; the clock offset of each host is measured and recorded. A host that fails
 stops the run (one line each, exit 2) unless --skip-failed. Ctrl-C or SIGTERM
 keeps every finished iteration; --resume continues. docs/clusters.md walks
 through Slurm, Grid'5000, plain SSH machines and cloud VMs."""
+
+
+def _wrapped(text: str) -> str:
+    """``text`` folded for the raw-description help formatter."""
+    return textwrap.fill(text, width=76, initial_indent="  ", subsequent_indent="  ")
 
 
 def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str) -> None:
@@ -207,6 +214,18 @@ def add_commands(sub: Any) -> None:
                    help="continue a dataset this command started (same topology and options)")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
     _add_swarm_options(p, time_limit="3600s")
+    g = p.add_argument_group(
+        "TCP model (recorded in meta.json)", _wrapped(
+        "Each connection's rate depends on its round-trip time through slow start (a new "
+        "connection and again after idle: a choked connection is idle), sharing of a "
+        "bottleneck in proportion to 1/RTT, the receive window (3 MiB) and libtorrent's "
+        "request pipeline; defaults are Linux's and libtorrent's own."))
+    g.add_argument("--tcp-off", default="", metavar="MECHANISMS",
+                   help="switch mechanisms off, comma-separated: " + ", ".join(TCP_SWITCHES)
+                        + ", or all (plain max-min sharing of the capacities)")
+    g.add_argument("--loss", type=float, default=0.0,
+                   help="random packet loss rate on every path, capping each connection at "
+                        "Mathis's MSS/RTT*sqrt(1.5/loss) (default 0: no loss)")
     p.set_defaults(size="64MiB")
 
     p = sub.add_parser(
@@ -277,6 +296,30 @@ def _progress_bar(total: int, desc: str) -> tuple[Any, Callable[[Any], None]]:
     return bar, step
 
 
+TCP_SWITCHES = ("slow-start", "restart-after-idle", "rtt-fair", "receive-window",
+                "request-pipeline")
+"""Mechanisms of :class:`measure.tcp.TcpModel` that ``simulate --tcp-off`` switches off."""
+
+
+def _tcp_model(args: argparse.Namespace):
+    from measure.tcp import TcpModel
+
+    off = {x.strip() for x in args.tcp_off.split(",") if x.strip()}
+    unknown = off - set(TCP_SWITCHES) - {"all"}
+    if unknown:
+        raise TomographyError(f"--tcp-off: unknown mechanism {sorted(unknown)[0]!r}; choose from "
+                         f"{', '.join(TCP_SWITCHES)} or all")
+    if not 0 <= args.loss < 1:
+        raise TomographyError(f"--loss must be in [0, 1), got {args.loss}")
+    if "all" in off:
+        return replace(TcpModel.off(), loss=args.loss)
+    return TcpModel(slow_start="slow-start" not in off,
+                    restart_after_idle="restart-after-idle" not in off,
+                    rtt_fair="rtt-fair" not in off,
+                    receive_window=None if "receive-window" in off else TcpModel.receive_window,
+                    request_pipeline="request-pipeline" not in off, loss=args.loss)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -286,6 +329,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     topo = read_topology(args.topology)
     params = _swarm_params(args)
+    tcp = _tcp_model(args)
     size = parse_size(args.size)
     done = 0
     bar = tqdm(total=args.iterations, desc=f"simulating {topo.name}", unit="iteration",
@@ -301,7 +345,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     try:
         simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
-                 params=params, resume=args.resume, overwrite=args.force, progress=step)
+                 params=params, tcp=tcp, resume=args.resume, overwrite=args.force,
+                 progress=step)
     except KeyboardInterrupt:
         bar.close()
         print(f"tomography: interrupted; {done} iterations are in {args.output}; continue "
