@@ -134,15 +134,10 @@ def rtt_only() -> list[str]:
     from measure.simulator import simulate
     from measure.tcp import TcpModel
     from tomography.dataset import read_measurement
-    from tomography.topology import parse_topology
+    from tomography.topology import read_topology
     from tomography.weights import mean_weights
 
-    topo = parse_topology({
-        "name": "rtt-only", "routers": ["A", "B"],
-        "links": [{"between": ["A", "B"], "capacity": "100Gbit/s", "latency": "20ms"}],
-        "host_defaults": {"nic": "1Gbit/s", "latency": "250us"},
-        "clusters": [{"name": "a", "router": "A", "hosts": 8, "label": "a"},
-                     {"name": "b", "router": "B", "hosts": 8, "label": "b"}]})
+    topo = read_topology("two-sites-rtt")
     models = {"on (defaults)": TcpModel(), "all off": TcpModel.off(),
               "slow start off": TcpModel(slow_start=False),
               "restart after idle off": TcpModel(restart_after_idle=False),

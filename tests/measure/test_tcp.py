@@ -14,7 +14,7 @@ from measure.flows import max_min_rates
 from measure.simulator import simulate
 from measure.tcp import MSS, Connections, TcpModel, mathis_rate, restart_window
 from tomography.dataset import read_measurement
-from tomography.topology import parse_topology
+from tomography.topology import read_topology
 from tomography.weights import mean_weights
 
 IW = 10 * MSS
@@ -112,12 +112,7 @@ def test_model_is_validated() -> None:
 def test_sites_that_differ_only_in_rtt_are_separated_with_the_model(tmp_path: Path) -> None:
     # two sites of 8 hosts, the same 1 Gbit/s NICs, a core that is never the
     # bottleneck: only the round-trip time (1 ms inside a site, 40 ms across) differs
-    topo = parse_topology({
-        "name": "rtt-only", "routers": ["A", "B"],
-        "links": [{"between": ["A", "B"], "capacity": "100Gbit/s", "latency": "20ms"}],
-        "host_defaults": {"nic": "1Gbit/s", "latency": "250us"},
-        "clusters": [{"name": "a", "router": "A", "hosts": 8, "label": "a"},
-                     {"name": "b", "router": "B", "hosts": 8, "label": "b"}]})
+    topo = read_topology("two-sites-rtt")
     scores = {}
     for name, model in [("on", TcpModel()), ("off", TcpModel.off())]:
         m = read_measurement(simulate(topo, tmp_path / name, iterations=3,

@@ -94,7 +94,7 @@ def test_file_errors(tmp_path: Path) -> None:
 EXPECTED = {"bordeaux-2x2": 4, "bordeaux-64": 64, "bordeaux-toulouse": 64,
             "grenoble-toulouse": 64, "three-sites": 96, "four-sites": 64, "N1": 512, "N2": 576,
             "tree-5": 5, "emulated-4x16-fast": 64, "emulated-4x16-slow": 64,
-            "two-sites-demo": 20}
+            "two-sites-demo": 20, "two-sites-rtt": 16}
 
 
 def test_every_scenario_is_a_valid_file() -> None:
