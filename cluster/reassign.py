@@ -85,7 +85,7 @@ def _moved(A: sparse.csr_array, labels: np.ndarray, parent: np.ndarray) -> np.nd
     """One level's moves, each host among the clusters of its parent."""
     n = len(labels)
     rows = np.arange(n)
-    pairs = A.tocoo()
+    labels = labels.copy()
     home = _homes(labels, parent)
     must_leave = home[labels] != parent
     alone = np.bincount(labels)[labels] == 1
@@ -97,9 +97,11 @@ def _moved(A: sparse.csr_array, labels: np.ndarray, parent: np.ndarray) -> np.nd
         host, cluster = total.row, total.col
         others = sizes[cluster] - (labels[host] == cluster)
         score = total.data / np.maximum(others, 1.0)
-        allowed = (home[cluster] == parent[host]) & (cluster != labels[host]) & (others > 0)
+        own = cluster == labels[host]
+        current = np.zeros(n)                   # mean weight to the rest of its own cluster
+        current[host[own]] = score[own]
+        allowed = (home[cluster] == parent[host]) & ~own & (others > 0)
         host, cluster, score = host[allowed], cluster[allowed], score[allowed]
-        current = _own_score(pairs, labels, sizes)
         current[must_leave] = -np.inf
         current[alone & ~must_leave] = np.inf
         order = np.lexsort((score, host))       # per host, its best cluster comes last
@@ -108,12 +110,10 @@ def _moved(A: sparse.csr_array, labels: np.ndarray, parent: np.ndarray) -> np.nd
         better = score[order][last] > current[best_host]
         if not better.any():
             break
-        labels = labels.copy()
         labels[best_host[better]] = best_cluster[better]
         must_leave[best_host[better]] = False
     stuck = np.flatnonzero(must_leave)          # no cluster of their parent to go to
     if len(stuck):
-        labels = labels.copy()
         labels[stuck] = labels.max() + 1 + np.unique(parent[stuck], return_inverse=True)[1]
     return canonical_labels(labels)
 
@@ -129,9 +129,3 @@ def _homes(labels: np.ndarray, parent: np.ndarray) -> np.ndarray:
     home[cluster[order][first]] = up[order][first]
     return home
 
-
-def _own_score(coo: sparse.coo_array, labels: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Each host's mean weight to the other hosts of its own cluster."""
-    same = labels[coo.row] == labels[coo.col]
-    inside = np.bincount(coo.row[same], weights=coo.data[same], minlength=len(labels))
-    return inside / np.maximum(sizes[labels] - 1, 1.0)

@@ -292,18 +292,26 @@ def _merge_back(A: sparse.csr_array, g, edges: tuple[np.ndarray, np.ndarray, np.
 def _union_split(A: sparse.csr_array, g, idx: np.ndarray, *, shuffles: int, z: float,
                  engine: str, resolution: float, rng: np.random.Generator) -> bool:
     """Whether the permutation test splits the union of two parts (hosts ``idx``)."""
-    if g is not None:
-        sub_g, sub = g.induced_subgraph(idx.tolist()), A
-        if sub_g.ecount() == 0:
-            return False
-    else:
-        sub_g, sub = None, A[idx][:, idx]
-        if sub.nnz == 0:
-            return False
+    union = _induced(A, g, idx)
+    if union is None:
+        return False
+    sub, sub_g = union
     labels = _tested_split(sub, sub_g, _edges(sub, sub_g), shuffles=shuffles, z=z,
                            engine=engine, resolution=resolution,
                            seeds=spawn_seeds(rng, shuffles + 1))
     return labels is not None
+
+
+def _induced(A: sparse.csr_array, g, idx: np.ndarray
+             ) -> tuple[sparse.csr_array, object] | None:
+    """The weights among hosts ``idx``: their igraph subgraph when there is a graph ``g``
+    (then the matrix returned is ``A`` itself, which is not read), else their submatrix;
+    None when they share no edge."""
+    if g is not None:
+        sub_g = g.induced_subgraph(idx.tolist())
+        return None if sub_g.ecount() == 0 else (A, sub_g)
+    sub = A[idx][:, idx]
+    return (sub, None) if sub.nnz else None
 
 
 # Upper 99.99 % confidence bound of a standard deviation estimated from m samples is
@@ -417,14 +425,10 @@ def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size
         idx, split_seed = task
         if len(idx) < max(min_size, 2):
             return None
-        if whole_graph is not None:   # the cluster's matrix is not read on this path
-            g = whole_graph.induced_subgraph(idx.tolist())
-            sub = None if g.ecount() == 0 else A
-        else:
-            g, sub = None, A[idx][:, idx]
-            sub = sub if sub.nnz else None
-        if sub is None:
+        cluster = _induced(A, whole_graph, idx)
+        if cluster is None:
             return None
+        sub, g = cluster
         return _split(sub, g, shuffles=shuffles, z=z, engine=engine, resolution=resolution,
                       rng=np.random.default_rng(split_seed))
 
