@@ -232,10 +232,10 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     nb_of = pu[order]
     # neighbours of d holding p, times n_pieces: rarest-first scores are avail + a tie-break
     avail = np.zeros((n, n_pieces), dtype=np.int32)
+    np.add.at(avail, pd[pu == r0], n_pieces)
     # each downloader's own random order of the pieces breaks the ties of rarest-first
     tie_order = rng.permuted(np.broadcast_to(np.arange(n_pieces, dtype=np.int32),
                                              (n, n_pieces)), axis=1)
-    np.add.at(avail, pd[pu == r0], n_pieces)
     connections = Connections(tcp, net.rtt(pu, pd))
     weight = connections.weights
     slots = params.upload_slots + 1

@@ -224,19 +224,16 @@ class Connections:
         """
         m = self.model
         rtt = self.rtt[pairs]
-        if m.slow_start and m.restart_after_idle:
-            idle = now - self.idle_since[pairs]
-            waking = np.flatnonzero(idle > 0)       # nan (never sent) compares false
-            if waking.size and m.request_pipeline:   # the rate estimate decayed meanwhile
-                self.download_rate[pairs[waking]] *= np.exp(-idle[waking])
-            if waking.size:
-                p = pairs[waking]
-                old = self.window[p]
-                new = restart_window(old, idle[waking], rtt[waking] + m.rto_min,
-                                     m.initial_window)
-                restarted = new < old
-                self.window[p] = new
-                self.starting[p[restarted]] |= True
+        idle = now - self.idle_since[pairs]
+        waking = np.flatnonzero(idle > 0)           # nan (never sent) compares false
+        if waking.size and m.request_pipeline:      # the rate estimate decayed meanwhile
+            self.download_rate[pairs[waking]] *= np.exp(-idle[waking])
+        if waking.size and m.slow_start and m.restart_after_idle:
+            p = pairs[waking]
+            old = self.window[p]
+            new = restart_window(old, idle[waking], rtt[waking] + m.rto_min, m.initial_window)
+            self.window[p] = new
+            self.starting[p[new < old]] = True
         cap = np.full(pairs.size, np.inf)
         if m.receive_window is not None:
             cap = np.minimum(cap, m.receive_window / rtt)

@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -296,9 +295,12 @@ def _progress_bar(total: int, desc: str) -> tuple[Any, Callable[[Any], None]]:
     return bar, step
 
 
-TCP_SWITCHES = ("slow-start", "restart-after-idle", "rtt-fair", "receive-window",
-                "request-pipeline")
-"""Mechanisms of :class:`measure.tcp.TcpModel` that ``simulate --tcp-off`` switches off."""
+TCP_SWITCHES = {"slow-start": ("slow_start", False),
+                "restart-after-idle": ("restart_after_idle", False),
+                "rtt-fair": ("rtt_fair", False), "receive-window": ("receive_window", None),
+                "request-pipeline": ("request_pipeline", False)}
+"""What ``simulate --tcp-off`` switches off: the :class:`measure.tcp.TcpModel` field and
+its value when off."""
 
 
 def _tcp_model(args: argparse.Namespace):
@@ -308,16 +310,12 @@ def _tcp_model(args: argparse.Namespace):
     unknown = off - set(TCP_SWITCHES) - {"all"}
     if unknown:
         raise TomographyError(f"--tcp-off: unknown mechanism {sorted(unknown)[0]!r}; choose from "
-                         f"{', '.join(TCP_SWITCHES)} or all")
+                              f"{', '.join(TCP_SWITCHES)} or all")
     if not 0 <= args.loss < 1:
         raise TomographyError(f"--loss must be in [0, 1), got {args.loss}")
     if "all" in off:
-        return replace(TcpModel.off(), loss=args.loss)
-    return TcpModel(slow_start="slow-start" not in off,
-                    restart_after_idle="restart-after-idle" not in off,
-                    rtt_fair="rtt-fair" not in off,
-                    receive_window=None if "receive-window" in off else TcpModel.receive_window,
-                    request_pipeline="request-pipeline" not in off, loss=args.loss)
+        off = set(TCP_SWITCHES)
+    return TcpModel(**dict(TCP_SWITCHES[x] for x in off), loss=args.loss)
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
