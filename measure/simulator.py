@@ -63,6 +63,8 @@ from typing import Callable
 import numpy as np
 
 from measure.flows import max_min_rates
+from measure.pieces import (assign_pieces, complete_pieces, interested_pairs, pack,
+                            seed_kernels)
 from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.tcp import Connections, TcpModel
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
@@ -72,7 +74,6 @@ from tomography.topology import Topology
 
 __all__ = ["BroadcastResult", "simulate_broadcast", "simulate"]
 
-RANDOM_FIRST_PIECES = 4  # libtorrent's initial_picker_threshold
 STEP_QUANTILE = 0.9  # a step moves one piece at this quantile of the flow rates
 QUEUE = 16  # pieces a connection picks at once, like libtorrent's request queue
 CHOKE_SPEEDUP = 3.0
@@ -200,6 +201,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     if file_size <= 0:
         raise ValueError(f"file_size must be positive, got {file_size}")
     rng, _ = check_seed(seed)
+    seed_kernels(int(rng.integers(2**32)))
     net = network or _Network(topology, hosts)
     n = len(hosts)
     r0 = hosts.index(root)
@@ -212,11 +214,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     have = np.zeros((n, n_pieces), dtype=bool)
     have[r0] = True
     count_have = have.sum(axis=1)
-    words = -(-n_pieces // 64)
-    bits = np.zeros((n, words * 8), dtype=np.uint8)       # ``have`` packed, for interest
-    root_bits = np.packbits(have[r0], bitorder="little")
-    bits[r0, :root_bits.size] = root_bits
-    packed = bits.view(np.uint64)
+    packed = pack(have)                                   # ``have`` as bits
     inflight = np.zeros((n, n_pieces), dtype=np.int16)   # transfers of piece p to d
     counts = np.zeros((n, n), dtype=np.int64)
     if n == 1:
@@ -227,9 +225,8 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         adjacency[i, listed] = True
     pu, pd = np.nonzero(adjacency | adjacency.T)         # uploader, downloader per pair
     E = len(pu)
-    order = np.argsort(pd, kind="stable")                # neighbours of each downloader
-    nb_ptr = np.searchsorted(pd[order], np.arange(n + 1))
-    nb_of = pu[order]
+    incoming = np.argsort(pd, kind="stable")             # the pairs into each downloader
+    incoming_ptr = np.searchsorted(pd[incoming], np.arange(n + 1))
     # neighbours of d holding p, times n_pieces: rarest-first scores are avail + a tie-break
     avail = np.zeros((n, n_pieces), dtype=np.int32)
     np.add.at(avail, pd[pu == r0], n_pieces)
@@ -252,9 +249,6 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     next_round = round_time
     rounds = 0
     per_optimistic = max(1, round(params.optimistic_unchoke_interval / round_time))
-
-    def interested_pairs() -> np.ndarray:
-        return ((packed[pu] & ~packed[pd]) != 0).any(axis=1)
 
     def drop(mask: np.ndarray) -> None:
         """Abandon the pieces in transfer on the pairs of ``mask``."""
@@ -308,76 +302,10 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         unchoked[:] = new
         received_round[:] = 0.0
 
-    big = np.iinfo(np.int32).max
-
-    def from_queue(pairs: np.ndarray) -> np.ndarray:
-        """The first still-useful queued piece of each pair, or -1 (consumes the queue)."""
-        queued = queue[pairs]                                     # (k, QUEUE)
-        d, u = pd[pairs][:, None], pu[pairs][:, None]
-        q = np.maximum(queued, 0)
-        valid = (queued >= 0) & have[u, q] & ~have[d, q] & (inflight[d, q] == 0)
-        first = valid.argmax(axis=1)
-        found = valid[np.arange(pairs.size), first]
-        # drop the entries up to and including the one taken
-        taken = np.arange(QUEUE)[None, :] <= np.where(found, first, QUEUE - 1)[:, None]
-        queue[pairs] = np.where(taken, -1, queued)
-        return np.where(found, queued[np.arange(pairs.size), first], -1)
-
-    def refill(pairs: np.ndarray) -> np.ndarray:
-        """Scan every piece: queue the QUEUE rarest candidates of each pair, return the best."""
-        useful = have[pu[pairs]] & ~have[pd[pairs]]
-        cand = useful & (inflight[pd[pairs]] == 0)
-        # each downloader breaks ties on its own; below 4 pieces it picks at random
-        tie = tie_order[pd[pairs]]
-        starting = count_have[pd[pairs]] < RANDOM_FIRST_PIECES
-        score = np.where(cand, np.where(starting[:, None], 0, avail[pd[pairs]]) + tie, big)
-        width = min(QUEUE, n_pieces)
-        top = np.argpartition(score, width - 1, axis=1)[:, :width]
-        top_score = np.take_along_axis(score, top, axis=1)
-        order = np.argsort(top_score, axis=1)
-        top = np.take_along_axis(top, order, axis=1)
-        top_score = np.take_along_axis(top_score, order, axis=1)
-        ranked = np.where(top_score < big, top, -1)
-        queue[pairs] = -1
-        queue[pairs, 1:width] = ranked[:, 1:]
-        best = ranked[:, 0]
-        endgame = (best < 0) & (count_have[pd[pairs]] + (inflight[pd[pairs]] > 0).sum(axis=1)
-                                == n_pieces)
-        if endgame.any():
-            late = pairs[endgame]
-            dup = useful[endgame] & (inflight[pd[late]] > 0)
-            pick = np.where(dup, rng.random(dup.shape), np.inf).argmin(axis=1)
-            has = dup[np.arange(late.size), pick]
-            current[late[has]] = pick[has]
-            np.add.at(inflight.reshape(-1), pd[late[has]] * n_pieces + pick[has], 1)
-        return best
-
     def assign(pairs: np.ndarray) -> None:
-        """Give each pair in ``pairs`` (no piece in transfer) its rarest available piece.
-
-        Like libtorrent's request queue, a pair picks its QUEUE rarest
-        candidates at once and takes them in turn while they stay useful.
-        A downloader whose every missing piece is already in transfer is in
-        end-game mode: it also asks other uploaders for pieces in transfer;
-        the first copy to arrive wins and the others are cancelled.
-        """
-        while pairs.size:
-            best = from_queue(pairs)
-            empty = best < 0
-            if empty.any():
-                best[empty] = refill(pairs[empty])
-            taken_endgame = current[pairs] >= 0
-            ok = (best >= 0) & ~taken_endgame
-            pairs, best = pairs[ok], best[ok]
-            if pairs.size == 0:
-                return
-            key = pd[pairs] * n_pieces + best
-            _, first = np.unique(key, return_index=True)
-            win = np.zeros(pairs.size, dtype=bool)
-            win[first] = True
-            current[pairs[win]] = best[win]
-            inflight[pd[pairs[win]], best[win]] += 1
-            pairs = pairs[~win]
+        """Give each pair in ``pairs`` (no piece in transfer) its next piece."""
+        assign_pieces(pairs, pu, pd, have, count_have, inflight, avail, tie_order, queue,
+                      current, packed)
 
     while True:
         done = count_have == n_pieces
@@ -385,7 +313,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
             return BroadcastResult(counts, t, True, steps, redundant)
         if t >= params.time_limit:
             return BroadcastResult(counts, t, False, steps, redundant)
-        interested = interested_pairs()
+        interested = interested_pairs(pu, pd, packed)
         if t >= next_round:
             choke_round(interested)
             next_round += round_time
@@ -417,46 +345,9 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         received_round[flowing] += got
         t += dt
         steps += 1
-        pending = flowing
-        announced: list[np.ndarray] = []
-        while pending.size:
-            p = current[pending]
-            finished = pending[progress[pending] >= piece_bytes[p]]
-            if finished.size == 0:
-                break
-            # one copy of a piece counts; end-game duplicates of it are cancelled
-            key = pd[finished] * n_pieces + current[finished]
-            _, first = np.unique(key, return_index=True)
-            finished = finished[np.sort(first)]
-            key = pd[finished] * n_pieces + current[finished]
-            lose = np.zeros(E, dtype=bool)
-            if (inflight[pd[finished], current[finished]] > 1).any():   # end-game copies
-                holding = np.flatnonzero(current >= 0)
-                lose[holding[np.isin(pd[holding] * n_pieces + current[holding], key)]] = True
-                lose[finished] = False
-            u, d, p = pu[finished], pd[finished], current[finished]
-            progress[finished] -= piece_bytes[p]
-            have[d, p] = True
-            np.bitwise_or.at(bits.reshape(-1), d * bits.shape[1] + (p >> 3),
-                             (1 << (p & 7)).astype(np.uint8))
-            drop(lose)
-            inflight[d, p] = 0
-            np.add.at(count_have, d, 1)
-            np.add.at(counts.reshape(-1), d * n + u, piece_blocks[p])
-            # the neighbours of each d will see its new piece p (HAVE messages, end of step)
-            degree = nb_ptr[d + 1] - nb_ptr[d]
-            offsets = np.repeat(nb_ptr[d] - np.cumsum(degree) + degree, degree)
-            rows = nb_of[offsets + np.arange(degree.sum())]
-            announced.append(rows * n_pieces + np.repeat(p, degree))
-            current[finished] = -1
-            wants = (have[u] & ~have[d]).any(axis=1)
-            again = finished[wants]
-            progress[finished[~wants]] = 0.0
-            assign(again)
-            pending = again[current[again] >= 0]
-        if announced:
-            seen = np.bincount(np.concatenate(announced), minlength=n * n_pieces)
-            avail += (seen.reshape(n, n_pieces) * n_pieces).astype(np.int32)
+        redundant += complete_pieces(flowing, pu, pd, have, count_have, inflight, avail,
+                                     tie_order, queue, current, packed, progress, piece_bytes,
+                                     piece_blocks, counts, incoming, incoming_ptr)
 
 
 def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: int,
@@ -527,7 +418,7 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
         start = len(existing.iteration_ids)
     else:
         writer = MeasurementWriter(out, {"method": "simulated", "topology": topology.name,
-                                         "params": sim_params},
+                                         "topology_model": topology.raw, "params": sim_params},
                                    topology.host_table(), overwrite=overwrite)
         start = 0
     roots = root_order(hosts, seed)
