@@ -224,3 +224,38 @@ def test_measure_names_a_bad_hosts_file(capsys, tmp_path: Path) -> None:
     bad.write_text("host,address\na,127.0.0.2\na,127.0.0.3\n")
     code, _, err = run(capsys, "measure", "bittorrent", "--hosts", bad, "-o", tmp_path / "out")
     assert code == 2 and "duplicate host" in err and "line 3" in err
+
+
+def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: Path) -> None:
+    import yaml
+
+    from tests.tomography.test_ground_truth import chain
+
+    topo = tmp_path / "chain.yaml"
+    topo.write_text(yaml.safe_dump(chain("1Gbit/s")))      # A-B: 3x a NIC's share
+    code, out, _ = run(capsys, "truth", topo)
+    assert code == 0 and "unobservable" in out and "125Mbit/s = the smallest NIC" in out
+    data = json.loads(run(capsys, "truth", topo, "--format", "json")[1])
+    finest = [p for p in data["partitions"] if len(p["clusters"]) == 4][0]
+    assert not finest["observable"] and not finest["acceptable"]
+    data = json.loads(run(capsys, "truth", topo, "--host-connections", "1", "--format", "json")[1])
+    assert [p for p in data["partitions"] if len(p["clusters"]) == 4][0]["acceptable"]
+
+    out_dir = tmp_path / "sim"
+    code, _, _ = run(capsys, "simulate", topo, "-n", "2", "--size", "1MiB", "-o", out_dir)
+    assert code == 0
+    data = json.loads(run(capsys, "evaluate", out_dir, "--format", "json")[1])
+    assert data["observability"]["checked"] and data["observability"]["host_connections"] == 9
+    finest = data["levels"][0]
+    assert finest["truth_clusters"] == 4 and finest["observable"] is False
+    code, out, _ = run(capsys, "evaluate", out_dir)
+    assert code == 0 and "truth depth 1 (4 clusters) is not observable by bandwidth" in out
+    assert "at most 3 clusters" in out
+    # a dataset whose topology cannot be found is scored as before, and says so
+    meta = json.loads((out_dir / "meta.json").read_text())
+    del meta["topology_model"]
+    (out_dir / "meta.json").write_text(json.dumps(meta))
+    code, out, _ = run(capsys, "evaluate", out_dir)
+    assert code == 0 and "observability not checked: topology 'chain' not found" in out
+    code, _, err = run(capsys, "evaluate", out_dir, "--topology", "N1")
+    assert code == 2 and "not in topology 'N1'" in err

@@ -12,6 +12,18 @@ share a cluster.  Every threshold between two neighbouring values gives a
 partition; :func:`threshold_partitions` lists them all, and those separated
 from their neighbours by a clear gap are the acceptable ground truths (a
 result matching any of them is correct).
+
+**The host's share.**  The thesis's model leaves a host's NIC unshared, but
+a broadcasting host splits its NIC among its connections: libtorrent keeps
+8 peers unchoked (its optimistic unchoke among them), so a connection gets
+at most ``nic / 8`` at its ends (:func:`nic_share`).  A link that gives more
+per connection than that share is never what limits a transfer across it,
+and the block counts cannot tell the hosts on its two sides apart.  A
+partition that separates such hosts is **unobservable**: listed, marked,
+never acceptable (:func:`observable_labels` merges its clusters across
+those links into the finest partition a broadcast can reveal).  The
+evidence for this default (the simulator, the thesis's N2, a testbed run)
+is in ``docs/method.md``; ``host_connections=1`` gives the thesis's model.
 """
 
 from __future__ import annotations
@@ -25,7 +37,15 @@ import pandas as pd
 from tomography.topology import Topology, TopologyError
 
 __all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition",
-           "physical_splits", "tree_is_consistent"]
+           "physical_splits", "tree_is_consistent", "nic_share", "observable_labels",
+           "HOST_CONNECTIONS"]
+
+HOST_CONNECTIONS = 8
+"""Connections sharing a host's NIC in a broadcast: libtorrent's ``unchoke_slots_limit``.
+
+libtorrent unchokes at most 8 peers at once, its optimistic unchoke among
+them (it reserves ``max(1, slots / 5)`` of the 8 for optimistic unchokes).
+"""
 
 
 def connections(a: int, b: int) -> float:
@@ -107,7 +127,10 @@ class TruthPartition:
     gap : float
         ``high / low``: how clearly the threshold separates link classes.
     acceptable : bool
-        The gap is at least the ``min_gap`` asked for.
+        Observable, and the gap is at least the ``min_gap`` asked for.
+    observable : bool
+        ``low`` is below a NIC's share per connection: the partition splits
+        no link that gives a connection more than the hosts' NICs can.
     """
 
     low: float
@@ -115,6 +138,7 @@ class TruthPartition:
     clusters: tuple[tuple[str, ...], ...]
     gap: float
     acceptable: bool
+    observable: bool = True
 
     def labels(self, topology: Topology) -> dict[str, str]:
         """Host to truth label (the cluster names of its group joined by ``+``)."""
@@ -122,13 +146,35 @@ class TruthPartition:
         return {h.name: name[h.cluster] for h in topology.hosts}
 
 
-def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[TruthPartition]:
+def nic_share(topology: Topology, host_connections: int = HOST_CONNECTIONS) -> float:
+    """The most a connection gets at a host's NIC: the smallest NIC over its connections (bit/s).
+
+    A host has at most one connection per other host.
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> nic_share(read_topology("N1")) / 1e6              # 1 Gbit/s over 8 connections
+    125.0
+    >>> nic_share(read_topology("N1"), host_connections=1)  # the thesis's unshared NIC
+    1000000000.0
+    """
+    if host_connections < 1:
+        raise ValueError(f"host_connections must be >= 1, got {host_connections}")
+    peers = max(len(topology.hosts) - 1, 1)          # never more connections than peers
+    return (min(min(c.nic_up, c.nic_down) for c in topology.clusters)
+            / min(host_connections, peers))
+
+
+def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,
+                         host_connections: int = HOST_CONNECTIONS) -> list[TruthPartition]:
     """Every partition a threshold on bandwidth per connection can give, coarsest first.
 
     A connection never runs faster than the hosts' NICs, so bandwidths per
     connection are capped at the smallest NIC capacity, which is also the
     bandwidth inside a cluster: the finest partition (every host group
-    alone) holds for thresholds up to it.
+    alone) holds for thresholds up to it.  Thresholds at or above a NIC's
+    share per connection (:func:`nic_share`) give unobservable partitions.
 
     Parameters
     ----------
@@ -139,6 +185,8 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[Tr
         range of thresholds differ by at least this factor (and it has more
         than one cluster).  The thesis picks its thresholds by eye at such
         gaps (Figs 5.16, 5.18).
+    host_connections : int, default 8
+        Connections sharing a host's NIC (1: the thesis's unshared NIC).
 
     Returns
     -------
@@ -150,9 +198,15 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[Tr
     >>> parts = threshold_partitions(read_topology("N1"))
     >>> [len(p.clusters) for p in parts if p.acceptable]   # the router pairs, or each router
     [4, 8]
+    >>> parts = threshold_partitions(read_topology("N2"))   # R1-R2 and R3-R4 are too fast
+    >>> [(len(p.clusters), p.observable) for p in parts][-3:]
+    [(7, True), (8, False), (9, False)]
+    >>> [len(p.clusters) for p in parts if p.acceptable]
+    [6, 7]
     """
     table = link_table(topology)
     nic = min(min(c.nic_up, c.nic_down) for c in topology.clusters)
+    share = nic_share(topology, host_connections)
     capped = [((a, b), min(bw, nic)) for a, b, bw in
               zip(table["a"], table["b"], table["bw_per_connection_bps"])]
     values = sorted({bw for _, bw in capped if bw < nic})
@@ -173,11 +227,68 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5) -> list[Tr
         key = tuple(sorted(groups))
         if out and out[-1].clusters == key:  # the same partition over a wider range
             low = out.pop().low
+        observable = low < share
         gap = high / low if low > 0 else float("inf")
         out.append(TruthPartition(low=low, high=high, clusters=key, gap=gap,
-                                  acceptable=bool(len(key) > 1 and np.isfinite(gap)
-                                                  and gap >= min_gap)))
+                                  acceptable=bool(observable and len(key) > 1
+                                                  and np.isfinite(gap) and gap >= min_gap),
+                                  observable=observable))
     return sorted(out, key=lambda p: len(p.clusters))
+
+
+def observable_labels(topology: Topology, labels: dict[str, str], *,
+                      host_connections: int = HOST_CONNECTIONS) -> dict[str, str]:
+    """The finest coarsening of a truth that a broadcast can reveal.
+
+    Hosts behind routers joined by a link that gives a connection at least
+    a NIC's share (Eq 5.3 against :func:`nic_share`) cannot be told apart
+    by block counts; labels that such hosts carry are merged (joined by
+    ``+``, sorted).  Unchanged when the truth is observable.
+
+    Parameters
+    ----------
+    topology : Topology
+        A tree of routers holding every host of ``labels``.
+    labels : dict of host to label
+    host_connections : int, default 8
+
+    Returns
+    -------
+    dict of host to label
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> n2 = read_topology("N2")
+    >>> each = {h.name: h.router for h in n2.hosts}          # every router alone: 9 clusters
+    >>> len(set(observable_labels(n2, each).values()))       # R1+R2 and R3+R4 merged
+    7
+    >>> thesis = {h.name: h.label for h in n2.hosts}        # 7 clusters: R1R2, R3R4, R5 ..
+    >>> observable_labels(n2, thesis) == thesis
+    True
+    >>> seen = observable_labels(n2, thesis, host_connections=9)   # the simulator's 8 + 1
+    >>> len(set(seen.values())), seen["R1-00"]
+    (6, 'R1-R4/R1R2+R1-R4/R3R4')
+    """
+    router = {h.name: h.router for h in topology.hosts}
+    unknown = [h for h in labels if h not in router]
+    if unknown:
+        raise TopologyError(f"host {unknown[0]!r} is not in topology {topology.name!r}",
+                            path=topology.source)
+    share = nic_share(topology, host_connections)
+    table = link_table(topology)
+    g = nx.Graph()
+    g.add_nodes_from(topology.routers)
+    g.add_edges_from((a, b) for a, b, bw in zip(table["a"], table["b"],
+                                                table["bw_per_connection_bps"]) if bw >= share)
+    merged = nx.Graph()                      # labels that share an indistinguishable group
+    merged.add_nodes_from(set(labels.values()))
+    for comp in nx.connected_components(g):
+        inside = sorted({labels[h] for h in labels if router[h] in comp})
+        merged.add_edges_from(zip(inside, inside[1:]))
+    name = {lab: "+".join(sorted(comp)) for comp in nx.connected_components(merged)
+            for lab in comp}
+    return {h: name[lab] for h, lab in labels.items()}
 
 
 def physical_splits(topology: Topology) -> set[frozenset[str]]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.tomography.test_topology import BASE, variant
-from tomography.ground_truth import connections, link_table, threshold_partitions
+from tomography.ground_truth import (connections, link_table, nic_share, observable_labels,
+                                     threshold_partitions)
 from tomography.topology import TopologyError, parse_topology, read_topology
 
 
@@ -48,3 +49,65 @@ def test_cycles_are_refused() -> None:
     links = BASE["links"] + [{"between": ["A", "C"], "capacity": "1Gbit/s", "latency": "1ms"}]
     with pytest.raises(TopologyError, match="needs a tree"):
         link_table(parse_topology(variant(links=links)))
+
+
+def chain(fast_link: str) -> dict:
+    """Four 4-host clusters in a chain A-B-C-D, 1 Gbit/s NICs; ``fast_link`` joins A and B.
+
+    Per connection (Eq 5.3): A-B 4|12 hosts, 8/3 connections; B-C 8|8, 8
+    connections, 250 Mbit/s -> 31 Mbit/s; C-D 12|4, 25 Mbit/s -> 9.4 Mbit/s.
+    A NIC shared by 8 connections gives each 125 Mbit/s.
+    """
+    return {"name": "chain", "routers": ["A", "B", "C", "D"],
+            "host_defaults": {"nic": "1Gbit/s", "latency": "50us"},
+            "links": [{"between": ["A", "B"], "capacity": fast_link, "latency": "100us"},
+                      {"between": ["B", "C"], "capacity": "250Mbit/s", "latency": "100us"},
+                      {"between": ["C", "D"], "capacity": "25Mbit/s", "latency": "100us"}],
+            "clusters": [{"name": r.lower(), "router": r, "hosts": 4, "label": r.lower()}
+                         for r in "ABCD"]}
+
+
+def test_a_cut_above_the_nic_share_is_unobservable() -> None:
+    # A-B at 1 Gbit/s: 375 Mbit/s per connection, three times a NIC's share
+    topo = parse_topology(chain("1Gbit/s"))
+    assert nic_share(topo) == pytest.approx(125e6)
+    parts = {len(p.clusters): p for p in threshold_partitions(topo)}
+    finest = parts[4]
+    assert finest.low == pytest.approx(375e6) and finest.gap > 2.5   # a clear gap ...
+    assert not finest.observable and not finest.acceptable           # ... no broadcast sees
+    assert parts[3].observable and parts[3].acceptable               # {a, b} together
+    # without the share (the NIC unshared, as published) the finest cut is acceptable
+    unshared = {len(p.clusters): p for p in threshold_partitions(topo, host_connections=1)}
+    assert unshared[4].observable and unshared[4].acceptable
+    each = {h.name: h.cluster for h in topo.hosts}
+    seen = observable_labels(topo, each)
+    assert seen["a-00"] == seen["b-00"] == "a+b" and seen["c-00"] == "c"
+
+
+def test_a_cut_below_the_nic_share_is_observable() -> None:
+    # A-B at 250 Mbit/s: 94 Mbit/s per connection, below the 125 Mbit/s share
+    topo = parse_topology(chain("250Mbit/s"))
+    parts = {len(p.clusters): p for p in threshold_partitions(topo)}
+    assert parts[4].low == pytest.approx(93.75e6)
+    assert parts[4].observable and parts[4].acceptable
+    each = {h.name: h.cluster for h in topo.hosts}
+    assert observable_labels(topo, each) == each
+
+
+def test_the_share_counts_no_more_connections_than_peers() -> None:
+    topo = parse_topology(variant())            # 5 hosts: at most 4 connections each
+    assert nic_share(topo) == pytest.approx(1e9 / 4)
+    with pytest.raises(ValueError, match="host_connections"):
+        nic_share(topo, 0)
+
+
+def test_n2_thesis_level_is_observable_with_libtorrent_slots() -> None:
+    # thesis 5.11.4: R1+R2 and R3+R4 merged (278, 222 Mbit/s per connection: above the
+    # 125 Mbit/s share), R2-R3 kept (121.5 Mbit/s: below it)
+    n2 = read_topology("N2")
+    parts = {len(p.clusters): p for p in threshold_partitions(n2)}
+    assert parts[7].observable and parts[7].acceptable
+    assert not parts[8].observable and not parts[9].observable
+    # the simulator's peers upload on 8 + 1 connections: 111 Mbit/s, below R2-R3
+    assert not {len(p.clusters): p for p in
+                threshold_partitions(n2, host_connections=9)}[7].observable

@@ -15,8 +15,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tomography.cli.common import (add_analysis_options, add_hierarchy_options, emit,
-                                   full_truth, hierarchy, load_shared, positive_int)
+from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
+                                   add_host_connections_option, emit, full_truth, hierarchy,
+                                   load_shared, observable_truths, positive_int)
 from tomography.cli import export as export_commands
 from tomography.cli import measure as measure_commands
 from tomography.cli import plot as plot_commands
@@ -92,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also say after how many iterations the stop rule of measure "
                         "--until-converged would have stopped: every supported level of the "
                         "hierarchy unchanged for K iterations (default K 3)")
+    p.add_argument("--topology", metavar="FILE",
+                   help="the network the dataset was measured on, to mark truth levels that "
+                        "bandwidth cannot reveal (default: the topology meta.json names, when "
+                        "it is a built-in scenario or a readable file)")
+    add_host_connections_option(p, "the swarm that measured the dataset: the simulator's "
+                                "upload slots + 1, a real run's upload slots; else 8")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("truth", help="the ground-truth model of a topology: connections and "
@@ -101,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-gap", type=float, default=1.5,
                    help="bandwidth ratio across a threshold for an acceptable truth "
                         "(default 1.5)")
+    add_host_connections_option(p, "8, libtorrent's unchoke slots")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("import", help="make a probe dataset from another tool's results "
@@ -273,12 +281,29 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from cluster.accuracy import convergence, hierarchy_nmi
+    from cluster.accuracy import convergence, hierarchy_nmi, nmi
+    from tomography.ground_truth import nic_share, observable_labels
+    from tomography.truth import labels_at_depth
+    from tomography.units import format_bandwidth
 
     m, graph, sampler = load_shared(args)
     truth = full_truth(args, m)
     h = hierarchy(args, graph, m.host_names, sampler)
     levels = hierarchy_nmi(h, truth)
+    topo, k, unchecked = observable_truths(args, m, truth)
+    hidden = []
+    if topo is not None:
+        observable, scores = [], []
+        for row in levels.itertuples():
+            cut = dict(zip(m.host_names, labels_at_depth(truth, row.truth_depth, m.host_names)))
+            seen = observable_labels(topo, cut, host_connections=k)
+            found = len(set(seen.values()))
+            observable.append(found == row.truth_clusters)
+            scores.append(nmi([seen[x] for x in m.host_names], h.labels(row.level)))
+            if found != row.truth_clusters and row.truth_depth not in [d for d, _, _ in hidden]:
+                hidden.append((row.truth_depth, row.truth_clusters, found))
+        levels["observable"] = observable
+        levels["nmi_observable"] = scores
     if h.confidence:
         levels["confidence"] = h.confidence
         levels["supported"] = [h.supported(k) for k in levels["level"]]
@@ -288,6 +313,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     stop = _stop_rule_replay(args, m) if args.until_converged is not None else None
     if args.format == "json":
         emit(json.dumps({"levels": levels.to_dict("records"),
+                          "observability": {"checked": topo is not None, "note": unchecked,
+                                            "host_connections": k,
+                                            "nic_share_bps": nic_share(topo, k) if topo else None},
                           **({"stop_rule": stop} if stop else {}),
                           "convergence": json.loads(table.to_json(orient="records")),
                           "nmi_normalization": "arithmetic mean of entropies",
@@ -295,7 +323,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         return 0
     out = ["NMI per hierarchy level (arithmetic-mean NMI; overlapping NMI of "
            "Lancichinetti-Fortunato-Kertesz)",
-           levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), "",
+           levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), ""]
+    if topo is not None:
+        out += [f"truth depth {d} ({c} clusters) is not observable by bandwidth on "
+                f"{topo.name}: it splits links that give a connection more than a NIC's share "
+                f"({format_bandwidth(nic_share(topo, k))}, {k} connections per host); a "
+                f"broadcast can reveal at most {f} clusters of it (nmi_observable scores "
+                "against those)" for d, c, f in hidden]
+        out += [] if hidden else ["every truth level is observable by bandwidth "
+                                  f"({k} connections per host)"]
+    else:
+        out += [f"observability not checked: {unchecked}"]
+    out += ["",
            "convergence: NMI after n iterations (flat = Louvain best level vs full labels)",
            table.to_string(index=False, float_format=lambda x: f"{x:.4f}")]
     if stop:
@@ -328,19 +367,23 @@ def _stop_rule_replay(args: argparse.Namespace, m: Any) -> dict[str, Any]:
 
 
 def cmd_truth(args: argparse.Namespace) -> int:
-    from tomography.ground_truth import link_table, threshold_partitions
+    from tomography.ground_truth import HOST_CONNECTIONS, link_table, nic_share, threshold_partitions
     from tomography.topology import read_topology
     from tomography.units import format_bandwidth
 
     topo = read_topology(args.topology)
     table = link_table(topo)
-    parts = threshold_partitions(topo, min_gap=args.min_gap)
+    k = args.host_connections or HOST_CONNECTIONS
+    parts = threshold_partitions(topo, min_gap=args.min_gap, host_connections=k)
+    share = nic_share(topo, k)
     if args.format == "json":
         emit(json.dumps({
-            "topology": topo.name, "hosts": len(topo.hosts),
+            "topology": topo.name, "hosts": len(topo.hosts), "host_connections": k,
+            "nic_share_bps": share,
             "links": json.loads(table.to_json(orient="records")),
             "partitions": [{"low_bps": p.low, "high_bps": p.high, "gap": p.gap,
-                            "acceptable": p.acceptable, "clusters": [list(c) for c in p.clusters]}
+                            "acceptable": p.acceptable, "observable": p.observable,
+                            "clusters": [list(c) for c in p.clusters]}
                            for p in parts]}, indent=2))
         return 0
     lines = [f"{topo.name}: {len(topo.hosts)} hosts in {len(topo.clusters)} clusters, "
@@ -351,13 +394,21 @@ def cmd_truth(args: argparse.Namespace) -> int:
         lines.append(f"  {r.link:<32} {format_bandwidth(r.capacity_bps):>11} "
                      f"{f'{r.hosts_a}|{r.hosts_b}':>11} {r.connections:>8.2f} "
                      f"{format_bandwidth(r.bw_per_connection_bps) if np.isfinite(r.bw_per_connection_bps) else '-':>11}")
-    lines += ["", f"partitions by threshold (acceptable: gap >= {args.min_gap}):"]
+    lines += ["", f"partitions by threshold (acceptable: gap >= {args.min_gap} and observable; "
+              f"unobservable: a threshold at or above a NIC's share per connection, "
+              f"{format_bandwidth(share)} = the smallest NIC over {k} connections):"]
     for p in parts:
-        mark = "acceptable" if p.acceptable else "          "
+        mark = ("acceptable" if p.acceptable else "" if p.observable
+                else "unobservable").ljust(12)
         groups = "  ".join("{" + ",".join(c) + "}" for c in p.clusters)
         lines.append(f"  {mark}  {format_bandwidth(p.low) if p.low else '0':>10} .. "
                      f"{format_bandwidth(p.high):<10} gap {p.gap:>6.2f}  {len(p.clusters):>3} "
                      f"clusters: {groups}")
+    if any(not p.observable for p in parts):
+        lines += ["", "unobservable partitions split links that give a connection more than "
+                  "a host's NIC share: block counts cannot tell their sides apart by bandwidth "
+                  "(only a difference in latency can); --host-connections 1 is the model "
+                  "without the share (the NIC unshared)"]
     emit("\n".join(lines))
     return 0
 

@@ -175,3 +175,70 @@ def full_truth(args: argparse.Namespace, m: Any) -> dict[str, str]:
 def emit(text: str) -> None:
     """Print ``text`` to stdout with exactly one final newline."""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def add_host_connections_option(p: argparse.ArgumentParser, default: str) -> None:
+    """``--host-connections K``: the connections that share a host's NIC in a broadcast."""
+    p.add_argument("--host-connections", type=positive_int, metavar="K",
+                   help="connections sharing a host's NIC in a broadcast: a partition that "
+                        "splits a link giving a connection more than the NIC / K is marked "
+                        f"unobservable (default: {default}; 1: the NIC unshared, the model "
+                        "as the thesis published it)")
+
+
+def swarm_connections(meta: dict[str, Any]) -> int:
+    """Connections per host of the swarm that measured a dataset (its recorded parameters).
+
+    Examples
+    --------
+    >>> swarm_connections({"method": "simulated", "params": {"upload_slots": 8}})
+    9
+    >>> swarm_connections({"method": "bittorrent", "params": {"upload_slots": 8}})
+    8
+    >>> swarm_connections({"method": "iperf3"})
+    8
+    """
+    from tomography.ground_truth import HOST_CONNECTIONS
+
+    params = meta.get("params") or {}
+    slots = params.get("upload_slots")
+    if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
+        return HOST_CONNECTIONS
+    if meta.get("method") == "simulated":   # the simulator's optimistic slot comes on top
+        return slots + 1
+    if params.get("tit_for_tat") is False:  # libtorrent without a slot limit: every peer listed
+        return max(slots, int(params.get("peer_list") or slots))
+    return slots
+
+
+def observable_truths(args: argparse.Namespace, m: Any,
+                      truth: dict[str, str]) -> tuple[Any, int, str]:
+    """The topology to check the truth's observability against, ``K``, and a note if none."""
+    from tomography.topology import TopologyError, parse_topology, read_topology
+
+    k = args.host_connections or swarm_connections(m.meta)
+    name = args.topology or m.meta.get("topology")
+    model = m.meta.get("topology_model")      # the simulator records the whole topology
+    if not name and not isinstance(model, dict):
+        return None, k, "no topology in meta.json (give --topology to mark unobservable levels)"
+    try:
+        topo = (parse_topology(model, source="meta.json topology_model")
+                if isinstance(model, dict) and not args.topology else read_topology(name))
+    except (TopologyError, OSError) as exc:
+        if args.topology:
+            raise
+        return None, k, f"topology {name!r} not found ({exc}); give --topology FILE"
+    if not topo.is_tree:
+        if args.topology:
+            raise TopologyError(f"topology {topo.name!r} has cycles: the ground-truth model "
+                                "needs a tree of routers", path=topo.source)
+        return None, k, f"topology {topo.name!r} has cycles (the model needs a tree)"
+    known = {h.name for h in topo.hosts}
+    missing = [h for h in m.host_names if h not in known]
+    if missing:
+        text = (f"host {missing[0]!r} of the dataset is not in topology {topo.name!r} "
+                f"({len(missing)} hosts missing)")
+        if args.topology:
+            raise TopologyError(text, path=topo.source)
+        return None, k, text + "; levels not checked for observability"
+    return topo, k, ""
