@@ -4,9 +4,11 @@ Measures, on this machine, the wall time of one broadcast iteration:
 
 1. a 64 MiB broadcast on N2 (576 hosts) and on N1 (512 hosts), the bar of
    issue 3 (under 60 s, aim 10 s);
-2. against the number of hosts, 64 to 1024, on a two-level tree of 64-host
+2. against the number of hosts, 64 to 4096, on a two-level tree of 64-host
    1 Gbit/s clusters joined by 1 Gbit/s links (16 MiB, so the number of
-   pieces, 2048 with libtorrent's rule, is the same for every size);
+   pieces, 1024 with libtorrent's rule, is the same for every size), each
+   in a fresh process, with its peak memory (resident set), and a power law
+   fitted to the largest sizes to say what 10,000 hosts would take;
 3. against the file size, 8 to 128 MiB, on the 64-host ``bordeaux-64``
    scenario, with libtorrent's automatic piece size and with pieces fixed
    at 256 KiB.
@@ -19,8 +21,14 @@ Prints Markdown for ``benchmarks/RESULTS.md``.  Run::
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
+
+import numpy as np
 
 from measure.simulator import simulate_broadcast
 from measure.swarm import SwarmParams
@@ -49,6 +57,28 @@ def one(topology: Topology, size: int, params: SwarmParams = SwarmParams()) -> t
     return time.perf_counter() - t0, result
 
 
+SIZED = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[2])
+from benchmarks.simulator import clusters_tree, one
+from tomography.topology import read_topology
+one(read_topology("tree-5"), 2**20)              # load the compiled kernels first
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+wall, r = one(clusters_tree(int(sys.argv[1])), 16 * 2**20)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"wall": wall, "steps": r.steps, "simulated": r.duration,
+                  "peak_mib": peak / 1024, "extra_mib": (peak - base) / 1024}))
+"""
+
+
+def sized(n_hosts: int) -> dict:
+    """One 16 MiB broadcast over ``clusters_tree(n_hosts)`` in a fresh process."""
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", SIZED, str(n_hosts), str(root)], check=True,
+                         capture_output=True, text=True, cwd=root)
+    return json.loads(out.stdout)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only")
@@ -66,13 +96,24 @@ def main() -> None:
         wall, r = one(topo, 64 * MiB)
         out.append(f"| {name} | {len(topo.hosts)} | {64 * MiB // SwarmParams().piece_bytes(64 * MiB)} "
                    f"| **{wall:.1f} s** | {r.duration:.1f} s | {r.steps} | 60 s / 10 s |")
-    out += ["", "### Cost against hosts (16 MiB, 1024 pieces of 16 KiB)", "",
-            "| hosts | wall time | simulated time | steps | wall time per host |",
-            "|---|---|---|---|---|"]
-    for n in ([64, 128] if args.quick else [64, 128, 256, 512, 1024]):
-        wall, r = one(clusters_tree(n), 16 * MiB)
-        out.append(f"| {n} | {wall:.1f} s | {r.duration:.2f} s | {r.steps} | "
-                   f"{1000 * wall / n:.1f} ms |")
+    out += ["", "### Cost against hosts (16 MiB, 1024 pieces of 16 KiB, one fresh process each)",
+            "", "| hosts | wall time | simulated time | steps | wall time per host | peak memory "
+            "(process) | of it for the broadcast |", "|---|---|---|---|---|---|---|"]
+    sizes = [64, 128] if args.quick else [64, 128, 256, 512, 1024, 2048, 4096]
+    runs = {n: sized(n) for n in sizes}
+    for n, r in runs.items():
+        out.append(f"| {n} | {r['wall']:.1f} s | {r['simulated']:.2f} s | {r['steps']} | "
+                   f"{1000 * r['wall'] / n:.1f} ms | {r['peak_mib']:.0f} MiB | "
+                   f"{r['extra_mib']:.0f} MiB |")
+    big = [n for n in sizes if n >= 512] or sizes
+    if len(big) >= 2:   # power laws through the largest sizes, to 10,000 hosts
+        x = np.log(big)
+        t_exp, t_c = np.polyfit(x, np.log([runs[n]["wall"] for n in big]), 1)
+        m_exp, m_c = np.polyfit(x, np.log([max(runs[n]["extra_mib"], 1.0) for n in big]), 1)
+        out += ["", f"Fitted over {big[0]}-{big[-1]} hosts: wall time ~ hosts^{t_exp:.2f}, "
+                f"memory for the broadcast ~ hosts^{m_exp:.2f}; at 10,000 hosts: "
+                f"**{np.exp(t_c) * 10000 ** t_exp:.0f} s** and "
+                f"**{np.exp(m_c) * 10000 ** m_exp / 1024:.1f} GiB** per 16 MiB iteration."]
     out += ["", "### Cost against file size (bordeaux-64, 64 hosts)", "",
             "| file | pieces (automatic) | wall time | simulated | pieces (256 KiB) | wall time | "
             "simulated |", "|---|---|---|---|---|---|---|"]

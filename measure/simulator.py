@@ -47,6 +47,11 @@ The model of one broadcast (one iteration), stepped in simulated time:
   iteration ends when every peer has the file, or after ``time_limit``
   simulated seconds (then it is marked incomplete and its counts kept).
 
+The work of a step over pieces (selection, completion) and the max-min
+filling run as compiled kernels (:mod:`measure.pieces`,
+:mod:`measure.flows`, with Numba); this module keeps the loop over steps,
+the choke rounds and the connection model.
+
 Not modelled: queueing delay in routers, TCP's congestion-avoidance
 dynamics after a share changes (a flow follows its share at once), piece
 hashing and disk.
@@ -302,11 +307,6 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         unchoked[:] = new
         received_round[:] = 0.0
 
-    def assign(pairs: np.ndarray) -> None:
-        """Give each pair in ``pairs`` (no piece in transfer) its next piece."""
-        assign_pieces(pairs, pu, pd, have, count_have, inflight, avail, tie_order, queue,
-                      current, packed)
-
     while True:
         done = count_have == n_pieces
         if done.all():
@@ -322,7 +322,8 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         unchoked &= interested
         fill_slots(interested)
         active = np.flatnonzero(unchoked)
-        assign(active[current[active] < 0])
+        assign_pieces(active[current[active] < 0], pu, pd, have, count_have, inflight, avail,
+                      tie_order, queue, current, packed)
         flowing = active[current[active] >= 0]
         if flowing.size == 0:
             raise TomographyError("the swarm stalled: no peer can upload to another (is the "

@@ -23,7 +23,7 @@ partition that separates such hosts is **unobservable**: listed, marked,
 never acceptable (:func:`observable_labels` merges its clusters across
 those links into the finest partition a broadcast can reveal).  The
 evidence for this default (the simulator, the thesis's N2, a testbed run)
-is in ``docs/method.md``; ``host_connections=1`` gives the thesis's model.
+is in ``docs/ground-truth.md``; ``host_connections=1`` gives the thesis's model.
 """
 
 from __future__ import annotations

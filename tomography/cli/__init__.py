@@ -95,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "hierarchy unchanged for K iterations (default K 3)")
     p.add_argument("--topology", metavar="FILE",
                    help="the network the dataset was measured on, to mark truth levels that "
-                        "bandwidth cannot reveal (default: the topology meta.json names, when "
-                        "it is a built-in scenario or a readable file)")
+                        "bandwidth cannot reveal (default: the one a simulated dataset records "
+                        "in meta.json, else the topology meta.json names when it is a built-in "
+                        "scenario or a readable file)")
     add_host_connections_option(p, "the swarm that measured the dataset: the simulator's "
                                 "upload slots + 1, a real run's upload slots; else 8")
     p.add_argument("--format", choices=("text", "json"), default="text")
