@@ -50,7 +50,7 @@ from tomography.units import parse_bandwidth, parse_time
 __all__ = ["Topology", "Link", "HostGroup", "Host", "TopologyError", "read_topology",
            "parse_topology", "scenario_path", "SCENARIO_DIR"]
 
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "datasets" / "topologies"
+SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"   # shipped in the package
 
 
 class TopologyError(TomographyError):
