@@ -30,7 +30,6 @@ NetPIPE rows carry Hockney's ``alpha_s`` and ``beta_s_per_byte`` (``bits_per_sec
 
 from __future__ import annotations
 
-import csv
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +44,7 @@ from measure.preflight import HostCheck
 from measure.probetools import IPERF3_DEFAULTS, NETPIPE_DEFAULTS, hockney_fit
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
-from tomography.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
+from tomography.dataset import HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement
 from tomography.errors import DatasetError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
@@ -492,7 +491,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
     path = out / "concurrency.csv"
     try:
         with path.open("w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh).writerow(CONCURRENCY_COLUMNS)
+            csv_writer(fh).writerow(CONCURRENCY_COLUMNS)
         for done, t in enumerate(tests, start=1):
             alone, a_with, b_with = [], [], []
             for r in range(repeats):
@@ -518,7 +517,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
                    "repeats": min(len(alone), len(a_with))}
             rows.append(row)
             with path.open("a", newline="", encoding="utf-8") as fh:
-                csv.writer(fh).writerow([row[c] for c in CONCURRENCY_COLUMNS])
+                csv_writer(fh).writerow([row[c] for c in CONCURRENCY_COLUMNS])
             if progress is not None:
                 progress(done, len(tests))
     finally:

@@ -49,7 +49,24 @@ __all__ = [
     "read_measurement",
     "write_measurement",
     "software_versions",
+    "csv_writer",
 ]
+
+
+def csv_writer(fh: Any) -> Any:
+    """A CSV writer with Unix line ends (the csv module's default is CRLF).
+
+    Examples
+    --------
+    >>> import io
+    >>> fh = io.StringIO()
+    >>> csv_writer(fh).writerow(["a", 1])
+    5
+    >>> fh.getvalue()
+    'a,1\\n'
+    """
+    return csv.writer(fh, lineterminator="\n")
+
 
 FORMAT = "tomography-measurement/1"
 """The ``format`` string of ``meta.json`` this module reads and writes."""
@@ -572,7 +589,7 @@ class MeasurementWriter:
             (self.path / name).unlink(missing_ok=True)
         for name, columns in files:
             with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
-                csv.writer(fh).writerow(columns)
+                csv_writer(fh).writerow(columns)
 
     @classmethod
     def reopen(cls, path: str | os.PathLike[str]) -> "MeasurementWriter":
@@ -650,7 +667,7 @@ class MeasurementWriter:
             if row[column] not in self.hosts:
                 raise DatasetError(f"unknown host {row[column]!r}", field=column)
         with (self.path / "probes.csv").open("a", newline="", encoding="utf-8") as fh:
-            csv.writer(fh).writerow(["" if row.get(c) is None else row.get(c)
+            csv_writer(fh).writerow(["" if row.get(c) is None else row.get(c)
                                      for c in PROBES_COLUMNS + PROBES_EXTRA])
 
     def add_iteration(self, iteration: int, *, root: str,
@@ -681,7 +698,7 @@ class MeasurementWriter:
         rows = (transfers[["receiver", "sender", "blocks"]].itertuples(index=False, name=None)
                 if isinstance(transfers, pd.DataFrame) else transfers)
         with (self.path / "transfers.csv").open("a", newline="", encoding="utf-8") as fh:
-            out = csv.writer(fh)
+            out = csv_writer(fh)
             for receiver, sender, blocks in rows:
                 if int(blocks):
                     out.writerow((iteration, receiver, sender, int(blocks)))
@@ -690,7 +707,7 @@ class MeasurementWriter:
         duration = "" if duration_s is None or math.isnan(duration_s) else f"{duration_s:.6f}"
         with (self.path / "iterations.csv").open("a", newline="", encoding="utf-8") as fh:
             extra = extra or {}
-            csv.writer(fh).writerow((iteration, root, int(nbytes), duration,
+            csv_writer(fh).writerow((iteration, root, int(nbytes), duration,
                                      "true" if complete else "false",
                                      *(extra.get(c, "") for c in self.extra_columns)))
             fh.flush()
@@ -720,7 +737,7 @@ class MeasurementWriter:
         path = self.path / "trace.csv"
         new = not path.exists()
         with path.open("a", newline="", encoding="utf-8") as fh:
-            out = csv.writer(fh)
+            out = csv_writer(fh)
             if new:
                 out.writerow(TRACE_COLUMNS)
             for time_s, sender, receiver, piece, block in rows:
@@ -737,7 +754,7 @@ def _keep_iterations(path: Path, listed: set[int]) -> None:
                        and int(r[0]) in listed]
     if len(kept) != len(rows):
         with path.open("w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh).writerows(kept)
+            csv_writer(fh).writerows(kept)
 
 
 def write_measurement(measurement: Measurement, path: str | os.PathLike[str], *,

@@ -27,6 +27,8 @@ def test_round_trip(tmp_path: Path) -> None:
     assert back.meta["format"] == FORMAT and back.meta["method"] == "synthetic"
     assert back.meta["params"]["seed"] == 4
     assert "numpy" in back.meta["software"]
+    for name in ("hosts.csv", "transfers.csv", "iterations.csv"):   # Unix line ends
+        assert b"\r" not in (tmp_path / "d" / name).read_bytes(), name
 
 
 def test_write_refuses_to_overwrite(tmp_path: Path) -> None:
