@@ -8,7 +8,7 @@ Export the hierarchy and a hostfile, then launch one rank per slot::
 
 Every rank splits ``MPI_COMM_WORLD`` once per level into the communicators
 of its clusters, and once per level into the leaders communicators; the
-broadcast then runs top level first (MPICH-G2 style, SPEC section 9), the
+broadcast then runs top level first (as MPICH-G2's topology-aware collectives), the
 broadcasts of one level in parallel, and ends inside the level-1 clusters.
 Needs mpi4py and numpy; :func:`stages` needs neither.
 """

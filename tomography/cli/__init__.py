@@ -1,8 +1,10 @@
 """The ``tomography`` command line: a thin layer over the library.
 
-Every command reads a measurement dataset directory (format 1, see
-``DESIGN.md``) and prints text for people or JSON/DOT for programs.  User
-mistakes print one line ``tomography: error: ...`` and exit with status 2.
+The analysis commands read a measurement dataset directory (format 1,
+described in README.md, "The measurement dataset"); the others read a topology
+or a Gauge file, or measure.  Each prints text for people or JSON/DOT for
+programs.  User mistakes print one line ``tomography: error: ...`` and exit
+with status 2.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ examples:
   tomography export DATASET --format graphml -o hosts.graphml   # for Gephi
 
 DATASET is a measurement directory: meta.json, hosts.csv, transfers.csv,
-iterations.csv (see DESIGN.md)."""
+iterations.csv (the README's section "The measurement dataset" lists every column)."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -48,7 +48,7 @@ examples:
   tomography export run --format mpi --root ca-00 -o run.mpi.json"""
 
 PLAN_EPILOG = """\
-methods (SPEC section 9):
+methods (balanced multicasting and the trees it is compared with):
   flat            the root sends to every node itself
   semi-flat       minimum-height tree over live links, highest throughput
   max-bottleneck  Prim's variant: the tree whose weakest link is strongest

@@ -1,0 +1,26 @@
+"""The documentation stands alone: every link in README.md and docs/ leads to a file that ships."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_points_into_the_repository(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue                     # web addresses and anchors in the same page
+        path = (page.parent / target.split("#")[0]).resolve()
+        if not path.exists() or ROOT not in path.parents:
+            broken.append(target)
+    assert not broken, f"{page.name}: links to nothing in the repository: {broken}"
+    assert "../shared" not in text and "SPEC.md" not in text and "DESIGN.md" not in text
