@@ -17,9 +17,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
-                                   add_host_connections_option, emit, full_truth, hierarchy,
-                                   load_shared, observable_truths, positive_int)
+from tomography.cli.common import (add_analysis_options, add_format_option,
+                                   add_hierarchy_options, add_host_connections_option, command,
+                                   emit, full_truth, hierarchy, load_shared, observable_truths,
+                                   positive_int)
 from tomography.cli import export as export_commands
 from tomography.cli import measure as measure_commands
 from tomography.cli import plot as plot_commands
@@ -57,23 +58,43 @@ def build_parser() -> argparse.ArgumentParser:
                         version=f"%(prog)s {__import__('tomography').__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("info", help="hosts, iterations, completeness and totals of a dataset")
+    p = command(sub, "info", "hosts, iterations, completeness and totals of a dataset",
+                "Check a measurement dataset before analysing it: how it was made (method, "
+                "topology, parameters), its hosts, its iterations (complete or not, duration, "
+                "root) and the blocks counted.",
+                ["tomography info run", "tomography info run --format json | jq .iterations"])
     p.add_argument("dataset", type=Path, help="measurement dataset directory")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format_option(p, ("text", "json"))
 
-    p = sub.add_parser("cluster", help="flat bandwidth clusters (Louvain modularity)")
+    p = command(sub, "cluster", "flat bandwidth clusters (Louvain modularity)",
+                "Partition the hosts into bandwidth clusters: Louvain modularity on the mean "
+                "symmetric block counts w_n (Eq 4.2), with each cluster's confidence from "
+                "bootstrap resamples of the iterations.",
+                ["tomography cluster run", "tomography cluster run -n 3    # after 3 iterations",
+                 "tomography cluster run --format json > clusters.json"])
     add_analysis_options(p)
     p.add_argument("--level", choices=("best", "finest"), default="best",
                    help="Louvain dendrogram level (default best: highest modularity)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format_option(p, ("text", "json"))
 
-    p = sub.add_parser("hierarchy", help="averaged-edge hierarchy of bandwidth clusters")
+    p = command(sub, "hierarchy", "averaged-edge hierarchy of bandwidth clusters",
+                "Build the hierarchy of bandwidth clusters (averaged-edge linkage, Eq 5.4/5.5; "
+                "finer levels refined by a permutation test) and print it as a Hasse diagram, "
+                "an indented tree, JSON or DOT. Level 1 is the finest.",
+                ["tomography hierarchy run", "tomography hierarchy run --format tree",
+                 "tomography hierarchy run --format dot | dot -Tsvg -o hierarchy.svg"])
     add_analysis_options(p)
     add_hierarchy_options(p)
     p.add_argument("--format", choices=("hasse", "tree", "json", "dot"), default="hasse",
-                   help="hasse: text Hasse diagram (default); tree: indented tree")
+                   help="hasse: text Hasse diagram (default); tree: indented tree; json; "
+                        "dot: Graphviz")
 
-    p = sub.add_parser("tree", help="topology as a maximum spanning tree of clusters")
+    p = command(sub, "tree", "topology as a maximum spanning tree of clusters",
+                "Collapse the flat clusters into nodes and join them by the maximum spanning "
+                "tree of the inter-cluster weights: the network's topology as a tree of "
+                "clusters, each edge with its weight and confidence.",
+                ["tomography tree run", "tomography tree run --format dot | dot -Tpng -o tree.png",
+                 "tomography tree sim --self-loop 1e9   # one host per router (tree-5)"])
     add_analysis_options(p)
     p.add_argument("--linkage", choices=("thesis", "mean", "sum"), default=None,
                    help="collapse linkage: mean over host pairs (default for broadcasts), "
@@ -83,9 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--self-loop", type=float, default=0.0, metavar="W",
                    help="weight of a self-loop added to every host; a large value keeps "
                         "every host alone (one host per router)")
-    p.add_argument("--format", choices=("text", "json", "dot"), default="text")
+    add_format_option(p, ("text", "json", "dot"))
 
-    p = sub.add_parser("evaluate", help="NMI per level and per iteration against a ground truth")
+    p = command(sub, "evaluate", "NMI per level and per iteration against a ground truth",
+                "Score the hierarchy against a ground truth (the labels of hosts.csv or a "
+                "file): NMI per level, NMI after each number of iterations, and which truth "
+                "levels bandwidth cannot reveal on the dataset's topology.",
+                ["tomography evaluate run", "tomography evaluate run --truth truth.csv",
+                 "tomography evaluate run --until-converged 3 --format json"])
     add_analysis_options(p)
     p.add_argument("--truth", default="labels",
                    help="'labels' (the label column of hosts.csv, default) or a CSV file "
@@ -102,17 +128,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "scenario or a readable file)")
     add_host_connections_option(p, "the swarm that measured the dataset: the simulator's "
                                 "upload slots + 1, a real run's upload slots; else 8")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format_option(p, ("text", "json"))
 
-    p = sub.add_parser("truth", help="the ground-truth model of a topology: connections and "
-                                     "bandwidth per connection per link (Eq 5.2, 5.3), and "
-                                     "the partitions thresholds give")
+    p = command(sub, "truth", "the ground-truth model of a topology: connections and "
+                "bandwidth per connection per link (Eq 5.2, 5.3), and the partitions "
+                "thresholds give",
+                "For a network you know, which partitions bandwidth tomography should find: "
+                "per router link the connections crossing it during a broadcast (Eq 5.2) and "
+                "the bandwidth each gets (Eq 5.3); every partition a threshold on it gives, "
+                "acceptable at a clear gap, unobservable above a NIC's share per connection "
+                "(docs/ground-truth.md).",
+                ["tomography truth N1", "tomography truth my-site.yaml --format json",
+                 "tomography truth N2 --host-connections 1   # the NIC unshared, as published"])
     p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
     p.add_argument("--min-gap", type=float, default=1.5,
                    help="bandwidth ratio across a threshold for an acceptable truth "
                         "(default 1.5)")
     add_host_connections_option(p, "8, libtorrent's unchoke slots")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format_option(p, ("text", "json"))
 
     p = sub.add_parser("import", help="make a probe dataset from another tool's results "
                                       "(perfSONAR's pScheduler)",
@@ -131,14 +164,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "addresses the results name (default: each address is a host)")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
 
-    p = sub.add_parser("synthetic", help="write a planted-partition dataset (synthetic, "
-                                         "not a measurement)")
+    p = command(sub, "synthetic", "write a planted-partition dataset (synthetic, not a "
+                "measurement)",
+                "Write a dataset of block counts drawn from a planted hierarchy of groups "
+                "(stronger inside a group than across), with its truth as labels: for "
+                "trying the analysis without measuring anything.",
+                ["tomography synthetic -o flat --branching 8",
+                 "tomography synthetic -o two-level --branching 3,3 --iterations 10",
+                 "tomography evaluate two-level"])
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
     p.add_argument("--branching", default="8", metavar="B1,B2,...",
                    help="groups per level, top first (default 8: flat; 3,3: 9 in 3)")
-    p.add_argument("--hosts-per-group", type=positive_int, default=8)
-    p.add_argument("--iterations", type=positive_int, default=5)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--hosts-per-group", type=positive_int, default=8,
+                   help="hosts in each group of the finest level (default 8)")
+    p.add_argument("--iterations", type=positive_int, default=5,
+                   help="iterations to draw (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
 
     measure_commands.add_commands(sub)

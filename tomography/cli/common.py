@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 import sys
 from pathlib import Path
 from typing import Any
@@ -242,3 +243,20 @@ def observable_truths(args: argparse.Namespace, m: Any,
             raise TopologyError(text, path=topo.source)
         return None, k, text + "; levels not checked for observability"
     return topo, k, ""
+
+
+def command(sub: Any, name: str, summary: str, description: str,
+            examples: list[str]) -> argparse.ArgumentParser:
+    """A sub-command with its one-line summary, a description and examples in ``--help``."""
+    return sub.add_parser(name, help=summary, description=textwrap.fill(description, 78),
+                          epilog="examples:\n" + "\n".join(f"  {e}" for e in examples),
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_format_option(p: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
+    """``--format``: text for people (the default), the others for programs."""
+    p.add_argument("--format", choices=choices, default=choices[0],
+                   help=f"{choices[0]} for people (default)"
+                        + "".join(f"; {c}" + {"json": ": for programs (jq, pandas)",
+                                              "dot": ": Graphviz"}.get(c, "")
+                                  for c in choices[1:]))

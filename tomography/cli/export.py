@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tomography.cli.common import (add_analysis_options, add_hierarchy_options, emit,
-                                   hierarchy, load, positive_int)
+from tomography.cli.common import (add_analysis_options, add_format_option,
+                                   add_hierarchy_options, emit, hierarchy, load, positive_int)
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS", "FORMATS", "BANDWIDTH_SOURCES"]
@@ -72,7 +72,8 @@ def add_commands(sub: Any) -> None:
                        epilog=EXPORT_EPILOG, formatter_class=fmt)
     add_analysis_options(p)
     add_hierarchy_options(p)
-    p.add_argument("--format", "-f", choices=tuple(FORMATS), required=True)
+    p.add_argument("--format", "-f", choices=tuple(FORMATS), required=True,
+                   help="what to write (the list below)")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="file to write ('-' for standard output)")
     g = p.add_argument_group("gauge and simgrid")
@@ -113,7 +114,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--root", required=True,
                    help="sending node: a cluster, or a host (then its cluster, unless "
                         "--level hosts)")
-    p.add_argument("--method", choices=(*METHODS, "all"), default="all")
+    p.add_argument("--method", choices=(*METHODS, "all"), default="all",
+                   help="one planner, or all side by side (default; the list below)")
     p.add_argument("--level", choices=("clusters", "hosts"), default="clusters",
                    help="plan between clusters (each as one node, default) or hosts "
                         "(needs host-pair figures)")
@@ -122,7 +124,7 @@ def add_commands(sub: Any) -> None:
                         "the papers)")
     p.add_argument("--max-nodes", type=positive_int, default=7,
                    help="largest network the exact optimum enumerates (default 7)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format_option(p, ("text", "json"))
 
 
 # --------------------------------------------------------------------------- export

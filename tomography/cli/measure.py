@@ -44,9 +44,11 @@ def _wrapped(text: str) -> str:
     return textwrap.fill(text, width=76, initial_indent="  ", subsequent_indent="  ")
 
 
-def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str) -> None:
+def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str,
+                       size: str = "16MiB", why_size: str = "", simulated: bool = False) -> None:
     g = p.add_argument_group("BitTorrent settings (recorded in meta.json)")
-    g.add_argument("--size", default="16MiB", help="file size, with its unit (default 16MiB)")
+    g.add_argument("--size", default=size,
+                   help=f"file size, with its unit (default {size}{why_size})")
     g.add_argument("--seed", type=int, default=0,
                    help="random seed: roots, peer lists (default 0)")
     g.add_argument("--tit-for-tat", choices=("on", "off"), default="on",
@@ -54,7 +56,10 @@ def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str) -> None:
     g.add_argument("--unchoke-interval", default="15s",
                    help="time between choking decisions (default 15s, libtorrent's)")
     g.add_argument("--upload-slots", type=positive_int, default=8,
-                   help="unchoked peers per uploader, plus one optimistic (default 8)")
+                   help=("unchoked peers per uploader, plus one optimistic (default 8)"
+                         if simulated else "unchoked peers per uploader, libtorrent's "
+                         "unchoke_slots_limit: its optimistic unchoke counts among them "
+                         "(default 8)"))
     g.add_argument("--peer-list", type=positive_int, default=35,
                    help="random peers given to each peer (default 35)")
     g.add_argument("--piece-size", default=None,
@@ -204,7 +209,21 @@ def add_commands(sub: Any) -> None:
     """Add the dataset-making commands to the ``tomography`` sub-parsers."""
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("simulate", help="simulate BitTorrent broadcasts over a topology and "
-                                        "write a measurement dataset", formatter_class=fmt)
+                                        "write a measurement dataset", formatter_class=fmt,
+                       description=_wrapped(
+                       "Simulate instrumented BitTorrent broadcasts over a topology "
+                       "with a flow-level model (libtorrent's choking and piece picking, TCP "
+                       "connections sharing every link of their path) and write a measurement "
+                       "dataset exactly as a real run would: for networks too big to emulate."),
+                       epilog="examples:\n"
+                       "  tomography simulate N2 -n 15 -o n2           # the thesis's N2, 576 "
+                       "hosts, ~5 s an iteration\n"
+                       "  tomography simulate N2 -n 30 -o n2 --resume  # 15 more, same "
+                       "dataset\n"
+                       "  tomography simulate two-sites-rtt -o rtt --tcp-off all   # plain "
+                       "max-min sharing\n"
+                       "  tomography evaluate n2                        # NMI against the "
+                       "topology's labels")
     p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
     p.add_argument("--iterations", "-n", type=positive_int, default=5,
@@ -212,7 +231,10 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue a dataset this command started (same topology and options)")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
-    _add_swarm_options(p, time_limit="3600s")
+    _add_swarm_options(p, time_limit="3600s", size="64MiB", simulated=True,
+                       why_size=": the thesis's simulated broadcasts; from 32 MiB up "
+                       "libtorrent cuts a file into 2048 pieces, so a simulation costs the "
+                       "same for any larger size")
     g = p.add_argument_group(
         "TCP model (recorded in meta.json)", _wrapped(
         "Each connection's rate depends on its round-trip time through slow start (a new "
@@ -225,7 +247,6 @@ def add_commands(sub: Any) -> None:
     g.add_argument("--loss", type=float, default=0.0,
                    help="random packet loss rate on every path, capping each connection at "
                         "Mathis's MSS/RTT*sqrt(1.5/loss) (default 0: no loss)")
-    p.set_defaults(size="64MiB")
 
     p = sub.add_parser(
         "measure", help="measure hosts: BitTorrent broadcasts, or iperf3 / NetPIPE probes",
@@ -254,13 +275,26 @@ def add_commands(sub: Any) -> None:
                    help="continue a dataset this command started (same hosts and options; "
                         "a new allocation of the same hosts is fine)")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
-    _add_swarm_options(p, time_limit="600s")
+    _add_swarm_options(p, time_limit="600s",
+                       why_size=": enough blocks (1024) for stable counts on a 1 Gbit/s "
+                       "cluster in a fraction of a second per broadcast; raise it on fast or "
+                       "large networks")
     _add_probe_commands(msub, fmt)
 
     p = sub.add_parser("testbed", help="raise, inspect or remove an emulated network "
                                        "(network namespaces + tc; needs root)",
-                       formatter_class=fmt)
-    p.add_argument("action", choices=("up", "down", "status"))
+                       formatter_class=fmt,
+                       description=_wrapped(
+                       "Raise a topology as an emulated network on this machine: "
+                       "one network namespace per host and router, veth links shaped by tc to "
+                       "the topology's capacities. measure bittorrent --testbed raises and "
+                       "removes one by itself; this command keeps one up between runs."),
+                       epilog="examples:\n"
+                       "  sudo tomography testbed up two-sites-demo\n"
+                       "  sudo tomography testbed status\n"
+                       "  sudo tomography testbed down --all")
+    p.add_argument("action", choices=("up", "down", "status"),
+                   help="up: raise the topology; down: remove it; status: what is up")
     p.add_argument("topology", nargs="?",
                    help="topology file or scenario name (for up)")
     p.add_argument("--all", action="store_true",
@@ -268,10 +302,20 @@ def add_commands(sub: Any) -> None:
     _add_testbed_scale(p)
 
     p = sub.add_parser("demo", help="measure a built-in emulated network with real BitTorrent "
-                                    "broadcasts and show what was found", formatter_class=fmt)
+                                    "broadcasts and show what was found", formatter_class=fmt,
+                       description=_wrapped(
+                       "The whole method on a built-in network (two-sites-demo: 2 "
+                       "sites x 2 clusters x 5 hosts): real libtorrent broadcasts inside an "
+                       "emulated testbed (needs root; the simulator otherwise) until the "
+                       "clusters are stable, then the hierarchy, the tree, the accuracy "
+                       "against the truth, the exports and the pictures, all under -o."),
+                       epilog="examples:\n"
+                       "  sudo tomography demo                # ~2 min; results in out/demo\n"
+                       "  tomography demo --simulate -o sim   # the simulator, no root needed")
     p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
                    help="where to write the dataset and results (default out/demo)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed: roots, peer lists (default 0)")
     p.add_argument("--size", default="8MiB", help="file size per broadcast (default 8MiB)")
     p.add_argument("--iterations", "-n", type=positive_int, default=12,
                    help="most iterations before giving up on convergence (default 12)")
