@@ -60,8 +60,7 @@ def csv_writer(fh: Any) -> Any:
     --------
     >>> import io
     >>> fh = io.StringIO()
-    >>> csv_writer(fh).writerow(["a", 1])
-    5
+    >>> _ = csv_writer(fh).writerow(["a", 1])
     >>> fh.getvalue()
     'a,1\\n'
     """
@@ -246,7 +245,11 @@ def read_measurement(path: str | os.PathLike[str]) -> Measurement:
     if needs_broadcast or transfers_path.exists() or iterations_path.exists():
         iterations = _read_iterations(iterations_path, known)
         transfers = _read_transfers(transfers_path, known)
+        for written in (iterations_path, transfers_path):   # both machine-written
+            _at_line_end(written)
         _check_iterations_agree(transfers, iterations, transfers_path, iterations_path)
+        if needs_broadcast:
+            _check_blocks_fit(transfers, iterations, meta["block_size"], transfers_path)
     else:
         iterations, transfers = _empty(ITERATIONS_COLUMNS), _empty(TRANSFERS_COLUMNS)
     probes_path = root / "probes.csv"
@@ -257,11 +260,52 @@ def read_measurement(path: str | os.PathLike[str]) -> Measurement:
                        probes=probes)
 
 
-def _read_meta(path: Path) -> dict[str, Any]:
+META_LIMIT = 16 * 2**20
+"""The largest ``meta.json`` read (bytes): it holds a few parameters, not data."""
+
+
+def _regular_file(path: Path) -> None:
+    """Refuse a missing path, a directory, a device or a pipe, before reading it."""
     if not path.exists():
         raise DatasetError("missing file", path=path)
+    if not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file (a device or a pipe?)"
+        raise DatasetError(f"is {kind}, expected a file", path=path)
+
+
+def _at_line_end(path: Path) -> None:
+    """Refuse a machine-written file whose last line has no line end: it was cut short."""
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) == b"\n":
+            return
+        fh.seek(0)
+        lines = sum(1 for _ in fh)
+    raise DatasetError("the last line has no line end: the file was cut short (a write "
+                       "interrupted?); remove that line or re-measure", path=path, line=lines)
+
+
+def _drop_cut_line(path: Path) -> None:
+    """Remove a last line that has no line end (a write interrupted), keeping the rest."""
+    with path.open("rb+") as fh:
+        data = fh.read()
+        if data and not data.endswith(b"\n"):
+            fh.truncate(data.rfind(b"\n") + 1)
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    _regular_file(path)
+    with path.open("rb") as fh:
+        raw = fh.read(META_LIMIT + 1)
+    if len(raw) > META_LIMIT:
+        raise DatasetError(f"larger than {META_LIMIT // 2**20} MiB: not a meta.json", path=path)
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
+        meta = json.loads(raw.decode("utf-8-sig"))   # a byte-order mark is accepted
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text (byte {exc.start})", path=path) from None
     except json.JSONDecodeError as exc:
         raise DatasetError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
     if not isinstance(meta, dict):
@@ -285,14 +329,17 @@ def _read_meta(path: Path) -> dict[str, Any]:
 
 
 def _read_csv(path: Path, required: Iterable[str]) -> pd.DataFrame:
-    if not path.exists():
-        raise DatasetError("missing file", path=path)
+    _regular_file(path)
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True,
+                            encoding="utf-8-sig")
     except pd.errors.EmptyDataError:
         raise DatasetError("empty file: expected a header line", path=path, line=1) from None
     except pd.errors.ParserError as exc:
         raise DatasetError(f"malformed CSV: {exc}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 text (byte {exc.start}): binary or another encoding",
+                           path=path) from None
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise DatasetError(f"missing column(s) {', '.join(missing)} in the header",
@@ -313,6 +360,8 @@ def _integers(frame: pd.DataFrame, column: str, path: Path, *, minimum: int | No
     text = frame[column].str.strip()
     valid = text.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool)
     _fail_at(~valid, frame, path, column, "not an integer")
+    digits = text.str.lstrip("+-").str.lstrip("0").str.len().to_numpy()
+    _fail_at(digits > 18, frame, path, column, "too large (more than 18 digits)")
     values = text.astype(np.int64).to_numpy()
     if minimum is not None:
         _fail_at(values < minimum, frame, path, column, f"must be >= {minimum}")
@@ -487,6 +536,24 @@ def _check_iterations_agree(transfers: pd.DataFrame, iterations: pd.DataFrame,
                                line=_line_of(iterations_path, "iteration", it))
 
 
+def _check_blocks_fit(transfers: pd.DataFrame, iterations: pd.DataFrame, block_size: int,
+                      path: Path) -> None:
+    """A host cannot receive more blocks in a broadcast than the file has."""
+    if transfers.empty:
+        return
+    size = dict(zip(iterations["iteration"], iterations["bytes"]))
+    most = -(-transfers["iteration"].map(size).to_numpy(dtype=np.int64) // block_size)
+    got = transfers.groupby(["iteration", "receiver"])["blocks"].transform("sum").to_numpy()
+    over = got > most
+    if over.any():
+        row = int(np.flatnonzero(over)[0])
+        it, host = transfers["iteration"].iloc[row], transfers["receiver"].iloc[row]
+        raise DatasetError(f"{host!r} received {int(got[row])} blocks in iteration {it}, "
+                           f"more than its {int(most[row])}-block file holds (bytes in "
+                           "iterations.csv over block_size)", path=path, line=row + 2,
+                           field="blocks")
+
+
 def _line_of(path: Path, column: str, value: int) -> int | None:
     with path.open(newline="", encoding="utf-8") as fh:
         for number, row in enumerate(csv.DictReader(fh), start=2):
@@ -621,6 +688,9 @@ class MeasurementWriter:
         if meta["method"] in PROBE_METHODS:  # probe rows are whole lines, flushed one by one
             _read_probes(root / "probes.csv", writer.hosts)
             return writer
+        for name in ("iterations.csv", "transfers.csv", "trace.csv"):
+            if (root / name).is_file():
+                _drop_cut_line(root / name)
         iterations = _read_iterations(root / "iterations.csv", set(hosts["host"]))
         listed = set(iterations["iteration"])
         for name in ("transfers.csv", "trace.csv"):

@@ -167,3 +167,55 @@ def test_extra_iteration_columns_read_as_numbers_when_they_are(tmp_path) -> None
     assert it["redundant_bytes"].iloc[0] == 16384 and it["redundant_bytes"].isna().iloc[1]
     assert it["failed_peers"].tolist() == ["", ""]      # all empty: text, not NaN
     assert it["note"].tolist() == ["x", "2"]             # not all numbers: text
+
+
+# bad input found by the independent probe of issue 16: each a one-line error naming where
+
+def test_a_huge_block_count_is_an_error_not_an_overflow(tmp_path: Path) -> None:
+    huge = SMALL["transfers.csv"].replace("0,b,a,10", "0,b,a," + "9" * 31)
+    with pytest.raises(DatasetError, match="too large") as err:
+        read_measurement(write_files(tmp_path / "d", SMALL | {"transfers.csv": huge}))
+    assert err.value.line == 2 and err.value.field == "blocks"
+
+
+def test_more_blocks_than_the_file_has(tmp_path: Path) -> None:
+    # iteration 0 broadcast 163840 bytes: 10 blocks of 16 KiB; b claims 99,999,999
+    many = SMALL["transfers.csv"].replace("0,b,a,10", "0,b,a,99999999")
+    with pytest.raises(DatasetError, match="more than its 10-block file") as err:
+        read_measurement(write_files(tmp_path / "d", SMALL | {"transfers.csv": many}))
+    assert "transfers.csv" in str(err.value) and err.value.line == 2
+
+
+def test_a_directory_or_a_device_where_a_file_should_be(tmp_path: Path) -> None:
+    d = write_files(tmp_path / "d", SMALL)
+    (d / "transfers.csv").unlink()
+    (d / "transfers.csv").mkdir()
+    with pytest.raises(DatasetError, match="is a directory, expected a file"):
+        read_measurement(d)
+    e = write_files(tmp_path / "e", SMALL)
+    (e / "meta.json").unlink()
+    (e / "meta.json").symlink_to("/dev/zero")    # never ends: refused before reading
+    with pytest.raises(DatasetError, match="not a regular file"):
+        read_measurement(e)
+
+
+def test_a_cut_last_line_is_refused_and_resume_repairs_it(tmp_path: Path) -> None:
+    cut = SMALL["transfers.csv"][:-2]            # "1,b,a,5\n" became "1,b,a,"
+    d = write_files(tmp_path / "d", SMALL | {"transfers.csv": SMALL["transfers.csv"][:-1]})
+    with pytest.raises(DatasetError, match="no line end") as err:
+        read_measurement(d)                      # "5" without its line end: maybe "55..."
+    assert err.value.line == 8
+    d = write_files(tmp_path / "e", SMALL | {"iterations.csv": SMALL["iterations.csv"][:-6]})
+    (d / "transfers.csv").write_text(cut + "\n")  # whatever: iteration 1 is not listed
+    MeasurementWriter.reopen(d)                   # drops the cut row and iteration 1's rows
+    assert read_measurement(d).iteration_ids == [0]
+
+
+def test_byte_order_marks_and_undecodable_bytes(tmp_path: Path) -> None:
+    d = write_files(tmp_path / "d", SMALL)
+    (d / "meta.json").write_bytes(b"\xef\xbb\xbf" + SMALL["meta.json"].encode())
+    (d / "hosts.csv").write_bytes(b"\xef\xbb\xbf" + SMALL["hosts.csv"].encode())
+    assert read_measurement(d).n_hosts == 3     # a BOM is accepted in every file
+    (d / "hosts.csv").write_bytes(b"host,address,label\n\xff\xfe\x00garbage\n")
+    with pytest.raises(DatasetError, match="hosts.csv.*not UTF-8"):
+        read_measurement(d)
