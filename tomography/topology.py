@@ -231,14 +231,37 @@ def read_topology(path: str | os.PathLike[str]) -> Topology:
             raise TopologyError("no such topology file or built-in scenario "
                                 f"(built-in: {', '.join(sorted(_scenarios()))})", path=path)
         file = builtin
+    if file.is_dir():
+        raise TopologyError("is a directory, expected a topology file", path=file)
+    with file.open("rb") as fh:                 # a pipe is fine; an endless device is not
+        raw = fh.read(TOPOLOGY_LIMIT + 1)
+    if len(raw) > TOPOLOGY_LIMIT:
+        raise TopologyError(f"larger than {TOPOLOGY_LIMIT // 2**20} MiB: not a topology file",
+                            path=file)
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = yaml.load(raw.decode("utf-8-sig"), Loader=_UniqueKeyLoader)
+    except UnicodeDecodeError as exc:
+        raise TopologyError(f"not UTF-8 text (byte {exc.start})", path=file) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise TopologyError(f"not valid YAML{where}: {getattr(exc, 'problem', exc)}",
                             path=file) from None
     return parse_topology(data, source=str(file))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} given twice", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _scenarios() -> dict[str, Path]:
@@ -372,10 +395,21 @@ def _no_unknown(item: dict, allowed: set[str], where: str, fail) -> None:
         raise fail(f"unknown key (allowed: {', '.join(sorted(allowed))})", f"{prefix}{unknown[0]}")
 
 
+TOPOLOGY_LIMIT = 64 * 2**20
+"""The largest topology file read (bytes): clusters are counted, not listed host by host."""
+
+MAX_BANDWIDTH = 1e14
+"""The largest capacity a topology may give (bit/s): 100 Tbit/s, beyond any link or NIC."""
+
+
 def _quantity(item: dict, key: str, parse, where: str, fail) -> float:
     if key not in item:
         raise fail("missing", f"{where}.{key}")
     try:
-        return parse(item[key])
+        value = parse(item[key])
     except ValueError as exc:
         raise fail(str(exc), f"{where}.{key}") from None
+    if parse is parse_bandwidth and value > MAX_BANDWIDTH:
+        raise fail(f"{item[key]!r} is beyond any network (more than 100 Tbit/s): a unit "
+                   "mistaken?", f"{where}.{key}")
+    return value

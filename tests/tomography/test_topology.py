@@ -105,3 +105,16 @@ def test_every_scenario_is_a_valid_file() -> None:
         assert all(h.label for h in t.hosts), name
     slow = read_topology("emulated-4x16-slow")
     assert slow.graph.edges["A", "D"]["capacity"] == pytest.approx(0.8 * 2**20 * 8)
+
+
+def test_duplicate_keys_implausible_capacities_and_directories(tmp_path) -> None:
+    dup = tmp_path / "dup.yaml"
+    dup.write_text("name: x\nname: y\nrouters: [A]\nclusters: [{name: a, router: A, hosts: 2}]\n")
+    with pytest.raises(TopologyError, match="line 2: key 'name' given twice"):
+        read_topology(dup)
+    links = [{"between": ["A", "B"], "capacity": "1e30Gbit/s", "latency": "1ms"}]
+    with pytest.raises(TopologyError, match="beyond any network") as err:
+        parse_topology(variant(links=links))
+    assert err.value.field == "links[0].capacity"
+    with pytest.raises(TopologyError, match="is a directory"):
+        read_topology(tmp_path)
