@@ -259,3 +259,10 @@ def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: 
     assert code == 0 and "observability not checked: topology 'chain' not found" in out
     code, _, err = run(capsys, "evaluate", out_dir, "--topology", "N1")
     assert code == 2 and "not in topology 'N1'" in err
+
+
+def test_a_file_that_cannot_be_written_is_one_line(capsys, hierarchy_dataset: Path,
+                                                   tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "dir" / "topology.json"
+    code, _, err = run(capsys, "export", hierarchy_dataset, "--format", "json", "-o", target)
+    assert code == 2 and err == f"tomography: error: {target}: No such file or directory\n"

@@ -529,6 +529,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except OSError as exc:   # a file the user named: missing directory, no permission, full disk
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tomography: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("tomography: interrupted", file=sys.stderr)
         return 130
