@@ -106,13 +106,6 @@ def test_user_errors_are_one_line(capsys, tmp_path: Path) -> None:
     assert code == 2 and "between 1 and 2" in err
 
 
-def test_all_zero_dataset_is_a_clear_error(capsys, tmp_path: Path) -> None:
-    zero = write_files(tmp_path / "zero", SMALL | {
-        "transfers.csv": "iteration,receiver,sender,blocks\n0,b,a,0\n1,a,c,0\n"})
-    code, _, err = run(capsys, "cluster", zero)
-    assert code == 2 and "no edge with positive weight" in err
-
-
 def test_module_entry_point_and_help(tmp_path: Path) -> None:
     help_text = subprocess.run([sys.executable, "-m", "tomography", "--help"],
                                capture_output=True, text=True, check=True).stdout
@@ -266,3 +259,17 @@ def test_a_file_that_cannot_be_written_is_one_line(capsys, hierarchy_dataset: Pa
     target = tmp_path / "missing" / "dir" / "topology.json"
     code, _, err = run(capsys, "export", hierarchy_dataset, "--format", "json", "-o", target)
     assert code == 2 and err == f"tomography: error: {target}: No such file or directory\n"
+
+
+def test_a_single_host_and_an_all_zero_dataset_say_what_is_wrong(capsys, tmp_path: Path) -> None:
+    one = write_files(tmp_path / "one", SMALL | {
+        "hosts.csv": "host,address,label\na,1,s1\n",
+        "transfers.csv": "iteration,receiver,sender,blocks\n",
+        "iterations.csv": "iteration,root,bytes,duration_s,complete\n0,a,16384,1,true\n"})
+    code, _, err = run(capsys, "cluster", one)
+    assert code == 2 and "hosts.csv: 1 host(s) listed: a measurement needs at least two" in err
+    zero = write_files(tmp_path / "zero", SMALL | {
+        "transfers.csv": "iteration,receiver,sender,blocks\n0,b,a,0\n1,a,c,0\n"})
+    for command in ("cluster", "hierarchy", "tree", "evaluate"):
+        code, _, err = run(capsys, command, zero)
+        assert code == 2 and "transfers.csv, field 'blocks': every block count is 0" in err

@@ -238,6 +238,9 @@ def read_measurement(path: str | os.PathLike[str]) -> Measurement:
         raise DatasetError("no such dataset directory", path=root)
     meta = _read_meta(root / "meta.json")
     hosts = _read_hosts(root / "hosts.csv")
+    if len(hosts) < 2:
+        raise DatasetError(f"{len(hosts)} host(s) listed: a measurement needs at least two "
+                           "(one to send, one to receive)", path=root / "hosts.csv")
     known = set(hosts["host"])
     method = meta["method"]
     needs_broadcast = method in BROADCAST_METHODS

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import textwrap
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,20 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
                         "level 1 a gap below 1.3), marked unsupported")
 
 
+def exchanged(m: Any, dataset: Any) -> None:
+    """Refuse a dataset where no two hosts exchanged anything: nothing to cluster."""
+    from tomography.errors import DatasetError
+
+    if m.iteration_ids and int(m.transfers["blocks"].sum()) == 0:
+        raise DatasetError("every block count is 0: no two hosts exchanged a block, so there "
+                           "is nothing to cluster", path=Path(dataset) / "transfers.csv",
+                           field="blocks")
+    if not m.iteration_ids and m.probes is not None and not (m.probes["bits_per_second"]
+                                                             > 0).any():
+        raise DatasetError("every bandwidth is 0: nothing to cluster",
+                           path=Path(dataset) / "probes.csv", field="bits_per_second")
+
+
 def load(args: argparse.Namespace, measurement: Any = None):
     """The dataset of ``args.dataset`` (or ``measurement``) and its w_n over ``args.iterations``."""
     from cluster.averaged_edge import DEFAULT_LINKAGE
@@ -80,6 +94,7 @@ def load(args: argparse.Namespace, measurement: Any = None):
     from tomography.weights import mean_weights
 
     m = measurement if measurement is not None else read_measurement(args.dataset)
+    exchanged(m, args.dataset)
     W = mean_weights(m, getattr(args, "iterations", None))
     probes = not m.iteration_ids and m.probes is not None
     if hasattr(args, "linkage") and args.linkage is None:
@@ -108,6 +123,7 @@ def load_shared(args: argparse.Namespace):
     from tomography.dataset import read_measurement
 
     m = read_measurement(args.dataset)
+    exchanged(m, args.dataset)
     probes = not m.iteration_ids and m.probes is not None
     if probes:
         m, W = load(args, measurement=m)
