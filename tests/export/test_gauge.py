@@ -122,7 +122,7 @@ def test_gauge_to_planner_network(full_model, tmp_path):
     plan = balanced_multicast(net, "w1")
     assert math.isfinite(plan.throughput) and 0 < plan.throughput <= 40.0 + 1e-9
     # hosts: the unknown host_in must be filled first
-    with pytest.raises(TomographyError, match="unknown figures, e.g. host_in e1-02"):
+    with pytest.raises(TomographyError, match=r"unknown figure\(s\), e.g. host_in e1-02"):
         gauge_to_network(model, "hosts")
     hosts = gauge_to_network(model.fill_missing(0.0), "hosts", unit="Mbit/s")
     assert hosts.size == 20 and hosts.bandwidth[0, 1] == pytest.approx(100.0)
@@ -275,3 +275,16 @@ def test_bad_file_wrong_format_and_missing_file(tmp_path, good_text):
         read_text(tmp_path, good_text.replace(FORMAT, "tomography-gauge/2"))
     with pytest.raises(GaugeError, match="cannot read"):
         read_gauge(tmp_path / "absent.xml")
+
+
+def test_a_doctype_and_an_implausible_figure_are_refused(tmp_path) -> None:
+    gauge = Path(__file__).parents[2] / "datasets" / "gauges" / "gridlab-8.gauge.xml"
+    text = gauge.read_text()
+    xxe = text.replace("?>\n", '?>\n<!DOCTYPE environment [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n', 1)
+    (tmp_path / "xxe.xml").write_text(xxe.replace('<host name="fs0"/>', '<host name="fs0"/>&x;', 1))
+    with pytest.raises(GaugeError, match="DOCTYPE is not allowed.*nothing outside the file"):
+        read_gauge(tmp_path / "xxe.xml")
+    (tmp_path / "big.xml").write_text(text.replace('to="n0" value="1.03"', 'to="n0" value="1e300"'))
+    with pytest.raises(GaugeError, match="beyond any network") as err:
+        read_gauge(tmp_path / "big.xml")
+    assert err.value.line == 51

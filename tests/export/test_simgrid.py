@@ -117,8 +117,8 @@ def test_simgrid_loads_tree5_with_a_dead_link(tree5, tmp_path):
 def test_unknown_figures_are_refused(model):
     m = model.fill_missing(0.0)
     m.cluster_bandwidth[0, 1] = np.nan
-    with pytest.raises(TomographyError, match=r"1 unknown figures, e.g. cluster_bandwidth "
-                                              r"w1 -> w2; fill them"):
+    with pytest.raises(TomographyError, match=r"1 unknown figure\(s\), e.g. cluster_bandwidth "
+                                              r"w1 -> w2: every one is needed"):
         simgrid_platform(m)
     assert "wan:w1:w2" not in simgrid_platform(m.fill_missing(0.0))
 

@@ -207,6 +207,21 @@ class BandwidthModel:
                        for idx in np.argwhere(unknown))
         return out
 
+    def require_complete(self, prefix: str = "") -> None:
+        """Raise unless every figure whose name starts with ``prefix`` is known.
+
+        Raises
+        ------
+        TomographyError
+            Naming the first unknown figures and how to supply them.
+        """
+        missing = [m for m in self.missing() if m.startswith(prefix)]
+        if missing:
+            raise TomographyError(
+                f"{len(missing)} unknown figure(s), e.g. {', '.join(missing[:3])}: every one "
+                "is needed (0 for a dead link); give it in the Gauge file, or from Python "
+                "fill them with BandwidthModel.fill_missing(value)")
+
     def fill_missing(self, value: float) -> "BandwidthModel":
         """A copy with every unknown figure of :meth:`missing` set to ``value`` (bit/s).
 

@@ -44,11 +44,12 @@ carries its time zone.
 
 from __future__ import annotations
 
+import math
 import os
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from lxml import etree
@@ -56,7 +57,11 @@ from lxml import etree
 from tomography.errors import TomographyError
 from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.planning.network import Network
+from tomography.topology import MAX_BANDWIDTH
 from tomography.units import parse_bandwidth, parse_time
+
+MAX_DELAY = 3600.0
+"""The longest one-way delay a Gauge file may give (seconds)."""
 
 __all__ = ["FORMAT", "SCHEMA_PATH", "RATE_UNITS", "TIME_UNITS", "GaugeError", "gauge_schema",
            "gauge_to_xml", "write_gauge", "read_gauge", "gauge_to_network"]
@@ -238,6 +243,17 @@ def write_gauge(model: BandwidthModel, path: str | os.PathLike[str], *, unit: st
     Path(path).write_text(text, encoding="utf-8")
 
 
+def _figure(text: str, factor: float, kind: str, path: Any, element: Any, document: Any) -> float:
+    """A figure of the file in SI units, refused when beyond any network."""
+    value = float(text) * factor
+    limit = MAX_DELAY if kind == "delay" else MAX_BANDWIDTH
+    if not math.isfinite(value) or value > limit:
+        what = "a delay over an hour" if kind == "delay" else "more than 100 Tbit/s"
+        raise GaugeError(f"{text!r} is beyond any network ({what}): a unit mistaken?",
+                         path=path, line=element.sourceline, element=document.getpath(element))
+    return value
+
+
 def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
     """Read a Gauge file, checked against the schema.
 
@@ -264,6 +280,9 @@ def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
         raise GaugeError(f"not well-formed XML: {exc.msg}", path=path, line=exc.lineno) from None
     except OSError as exc:
         raise GaugeError(f"cannot read: {exc}", path=path) from None
+    if document.docinfo.doctype:
+        raise GaugeError("a DOCTYPE is not allowed in a Gauge file (its entities were not "
+                         "resolved: nothing outside the file was read)", path=path, line=1)
     _validate(document, path)
     root = document.getroot()
     clusters = {c.get("name"): [h.get("name") for h in c.iterfind("host")]
@@ -290,7 +309,8 @@ def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
                 values = figures.setdefault(f"{level}_{direction}", np.full(len(where), np.nan))
                 for item in group.iterfind(level):
                     if item.get(direction) is not None:
-                        values[where[item.get("name")]] = float(item.get(direction)) * factor
+                        values[where[item.get("name")]] = _figure(
+                            item.get(direction), factor, kind, path, item, document)
             continue
         matrix = figures.setdefault(figure, np.full((len(where), len(where)), np.nan))
         for pair in group.iterfind("pair"):
@@ -298,7 +318,8 @@ def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
             if level == "host" and a == b:
                 raise GaugeError(f"host {a!r} paired with itself", path=path,
                                  line=pair.sourceline, element=document.getpath(pair))
-            matrix[where[a], where[b]] = float(pair.get("value")) * factor
+            matrix[where[a], where[b]] = _figure(pair.get("value"), factor, kind, path, pair,
+                                                 document)
     try:
         timestamp = datetime.fromisoformat(root.get("timestamp"))
     except ValueError as exc:
@@ -356,10 +377,7 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
     if matrix is None:
         raise TomographyError("the model has no host-pair bandwidths; estimate them with "
                               "host_pairs=True")
-    missing = [m for m in model.missing() if m.startswith(single)]
-    if missing:
-        raise TomographyError(f"{len(missing)} unknown figures, e.g. {', '.join(missing[:3])}; "
-                              "fill them with model.fill_missing(value), 0 for dead links")
+    model.require_complete(single)
     factor = parse_bandwidth(f"1{unit}")
     bandwidth = matrix / factor
     np.fill_diagonal(bandwidth, 0.0)

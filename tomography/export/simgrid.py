@@ -97,10 +97,7 @@ def simgrid_platform(model: BandwidthModel, *, speed: str = "1Gf",
     >>> [line.strip() for line in xml.splitlines() if '<link id="wan:h4:h5"' in line]
     ['<link id="wan:h4:h5" bandwidth="12.5MBps" latency="200us"/>']
     """
-    missing = model.missing()
-    if missing:
-        raise TomographyError(f"{len(missing)} unknown figures, e.g. {', '.join(missing[:3])}; "
-                              "fill them with model.fill_missing(value), 0 for dead links")
+    model.require_complete()
     if not (math.isfinite(default_delay) and default_delay >= 0):
         raise TomographyError(f"default_delay must be finite and >= 0, got {default_delay}")
     for name, values, names in (("host_out", model.host_out, model.hosts),
