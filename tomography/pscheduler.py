@@ -20,6 +20,7 @@ bits``), as the toolkit's own iperf3 meshes record, else the sender's.
 from __future__ import annotations
 
 import json
+import math
 import os
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ import pandas as pd
 
 from tomography.dataset import MeasurementWriter
 from tomography.errors import DatasetError
+from tomography.topology import MAX_BANDWIDTH
 
 __all__ = ["read_pscheduler", "import_pscheduler"]
 
@@ -74,44 +76,59 @@ def _time(value: Any) -> float | None:
     return None
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a malformed part reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> float | None:
+    """A finite JSON number (not a boolean), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def _row(doc: dict[str, Any], where: str) -> dict[str, Any] | None:
     task = doc.get("task") if isinstance(doc.get("task"), dict) else doc
-    test = task.get("test") if isinstance(task.get("test"), dict) else {}
+    test = _mapping(task.get("test"))
     if test and test.get("type") not in (None, "throughput"):
         return None  # latency, trace, ...: not a throughput result
-    spec = test.get("spec") or {}
+    spec = _mapping(test.get("spec"))
     source = spec.get("source") or doc.get("source")
     dest = spec.get("dest") or doc.get("dest")
     result = doc.get("result") if isinstance(doc.get("result"), dict) else doc
     if "succeeded" not in result:
         raise DatasetError(f"{where}: not a pScheduler throughput result (no 'succeeded')")
-    if not source or not dest:
+    if not isinstance(source, str) or not isinstance(dest, str) or not source or not dest:
         raise DatasetError(f"{where}: the test names no source and dest (task.test.spec)")
     tool = _get(task, "tool") or _get(doc, "tool", "name") or "pscheduler"
     if isinstance(tool, dict):
         tool = tool.get("name", "pscheduler")
-    summary = _get(result, "summary", "summary") or {}
-    streams = _get(result, "summary", "streams") or []
+    summary = _mapping(_get(result, "summary", "summary"))
+    streams = _get(result, "summary", "streams")
+    streams = streams if isinstance(streams, list) else []
+    parallel = _number(spec.get("parallel")) or 1
     row: dict[str, Any] = {
         "src": str(source), "dst": str(dest), "tool": str(tool),
-        "streams": max(1, len(streams) or int(spec.get("parallel") or 1)),
+        "streams": max(1, len(streams) or int(parallel)),
         "concurrent": 1, "start": _time(_get(doc, "run", "start-time")), "repeat": 0,
         "error": ""}
     if not result["succeeded"]:
         row["error"] = str(result.get("error") or "the test failed").replace("\n", " ")[:300]
         return row
-    rate = summary.get("receiver-throughput-bits", summary.get("throughput-bits"))
-    if not isinstance(rate, (int, float)) or rate < 0:
-        raise DatasetError(f"{where}: summary.summary has no throughput-bits")
+    rate = _number(summary.get("receiver-throughput-bits", summary.get("throughput-bits")))
+    if rate is None or rate < 0 or rate > MAX_BANDWIDTH:
+        raise DatasetError(f"{where}: summary.summary has no throughput-bits (a finite "
+                           "number of bit/s, >= 0)")
     row["bits_per_second"] = float(rate)
-    if isinstance(summary.get("retransmits"), (int, float)):
+    if _number(summary.get("retransmits")) is not None:
         row["retransmits"] = summary["retransmits"]
-    if isinstance(summary.get("start"), (int, float)) and isinstance(summary.get("end"),
-                                                                      (int, float)):
-        row["duration_s"] = float(summary["end"]) - float(summary["start"])
+    start, end = _number(summary.get("start")), _number(summary.get("end"))
+    if start is not None and end is not None and end >= start:
+        row["duration_s"] = end - start
         row["bytes"] = round(rate * row["duration_s"] / 8)
     rtts = [s["rtt"] for s in streams if isinstance(s, dict)
-            and isinstance(s.get("rtt"), (int, float))]
+            and _number(s.get("rtt")) is not None]
     if rtts:
         row["rtt_ms"] = sum(rtts) / len(rtts) / 1000  # iperf3's microseconds, as pScheduler keeps
     return row
@@ -142,7 +159,8 @@ def read_pscheduler(paths: Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
     [['a', 'b', 940000000.0, 2, 1.2]]
     """
     rows = []
-    for path in map(Path, paths):
+    paths = [Path(p) for p in paths]
+    for path in paths:
         if not path.exists():
             raise DatasetError("no such file or directory", path=path)
         for file, item, doc in _documents(path):
@@ -152,7 +170,7 @@ def read_pscheduler(paths: Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
             if row is not None:
                 rows.append(row)
     if not rows:
-        raise DatasetError("no throughput result in the files given")
+        raise DatasetError("no throughput result in " + ", ".join(map(str, paths)))
     frame = pd.DataFrame(rows)
     for src, dst in zip(frame["src"], frame["dst"]):
         if src == dst:

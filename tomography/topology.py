@@ -314,6 +314,8 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
 
     links: list[Link] = []
     seen: set[frozenset[str]] = set()
+    if not isinstance(data.get("links") or [], list):
+        raise fail("must be a list of links", "links")
     for i, item in enumerate(data.get("links") or []):
         where = f"links[{i}]"
         if not isinstance(item, dict):
