@@ -119,6 +119,19 @@ def _paths(value, prefix=()):
             yield from _paths(v, prefix + (i,))
 
 
+def _mutated(document, path, value, delete):
+    """A copy of ``document`` with the value at ``path`` replaced, or its key deleted."""
+    copied = copy.deepcopy(document)
+    parent = copied
+    for key in path[:-1]:
+        parent = parent[key]
+    if delete and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return copied
+
+
 PATHS = [p for p in _paths(TOPOLOGY) if p]
 
 
@@ -129,16 +142,8 @@ PATHS = [p for p in _paths(TOPOLOGY) if p]
                        st.sampled_from(["1e30Gbit/s", "0Mbit/s", "-1ms", "1Gbit", "fast"])),
        delete=st.booleans())
 def test_topology_files(path, value, delete) -> None:
-    data = copy.deepcopy(TOPOLOGY)
-    parent = data
-    for key in path[:-1]:
-        parent = parent[key]
-    if delete and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
     try:
-        parse_topology(data, source="t.yaml")
+        parse_topology(_mutated(TOPOLOGY, path, value, delete), source="t.yaml")
     except TomographyError as exc:
         assert "t.yaml" in str(exc)
 
@@ -199,17 +204,9 @@ RUN_PATHS = [p for p in _paths(RUN) if p]
                                                                      st.none(), max_size=1)),
        delete=st.booleans())
 def test_pscheduler_results(path, value, delete) -> None:
-    run = copy.deepcopy(RUN)
-    parent = run
-    for key in path[:-1]:
-        parent = parent[key]
-    if delete and isinstance(parent, dict):
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "run.json"
-        f.write_text(json.dumps(run))
+        f.write_text(json.dumps(_mutated(RUN, path, value, delete)))
         try:
             read_pscheduler([f])
         except TomographyError as exc:
