@@ -80,6 +80,17 @@ def _names_the_file(exc: BaseException, name: str) -> bool:
     return name in str(exc)
 
 
+def _reads_or_names_the_file(reader, name: str, content: bytes) -> None:
+    """``reader`` on a file ``name`` holding ``content`` reads it or names the file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / name
+        f.write_bytes(content)
+        try:
+            reader(f)
+        except TomographyError as exc:
+            assert _names_the_file(exc, name), f"error does not name {name}: {exc}"
+
+
 @SETTINGS
 @given(data=st.data(), name=st.sampled_from(sorted(SMALL)))
 def test_dataset_files(data, name) -> None:
@@ -163,13 +174,7 @@ def test_gauge_files(data) -> None:
         where = data.draw(st.integers(0, len(GAUGE)))
         text = GAUGE.encode()[:where] + data.draw(st.binary(min_size=1, max_size=8)) \
             + GAUGE.encode()[where:]
-    with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / "g.gauge.xml"
-        f.write_bytes(text)
-        try:
-            read_gauge(f)
-        except TomographyError as exc:
-            assert "g.gauge.xml" in str(exc)
+    _reads_or_names_the_file(read_gauge, "g.gauge.xml", text)
 
 
 HOSTS = "host,address,label\nh1,10.0.0.1,s/a\nh2,10.0.0.2,s/b\nh3,10.0.0.3,s/b\n"
@@ -178,14 +183,7 @@ HOSTS = "host,address,label\nh1,10.0.0.1,s/a\nh2,10.0.0.2,s/b\nh3,10.0.0.3,s/b\n
 @SETTINGS
 @given(data=st.data())
 def test_hosts_files(data) -> None:
-    broken = data.draw(faults(HOSTS))
-    with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / "hosts.csv"
-        f.write_bytes(broken)
-        try:
-            read_hosts_table(f)
-        except TomographyError as exc:
-            assert "hosts.csv" in str(exc)
+    _reads_or_names_the_file(read_hosts_table, "hosts.csv", data.draw(faults(HOSTS)))
 
 
 RUN = {"task": {"test": {"type": "throughput", "spec": {"source": "a", "dest": "b"}},
@@ -204,10 +202,5 @@ RUN_PATHS = [p for p in _paths(RUN) if p]
                                                                      st.none(), max_size=1)),
        delete=st.booleans())
 def test_pscheduler_results(path, value, delete) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / "run.json"
-        f.write_text(json.dumps(_mutated(RUN, path, value, delete)))
-        try:
-            read_pscheduler([f])
-        except TomographyError as exc:
-            assert "run.json" in str(exc)
+    _reads_or_names_the_file(lambda f: read_pscheduler([f]), "run.json",
+                             json.dumps(_mutated(RUN, path, value, delete)).encode())
