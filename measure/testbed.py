@@ -82,7 +82,8 @@ from tomography.errors import TomographyError
 from tomography.topology import HostGroup, Link, Topology
 
 __all__ = ["TestbedError", "TestbedPlan", "Testbed", "Veth", "Port", "Route", "Shaper",
-           "scaled", "plan", "up", "down", "status", "load", "ADDRESS_PLAN", "STATE_DIR"]
+           "scaled", "plan", "up", "down", "status", "raised_testbeds", "load", "ADDRESS_PLAN",
+           "STATE_DIR"]
 
 PREFIX = "tomo-"
 STATE_DIR = Path("/run/tomography")
@@ -861,6 +862,24 @@ def down(name: str = "tb", *, all: bool = False) -> list[str]:
     for f in removed:
         Path(f).unlink()
     return namespaces + removed
+
+
+def raised_testbeds() -> list[dict[str, Any]]:
+    """The :func:`status` of every testbed this tool raised, whole or half-built.
+
+    Names come from the state files and from the namespaces (``tomo-NAME-*``)
+    present, so a testbed whose ``up`` was killed before its state file was
+    written is listed too (with ``up`` false and its namespaces).
+
+    Examples
+    --------
+    >>> isinstance(raised_testbeds(), list)
+    True
+    """
+    names = {f.name[len("testbed-"):-len(".json")] for f in STATE_DIR.glob("testbed-*.json")}
+    if shutil.which("ip"):
+        names |= {ns[len(PREFIX):].split("-", 1)[0] for ns in _namespaces(PREFIX)}
+    return [status(n) for n in sorted(names) if _NAME.fullmatch(n)]
 
 
 def status(name: str = "tb") -> dict[str, Any]:

@@ -252,7 +252,8 @@ def read_measurement(path: str | os.PathLike[str]) -> Measurement:
             _at_line_end(written)
         _check_iterations_agree(transfers, iterations, transfers_path, iterations_path)
         if needs_broadcast:
-            _check_blocks_fit(transfers, iterations, meta["block_size"], transfers_path)
+            _check_blocks_fit(transfers, iterations, meta["block_size"], len(hosts),
+                              transfers_path)
     else:
         iterations, transfers = _empty(ITERATIONS_COLUMNS), _empty(TRANSFERS_COLUMNS)
     probes_path = root / "probes.csv"
@@ -540,21 +541,23 @@ def _check_iterations_agree(transfers: pd.DataFrame, iterations: pd.DataFrame,
 
 
 def _check_blocks_fit(transfers: pd.DataFrame, iterations: pd.DataFrame, block_size: int,
-                      path: Path) -> None:
-    """A host cannot receive more blocks in a broadcast than the file has."""
+                      n_hosts: int, path: Path) -> None:
+    """A host cannot receive more blocks in a broadcast than all the others sending it the
+    whole file (counts include redundant blocks: end-game duplicates, pieces fetched again)."""
     if transfers.empty:
         return
     size = dict(zip(iterations["iteration"], iterations["bytes"]))
-    most = -(-transfers["iteration"].map(size).to_numpy(dtype=np.int64) // block_size)
+    blocks = -(-transfers["iteration"].map(size).to_numpy(dtype=np.int64) // block_size)
+    most = blocks * max(n_hosts - 1, 1)
     got = transfers.groupby(["iteration", "receiver"])["blocks"].transform("sum").to_numpy()
     over = got > most
     if over.any():
         row = int(np.flatnonzero(over)[0])
         it, host = transfers["iteration"].iloc[row], transfers["receiver"].iloc[row]
-        raise DatasetError(f"{host!r} received {int(got[row])} blocks in iteration {it}, "
-                           f"more than its {int(most[row])}-block file holds (bytes in "
-                           "iterations.csv over block_size)", path=path, line=row + 2,
-                           field="blocks")
+        raise DatasetError(f"{host!r} received {int(got[row])} blocks in iteration {it}: more "
+                           f"than all {n_hosts - 1} other hosts sending it the whole "
+                           f"{int(blocks[row])}-block file (bytes in iterations.csv over "
+                           "block_size)", path=path, line=row + 2, field="blocks")
 
 
 def _line_of(path: Path, column: str, value: int) -> int | None:

@@ -470,3 +470,22 @@ def test_down_cleans_up_after_a_crash_and_touches_nothing_else(as_root) -> None:
     finally:
         subprocess.run(["ip", "netns", "del", theirs], capture_output=True)
         down(name)
+
+
+@pytest.mark.root
+def test_status_lists_every_testbed_whole_or_half_built(as_root) -> None:
+    from tomography.cli.measure import format_testbeds
+
+    whole, half = fresh_name(), fresh_name()
+    try:
+        up(two(), name=whole, hosts_per_cluster=1)
+        subprocess.run(["ip", "netns", "add", f"tomo-{half}-a-00"], check=True)  # an up killed
+        beds = {b["name"]: b for b in testbed.raised_testbeds()}
+        assert beds[whole]["up"] and not beds[half]["up"] and beds[half]["namespaces"]
+        table = format_testbeds([beds[whole], beds[half]])
+        assert f"{whole:<9} up" in table and f"{half:<9} half-built" in table
+        assert "testbed down --name NAME" in table
+    finally:
+        down(whole)
+        down(half)
+    assert whole not in {b["name"] for b in testbed.raised_testbeds()}

@@ -86,8 +86,9 @@ def _add_testbed_scale(p: argparse.ArgumentParser) -> None:
                         "(default 1; recorded)")
     p.add_argument("--hosts-per-cluster", type=positive_int, default=None, metavar="K",
                    help="keep at most K hosts of each cluster (recorded)")
-    p.add_argument("--name", default="tb",
-                   help="testbed name; its namespaces are tomo-NAME-* (default tb)")
+    p.add_argument("--name", default=None,
+                   help="testbed name; its namespaces are tomo-NAME-* (default tb; status "
+                        "without it lists every testbed)")
 
 
 def _add_launcher_options(p: argparse.ArgumentParser) -> None:
@@ -458,19 +459,24 @@ def _interrupted(output: Path) -> int:
     return 130
 
 
+DEFAULT_TESTBED = "tb"
+"""The testbed name when ``--name`` is not given."""
+
+
 def _testbed_for(args: argparse.Namespace):
     """The testbed to measure on: the one already up under ``--name``, or a new one."""
     from measure import testbed
     from tomography.topology import read_topology
 
     topo = read_topology(args.testbed)
-    if testbed.status(args.name).get("up"):
-        bed = testbed.load(args.name)
+    name = args.name or DEFAULT_TESTBED
+    if testbed.status(name).get("up"):
+        bed = testbed.load(name)
         if bed.topology.name != topo.name:
-            raise TomographyError(f"testbed {args.name!r} runs {bed.topology.name}, not "
+            raise TomographyError(f"testbed {name!r} runs {bed.topology.name}, not "
                                   f"{topo.name}; use another --name or take it down")
         return bed, False
-    return testbed.up(topo, name=args.name, bandwidth=args.bandwidth_scale,
+    return testbed.up(topo, name=name, bandwidth=args.bandwidth_scale,
                       hosts_per_cluster=args.hosts_per_cluster), True
 
 
@@ -579,7 +585,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
             transport.close()
         if raised:
             from measure import testbed
-            testbed.down(args.name)
+            testbed.down(args.name or DEFAULT_TESTBED)
     print(summary.describe())
     print(f"analyse it: tomography hierarchy {args.output}; tomography tree {args.output}")
     return 0
@@ -707,7 +713,7 @@ def cmd_testbed(args: argparse.Namespace) -> int:
     if args.action == "up":
         if not args.topology:
             raise TomographyError("testbed up needs a TOPOLOGY (file or scenario name)")
-        bed = testbed.up(read_topology(args.topology), name=args.name,
+        bed = testbed.up(read_topology(args.topology), name=args.name or DEFAULT_TESTBED,
                          bandwidth=args.bandwidth_scale, hosts_per_cluster=args.hosts_per_cluster)
         print(f"testbed {bed.name} up: {bed.topology.name}, {len(bed.hosts)} hosts in "
               f"namespaces tomo-{bed.name}-*; scale {bed.scale}")
@@ -715,20 +721,47 @@ def cmd_testbed(args: argparse.Namespace) -> int:
             print(f"note: {bed.latency_note}")
         print(f"run a command on a host: ip netns exec {next(iter(bed.hosts.values()))} ...")
     elif args.action == "down":
-        removed = testbed.down(args.name, all=args.all)
+        removed = testbed.down(args.name or DEFAULT_TESTBED, all=args.all)
         print(f"removed {len(removed)} item(s)" + (": " + ", ".join(removed[:6])
                                                    + (" ..." if len(removed) > 6 else "")
                                                    if removed else ""))
     else:
-        state = testbed.status(args.name)
-        if not state.get("up"):
-            print(f"testbed {args.name}: down")
-            return 1
-        print(f"testbed {args.name}: up")
-        for key, value in state.items():
-            if key != "up":
-                print(f"  {key}: {value}")
+        beds = [testbed.status(args.name)] if args.name else testbed.raised_testbeds()
+        print(format_testbeds(beds))
+        return 0 if any(b["up"] for b in beds) else 1
     return 0
+
+
+def format_testbeds(beds: list[dict[str, Any]]) -> str:
+    """The testbeds as a table: name, state, topology, hosts, namespaces, since when.
+
+    Examples
+    --------
+    >>> print(format_testbeds([{"name": "tb", "up": False, "namespaces": [], "missing": [],
+    ...                       "state": None}]))
+    name      state        topology              hosts  namespaces  since
+    tb        down         -                         -           0  -
+    >>> print(format_testbeds([]))
+    no testbed raised by this tool (tomography testbed up TOPOLOGY raises one)
+    """
+    if not beds:
+        return "no testbed raised by this tool (tomography testbed up TOPOLOGY raises one)"
+    lines = [f"{'name':<9} {'state':<12} {'topology':<20} {'hosts':>6} {'namespaces':>11}  since"]
+    for b in beds:
+        state = b["state"] if isinstance(b["state"], dict) else {}
+        if b["up"]:
+            what = "up"
+        elif b["namespaces"]:
+            what = "half-built"          # an up that was killed, or a down that was
+        else:
+            what = "down"
+        topo = state.get("topology_name") or "-"
+        hosts = len(state.get("hosts", {})) if state else "-"
+        lines.append(f"{b['name']:<9} {what:<12} {topo:<20} {hosts:>6} {len(b['namespaces']):>11}"
+                     f"  {state.get('created', '-')}")
+    if any(not b["up"] and b["namespaces"] for b in beds):
+        lines.append("half-built: remove with tomography testbed down --name NAME (or --all)")
+    return "\n".join(lines)
 
 
 def _report(m, out: Path, seed: int) -> None:
