@@ -106,6 +106,12 @@ KILL_WAIT = 2.0         # s to wait for killed processes to leave a namespace
 FORWARDING = ("echo 1 > /proc/sys/net/ipv4/ip_forward && "
               "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done")
 
+# IPv4 only: with IPv6 on, every link that comes up sends router solicitations and
+# duplicate-address probes, traffic that is not the run's (set before any device exists).
+NO_IPV6 = ("[ -d /proc/sys/net/ipv6 ] || exit 0; "
+           "echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6 && "
+           "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6")
+
 _NAME = re.compile(r"[a-z0-9]{1,8}")
 _NODE = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -298,6 +304,12 @@ class TestbedPlan:
         ip netns add tomo-demo-r-A
         ip netns add tomo-demo-a-00
         ip link add eth0 netns tomo-demo-a-00 type veth peer name h0 netns tomo-demo-r-A
+        ip netns exec tomo-demo-r-A sh -c [ -d /proc/sys/net/ipv6 ] || exit 0; echo 1 >
+            /proc/sys/net/ipv6/conf/default/disable_ipv6 && echo 1 >
+            /proc/sys/net/ipv6/conf/all/disable_ipv6
+        ip netns exec tomo-demo-a-00 sh -c [ -d /proc/sys/net/ipv6 ] || exit 0; echo 1 >
+            /proc/sys/net/ipv6/conf/default/disable_ipv6 && echo 1 >
+            /proc/sys/net/ipv6/conf/all/disable_ipv6
         ip -n tomo-demo-r-A link set lo up
         ip -n tomo-demo-r-A link add br0 type bridge
         ip -n tomo-demo-r-A addr add 10.201.0.1/24 dev br0
@@ -317,6 +329,8 @@ class TestbedPlan:
         out = [["ip", "netns", "add", ns] for ns in self.namespaces]
         out += [["ip", "link", "add", v.device_a, "netns", v.namespace_a, "type", "veth",
                  "peer", "name", v.device_b, "netns", v.namespace_b] for v in self.veths]
+        # before any link comes up ("all" reaches the devices made above)
+        out += [["ip", "netns", "exec", ns, "sh", "-c", NO_IPV6] for ns in self.namespaces]
         for ns in self.namespaces:
             out.append(["ip", "-n", ns, "link", "set", "lo", "up"])
             out += [argv for p in self.ports if p.namespace == ns for argv in _port(p)]

@@ -24,3 +24,10 @@ def test_every_link_points_into_the_repository(page: Path) -> None:
             broken.append(target)
     assert not broken, f"{page.name}: links to nothing in the repository: {broken}"
     assert "../shared" not in text and "SPEC.md" not in text and "DESIGN.md" not in text
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "notebooks").glob("*.ipynb")),
+                         ids=lambda p: p.name)
+def test_notebooks_point_to_nothing_outside(notebook: Path) -> None:
+    text = notebook.read_text(encoding="utf-8")
+    assert "../shared" not in text and "SPEC" not in text and "DESIGN.md" not in text

@@ -214,7 +214,8 @@ def test_batches_run_the_commands_in_order_one_process_per_namespace() -> None:
         replayed += [" ".join(argv)] if lines is None else [" ".join([*argv[:-2], line])
                                                              for line in lines]
     assert replayed == text(p.commands())
-    assert len(batches) == 1 + 6 + 2 + 6  # root, ip per namespace, forwarding, tc
+    # root, IPv6 off per namespace, ip per namespace, forwarding, tc
+    assert len(batches) == 1 + 6 + 6 + 2 + 6
 
 
 # --------------------------------------------------------------------------- without root
@@ -489,3 +490,16 @@ def test_status_lists_every_testbed_whole_or_half_built(as_root) -> None:
         down(whole)
         down(half)
     assert whole not in {b["name"] for b in testbed.raised_testbeds()}
+
+
+@pytest.mark.root
+def test_namespaces_speak_ipv4_only(as_root) -> None:
+    name = fresh_name()
+    try:
+        tb = up(two(), name=name, hosts_per_cluster=1)
+        for ns in [tb.hosts["a-00"], f"tomo-{name}-r-A"]:
+            six = subprocess.run(["ip", "-n", ns, "-6", "addr"], capture_output=True, text=True,
+                                 check=True).stdout
+            assert six.strip() == "", six        # no link-local address: no solicitations
+    finally:
+        down(name)
