@@ -45,6 +45,7 @@ if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
     exit 1
 fi
 if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating the virtual environment .venv" >&2
     if ! "$PYTHON" -m venv .venv 2>/dev/null; then
         echo "setup: installing python3-venv (apt-get)" >&2
         rm -rf .venv
@@ -54,6 +55,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.installed-$(cat pyproject.toml | cksum | cut -d' ' -f1)
 if [ ! -e "$stamp" ]; then
+    echo "setup: installing the toolkit and its dependencies into .venv (pip; a few minutes" \
+         "the first time)" >&2
     .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,mpi]'
     rm -f .venv/.installed-* && touch "$stamp"
+    echo "setup: done" >&2
 fi

@@ -276,3 +276,63 @@ def add_format_option(p: argparse.ArgumentParser, choices: tuple[str, ...]) -> N
                         + "".join(f"; {c}" + {"json": ": for programs (jq, pandas)",
                                               "dot": ": Graphviz"}.get(c, "")
                                   for c in choices[1:]))
+
+
+class Progress:
+    """Progress of a long run: a bar on a terminal, a line every few seconds otherwise.
+
+    Logs, batch jobs and CI see lines such as ``simulating N2: 3/15
+    iterations, 14 s (4.4s simulated)``; a terminal sees tqdm's bar.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = Progress("simulating", total=2, every=0.0, stream=out)
+    >>> p.set(1, note="first"); p.set(2); p.close()
+    >>> print(out.getvalue().replace("0 s", "T"), end="")
+    simulating: 1/2 iterations, T (first)
+    simulating: 2/2 iterations, T
+    """
+
+    def __init__(self, desc: str, *, total: int | None = None, unit: str = "iteration",
+                 every: float = 5.0, stream: Any = None) -> None:
+        import time
+
+        self.desc, self.total, self.unit, self.every = desc, total, unit, every
+        self.stream = stream if stream is not None else sys.stderr
+        self.done, self.note, self._clock = 0, "", time.monotonic
+        self.started = self.last = self._clock()
+        self.printed = -1
+        self.bar = None
+        if getattr(self.stream, "isatty", lambda: False)():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream)
+
+    def set(self, done: int, *, total: int | None = None, note: str = "") -> None:
+        """``done`` units of ``total`` (a new total if given), with a short note."""
+        self.done, self.note = done, note
+        if total is not None:
+            self.total = total
+        if self.bar is not None:
+            self.bar.total, self.bar.n = self.total, done
+            self.bar.set_postfix_str(note, refresh=False)
+            self.bar.refresh()
+            return
+        now = self._clock()
+        if now - self.last >= self.every or (self.total is not None and done >= self.total):
+            self._line(now)
+
+    def _line(self, now: float) -> None:
+        of = f"/{self.total}" if self.total is not None else ""
+        print(f"{self.desc}: {self.done}{of} {self.unit}s, {now - self.started:.0f} s"
+              + (f" ({self.note})" if self.note else ""), file=self.stream, flush=True)
+        self.last, self.printed = now, self.done
+
+    def close(self) -> None:
+        """End the bar, or print the last state if it has not been printed."""
+        if self.bar is not None:
+            self.bar.close()
+        elif self.printed != self.done:
+            self._line(self._clock())

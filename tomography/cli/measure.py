@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
-from tomography.cli.common import positive_int
+from tomography.cli.common import Progress, positive_int
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS"]
@@ -329,14 +329,11 @@ def add_commands(sub: Any) -> None:
 
 
 def _progress_bar(total: int, desc: str) -> tuple[Any, Callable[[Any], None]]:
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=desc, unit="iteration", disable=None)
+    bar = Progress(desc, total=total)
 
     def step(result: Any) -> None:
-        bar.update(1)
-        bar.set_postfix_str(f"{result.duration:.1f}s" + ("" if result.complete
-                                                         else ", incomplete"))
+        bar.set(bar.done + 1, note=f"{result.duration:.1f}s" + ("" if result.complete
+                                                                else ", incomplete"))
     return bar, step
 
 
@@ -364,8 +361,6 @@ def _tcp_model(args: argparse.Namespace):
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from measure.simulator import simulate
     from tomography.topology import read_topology
     from tomography.units import parse_size
@@ -375,16 +370,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     tcp = _tcp_model(args)
     size = parse_size(args.size)
     done = 0
-    bar = tqdm(total=args.iterations, desc=f"simulating {topo.name}", unit="iteration",
-               disable=None)
+    bar = Progress(f"simulating {topo.name}", total=args.iterations)
 
     def step(i: int, result) -> None:
         nonlocal done
         done = i + 1
-        bar.n = done
-        bar.set_postfix_str(f"{result.duration:.1f}s simulated"
-                            + ("" if result.complete else ", incomplete"))
-        bar.refresh()
+        bar.set(done, note=f"{result.duration:.1f}s simulated"
+                + ("" if result.complete else ", incomplete"))
 
     try:
         simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
@@ -593,8 +585,6 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def _mesh(args: argparse.Namespace, hosts, transport, meta: dict[str, Any]) -> int:
     """Run an iperf3 or NetPIPE mesh with a progress bar; print the summary."""
-    from tqdm import tqdm
-
     from measure.mesh import MeshOptions, read_pairs, run_mesh
     from tomography.units import parse_size
 
@@ -607,12 +597,10 @@ def _mesh(args: argparse.Namespace, hosts, transport, meta: dict[str, Any]) -> i
     pairs = read_pairs(args.pairs, list(hosts["host"])) if args.pairs else None
     if getattr(args, "concurrency", None):
         return _concurrency(args, hosts, transport, meta, options)
-    bar = tqdm(total=None, desc=f"{args.method} tests", unit="test", disable=None)
+    bar = Progress(f"{args.method} tests", unit="test")
 
     def step(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
+        bar.set(done, total=total)
 
     try:
         summary = run_mesh(hosts, args.output, options=options, pairs=pairs, launch=transport,
@@ -633,7 +621,6 @@ def _concurrency(args: argparse.Namespace, hosts, transport, meta: dict[str, Any
                  options: Any) -> int:
     """``measure iperf3 --concurrency``: which clusters share a bottleneck."""
     import numpy as np
-    from tqdm import tqdm
 
     from measure.concurrency import choose_tests, clusters_of, format_bottlenecks
     from measure.mesh import run_concurrency
@@ -666,11 +653,10 @@ def _concurrency(args: argparse.Namespace, hosts, transport, meta: dict[str, Any
     repeats = args.repeats if args.repeats > 1 else 3
     print(f"concurrency test: {len(tests)} pairs of pairs from {source}, {repeats} repeats "
           "alone and together", file=sys.stderr)
-    bar = tqdm(total=len(tests), desc="concurrency", unit="test", disable=None)
+    bar = Progress("concurrency", total=len(tests), unit="test")
 
     def step(done: int, total: int) -> None:
-        bar.n = done
-        bar.refresh()
+        bar.set(done, total=total)
 
     try:
         frame = run_concurrency(hosts, args.output, tests, options=options, repeats=repeats,
