@@ -331,8 +331,9 @@ class Progress:
         self.last, self.printed = now, self.done
 
     def close(self) -> None:
-        """End the bar, or print the last state if it has not been printed."""
+        """End the bar, or print the last state if it has not been printed (nothing if
+        nothing was done: a run that failed before its first unit says why itself)."""
         if self.bar is not None:
             self.bar.close()
-        elif self.printed != self.done:
+        elif self.done and self.printed != self.done:
             self._line(self._clock())
