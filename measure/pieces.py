@@ -40,6 +40,15 @@ def seed_kernels(seed: int) -> None:
 
 
 @numba.njit(cache=True, nogil=True)
+def _lacks(packed: np.ndarray, d: int, u: int) -> bool:
+    """Whether peer ``d`` lacks a piece peer ``u`` has."""
+    for w in range(packed.shape[1]):
+        if packed[u, w] & ~packed[d, w]:
+            return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
 def interested_pairs(pu: np.ndarray, pd: np.ndarray, packed: np.ndarray) -> np.ndarray:
     """Whether each downloader lacks a piece its uploader has (``packed``: ``have`` as bits).
 
@@ -51,11 +60,7 @@ def interested_pairs(pu: np.ndarray, pd: np.ndarray, packed: np.ndarray) -> np.n
     """
     out = np.zeros(pu.size, dtype=np.bool_)
     for e in range(pu.size):
-        u, d = pu[e], pd[e]
-        for w in range(packed.shape[1]):
-            if packed[u, w] & ~packed[d, w]:
-                out[e] = True
-                break
+        out[e] = _lacks(packed, pd[e], pu[e])
     return out
 
 
@@ -179,10 +184,6 @@ def assign_pieces(pairs: np.ndarray, pu: np.ndarray, pd: np.ndarray, have: np.nd
                         seen += 1
                         if np.random.random() * seen < 1.0:   # reservoir sampling
                             best = p
-                if best >= 0:
-                    current[e] = best
-                    inflight[d, best] += 1
-                continue
         if best >= 0:
             current[e] = best
             inflight[d, best] += 1
@@ -261,12 +262,7 @@ def complete_pieces(flowing: np.ndarray, pu: np.ndarray, pd: np.ndarray, have: n
                 news_p = np.concatenate((news_p, np.empty(news_p.size, dtype=np.int64)))
             news_d[n_news], news_p[n_news] = d, p
             n_news += 1
-            wants = False
-            for w in range(packed.shape[1]):
-                if packed[u, w] & ~packed[d, w]:
-                    wants = True
-                    break
-            if wants:
+            if _lacks(packed, d, u):
                 again[n_again] = e
                 n_again += 1
             else:
