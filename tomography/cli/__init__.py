@@ -334,7 +334,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     truth = full_truth(args, m)
     h = hierarchy(args, graph, m.host_names, sampler)
     levels = hierarchy_nmi(h, truth)
-    topo, k, unchecked = observable_truths(args, m, truth)
+    topo, k, unchecked = observable_truths(args, m)
     hidden = []
     if topo is not None:
         observable, scores = [], []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -228,36 +229,39 @@ def swarm_connections(meta: dict[str, Any]) -> int:
     return slots
 
 
-def observable_truths(args: argparse.Namespace, m: Any,
-                      truth: dict[str, str]) -> tuple[Any, int, str]:
-    """The topology to check the truth's observability against, ``K``, and a note if none."""
+def observable_truths(args: argparse.Namespace, m: Any) -> tuple[Any, int, str]:
+    """The topology to check the truth's observability against, ``K``, and a note if none.
+
+    Without ``--topology`` a topology that cannot be used is a note; with it, an error.
+    """
     from tomography.topology import TopologyError, parse_topology, read_topology
 
     k = args.host_connections or swarm_connections(m.meta)
+
+    def unchecked(text: str) -> tuple[None, int, str]:
+        if args.topology:
+            raise TopologyError(text, path=args.topology)
+        return None, k, text
+
     name = args.topology or m.meta.get("topology")
     model = m.meta.get("topology_model")      # the simulator records the whole topology
     if not name and not isinstance(model, dict):
-        return None, k, "no topology in meta.json (give --topology to mark unobservable levels)"
+        return unchecked("no topology in meta.json (give --topology to mark unobservable "
+                         "levels)")
     try:
         topo = (parse_topology(model, source="meta.json topology_model")
                 if isinstance(model, dict) and not args.topology else read_topology(name))
     except (TopologyError, OSError) as exc:
         if args.topology:
             raise
-        return None, k, f"topology {name!r} not found ({exc}); give --topology FILE"
+        return unchecked(f"topology {name!r} not found ({exc}); give --topology FILE")
     if not topo.is_tree:
-        if args.topology:
-            raise TopologyError(f"topology {topo.name!r} has cycles: the ground-truth model "
-                                "needs a tree of routers", path=topo.source)
-        return None, k, f"topology {topo.name!r} has cycles (the model needs a tree)"
-    known = {h.name for h in topo.hosts}
-    missing = [h for h in m.host_names if h not in known]
+        return unchecked(f"topology {topo.name!r} has cycles: the ground-truth model needs a "
+                         "tree of routers")
+    missing = [h for h in m.host_names if h not in {h.name for h in topo.hosts}]
     if missing:
-        text = (f"host {missing[0]!r} of the dataset is not in topology {topo.name!r} "
-                f"({len(missing)} hosts missing)")
-        if args.topology:
-            raise TopologyError(text, path=topo.source)
-        return None, k, text + "; levels not checked for observability"
+        return unchecked(f"host {missing[0]!r} of the dataset is not in topology "
+                         f"{topo.name!r} ({len(missing)} hosts missing)")
     return topo, k, ""
 
 
@@ -297,8 +301,6 @@ class Progress:
 
     def __init__(self, desc: str, *, total: int | None = None, unit: str = "iteration",
                  every: float = 5.0, stream: Any = None) -> None:
-        import time
-
         self.desc, self.total, self.unit, self.every = desc, total, unit, every
         self.stream = stream if stream is not None else sys.stderr
         self.done, self.note, self._clock = 0, "", time.monotonic
