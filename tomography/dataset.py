@@ -277,27 +277,30 @@ def _regular_file(path: Path) -> None:
         raise DatasetError(f"is {kind}, expected a file", path=path)
 
 
+def _cut_short(path: Path) -> bool:
+    """Whether a file's last line has no line end (looks at the last byte only)."""
+    with path.open("rb") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
 def _at_line_end(path: Path) -> None:
     """Refuse a machine-written file whose last line has no line end: it was cut short."""
-    with path.open("rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        if fh.tell() == 0:
-            return
-        fh.seek(-1, os.SEEK_END)
-        if fh.read(1) == b"\n":
-            return
-        fh.seek(0)
-        lines = sum(1 for _ in fh)
-    raise DatasetError("the last line has no line end: the file was cut short (a write "
-                       "interrupted?); remove that line or re-measure", path=path, line=lines)
+    if _cut_short(path):
+        with path.open("rb") as fh:
+            lines = sum(1 for _ in fh)
+        raise DatasetError("the last line has no line end: the file was cut short (a write "
+                           "interrupted?); remove that line or re-measure", path=path,
+                           line=lines)
 
 
 def _drop_cut_line(path: Path) -> None:
     """Remove a last line that has no line end (a write interrupted), keeping the rest."""
-    with path.open("rb+") as fh:
-        data = fh.read()
-        if data and not data.endswith(b"\n"):
-            fh.truncate(data.rfind(b"\n") + 1)
+    if _cut_short(path):
+        with path.open("rb+") as fh:
+            fh.truncate(fh.read().rfind(b"\n") + 1)
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
