@@ -17,8 +17,9 @@ result matching any of them is correct).
 a broadcasting host splits its NIC among its connections: libtorrent keeps
 8 peers unchoked (its optimistic unchoke among them), so a connection gets
 at most ``nic / 8`` at its ends (:func:`nic_share`).  A link that gives more
-per connection than that share is never what limits a transfer across it,
-and the block counts cannot tell the hosts on its two sides apart.  A
+per connection than that share is not what limits a transfer across it, so
+by bandwidth the block counts cannot tell the hosts on its two sides apart
+(what contrast remains comes from latency or queues).  A
 partition that separates such hosts is **unobservable**: listed, marked,
 never acceptable (:func:`observable_labels` merges its clusters across
 those links into the finest partition a broadcast can reveal).  The
