@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
-from tomography.cli.common import Progress, positive_int
+from tomography.cli.common import Progress, command, positive_int
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS"]
@@ -209,22 +209,19 @@ def _add_probe_commands(msub: Any, fmt: Any) -> None:
 def add_commands(sub: Any) -> None:
     """Add the dataset-making commands to the ``tomography`` sub-parsers."""
     fmt = argparse.RawDescriptionHelpFormatter
-    p = sub.add_parser("simulate", help="simulate BitTorrent broadcasts over a topology and "
-                                        "write a measurement dataset", formatter_class=fmt,
-                       description=_wrapped(
-                       "Simulate instrumented BitTorrent broadcasts over a topology "
-                       "with a flow-level model (libtorrent's choking and piece picking, TCP "
-                       "connections sharing every link of their path) and write a measurement "
-                       "dataset exactly as a real run would: for networks too big to emulate."),
-                       epilog="examples:\n"
-                       "  tomography simulate N2 -n 15 -o n2           # the thesis's N2, 576 "
-                       "hosts, ~5 s an iteration\n"
-                       "  tomography simulate N2 -n 30 -o n2 --resume  # 15 more, same "
-                       "dataset\n"
-                       "  tomography simulate two-sites-rtt -o rtt --tcp-off all   # plain "
-                       "max-min sharing\n"
-                       "  tomography evaluate n2                        # NMI against the "
-                       "topology's labels")
+    p = command(sub, "simulate", "simulate BitTorrent broadcasts over a topology and write a "
+                "measurement dataset",
+                "Simulate instrumented BitTorrent broadcasts over a topology with a flow-level "
+                "model (libtorrent's choking and piece picking, TCP connections sharing every "
+                "link of their path) and write a measurement dataset exactly as a real run "
+                "would: for networks too big to emulate.",
+                ["tomography simulate N2 -n 15 -o n2           # the thesis's N2, 576 hosts, "
+                 "~5 s an iteration",
+                 "tomography simulate N2 -n 30 -o n2 --resume  # 15 more, same dataset",
+                 "tomography simulate two-sites-rtt -o rtt --tcp-off all   # plain max-min "
+                 "sharing",
+                 "tomography evaluate n2                        # NMI against the topology's "
+                 "labels"])
     p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
     p.add_argument("--iterations", "-n", type=positive_int, default=5,
@@ -282,18 +279,14 @@ def add_commands(sub: Any) -> None:
                        "large networks")
     _add_probe_commands(msub, fmt)
 
-    p = sub.add_parser("testbed", help="raise, inspect or remove an emulated network "
-                                       "(network namespaces + tc; needs root)",
-                       formatter_class=fmt,
-                       description=_wrapped(
-                       "Raise a topology as an emulated network on this machine: "
-                       "one network namespace per host and router, veth links shaped by tc to "
-                       "the topology's capacities. measure bittorrent --testbed raises and "
-                       "removes one by itself; this command keeps one up between runs."),
-                       epilog="examples:\n"
-                       "  sudo tomography testbed up two-sites-demo\n"
-                       "  sudo tomography testbed status\n"
-                       "  sudo tomography testbed down --all")
+    p = command(sub, "testbed", "raise, inspect or remove an emulated network (network "
+                "namespaces + tc; needs root)",
+                "Raise a topology as an emulated network on this machine: one network "
+                "namespace per host and router, veth links shaped by tc to the topology's "
+                "capacities. measure bittorrent --testbed raises and removes one by itself; "
+                "this command keeps one up between runs.",
+                ["sudo tomography testbed up two-sites-demo", "sudo tomography testbed status",
+                 "sudo tomography testbed down --all"])
     p.add_argument("action", choices=("up", "down", "status"),
                    help="up: raise the topology; down: remove it; status: what is up")
     p.add_argument("topology", nargs="?",
@@ -302,17 +295,15 @@ def add_commands(sub: Any) -> None:
                    help="with down: remove every testbed this tool made (tomo-*)")
     _add_testbed_scale(p)
 
-    p = sub.add_parser("demo", help="measure a built-in emulated network with real BitTorrent "
-                                    "broadcasts and show what was found", formatter_class=fmt,
-                       description=_wrapped(
-                       "The whole method on a built-in network (two-sites-demo: 2 "
-                       "sites x 2 clusters x 5 hosts): real libtorrent broadcasts inside an "
-                       "emulated testbed (needs root; the simulator otherwise) until the "
-                       "clusters are stable, then the hierarchy, the tree, the accuracy "
-                       "against the truth, the exports and the pictures, all under -o."),
-                       epilog="examples:\n"
-                       "  sudo tomography demo                # ~2 min; results in out/demo\n"
-                       "  tomography demo --simulate -o sim   # the simulator, no root needed")
+    p = command(sub, "demo", "measure a built-in emulated network with real BitTorrent "
+                "broadcasts and show what was found",
+                "The whole method on a built-in network (two-sites-demo: 2 sites x 2 clusters "
+                "x 5 hosts): real libtorrent broadcasts inside an emulated testbed (needs root; "
+                "the simulator otherwise) until the clusters are stable, then the hierarchy, "
+                "the tree, the accuracy against the truth, the exports and the pictures, all "
+                "under -o.",
+                ["sudo tomography demo                # ~2 min; results in out/demo",
+                 "tomography demo --simulate -o sim   # the simulator, no root needed"])
     p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
                    help="where to write the dataset and results (default out/demo)")
     p.add_argument("--seed", type=int, default=0,
