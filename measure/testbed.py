@@ -891,8 +891,7 @@ def raised_testbeds() -> list[dict[str, Any]]:
     True
     """
     names = {f.name[len("testbed-"):-len(".json")] for f in STATE_DIR.glob("testbed-*.json")}
-    if shutil.which("ip"):
-        names |= {ns[len(PREFIX):].split("-", 1)[0] for ns in _namespaces(PREFIX)}
+    names |= {ns[len(PREFIX):].split("-", 1)[0] for ns in _namespaces(PREFIX)}
     return [status(n) for n in sorted(names) if _NAME.fullmatch(n)]
 
 
