@@ -148,7 +148,7 @@ def test_ctrl_c_keeps_finished_tests_and_resume_runs_only_the_missing(tmp_path: 
 def test_netpipe_fits_hockney_per_pair(tmp_path: Path) -> None:
     _tools()
     summary = run_mesh(local_hosts(2, first=174), tmp_path / "np",
-                       options=MeshOptions(tool="netpipe", upper=65536, samples=3))
+                       options=MeshOptions(tool="netpipe", upper=1 << 20, samples=3))
     assert summary.done == 2 and not summary.failed
     m = read_measurement(tmp_path / "np")
     ok = _ok(m)
@@ -157,7 +157,7 @@ def test_netpipe_fits_hockney_per_pair(tmp_path: Path) -> None:
     assert (ok["beta_s_per_byte"] > 0).all()
     curve = pd.read_csv(tmp_path / "np" / "raw" / "h00--h01--0.csv")
     assert list(curve.columns) == ["bytes", "seconds", "bits_per_second"]
-    assert curve["bytes"].max() >= 65536 and (curve["seconds"] > 0).all()
+    assert curve["bytes"].max() >= 1 << 20 and (curve["seconds"] > 0).all()
     # the rate NetPIPE printed is bytes * 8 / one-way time, in bit/s (its Mbps are 2^20)
     assert np.allclose(curve["bits_per_second"], curve["bytes"] * 8 / curve["seconds"],
                        rtol=0.01)
