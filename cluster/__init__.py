@@ -15,7 +15,8 @@ from tomography.lazy import lazy_attributes
 
 _NAMES = {
     "averaged_edge_hierarchy": "averaged_edge", "collapse": "averaged_edge",
-    "cluster_tree": "spanning_tree", "maximum_spanning_tree": "spanning_tree",
+    "cluster_tree": "spanning_tree", "hierarchy_tree": "spanning_tree",
+    "maximum_spanning_tree": "spanning_tree",
     "nmi": "accuracy", "overlapping_nmi": "accuracy", "hierarchy_nmi": "accuracy",
     "convergence": "accuracy",
 }

@@ -671,7 +671,10 @@ def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
 
     An edge's confidence is the share of resamples in which the maximum
     spanning tree over the same clusters, with the resampled weights, has
-    it; a cluster's is that of :func:`flat_confidence`.
+    it.  A flat clustering's cluster (:func:`cluster.spanning_tree.cluster_tree`)
+    gets that of :func:`flat_confidence`; the clusters of a hierarchy's level
+    (:func:`cluster.spanning_tree.hierarchy_tree`) keep the confidence
+    :func:`hierarchy_confidence` gave them (none for hosts, level 0).
 
     Examples
     --------
@@ -695,11 +698,14 @@ def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
     for c, cluster in enumerate(tree.clusters):
         labels[[index[h] for h in cluster.hosts]] = c
     rng, recorded = check_seed(seed)
-    per, _, method, count = flat_confidence(
-        labels, sampler, resamples=resamples, engine=params.get("engine", "igraph"),
-        resolution=float(params.get("resolution", 1.0)), level=params.get("level", "best"),
-        seed=spawn_seeds(rng, 1)[0], n_jobs=n_jobs)
-    _, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
+    flat_seed = spawn_seeds(rng, 1)[0]
+    method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
+    per = [c.confidence for c in tree.clusters]  # a hierarchy level's clusters have theirs
+    if "hierarchy_level" not in params:  # a flat clustering's: how often Louvain finds them
+        per, _, _, _ = flat_confidence(
+            labels, sampler, resamples=resamples, engine=params.get("engine", "igraph"),
+            resolution=float(params.get("resolution", 1.0)), level=params.get("level", "best"),
+            seed=flat_seed, n_jobs=n_jobs)
     found: dict[tuple[str, str], int] = {}
     for multiplicity in plan:
         collapsed, _ = collapse(sampler.matrix(multiplicity), labels,
@@ -709,9 +715,10 @@ def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
             found[key] = found.get(key, 0) + 1
     edges = [replace(e, confidence=found.get(tuple(sorted((e.source, e.target))), 0) / len(plan))
              for e in tree.edges]
-    clusters = [replace(c, confidence=float(per[i])) for i, c in enumerate(tree.clusters)]
+    clusters = [replace(c, confidence=None if per[i] is None else float(per[i]))
+                for i, c in enumerate(tree.clusters)]
     out_params = dict(params)
-    out_params["confidence"] = {"method": method, "resamples": count, "seed": recorded,
+    out_params["confidence"] = {"method": method, "resamples": len(plan), "seed": recorded,
                                 "iterations": sampler.n_iterations}
     return ClusterTree(clusters=clusters, edges=edges, params=out_params)
 

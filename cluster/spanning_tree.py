@@ -1,6 +1,15 @@
-"""Topology as a tree (SPEC section 6): flat clusters, collapse, maximum spanning tree."""
+"""Topology as a tree: clusters, collapsed, joined by a maximum spanning tree.
+
+:func:`hierarchy_tree` joins the clusters of one level of a hierarchy (they
+keep the hierarchy's ids, so a cluster can be followed from the Hasse
+diagram to the tree and the exports); :func:`cluster_tree` joins the flat
+clusters of one Louvain run, named ``C0, C1, ...`` as ``tomography cluster``
+numbers them.
+"""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import igraph
 import networkx as nx
@@ -11,10 +20,12 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 from cluster.adjacency import as_adjacency
 from cluster.averaged_edge import DEFAULT_LINKAGE, Linkage, collapse
 from cluster.louvain import Level, louvain
-from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
+from tomography.errors import TomographyError
+from tomography.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
 from tomography.seeding import Seed
 
-__all__ = ["maximum_spanning_tree", "cluster_tree", "MST_METHODS"]
+__all__ = ["maximum_spanning_tree", "cluster_tree", "hierarchy_tree", "tree_level",
+           "MST_METHODS"]
 
 MST_METHODS = ("scipy", "igraph", "networkx")
 
@@ -102,7 +113,7 @@ def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DE
     >>> w = np.array([[0, 8, 1], [8, 0, 2], [1, 2, 0]], dtype=float)
     >>> t = cluster_tree(w, ["a", "b", "c"], self_loop=1000, seed=0)
     >>> [(e.source, e.target, e.weight) for e in t.edges]
-    [('L1C0', 'L1C1', 8.0), ('L1C1', 'L1C2', 2.0)]
+    [('C0', 'C1', 8.0), ('C1', 'C2', 2.0)]
     """
     A, nodes = as_adjacency(graph)
     names = [str(x) for x in (hosts if hosts is not None else nodes or
@@ -111,14 +122,96 @@ def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DE
         raise ValueError(f"{len(names)} host names for a {A.shape[0]}-host graph")
     flat = louvain(A, engine=engine, resolution=resolution, restarts=restarts, level=level,
                    self_loop=self_loop, seed=seed)
-    collapsed, _ = collapse(A, flat.labels, linkage=linkage)
     members = [tuple(sorted(names[i] for i in idx)) for idx in flat.clusters()]
-    loops = collapsed.diagonal()
-    clusters = [Cluster(id=f"L1C{c}", level=1, hosts=members[c], internal=float(loops[c]))
-                for c in range(flat.n_clusters)]
-    edges = [TreeEdge(f"L1C{i}", f"L1C{j}", w)
-             for i, j, w in maximum_spanning_tree(collapsed, method=method)]
+    clusters = [Cluster(id=f"C{c}", level=1, hosts=members[c]) for c in range(flat.n_clusters)]
     params = {"method": "maximum-spanning-tree", "mst": method, "linkage": linkage,
               "level": level, "engine": engine, "resolution": resolution, "restarts": restarts,
               "self_loop": self_loop, "seed": flat.seed, "modularity": flat.modularity}
-    return ClusterTree(clusters=clusters, edges=edges, params=params)
+    return _joined(A, flat.labels, clusters, linkage=linkage, method=method, params=params)
+
+
+def tree_level(hierarchy: Hierarchy) -> int:
+    """The level a tree joins by default: Louvain's best partition of the hosts.
+
+    That is the flat clustering of the method (the thesis draws its trees
+    over it); the levels below it are refinements, those above merges.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_partitions(list("abcd"), [[0, 1, 2, 3], [0, 0, 1, 1]],
+    ...                               params={"origins": ["refined", "louvain"]})
+    >>> tree_level(h)
+    2
+    """
+    origins = hierarchy.params.get("origins", [])
+    return origins.index("louvain") + 1 if "louvain" in origins else 1
+
+
+def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
+                   hosts: list[str] | None = None, linkage: Linkage = DEFAULT_LINKAGE,
+                   method: str = "scipy") -> ClusterTree:
+    """The topology as a tree of the clusters of one level of a hierarchy.
+
+    The clusters keep their ids (``L2C0``), hosts and confidence, so the tree
+    names them as the Hasse diagram does.
+
+    Parameters
+    ----------
+    graph : sparse array, ndarray or networkx.Graph
+        Host-level weights ``w_n``, the graph the hierarchy was built on.
+    hierarchy : Hierarchy
+        From :func:`cluster.averaged_edge.averaged_edge_hierarchy`.
+    level : int, optional
+        The level whose clusters the tree joins; 0 joins the hosts themselves
+        (networks of one host per router).  Default :func:`tree_level`.
+    hosts : list of str, optional
+        Name of each row of ``graph``; the networkx node names, else the
+        hierarchy's hosts in sorted order.
+    linkage : {"mean", "thesis", "sum"}, default DEFAULT_LINKAGE ("mean")
+        See :func:`cluster.averaged_edge.collapse`.
+    method : {"scipy", "igraph", "networkx"}
+        Spanning tree implementation.
+
+    Returns
+    -------
+    ClusterTree
+
+    Examples
+    --------
+    >>> w = np.array([[0, 9, 1, 1], [9, 0, 1, 2], [1, 1, 0, 9], [1, 2, 9, 0]], dtype=float)
+    >>> h = Hierarchy.from_partitions(list("abcd"), [[0, 0, 1, 1]])
+    >>> t = hierarchy_tree(w, h)
+    >>> [c.id for c in t.clusters], [(e.source, e.target, e.weight) for e in t.edges]
+    (['L1C0', 'L1C1'], [('L1C0', 'L1C1', 1.25)])
+    >>> [(e.source, e.target) for e in hierarchy_tree(w, h, 0).edges]
+    [('a', 'b'), ('c', 'd'), ('b', 'd')]
+    """
+    A, nodes = as_adjacency(graph)
+    names = [str(x) for x in (hosts if hosts is not None else nodes or hierarchy.hosts)]
+    if sorted(names) != hierarchy.hosts:
+        raise TomographyError("the graph's hosts are not the hierarchy's")
+    chosen = tree_level(hierarchy) if level is None else level
+    if not 0 <= chosen <= hierarchy.depth:
+        raise TomographyError(f"no level {chosen}; the hierarchy has levels 1 to "
+                              f"{hierarchy.depth} (0: the hosts)")
+    if chosen == 0:
+        labels = np.arange(len(names))
+        clusters = [Cluster(id=h, level=0, hosts=(h,)) for h in names]
+    else:
+        labels = hierarchy.labels(chosen, names)
+        clusters = [replace(c, parent=None, children=(), weights={})
+                    for c in hierarchy.level(chosen)]
+    params = {"method": "maximum-spanning-tree", "mst": method, "linkage": linkage,
+              "hierarchy_level": chosen, "hierarchy": hierarchy.params}
+    return _joined(A, labels, clusters, linkage=linkage, method=method, params=params)
+
+
+def _joined(A: sparse.csr_array, labels: np.ndarray, clusters: list[Cluster], *,
+            linkage: Linkage, method: str, params: dict) -> ClusterTree:
+    """The maximum spanning tree of ``A`` collapsed by ``labels`` (cluster ``i`` = label ``i``)."""
+    collapsed, _ = collapse(A, labels, linkage=linkage)
+    loops = collapsed.diagonal()
+    nodes = [replace(c, internal=float(loops[i])) for i, c in enumerate(clusters)]
+    edges = [TreeEdge(nodes[i].id, nodes[j].id, w)
+             for i, j, w in maximum_spanning_tree(collapsed, method=method)]
+    return ClusterTree(clusters=nodes, edges=edges, params=params)

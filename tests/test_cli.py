@@ -34,7 +34,7 @@ def test_cluster_json(capsys, hierarchy_dataset: Path) -> None:
     data = json.loads(out)
     assert code == 0 and len(data["clusters"]) == 3
     assert sorted(len(c["hosts"]) for c in data["clusters"]) == [48, 48, 48]
-    assert {c["id"] for c in data["clusters"]} == {0, 1, 2}
+    assert {c["id"] for c in data["clusters"]} == {"C0", "C1", "C2"}
     assert 0 < data["modularity"] < 1
     code, out2, _ = run(capsys, "cluster", hierarchy_dataset, "--format", "json",
                         "--engine", "louvain", "--seed", "1")
@@ -74,9 +74,29 @@ def test_tree_json(capsys, hierarchy_dataset: Path) -> None:
     ids = {n["id"] for n in data["nodes"]}
     assert all(e["source"] in ids and e["target"] in ids and e["weight"] > 0 for e in data["edges"])
     _, text, _ = run(capsys, "tree", hierarchy_dataset)
-    assert "maximum spanning tree of 3 clusters" in text
+    assert "maximum spanning tree of 3 clusters of level 2" in text
+    assert "in blocks per iteration" in text  # the edge weights' unit
     _, dot, _ = run(capsys, "tree", hierarchy_dataset, "--format", "dot")
     assert dot.startswith("graph tree") and dot.count(" -- ") == 2
+
+
+def test_tree_names_clusters_as_the_hierarchy(capsys, hierarchy_dataset: Path,
+                                              tmp_path: Path) -> None:
+    """One naming scheme: a tree's node is the hierarchy's cluster of the same id and hosts."""
+    levels = json.loads(run(capsys, "hierarchy", hierarchy_dataset, "--format", "json")[1])
+    clusters = {c["id"]: c["hosts"] for lv in levels["levels"] for c in lv["clusters"]}
+    for level, size in (("1", 9), ("2", 3)):
+        tree = json.loads(run(capsys, "tree", hierarchy_dataset, "--level", level,
+                              "--format", "json")[1])
+        assert len(tree["nodes"]) == size
+        assert all(clusters[n["id"]] == n["hosts"] and n["id"].startswith(f"L{level}C")
+                   for n in tree["nodes"])
+    out = tmp_path / "topology.json"
+    assert run(capsys, "export", hierarchy_dataset, "-f", "json", "-o", out)[0] == 0
+    exported = json.loads(out.read_text())
+    assert all(clusters[n["id"]] == n["hosts"] for n in exported["tree"]["nodes"])
+    code, _, err = run(capsys, "tree", hierarchy_dataset, "--level", "5")
+    assert code == 2 and "no level 5" in err
 
 
 def test_evaluate(capsys, hierarchy_dataset: Path, tmp_path: Path) -> None:
@@ -179,7 +199,7 @@ def test_simulate_resume_and_analyse(capsys, tmp_path: Path) -> None:
     assert code == 2 and "cannot resume" in err
     code, _, err = run(capsys, "simulate", "tree-5", "-o", out_dir, "--size", "12")
     assert code == 2 and "unit" in err
-    code, out, _ = run(capsys, "tree", out_dir, "--self-loop", "1e9", "--format", "json")
+    code, out, _ = run(capsys, "tree", out_dir, "--level", "0", "--format", "json")
     assert code == 0 and len(json.loads(out)["edges"]) == 4
 
 

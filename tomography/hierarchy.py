@@ -439,6 +439,21 @@ class ClusterTree:
         """Sum of the edge weights."""
         return float(sum(e.weight for e in self.edges))
 
+    @property
+    def weight_caption(self) -> str:
+        """What its edge weights are, with their unit (``params`` ``linkage``, ``weight_unit``).
+
+        Examples
+        --------
+        >>> ClusterTree([], [], {"linkage": "sum", "weight_unit": "Mbit/s"}).weight_caption
+        'edge weight: w_n summed over the host pairs of the two clusters, in Mbit/s'
+        """
+        from tomography.units import WEIGHT_UNITS, weight_caption
+
+        hosts = self.params.get("hierarchy_level") == 0  # a tree of hosts, not clusters
+        return weight_caption(None if hosts else self.params.get("linkage", "mean"),
+                              self.params.get("weight_unit", WEIGHT_UNITS["broadcast"]))
+
     def to_networkx(self):
         """The tree as a networkx Graph (:func:`tomography.interop.tree_graph`)."""
         from tomography.interop import tree_graph
@@ -452,8 +467,9 @@ class ClusterTree:
         return tree_frame(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"nodes": [{"id", "hosts"}], "edges": [{"source", "target", "weight"}], ...}``."""
-        return {"nodes": [{"id": c.id, "hosts": list(c.hosts), "internal": c.internal,
+        """``{"nodes": [{"id", "level", "hosts"}], "edges": [{"source", "target", "weight"}], ...}``."""
+        return {"nodes": [{"id": c.id, "level": c.level, "hosts": list(c.hosts),
+                           "internal": c.internal,
                            **({} if c.confidence is None else {"confidence": c.confidence})}
                           for c in self.clusters],
                 "edges": [{"source": e.source, "target": e.target, "weight": e.weight,
@@ -471,7 +487,7 @@ class ClusterTree:
         """Inverse of :meth:`to_json`."""
         try:
             data = json.loads(text)
-            clusters = [Cluster(id=n["id"], level=1, hosts=tuple(n["hosts"]),
+            clusters = [Cluster(id=n["id"], level=int(n.get("level", 1)), hosts=tuple(n["hosts"]),
                                 internal=float(n.get("internal", 0.0)),
                                 confidence=_optional_float(n.get("confidence")))
                         for n in data["nodes"]]

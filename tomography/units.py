@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["parse_bandwidth", "parse_time", "parse_size", "format_bandwidth", "format_time",
-           "format_size"]
+           "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS"]
 
 _NUMBER = r"(?P<value>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/µ]+)"
 
@@ -121,3 +121,43 @@ def format_size(nbytes: int) -> str:
     '64MiB'
     """
     return _format(nbytes, (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)), "B")
+
+
+def format_weight(value: float) -> str:
+    """An edge weight as every output prints it: three significant digits, no exponent.
+
+    Examples
+    --------
+    >>> format_weight(3741.2), format_weight(2.5), format_weight(8.0), format_weight(0.01234)
+    ('3740', '2.5', '8', '0.0123')
+    """
+    return f"{float(f'{value:.3g}'):.12g}"
+
+
+WEIGHT_UNITS = {"broadcast": "blocks per iteration", "probe": "Mbit/s"}
+"""What ``w_n`` counts: mean 16 KiB blocks per iteration, or a probe's measured bandwidth."""
+
+
+def weight_caption(linkage: str | None, unit: str = WEIGHT_UNITS["broadcast"]) -> str:
+    """What an edge weight between two clusters is, with its unit.
+
+    Parameters
+    ----------
+    linkage : {"mean", "sum", "thesis"} or None
+        How the clusters were collapsed (:func:`cluster.averaged_edge.collapse`);
+        None for an edge between two hosts.
+    unit : str
+        The unit of ``w_n``: one of :data:`WEIGHT_UNITS`.
+
+    Examples
+    --------
+    >>> weight_caption("mean")
+    'edge weight: mean w_n over the host pairs of the two clusters, in blocks per iteration'
+    >>> weight_caption(None, WEIGHT_UNITS["probe"])
+    'edge weight: w_n between the two hosts, in Mbit/s'
+    """
+    what = {None: "w_n between the two hosts",
+            "mean": "mean w_n over the host pairs of the two clusters",
+            "sum": "w_n summed over the host pairs of the two clusters",
+            "thesis": "averaged w_n between the two clusters (Eq 5.4)"}[linkage]
+    return f"edge weight: {what}, in {unit}"

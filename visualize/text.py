@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
+from tomography.units import format_weight
 from visualize._common import truth_summary
 
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts",
@@ -217,6 +218,8 @@ def cluster_tree_text(tree: ClusterTree, truth: dict[str, str] | None = None) ->
 
     def node(cid: str) -> str:
         c = by_id[cid]
+        if c.level == 0:  # a host
+            return f"{cid}{_truth_note(c, truth)}"
         return (f"{cid} ({len(c.hosts)} hosts{_confidence(c.confidence)}): "
                 f"{describe_hosts(c.hosts)}{_truth_note(c, truth)}")
 
@@ -226,7 +229,8 @@ def cluster_tree_text(tree: ClusterTree, truth: dict[str, str] | None = None) ->
         for i, (k, w, conf) in enumerate(kids):
             last = i == len(kids) - 1
             sure = "" if conf is None else f" ({conf:.2f})"
-            lines.append(f"{prefix}{'└── ' if last else '├── '}{w:.4g}{sure} ── {node(k)}")
+            lines.append(f"{prefix}{'└── ' if last else '├── '}{format_weight(w)}{sure} ── "
+                         f"{node(k)}")
             walk(k, prefix + ("    " if last else "│   "))
 
     order = sorted(by_id, key=lambda cid: (-len(adjacent[cid]), cid))

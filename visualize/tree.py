@@ -19,6 +19,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from tomography.hierarchy import ClusterTree
+from tomography.units import format_weight
 from visualize._common import natural_key, truth_summary
 from visualize.style import (NEUTRAL, PALETTE, box_layout, figure_of, paper_style,
                              set_info, tint)
@@ -99,7 +100,7 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
     slots = max((x for x, _ in pos.values()), default=0.0) + 1
     weights = np.array([e.weight for e in tree.edges], dtype=float)
     heaviest = weights.max() if weights.size and weights.max() > 0 else 1.0
-    edge_labels = [_three_digits(e.weight) for e in tree.edges]
+    edge_labels = [format_weight(e.weight) for e in tree.edges]
 
     notes = {c.id: truth_summary(c.hosts, labels) for c in tree.clusters}
     boxes = {c.id: f"{c.id}\n{len(c.hosts)} host{'s' if len(c.hosts) != 1 else ''}"
@@ -127,11 +128,7 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
         ax.set_xlim(-0.6, slots - 0.4)
         ax.set_ylim(-depth - 0.5, 0.5)
         ax.set_axis_off()
-        caption = {"thesis": "edge: averaged w_n between the clusters (Eq 5.4), blocks per "
-                             "iteration",
-                   "sum": "edge: summed weight between the clusters"}.get(
-            tree.params.get("linkage"),
-            "edge: mean w_n over host pairs of the clusters, blocks per iteration")
+        caption = tree.weight_caption
         if not tree.is_connected:
             caption += "\nnot connected: some clusters exchanged no data with the rest"
         ax.set_title(caption, fontsize=6, color=NEUTRAL)
@@ -141,13 +138,3 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
                  connected=tree.is_connected)
     return fig
 
-
-def _three_digits(value: float) -> str:
-    """Three significant digits, without exponent notation: 3740, 969, 2.5.
-
-    Examples
-    --------
-    >>> _three_digits(3741.2), _three_digits(2.5), _three_digits(1234567.0)
-    ('3740', '2.5', '1230000')
-    """
-    return f"{float(f'{value:.3g}'):.12g}"

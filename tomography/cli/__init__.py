@@ -18,9 +18,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from tomography.cli.common import (add_analysis_options, add_format_option,
-                                   add_hierarchy_options, add_host_connections_option, command,
-                                   emit, full_truth, hierarchy, load_shared, observable_truths,
-                                   positive_int)
+                                   add_hierarchy_options, add_host_connections_option,
+                                   add_tree_level_option, command, emit, full_truth, hierarchy,
+                                   load_shared, observable_truths, positive_int, tree_of)
 from tomography.cli import export as export_commands
 from tomography.cli import measure as measure_commands
 from tomography.cli import plot as plot_commands
@@ -90,20 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "dot: Graphviz")
 
     p = command(sub, "tree", "topology as a maximum spanning tree of clusters",
-                "Collapse the flat clusters into nodes and join them by the maximum spanning "
-                "tree of the inter-cluster weights: the network's topology as a tree of "
-                "clusters, each edge with its weight and confidence.",
-                ["tomography tree run", "tomography tree run --format dot | dot -Tpng -o tree.png",
-                 "tomography tree sim --self-loop 1e9   # one host per router (tree-5)"])
+                "Collapse the clusters of one level of the hierarchy into nodes and join them "
+                "by the maximum spanning tree of the inter-cluster weights: the network's "
+                "topology as a tree of clusters, each edge with its weight and confidence. The "
+                "clusters keep the ids of the hierarchy (same options, same ids), so a cluster "
+                "can be followed from the Hasse diagram to the tree and the exports.",
+                ["tomography tree run", "tomography tree run --level 2   # a tree of sites",
+                 "tomography tree run --format dot | dot -Tpng -o tree.png",
+                 "tomography tree sim --level 0   # hosts as nodes: one host per router (tree-5)"])
     add_analysis_options(p)
-    p.add_argument("--linkage", choices=("thesis", "mean", "sum"), default=None,
-                   help="collapse linkage: mean over host pairs (default for broadcasts), "
-                        "thesis (Eq 5.4/5.5 as written), sum (default for probe datasets)")
-    p.add_argument("--level", choices=("best", "finest"), default="best",
-                   help="Louvain level of the flat clustering (default best)")
-    p.add_argument("--self-loop", type=float, default=0.0, metavar="W",
-                   help="weight of a self-loop added to every host; a large value keeps "
-                        "every host alone (one host per router)")
+    add_hierarchy_options(p)
+    add_tree_level_option(p)
     add_format_option(p, ("text", "json", "dot"))
 
     p = command(sub, "evaluate", "NMI per level and per iteration against a ground truth",
@@ -241,7 +238,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     result = louvain(graph, engine=args.engine, seed=args.seed, restarts=args.restarts,
                      resolution=args.resolution, level=args.level)
     hosts = m.host_names
-    clusters = [{"id": c, "hosts": [hosts[i] for i in idx]}
+    clusters = [{"id": f"C{c}", "hosts": [hosts[i] for i in idx]}
                 for c, idx in enumerate(result.clusters())]
     confidence = None
     if sampler is not None:
@@ -296,20 +293,13 @@ def cmd_hierarchy(args: argparse.Namespace) -> int:
 
 
 def cmd_tree(args: argparse.Namespace) -> int:
-    from cluster.spanning_tree import cluster_tree
     from tomography.export.dot import cluster_tree_to_dot
+    from tomography.units import format_weight
     from visualize.text import cluster_tree_text
 
     m, graph, sampler = load_shared(args)
-    t = cluster_tree(graph, m.host_names, linkage=args.linkage, level=args.level,
-                     engine=args.engine, resolution=args.resolution, restarts=args.restarts,
-                     self_loop=args.self_loop, seed=args.seed)
-    if sampler is not None and not args.self_loop:
-        from cluster.confidence import DEFAULT_RESAMPLES, tree_confidence
-
-        t = tree_confidence(t, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
-                            seed=args.seed, n_jobs=args.jobs)
-    t.params["iterations"] = args.iterations
+    h = hierarchy(args, graph, m.host_names, sampler)
+    t = tree_of(args, m, graph, h, sampler)
     if args.format == "json":
         emit(t.to_json(indent=2))
     elif args.format == "dot":
@@ -318,8 +308,10 @@ def cmd_tree(args: argparse.Namespace) -> int:
         how = t.params.get("confidence")
         sure = (f"; in parentheses, the share of {how['resamples']} {how['method']} "
                 "resamples whose tree has the edge" if how else "")
-        emit(f"maximum spanning tree of {len(t.clusters)} clusters "
-             f"(total weight {t.total_weight:.4g}, {args.linkage} linkage{sure})\n"
+        level = t.params["hierarchy_level"]
+        what = "hosts" if level == 0 else f"clusters of level {level}"
+        emit(f"maximum spanning tree of {len(t.clusters)} {what} (total weight "
+             f"{format_weight(t.total_weight)}; {t.weight_caption}{sure})\n"
              + cluster_tree_text(t, m.labels))
     return 0
 

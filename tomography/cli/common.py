@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["positive_int", "add_analysis_options", "add_hierarchy_options", "load",
-           "load_shared", "hierarchy", "truth", "full_truth", "emit"]
+__all__ = ["positive_int", "nonnegative_int", "add_analysis_options", "add_hierarchy_options",
+           "add_tree_level_option", "load", "load_shared", "hierarchy", "tree_of", "weight_unit",
+           "truth", "full_truth", "emit"]
 
 
 def positive_int(text: str) -> int:
@@ -25,9 +26,24 @@ def positive_int(text: str) -> int:
     ...
     argparse.ArgumentTypeError: must be a positive integer, got 0
     """
+    return _at_least(text, 1, "a positive integer")
+
+
+def nonnegative_int(text: str) -> int:
+    """An argparse type: an integer >= 0.
+
+    Examples
+    --------
+    >>> nonnegative_int("0")
+    0
+    """
+    return _at_least(text, 0, "an integer >= 0")
+
+
+def _at_least(text: str, low: int, what: str) -> int:
     value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
     return value
 
 
@@ -72,6 +88,37 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-levels", action="store_true",
                    help="also show the unsupported levels (confidence below 0.5, or above "
                         "level 1 a gap below 1.3), marked unsupported")
+
+
+def add_tree_level_option(p: Any, flag: str = "--level") -> None:
+    """The hierarchy level a tree joins (``args.tree_level``)."""
+    p.add_argument(flag, dest="tree_level", type=nonnegative_int, default=None, metavar="L",
+                   help="the hierarchy level whose clusters the tree joins (default: the "
+                        "level of Louvain's best partition, the method's flat clusters; 1 is "
+                        "the finest; 0 joins the hosts themselves, for networks of one host "
+                        "per router)")
+
+
+def weight_unit(m: Any) -> str:
+    """The unit of the dataset's ``w_n``: blocks per iteration, or Mbit/s for probes."""
+    from tomography.units import WEIGHT_UNITS
+
+    return WEIGHT_UNITS["probe" if not m.iteration_ids and m.probes is not None
+                        else "broadcast"]
+
+
+def tree_of(args: argparse.Namespace, m: Any, W: Any, h: Any, sampler: Any = None):
+    """The tree of ``h``'s level ``args.tree_level`` (with edge confidences when sampled)."""
+    from cluster.spanning_tree import hierarchy_tree
+
+    t = hierarchy_tree(W, h, args.tree_level, hosts=m.host_names, linkage=args.linkage)
+    if sampler is not None:
+        from cluster.confidence import DEFAULT_RESAMPLES, tree_confidence
+
+        t = tree_confidence(t, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
+                            seed=args.seed, n_jobs=args.jobs)
+    t.params.update(iterations=args.iterations, weight_unit=weight_unit(m))
+    return t
 
 
 def exchanged(m: Any, dataset: Any) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_format_option,
-                                   add_hierarchy_options, emit, hierarchy, load, positive_int)
+                                   add_hierarchy_options, add_tree_level_option, emit,
+                                   hierarchy, load, positive_int, tree_of)
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS", "FORMATS", "BANDWIDTH_SOURCES"]
@@ -94,6 +95,7 @@ def add_commands(sub: Any) -> None:
     g = p.add_argument_group("dot")
     g.add_argument("--graph", choices=("hasse", "tree"), default="hasse",
                    help="Hasse diagram of the hierarchy (default) or tree of clusters")
+    add_tree_level_option(p.add_argument_group("json and dot --graph tree"), "--tree-level")
     g = p.add_argument_group("mpi, hostfile and rankfile")
     g.add_argument("--root", metavar="HOST", help="broadcast root (default: the first rank)")
     g.add_argument("--slots", type=positive_int, default=1,
@@ -193,7 +195,6 @@ def _write(output: str, text: str) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from cluster.spanning_tree import cluster_tree
     from tomography.export import mpi
     from tomography.export.bandwidth import clusters_from
     from tomography.export.dot import cluster_tree_to_dot, hierarchy_to_dot
@@ -224,19 +225,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         text = (gauge_to_xml(model, unit=args.unit) if kind == "gauge"
                 else simgrid_platform(model))
     elif kind == "json":
-        tree = cluster_tree(W, hosts, linkage=args.linkage, engine=args.engine,
-                            resolution=args.resolution, restarts=args.restarts, seed=args.seed)
-        text = topology_to_json(h, tree, params={"dataset": str(args.dataset),
-                                                 "iterations": args.iterations,
-                                                 "seed": args.seed})
+        text = topology_to_json(h, tree_of(args, m, W, h), params={
+            "dataset": str(args.dataset), "iterations": args.iterations, "seed": args.seed})
     elif kind == "dot":
-        if args.graph == "tree":
-            text = cluster_tree_to_dot(cluster_tree(W, hosts, linkage=args.linkage,
-                                                    engine=args.engine, seed=args.seed,
-                                                    resolution=args.resolution,
-                                                    restarts=args.restarts))
-        else:
-            text = hierarchy_to_dot(h)
+        text = (cluster_tree_to_dot(tree_of(args, m, W, h)) if args.graph == "tree"
+                else hierarchy_to_dot(h))
     elif kind == "mpi":
         text = json.dumps(mpi.mpi_hierarchy(h, root_host=args.root, slots=args.slots),
                           indent=2)

@@ -746,8 +746,9 @@ def _report(m, out: Path, seed: int) -> None:
     from cluster.accuracy import hierarchy_nmi, nmi
     from cluster.averaged_edge import averaged_edge_hierarchy
     from cluster.louvain import louvain
-    from cluster.spanning_tree import cluster_tree
+    from cluster.spanning_tree import hierarchy_tree
     from tomography.truth import labels_at_depth, truth_depth
+    from tomography.units import WEIGHT_UNITS
     from tomography.weights import mean_weights
     from visualize.text import cluster_tree_text, hasse_text
 
@@ -768,8 +769,10 @@ def _report(m, out: Path, seed: int) -> None:
         levels = hierarchy_nmi(h, truth)
         print("\n  NMI per level:", ", ".join(f"level {int(r.level)}: {r.nmi:.3f}"
                                              for r in levels.itertuples()))
-    t = cluster_tree(W, hosts, seed=seed)
-    print("\ntopology as a tree (maximum spanning tree of the flat clusters)\n")
+    t = hierarchy_tree(W, h, hosts=hosts)
+    t.params["weight_unit"] = WEIGHT_UNITS["broadcast"]
+    print(f"\ntopology as a tree (maximum spanning tree of the level-"
+          f"{t.params['hierarchy_level']} clusters; {t.weight_caption})\n")
     print(cluster_tree_text(t, truth))
     (out / "hierarchy.json").write_text(h.to_json(indent=2) + "\n", encoding="utf-8")
     (out / "tree.json").write_text(t.to_json(indent=2) + "\n", encoding="utf-8")

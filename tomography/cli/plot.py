@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tomography.cli.common import (add_analysis_options, add_hierarchy_options, full_truth,
-                                   hierarchy, load, load_shared, positive_int, truth)
+from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
+                                   add_tree_level_option, full_truth, hierarchy, load,
+                                   load_shared, positive_int, tree_of, truth)
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS", "KINDS", "FORMATS"]
@@ -71,6 +72,7 @@ def add_commands(sub: Any) -> None:
     g.add_argument("--level", type=positive_int, default=1, metavar="K",
                    help="hierarchy level whose clusters colour (layout) or order (heatmap) "
                         "the hosts (default 1, the finest)")
+    add_tree_level_option(p.add_argument_group("tree"), "--tree-level")
     g.add_argument("--layout", choices=("auto", "networkx", "igraph", "neato"),
                    default="auto", help="layout engine (default auto: networkx under 150 "
                                         "hosts, igraph above)")
@@ -167,10 +169,8 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
         fig = visualize.plot_hasse(h, labels=truth(args, m) or None, **width)
         return fig, f"{h.depth} levels, {len(h.levels[0])} clusters on level 1"
     if kind == "tree":
-        from cluster.spanning_tree import cluster_tree
-
-        t = cluster_tree(W, m.host_names, linkage=args.linkage, engine=args.engine,
-                         resolution=args.resolution, restarts=args.restarts, seed=args.seed)
+        m, W, sampler = load_shared(args)
+        t = tree_of(args, m, W, hierarchy(args, W, m.host_names, sampler), sampler)
         fig = visualize.plot_tree(t, labels=truth(args, m) or None, **width)
         return fig, f"{len(t.clusters)} clusters, {len(t.edges)} edges"
     if kind == "edge":

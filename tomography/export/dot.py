@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tomography.hierarchy import ClusterTree, Hierarchy
+from tomography.units import format_weight
 
 __all__ = ["hierarchy_to_dot", "cluster_tree_to_dot"]
 
@@ -59,9 +60,11 @@ def hierarchy_to_dot(hierarchy: Hierarchy) -> str:
 def cluster_tree_to_dot(tree: ClusterTree) -> str:
     """The cluster tree in DOT, edges labelled with their averaged weight.
 
-    The label holds the weight; Graphviz's ``weight`` attribute (which pulls
-    heavy edges short and straight, and must be an integer for ``dot``) is
-    the weight relative to the heaviest edge, 1 to 100; ``penwidth`` 1 to 4.
+    The label holds the weight (three significant digits, as every output
+    prints it); the graph's label says what it is and its unit.  Graphviz's
+    ``weight`` attribute (which pulls heavy edges short and straight, and
+    must be an integer for ``dot``) is the weight relative to the heaviest
+    edge, 1 to 100; ``penwidth`` 1 to 4.
 
     Examples
     --------
@@ -72,14 +75,16 @@ def cluster_tree_to_dot(tree: ClusterTree) -> str:
       "L1C0" -- "L1C1" [label="3", weight=100, penwidth=4];
     """
     heaviest = max((e.weight for e in tree.edges), default=1.0) or 1.0
-    lines = ["graph tree {", '  node [shape=ellipse, fontname="Helvetica"];']
+    lines = ["graph tree {",
+             f'  label={_quote(tree.weight_caption)}; labelloc=b; fontname="Helvetica";',
+             '  node [shape=ellipse, fontname="Helvetica"];']
     for c in tree.clusters:
         lines.append(f"  {_quote(c.id)} [label={_node_label(c.id, len(c.hosts), c.confidence)}];")
     for e in tree.edges:
         pen = 1 + 3 * e.weight / heaviest
         pull = max(1, round(100 * e.weight / heaviest))
         sure = "" if e.confidence is None else f" ({e.confidence:.2f})"
-        lines.append(f"  {_quote(e.source)} -- {_quote(e.target)} "
-                     f"[label=\"{e.weight:.4g}{sure}\", weight={pull}, penwidth={pen:.3g}];")
+        lines.append(f"  {_quote(e.source)} -- {_quote(e.target)} [label=\"{format_weight(e.weight)}"
+                     f"{sure}\", weight={pull}, penwidth={pen:.3g}];")
     lines.append("}")
     return "\n".join(lines)
