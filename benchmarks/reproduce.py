@@ -26,7 +26,7 @@ import numpy as np
 import re
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +35,7 @@ from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
 from cluster.spanning_tree import cluster_tree
 from measure.simulator import simulate
+from tomography.cli.common import Progress
 from tomography.dataset import read_measurement, software_versions
 from tomography.ground_truth import threshold_partitions, tree_is_consistent
 from tomography.topology import read_topology
@@ -235,9 +236,16 @@ def main() -> None:
     chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
     t0 = time.perf_counter()
     jobs = [(s, seed) for s in chosen for seed in range(1, args.seeds + 1)]
+    bar = Progress("reproducing", total=len(jobs), unit="run")
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        done = list(pool.map(run, [s for s, _ in jobs], [args.iterations] * len(jobs),
-                             [seed for _, seed in jobs]))
+        futures = {pool.submit(run, s, args.iterations, seed): i
+                   for i, (s, seed) in enumerate(jobs)}
+        done: list = [None] * len(jobs)
+        for count, future in enumerate(as_completed(futures), 1):
+            i = futures[future]
+            done[i] = future.result()
+            bar.set(count, note=f"{jobs[i][0].name} seed {jobs[i][1]} done")
+    bar.close()
     results = [done[i * args.seeds:(i + 1) * args.seeds] for i in range(len(chosen))]
     total = time.perf_counter() - t0
     v = software_versions()

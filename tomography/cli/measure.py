@@ -360,22 +360,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     params = _swarm_params(args)
     tcp = _tcp_model(args)
     size = parse_size(args.size)
-    done = 0
     bar = Progress(f"simulating {topo.name}", total=args.iterations)
-
-    def step(i: int, result) -> None:
-        nonlocal done
-        done = i + 1
-        bar.set(done, note=f"{result.duration:.1f}s simulated"
-                + ("" if result.complete else ", incomplete"))
-
     try:
         simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
                  params=params, tcp=tcp, resume=args.resume, overwrite=args.force,
-                 progress=step)
+                 progress=_simulation_step(bar))
     except KeyboardInterrupt:
         bar.close()
-        print(f"tomography: interrupted; {done} iterations are in {args.output}; continue "
+        print(f"tomography: interrupted; {bar.done} iterations are in {args.output}; continue "
               "with the same command and --resume", file=sys.stderr)
         return 130
     bar.close()
@@ -789,6 +781,14 @@ def _demo_can_emulate() -> str | None:
     return f"missing {' and '.join(missing)} (apt-get install iproute2)" if missing else None
 
 
+def _simulation_step(bar: Progress) -> Callable[[int, Any], None]:
+    """The simulator's progress callback, moving ``bar`` one iteration per broadcast."""
+    def step(i: int, result: Any) -> None:
+        bar.set(i + 1, note=f"{result.duration:.1f}s simulated"
+                + ("" if result.complete else ", incomplete"))
+    return step
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from measure import testbed
     from measure.simulator import simulate
@@ -809,9 +809,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if why_not:
         print(f"not emulating it: {why_not}.\nSIMULATING it instead with the flow-level "
               "model (measure/simulator.py); run as root for real BitTorrent broadcasts.")
-        simulate(topo, data, iterations=min(args.iterations, 5),
-                 file_size=parse_size(args.size), seed=args.seed, params=_swarm_params(ns),
-                 overwrite=True)
+        bar = Progress(f"simulating {topo.name}", total=min(args.iterations, 5))
+        simulate(topo, data, iterations=bar.total, file_size=parse_size(args.size),
+                 seed=args.seed, params=_swarm_params(ns), overwrite=True,
+                 progress=_simulation_step(bar))
+        bar.close()
     else:
         testbed.down("demo")  # leftovers of an interrupted demo
         print("raising it in network namespaces (testbed 'demo') ...")
