@@ -47,7 +47,8 @@ from measure.peer import host_facts, lt_version, make_torrent, session_settings
 from measure.preflight import HostCheck, PreflightError, failure_reason, version_mismatch
 from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
-from tomography.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
+from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
+                                refuse_existing)
 from tomography.errors import DatasetError, TomographyError
 
 __all__ = ["IterationResult", "RunSummary", "local", "local_hosts", "preflight",
@@ -629,8 +630,8 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
             raise DatasetError(f"cannot resume: the dataset was made with other {what}",
                                path=out / "meta.json", field=what)
         start = len(existing.iteration_ids)
-    elif (out / "meta.json").exists() and not overwrite:
-        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
+    else:
+        refuse_existing(out, overwrite=overwrite)
     swarm, checks = checked_swarm(frame, transport, params, port, upload_limit, skip_failed)
     records = {"launcher": transport.name,
                "hosts": {c.host: c.record() for c in checks if c.ok},

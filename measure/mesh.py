@@ -44,7 +44,8 @@ from measure.preflight import HostCheck
 from measure.probetools import IPERF3_DEFAULTS, NETPIPE_DEFAULTS, hockney_fit
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
-from tomography.dataset import HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement
+from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement,
+                                refuse_existing)
 from tomography.errors import DatasetError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
@@ -421,8 +422,8 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
             if "error" in existing.probes else existing.probes
         done_keys = {(s, d, int(r)) for s, d, r in
                      zip(ok["src"], ok["dst"], ok.get("repeat", pd.Series(0, index=ok.index)))}
-    elif (out / "meta.json").exists() and not overwrite:
-        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
+    else:
+        refuse_existing(out, overwrite=overwrite)
     params = dict(vars(options), **({"pairs": len(pairs)} if pairs is not None else {}))
     swarm, checks, mesh = _start(frame, out, options, launch, meta, params,
                                  None if done_keys else overwrite, skip_failed)
@@ -476,8 +477,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
     if repeats < 2:
         raise ValueError("the concurrency test needs repeats >= 2 to know A's noise")
     out = Path(output)
-    if (out / "meta.json").exists() and not overwrite:
-        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=out)
+    refuse_existing(out, overwrite=overwrite, resumable=False)
     frame = host_frame(hosts)
     known = set(frame["host"])
     for t in tests:

@@ -39,6 +39,7 @@ from tomography.errors import DatasetError
 __all__ = [
     "FORMAT",
     "read_hosts_table",
+    "refuse_existing",
     "read_trace",
     "BLOCK_SIZE",
     "BROADCAST_METHODS",
@@ -604,6 +605,30 @@ def _new_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool = False,
+                    resumable: bool = True) -> None:
+    """Refuse to write a dataset where one exists, unless ``overwrite``.
+
+    The error says how to go on: continue the dataset (``--resume``, when
+    the writer can) or replace it (``--force``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = (Path(d) / "meta.json").write_text("{}")
+    >>> refuse_existing(d, overwrite=True)
+    >>> refuse_existing(d)
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: ...: a dataset exists here already: continue it with --resume (resume=True) or replace it with --force (overwrite=True)
+    """
+    if (Path(path) / "meta.json").exists() and not overwrite:
+        how = "continue it with --resume (resume=True) or " if resumable else ""
+        raise DatasetError(f"a dataset exists here already: {how}replace it with --force "
+                           "(overwrite=True)", path=Path(path))
+
+
 class MeasurementWriter:
     """Write a dataset directory one iteration at a time.
 
@@ -642,9 +667,7 @@ class MeasurementWriter:
                  overwrite: bool = False, iteration_columns: Sequence[str] = (),
                  probes: bool = False) -> None:
         self.path = Path(path)
-        if (self.path / "meta.json").exists() and not overwrite:
-            raise DatasetError("a dataset exists here already (overwrite it explicitly)",
-                               path=self.path)
+        refuse_existing(self.path, overwrite=overwrite)
         self.path.mkdir(parents=True, exist_ok=True)
         frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
             list(hosts), columns=list(HOSTS_COLUMNS))
@@ -864,8 +887,7 @@ def write_measurement(measurement: Measurement, path: str | os.PathLike[str], *,
     True
     """
     root = Path(path)
-    if (root / "meta.json").exists() and not overwrite:
-        raise DatasetError("a dataset exists here already (overwrite it explicitly)", path=root)
+    refuse_existing(root, overwrite=overwrite, resumable=False)
     root.mkdir(parents=True, exist_ok=True)
     meta = _new_meta(measurement.meta)
     (root / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")

@@ -173,7 +173,8 @@ def test_probe_datasets_are_analysed_like_broadcasts(tmp_path: Path) -> None:
     assert "measured bandwidth in Mbit/s" in done.stderr or command == "info"
     tree = subprocess.run([TOMOGRAPHY, "tree", str(tmp_path / "m")], capture_output=True,
                           text=True, timeout=60)
-    assert "sum linkage" in tree.stdout and "clusters are combined by sum" in tree.stderr
+    assert "summed over the host pairs" in tree.stdout and "in Mbit/s" in tree.stdout
+    assert "clusters are combined by sum" in tree.stderr
 
 
 def test_pairs_files_name_file_line_and_field(tmp_path: Path) -> None:
