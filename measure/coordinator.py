@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from measure.peer import host_facts, lt_version, make_torrent, session_settings
+from measure.peer import host_facts, lt_version, make_torrent, remove_stale, session_settings
 from measure.preflight import HostCheck, PreflightError, failure_reason, version_mismatch
 from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
@@ -351,6 +351,8 @@ class Swarm:
             channel.close(timeout=max(0.1, deadline - time.monotonic()))
         self.peers.clear()
         self.transport.close()
+        if self.transport.name in ("local", "testbed"):   # peers on this machine
+            remove_stale("peer")   # the directory of a peer that had to be killed
 
 
 def _broadcast(swarm: Swarm, iteration: int, root: str, file_size: int, *, seed: int,

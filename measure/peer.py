@@ -82,10 +82,13 @@ from tomography import __version__ as TOOLKIT_VERSION
 from tomography.dataset import BLOCK_SIZE
 
 __all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index",
-           "check_address", "host_facts", "work_directory", "Peer", "serve", "main"]
+           "check_address", "host_facts", "work_directory", "remove_stale", "WORK_BASE", "Peer",
+           "serve", "main"]
 
 ALERT_QUEUE = 4_000_000  # alerts; one per 16 KiB block sent must never be dropped
 PEER_ID_PREFIX = "-TM0100-"  # 8 characters, then 12 digits: a whole 20-byte peer id
+WORK_BASE = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+"""Where a peer keeps its file: in memory (``/dev/shm``) where the machine has it."""
 
 
 def peer_id(index: int) -> str:
@@ -152,7 +155,8 @@ def work_directory(kind: str, address: str, base: str | os.PathLike[str] | None 
 
     A peer killed with SIGKILL cannot remove its directory (in ``/dev/shm``,
     its partial file with it); the next peer or probe agent on the machine
-    removes every such directory whose process is gone.
+    removes every such directory whose process is gone
+    (:func:`remove_stale`).
 
     Examples
     --------
@@ -165,6 +169,30 @@ def work_directory(kind: str, address: str, base: str | os.PathLike[str] | None 
     (False, True)
     """
     where = Path(base) if base is not None else Path(tempfile.gettempdir())
+    remove_stale(kind, where)
+    return Path(tempfile.mkdtemp(prefix=f"tomography-{kind}-{address}-{os.getpid()}-",
+                                 dir=where))
+
+
+def remove_stale(kind: str, base: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Remove the ``tomography-KIND-*`` directories of processes that are gone.
+
+    The coordinator calls it after its local peers ended (one it had to
+    kill leaves its directory), every new peer before it starts.
+
+    Parameters
+    ----------
+    kind : {"peer", "probe"}
+    base : path, optional
+        Where the directories are (default :data:`WORK_BASE`).
+
+    Returns
+    -------
+    list of Path
+        The directories removed.
+    """
+    where = Path(base) if base is not None else WORK_BASE
+    removed = []
     for old in where.glob(f"tomography-{kind}-*"):
         parts = old.name.rsplit("-", 2)
         if len(parts) == 3 and parts[1].isdigit() and old.is_dir():
@@ -172,10 +200,10 @@ def work_directory(kind: str, address: str, base: str | os.PathLike[str] | None 
                 os.kill(int(parts[1]), 0)
             except ProcessLookupError:
                 shutil.rmtree(old, ignore_errors=True)
+                removed.append(old)
             except (PermissionError, OverflowError):
                 pass  # another user's process, or not a pid: not ours to judge
-    return Path(tempfile.mkdtemp(prefix=f"tomography-{kind}-{address}-{os.getpid()}-",
-                                 dir=where))
+    return removed
 
 
 def host_facts() -> dict[str, Any]:
@@ -331,8 +359,7 @@ class Peer:
             classes = lt.ip_filter()
             classes.add_rule("0.0.0.0", "255.255.255.255", 1 << self.session.global_peer_class_id)
             self.session.set_peer_class_filter(classes)
-        base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-        self.workdir = Path(workdir) if workdir else work_directory("peer", address, base)
+        self.workdir = Path(workdir) if workdir else work_directory("peer", address, WORK_BASE)
         self.port = self._wait_listening()
         self.handle: Any = None
         self._reset()

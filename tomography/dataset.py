@@ -26,10 +26,11 @@ import json
 import math
 import os
 import platform
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -731,6 +732,25 @@ class MeasurementWriter:
         writer.extra_columns = tuple(iterations.columns[len(ITERATIONS_COLUMNS):])
         return writer
 
+    @contextmanager
+    def _appending(self, name: str) -> Iterator[Any]:
+        """``name`` opened to append, flushed to disk on exit; a failed write names the file.
+
+        A full disk or a lost mount stops the run with the file and what to
+        do: what was written before this iteration stays readable, and
+        ``--resume`` removes the cut rows and continues.
+        """
+        path = self.path / name
+        try:
+            with path.open("a", newline="", encoding="utf-8") as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise DatasetError(f"cannot write ({exc.strerror or exc}); the iterations written "
+                               "before are kept: make room, then continue with --resume",
+                               path=path) from None
+
     def update_meta(self, **keys: Any) -> None:
         """Set keys of ``meta.json`` (a resumed run records its new hosts), atomically.
 
@@ -768,7 +788,7 @@ class MeasurementWriter:
         for column in ("src", "dst"):
             if row[column] not in self.hosts:
                 raise DatasetError(f"unknown host {row[column]!r}", field=column)
-        with (self.path / "probes.csv").open("a", newline="", encoding="utf-8") as fh:
+        with self._appending("probes.csv") as fh:
             csv_writer(fh).writerow(["" if row.get(c) is None else row.get(c)
                                      for c in PROBES_COLUMNS + PROBES_EXTRA])
 
@@ -799,21 +819,17 @@ class MeasurementWriter:
             raise DatasetError(f"unknown root host {root!r}", field="root")
         rows = (transfers[["receiver", "sender", "blocks"]].itertuples(index=False, name=None)
                 if isinstance(transfers, pd.DataFrame) else transfers)
-        with (self.path / "transfers.csv").open("a", newline="", encoding="utf-8") as fh:
+        with self._appending("transfers.csv") as fh:
             out = csv_writer(fh)
             for receiver, sender, blocks in rows:
                 if int(blocks):
                     out.writerow((iteration, receiver, sender, int(blocks)))
-            fh.flush()
-            os.fsync(fh.fileno())
         duration = "" if duration_s is None or math.isnan(duration_s) else f"{duration_s:.6f}"
-        with (self.path / "iterations.csv").open("a", newline="", encoding="utf-8") as fh:
+        with self._appending("iterations.csv") as fh:
             extra = extra or {}
             csv_writer(fh).writerow((iteration, root, int(nbytes), duration,
                                      "true" if complete else "false",
                                      *(extra.get(c, "") for c in self.extra_columns)))
-            fh.flush()
-            os.fsync(fh.fileno())
 
     def add_trace(self, iteration: int, rows: Iterable[tuple[float, str, str, int, int]]) -> None:
         """Append the per-block trace of an iteration to ``trace.csv``.
@@ -836,16 +852,13 @@ class MeasurementWriter:
         >>> open(d + "/trace.csv").read().splitlines()
         ['iteration,time_s,sender,receiver,piece,block', '0,0.01,a,b,0,0']
         """
-        path = self.path / "trace.csv"
-        new = not path.exists()
-        with path.open("a", newline="", encoding="utf-8") as fh:
+        new = not (self.path / "trace.csv").exists()
+        with self._appending("trace.csv") as fh:
             out = csv_writer(fh)
             if new:
                 out.writerow(TRACE_COLUMNS)
             for time_s, sender, receiver, piece, block in rows:
                 out.writerow((iteration, time_s, sender, receiver, piece, block))
-            fh.flush()
-            os.fsync(fh.fileno())
 
 
 def _keep_iterations(path: Path, listed: set[int]) -> None:

@@ -1,4 +1,5 @@
-"""Nothing left behind: every command, on success, on error, on Ctrl-C and after SIGKILL.
+"""Faults, and nothing left behind: every command on success, on error, on Ctrl-C, after
+SIGKILL; a hung peer, a full disk, two measurements at once.
 
 Each command runs in a subprocess with a temporary directory of its own
 (``TMPDIR``) and a marker in its environment, which every process it starts
@@ -11,6 +12,7 @@ it left (the peers' directories in ``/dev/shm``).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -28,6 +30,7 @@ MARK = "TOMOGRAPHY_RESIDUE_TEST"
 SHM = Path("/dev/shm")
 NETNS = Path("/run/netns")
 ADDRESSES = [f"127.0.0.{i}" for i in (221, 222, 223)]   # this module's own peers
+OTHERS = [f"127.0.0.{i}" for i in (224, 225, 226)]      # a second run's, at the same time
 
 
 def _marked(mark: str) -> list[str]:
@@ -89,9 +92,9 @@ class Command:
         return found
 
 
-def _hosts_file(tmp: Path) -> Path:
-    path = tmp / "hosts.csv"
-    path.write_text("host,address\n" + "".join(f"h{i},{a}\n" for i, a in enumerate(ADDRESSES)))
+def _hosts_file(tmp: Path, addresses: list[str] = ADDRESSES) -> Path:
+    path = tmp / f"hosts-{addresses[0]}.csv"
+    path.write_text("host,address\n" + "".join(f"h{i},{a}\n" for i, a in enumerate(addresses)))
     return path
 
 
@@ -149,8 +152,9 @@ def test_command_leaves_nothing(name: str, argv: list[str], dataset: Path,
         assert watch.left() == []
 
 
-def _measure_argv(tmp: Path, out: Path, iterations: int, size: str = "1MiB") -> list[object]:
-    return ["measure", "bittorrent", "--hosts", _hosts_file(tmp), "-n", iterations,
+def _measure_argv(tmp: Path, out: Path, iterations: int, size: str = "1MiB",
+                  addresses: list[str] = ADDRESSES) -> list[object]:
+    return ["measure", "bittorrent", "--hosts", _hosts_file(tmp, addresses), "-n", iterations,
             "--size", size, "-o", out]
 
 
@@ -204,3 +208,74 @@ def test_probe_mesh_leaves_nothing(tmp_path: Path) -> None:
                      "-o", tmp_path / "mesh")
     assert done.returncode == 0, done.stderr
     assert watch.left() == []
+
+
+def _peers(mark: str) -> list[int]:
+    """The peer processes of a watched run."""
+    return [int(p.split()[0]) for p in _marked(mark) if "measure.peer" in p]
+
+
+def test_hung_peer_makes_its_iteration_incomplete(tmp_path: Path) -> None:
+    watch = Command(tmp_path, "hung")
+    out = tmp_path / "run"
+    proc = watch.start(*_measure_argv(tmp_path, out, 3, "4MiB"), "--time-limit", "3s")
+    _wait_for_iteration(proc, out)
+    peers = _peers(watch.mark)
+    assert len(peers) == len(ADDRESSES)
+    os.kill(peers[-1], signal.SIGSTOP)     # alive, but answers nothing
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, stderr
+    assert "did not answer" in stdout and "incomplete" in stdout
+    m = subprocess.run([TOMOGRAPHY, "info", out, "--format", "json"], capture_output=True,
+                       text=True, timeout=60)
+    info = json.loads(m.stdout)
+    assert info["iterations"] == 3 and info["complete_iterations"] < 3
+    assert watch.left() == []              # the stopped peer was killed too
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+def test_full_disk_stops_the_run_and_keeps_what_was_written(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=80k", "tmpfs", disk], check=True)
+    try:
+        watch = Command(tmp_path, "full")
+        out = disk / "run"
+        argv = _measure_argv(tmp_path, out, 8, "4MiB") + ["--trace"]
+        failed = watch.run(*argv)
+        assert failed.returncode == 2 and "Traceback" not in failed.stderr, failed.stderr
+        last = failed.stderr.strip().splitlines()[-1]
+        assert "No space left on device" in last and str(out) in last and "--resume" in last
+        assert watch.left() == []
+        kept = _iterations_done(out)
+        assert kept >= 1
+        info = subprocess.run([TOMOGRAPHY, "cluster", out], capture_output=True, text=True,
+                              timeout=60)
+        assert info.returncode == 0, info.stderr    # what was written reads
+        subprocess.run(["mount", "-o", "remount,size=4m", disk], check=True)
+        done = watch.run(*argv, "--resume")
+        assert done.returncode == 0, done.stderr
+        assert _iterations_done(out) == 8
+        timeline = subprocess.run([TOMOGRAPHY, "plot", out, "-k", "timeline", "--iteration",
+                                   str(kept), "-o", tmp_path / "t.png"], capture_output=True,
+                                  text=True, timeout=120)
+        assert timeline.returncode == 0, timeline.stderr   # the cut trace was repaired
+    finally:
+        subprocess.run(["umount", disk], check=False)
+
+
+def test_two_measurements_at_once(tmp_path: Path) -> None:
+    first, second = Command(tmp_path, "first"), Command(tmp_path, "second")
+    a = first.start(*_measure_argv(tmp_path, tmp_path / "a", 3, "4MiB"))
+    b = second.start(*_measure_argv(tmp_path, tmp_path / "b", 3, "4MiB", OTHERS))
+    for proc in (a, b):
+        _, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err
+    for run, addresses in (("a", ADDRESSES), ("b", OTHERS)):
+        m = subprocess.run([TOMOGRAPHY, "info", tmp_path / run, "--format", "json"],
+                           capture_output=True, text=True, timeout=60)
+        info = json.loads(m.stdout)
+        assert info["iterations"] == 3 and info["complete_iterations"] == 3
+        hosts = (tmp_path / run / "hosts.csv").read_text()
+        assert all(a in hosts for a in addresses)   # each run its own peers, nothing mixed
+    assert first.left() == [] and second.left() == []
