@@ -1,7 +1,7 @@
-"""The multicast planners side by side on gridlab-8 (SPEC section 9, 000 section 3.2.3).
+"""The multicast planners side by side on gridlab-8 (docs/method.md section 3.2.3).
 
 Reads ``datasets/gauges/gridlab-8.gauge.xml`` (the eight GridLab sites of
-000 Tables 3.1 and 3.2, as a Gauge file), and for each of the eight roots
+den Burger 2009, Tables 3.1 and 3.2, as a Gauge file), and for each of the eight roots
 plans a multicast with every method of :data:`tomography.planning.METHODS`
 (the exact optimum over all spanning trees with ``max_nodes=8``).  Prints,
 as Markdown for ``benchmarks/RESULTS.md``:
@@ -13,7 +13,7 @@ as Markdown for ``benchmarks/RESULTS.md``:
 2. the time each method took per root, best of ``--repeat`` runs, and how
    many spanning trees the exact optimum chose among;
 3. the same for the two worked examples of the papers: the LP example
-   (002 Fig 2/3) and the four-host example (000 Fig 3.5);
+   (den Burger et al. 2005, Fig 2/3) and the four-host example (den Burger 2009, Fig 3.5);
 4. the machine and the command.
 
 Run::
@@ -49,8 +49,8 @@ from tomography.units import parse_bandwidth
 ROOT = Path(__file__).resolve().parents[1]
 GAUGE = ROOT / "datasets" / "gauges" / "gridlab-8.gauge.xml"
 
-GRIDLAB_SOURCE = ("Delphoi measurements as emulated in 000 section 3.2.3 (Tables 3.1, 3.2), "
-                  "scaled to 10%; MB/s of 2^20 bytes")
+GRIDLAB_SOURCE = ("Delphoi measurements as emulated in den Burger 2009, section 3.2.3 "
+                  "(Tables 3.1, 3.2), scaled to 10%; MB/s of 2^20 bytes")
 GRIDLAB_TIMESTAMP = datetime(2026, 11, 21, tzinfo=timezone.utc)
 GRIDLAB_NOTE = ("Eight single-host GridLab sites (cluster name = host name = site name); "
                 "a bandwidth of 0 is a dead link (misconfigured firewalls).  The timestamp "
@@ -184,8 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(times))
     print("\n### Ratios\n")
     print("\n".join(summary(raw)))
-    for name, example in (("LP example (002 Fig 2/3), root x", lp_example()),
-                          ("four-host example (000 Fig 3.5), root A", four_host_example())):
+    for name, example in (("LP example (den Burger et al. 2005, Fig 2/3), root x",
+                           lp_example()),
+                          ("four-host example (den Burger 2009, Fig 3.5), root A",
+                           four_host_example())):
         print(f"\n### {name}, unitless\n")
         through, times, _ = table(example, [example.nodes[0]], args.repeat)
         print("\n".join(through))

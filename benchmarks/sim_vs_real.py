@@ -1,4 +1,4 @@
-"""Simulated against real tomography on one scenario (SPEC section 10, the thesis's App. A).
+"""Simulated against real tomography on one scenario (docs/method.md, the thesis's App. A).
 
 Runs the same scenario, scale and seed twice: real libtorrent broadcasts on
 the emulated testbed, and the flow-level simulator.  Compares

@@ -1,6 +1,6 @@
 """Real BitTorrent broadcasts on the emulated testbed: time against file size and hosts.
 
-The thesis's claim (SPEC section 1, cost): one broadcast measures most of the
+The thesis's claim (docs/method.md, cost): one broadcast measures most of the
 N(N-1)/2 pairs in time O(M), nearly independent of the number of hosts N.
 This script raises ``two-sites-demo`` (or ``--topology``) in network
 namespaces and times real libtorrent broadcasts:

@@ -1,4 +1,4 @@
-"""Accuracy against a ground truth (SPEC section 8).
+"""Accuracy against a ground truth (docs/method.md).
 
 * :func:`nmi`: normalized mutual information of two partitions, with the
   **arithmetic** mean of the two entropies as normalizer (the value of

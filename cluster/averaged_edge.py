@@ -1,4 +1,4 @@
-"""Averaged-edge hierarchical clustering (SPEC section 4, thesis section 5.10).
+"""Averaged-edge hierarchical clustering (docs/method.md, thesis section 5.10).
 
 Partition the graph with Louvain, collapse every cluster to one node with
 averaged edge weights, and repeat on the collapsed graph until at most two

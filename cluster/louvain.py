@@ -1,4 +1,4 @@
-"""Flat clustering: Louvain modularity maximization (SPEC section 3).
+"""Flat clustering: Louvain modularity maximization (docs/method.md).
 
 Two engines share one interface and, on clearly clustered graphs, one answer:
 

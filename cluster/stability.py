@@ -1,6 +1,6 @@
 """When to stop measuring: the results have stopped changing.
 
-Iterating broadcasts makes ``w_n`` converge (SPEC section 1, Eq 4.2), and
+Iterating broadcasts makes ``w_n`` converge (docs/method.md, Eq 4.2), and
 the clusters with it.  :class:`StableHierarchy` is the stop rule of
 ``tomography measure --until-converged`` and ``tomography evaluate
 --until-converged``: after each iteration it builds the hierarchy of ``w_n``

@@ -1,7 +1,7 @@
 """Flow-level simulation of instrumented BitTorrent broadcasts over a topology.
 
 Real and simulated tomography differ only in how the dataset is measured
-(SPEC section 10): :func:`simulate` writes a measurement dataset (format 1,
+(docs/method.md): :func:`simulate` writes a measurement dataset (format 1,
 method ``simulated``) exactly as a real run would, one iteration at a time.
 
 The model of one broadcast (one iteration), stepped in simulated time:

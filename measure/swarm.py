@@ -20,7 +20,7 @@ __all__ = ["SwarmParams", "peer_lists", "root_order"]
 
 @dataclass(frozen=True)
 class SwarmParams:
-    """BitTorrent settings that shape the metric (SPEC section 1).
+    """BitTorrent settings that shape the metric (docs/method.md).
 
     Defaults follow libtorrent's settings where libtorrent has one
     (``unchoke_slots_limit`` 8, ``unchoke_interval`` 15 s,

@@ -31,3 +31,23 @@ def test_every_link_points_into_the_repository(page: Path) -> None:
 def test_notebooks_point_to_nothing_outside(notebook: Path) -> None:
     text = notebook.read_text(encoding="utf-8")
     assert "../shared" not in text and "SPEC" not in text and "DESIGN.md" not in text
+
+
+INTERNAL = re.compile(r"\.\./shared|SPEC\.md|SPEC section|\bSPEC \d|DESIGN\.md|SCENARIOS\.md"
+                      r"|\b00\d (?:section|Fig|Table)")
+
+
+def test_nothing_shipped_names_an_internal_document() -> None:
+    """Docstrings, scenario files and examples cite what a user can read, not the
+    project's working documents (which do not ship)."""
+    skip = {".git", ".venv", "out", "build", "dist", ".pytest_cache", "__pycache__"}
+    found = []
+    for path in ROOT.rglob("*"):
+        if (skip & set(path.relative_to(ROOT).parts) or not path.is_file()
+                or path.suffix not in {".py", ".md", ".yaml", ".ipynb", ".xml", ".toml", ".sh"}
+                or path == Path(__file__).resolve()):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if INTERNAL.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()[:80]}")
+    assert not found, "\n".join(found)

@@ -1,6 +1,6 @@
 """The measurement dataset, format version 1: read, validate, write.
 
-A dataset is a directory (see ``DESIGN.md``)::
+A dataset is a directory (see ``docs/formats.md``)::
 
     meta.json        {"format": "tomography-measurement/1", "method": ..., ...}
     hosts.csv        host,address,label

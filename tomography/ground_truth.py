@@ -1,4 +1,4 @@
-"""The ground-truth model of a topology (SPEC section 7, thesis 5.7).
+"""The ground-truth model of a topology (docs/method.md, thesis 5.7).
 
 For a link that splits the hosts of a tree into sides ``A`` and ``B``:
 
@@ -325,7 +325,7 @@ def tree_is_consistent(tree, topology: Topology) -> bool:
 
     True when the tree is connected and every one of its edges splits the
     hosts exactly as some router link does: each edge then maps to a
-    physical path between the clusters it joins (SPEC section 6).
+    physical path between the clusters it joins (docs/method.md).
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ cluster records its averaged weight (Eq 5.4, or the mean linkage) to the
 other clusters of its level, which are its siblings in the Hasse diagram, and
 its internal weight.
 
-A :class:`ClusterTree` is the topology as a tree (SPEC section 6): clusters as
+A :class:`ClusterTree` is the topology as a tree (docs/method.md): clusters as
 nodes, the maximum spanning tree of their averaged weights as edges.
 
 Both serialize to JSON in the shapes the CLI prints.
@@ -402,7 +402,7 @@ class TreeEdge:
 
 @dataclass
 class ClusterTree:
-    """The topology as a tree of bandwidth clusters (SPEC section 6).
+    """The topology as a tree of bandwidth clusters (docs/method.md).
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-"""Aggregating block counts into edge weights (SPEC section 1, Eq 4.1 and 4.2).
+"""Aggregating block counts into edge weights (docs/method.md, Eq 4.1 and 4.2).
 
 All matrices are SciPy sparse arrays in sorted host order
 (:attr:`Measurement.host_names`): row ``i``, column ``j`` is host ``i``, host ``j``.

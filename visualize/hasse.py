@@ -2,7 +2,7 @@
 
 Every cluster of every level is a box; a cluster stands below the cluster
 of the next level that contains it, joined to it by a line, so a lower box
-means higher achievable bandwidth inside (SPEC section 5).  Clusters of one
+means higher achievable bandwidth inside (docs/method.md).  Clusters of one
 level share a row and are unordered among themselves.  Each box gives the
 cluster's id (as in ``tomography hierarchy``), its size and, with a ground
 truth, the true label its hosts share (``east/*`` for a shared prefix,

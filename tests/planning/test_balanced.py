@@ -1,4 +1,7 @@
-"""Balanced multicasting, the exact optimum and the planners side by side (002 section 3)."""
+"""Balanced multicasting, the exact optimum and the planners side by side.
+
+den Burger et al. 2005, section 3.
+"""
 
 from __future__ import annotations
 
@@ -94,7 +97,7 @@ def test_lp_example_every_method() -> None:
 
 def test_lp_example_optimum_solves_the_lp_of_002_fig3() -> None:
     """maximize a+b+c s.t. a+2b+c<=10, a<=10, c<=10, a+c<=10, b+c<=10, a+b<=10, b+c<=8,
-    a<=4, c<=4 (as printed in 002 Fig 3): the optimum is a=4, b=1, c=4."""
+    a<=4, c<=4 (as printed in den Burger et al. 2005, Fig 3): the optimum is a=4, b=1, c=4."""
     a_ub = [[1, 2, 1], [1, 0, 0], [0, 0, 1], [1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 1, 1],
             [1, 0, 0], [0, 0, 1]]
     b_ub = [10, 10, 10, 10, 10, 10, 8, 4, 4]
@@ -106,7 +109,7 @@ def test_lp_example_optimum_solves_the_lp_of_002_fig3() -> None:
 
 
 def test_four_host_example() -> None:
-    """000 Fig 3.5: FPFR promises 20, gets 6.7; balanced keeps two trees for 10."""
+    """den Burger 2009, Fig 3.5: FPFR promises 20, gets 6.7; balanced keeps two trees for 10."""
     net = four_host_example()
     assert fpfr_trees(net, "A")[1].sum() == 20.0
     fpfr = plan(net, "A", "fpfr")

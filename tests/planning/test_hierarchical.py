@@ -1,4 +1,4 @@
-"""The MPICH-G2 broadcast schedule over a hierarchy (SPEC section 9, 6.1)."""
+"""The MPICH-G2 broadcast schedule over a hierarchy (docs/method.md)."""
 
 from __future__ import annotations
 

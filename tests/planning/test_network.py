@@ -1,4 +1,4 @@
-"""The planners' network model and its fixtures (SPEC section 9, SCENARIOS.md)."""
+"""The planners' network model and its fixtures (docs/method.md, docs/scenarios.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tomography.planning import Network, four_host_example, gridlab8, lp_example
 ROOT = Path(__file__).resolve().parents[2]
 GAUGE = ROOT / "datasets" / "gauges" / "gridlab-8.gauge.xml"
 
-# SCENARIOS.md, "Planner fixtures": 000 Tables 3.1 and 3.2, as printed there.
+# docs/scenarios.md, "Planner fixtures": den Burger 2009, Tables 3.1 and 3.2, as printed there.
 TABLE_3_1 = """
 fs0 10.54 9.32
 n0 1.36 1.20

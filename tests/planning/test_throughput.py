@@ -1,4 +1,7 @@
-"""Resources of a set of trees and the throughput they get together (002 section 3)."""
+"""Resources of a set of trees and the throughput they get together.
+
+den Burger et al. 2005, section 3.
+"""
 
 from __future__ import annotations
 
@@ -56,7 +59,7 @@ def test_resources_of_the_wrong_size() -> None:
 
 
 def test_fpfr_trees_share_the_root_lp_example() -> None:
-    """002 Fig 3b: four flows on the root's 10, 2.5 per tree, 7.5 instead of 12."""
+    """Four flows on the root's 10, 2.5 per tree, 7.5 instead of 12 (den Burger et al. 2005, 3b)."""
     net = lp_example()
     trees, reserved = fpfr_trees(net, "x")
     shared = predict(net, trees, coordinated=False)
@@ -66,7 +69,7 @@ def test_fpfr_trees_share_the_root_lp_example() -> None:
 
 
 def test_fpfr_trees_share_the_root_four_hosts() -> None:
-    """000 Fig 3.5b: six flows on the root's 10, 10/6 per tree, about 6.7 instead of 20."""
+    """Six flows on the root's 10, 10/6 per tree, about 6.7 instead of 20 (den Burger 2009)."""
     net = four_host_example()
     trees, reserved = fpfr_trees(net, "A")
     shared = predict(net, trees, coordinated=False)

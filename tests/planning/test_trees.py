@@ -1,4 +1,7 @@
-"""Multicast trees and the tree builders (002 sections 2.3, 3.1; 000 section 3.2.3)."""
+"""Multicast trees and the tree builders.
+
+den Burger et al. 2005, sections 2.3 and 3.1; den Burger 2009, section 3.2.3.
+"""
 
 from __future__ import annotations
 
@@ -93,7 +96,8 @@ def test_flat_tree_where_every_link_from_the_root_lives(root: str) -> None:
 
 
 # Minimum height from each root and the best throughput among the trees of that height,
-# found by enumerating all spanning trees (000 3.2.3: "spanning trees with minimum height
+# found by enumerating all spanning trees (den Burger 2009, 3.2.3: "spanning trees with minimum
+# height
 # that do not use dead links ... the one with the highest throughput").
 SEMI_FLAT = {"fs0": (1, 0.45), "n0": (2, 0.45), "cluster3": (2, 0.45), "helix": (1, 0.52),
              "eltoro": (1, 0.95 / 7), "ia64": (2, 0.45), "mike4": (1, 0.57),
@@ -149,7 +153,7 @@ def test_max_bottleneck_lp_example() -> None:
     net = lp_example()
     tree = max_bottleneck_tree(net, "x")
     assert names(net, tree) == [("x", "y"), ("x", "z")]
-    assert bottleneck_links(net, np.array([tree.parent]))[0] == 8.0      # 000 Fig 3.2b
+    assert bottleneck_links(net, np.array([tree.parent]))[0] == 8.0      # den Burger 2009, Fig 3.2b
 
 
 @pytest.mark.parametrize("root", GRIDLAB_ROOTS)
@@ -174,7 +178,7 @@ def test_max_bottleneck_on_random_networks() -> None:
 # -- FPFR --------------------------------------------------------------------------------------
 
 def test_fpfr_lp_example() -> None:
-    """002 Fig 2c: x->y->z at 4, the flat tree at 6, x->z->y at 2: 12 in all."""
+    """den Burger et al. 2005, Fig 2c: x->y->z at 4, the flat tree at 6, x->z->y at 2: 12 in all."""
     net = lp_example()
     trees, rates = fpfr_trees(net, "x")
     assert [names(net, t) for t in trees] == [[("x", "y"), ("y", "z")],
@@ -185,7 +189,7 @@ def test_fpfr_lp_example() -> None:
 
 
 def test_fpfr_four_host_example() -> None:
-    """000 Fig 3.5b: four trees of 5 each (20 promised), six flows out of the root."""
+    """den Burger 2009, Fig 3.5b: four trees of 5 each (20 promised), six flows out of the root."""
     net = four_host_example()
     trees, rates = fpfr_trees(net, "A")
     assert rates.tolist() == [5.0, 5.0, 5.0, 5.0]

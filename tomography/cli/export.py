@@ -10,7 +10,7 @@ from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_format_option,
                                    add_hierarchy_options, add_tree_level_option, emit,
-                                   hierarchy, load, positive_int, tree_of)
+                                   hierarchy, load_shared, positive_int, tree_of)
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS", "FORMATS", "BANDWIDTH_SOURCES"]
@@ -203,9 +203,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from tomography.export.simgrid import simgrid_platform
     from tomography.export.topology_json import topology_to_json
 
-    m, W = load(args)
+    m, W, sampler = load_shared(args)   # the levels and ids `tomography hierarchy` shows
     hosts = m.host_names
-    h = hierarchy(args, W, hosts)
+    h = hierarchy(args, W, hosts, sampler)
     h.params["iterations"] = args.iterations
     kind = args.format
     if kind in ("graphml", "gexf"):

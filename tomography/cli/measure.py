@@ -262,8 +262,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--iterations", "-n", type=positive_int, default=10,
                    help="iterations (the most, with --until-converged; default 10)")
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
-                   help="stop once the flat partition has not changed for K iterations "
-                        "(default K: 3)")
+                   help="stop once every supported level of the hierarchy has not changed "
+                        "for K iterations (default K: 3)")
     p.add_argument("--trace", action="store_true",
                    help="also write trace.csv: every block's time (on this machine's clock, "
                         "hosts' clock offsets removed), sender and receiver")
@@ -821,8 +821,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         try:
             if not bed.latency_applied:
                 print(f"note: {bed.latency_note}")
-            print(f"real BitTorrent broadcasts of {args.size} until the flat partition is "
-                  f"stable for 3 iterations (at most {args.iterations}):")
+            print(f"real BitTorrent broadcasts of {args.size} until every supported level of "
+                  f"the hierarchy is stable for 3 iterations (at most {args.iterations}):")
             summary = _measure(ns, bed.host_table(), bed.command,
                                {"topology": topo.name, "testbed": bed.to_meta()})
         except KeyboardInterrupt:

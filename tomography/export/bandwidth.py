@@ -364,7 +364,7 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
           which traffic to (from) the model's other hosts leaves (enters)
           the cluster's routers (the routers of its hosts and those on the
           routes between them).  That is the thesis's local capacity of a
-          cluster (002 section 3.2): the NICs, or the shared access link,
+          cluster (den Burger et al. 2005, section 3.2): the NICs, or the shared access link,
           whichever is less.  When some other host sits on one of the
           cluster's routers, or there is no other host, only the NICs bound it;
         * pair bandwidth A -> B: the bottleneck of a route from a host of A

@@ -1,8 +1,9 @@
 """Gauge files: the Pool and the Gauge of a multicast planner, in XML.
 
-Balanced Multicasting (002 section 3.3, 000 section 3.2.3) reads its
-environment from a *Pool* (which hosts in which clusters) and a *Gauge*
-(local capacities and achievable bandwidths between them).  A Gauge file,
+Balanced Multicasting (den Burger et al. 2005, section 3.3; den Burger 2009,
+section 3.2.3) reads its environment from a *Pool* (which hosts in which
+clusters) and a *Gauge* (local capacities and achievable bandwidths between
+them).  A Gauge file,
 format ``tomography-gauge/1``, holds both; its schema is ``gauge.xsd`` next
 to this module (XML Schema 1.0) and is checked on every write and read::
 
@@ -341,7 +342,7 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
     ----------
     model : BandwidthModel
     level : {"clusters", "hosts"}, default "clusters"
-        Nodes are the clusters (each treated as one host, 002 section 3.2)
+        Nodes are the clusters (each treated as one host, den Burger et al. 2005, section 3.2)
         or the hosts (needs the model's host-pair bandwidths).
     unit : str, default "MiB/s"
         Any rate unit of :mod:`tomography.units`.  The default is den

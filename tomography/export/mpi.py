@@ -1,4 +1,4 @@
-"""The hierarchy for topology-aware MPI collectives (SPEC section 9, MPICH-G2 style).
+"""The hierarchy for topology-aware MPI collectives (docs/method.md, MPICH-G2 style).
 
 MPICH-G2 (thesis 6.1) gives every bandwidth cluster of every level its own
 communicator, led by the cluster's first rank, and runs a broadcast top

@@ -21,7 +21,7 @@ reads::
     </platform>
 
 Inside a cluster a route crosses only the two hosts' NIC links (switched
-Ethernet is not a bottleneck, SPEC section 7); each NIC link carries half
+Ethernet is not a bottleneck, docs/method.md); each NIC link carries half
 the model's delay within the cluster (nothing in a one-host cluster).  Between clusters the route adds the
 sender cluster's out link, the pair's link and the receiver cluster's in
 link; the pair link carries the rest of the delay.  Dead pairs (bandwidth 0)

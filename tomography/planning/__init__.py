@@ -1,4 +1,4 @@
-"""Multicast planners that consume the topology (SPEC section 9).
+"""Multicast planners that consume the topology (docs/method.md).
 
 The planners' network model (:mod:`~tomography.planning.network`), the tree
 builders (:mod:`~tomography.planning.trees`), the throughput a set of trees

@@ -1,4 +1,4 @@
-"""Balanced multicasting (002 section 3.1), its exact optimum, and the planners side by side.
+"""Balanced multicasting (den Burger et al. 2005), its exact optimum, the planners side by side.
 
 Balanced multicasting takes the FPFR trees as candidates and solves a
 linear program for their rates: maximize the sum of the rates such that no
@@ -60,14 +60,14 @@ class Plan:
 def balanced_multicast(network: Network, root: str) -> Plan:
     """Balanced multicast trees: the FPFR trees with rates from the LP.
 
-    Trees whose rate is zero are left out (002 section 3.1, step 4).
+    Trees whose rate is zero are left out (den Burger et al. 2005, section 3.1, step 4).
 
     Examples
     --------
     >>> from tomography.planning.network import lp_example
     >>> net = lp_example()
     >>> p = balanced_multicast(net, "x")
-    >>> p.throughput, p.rates.round(9).tolist()       # 002 Fig 2c and 3
+    >>> p.throughput, p.rates.round(9).tolist()       # den Burger et al. 2005, Fig 2c and 3
     (9.0, [4.0, 1.0, 4.0])
     >>> [t.edge_names(net.nodes) for t in p.trees][1]
     [('x', 'y'), ('x', 'z')]

@@ -1,4 +1,4 @@
-"""The broadcast schedule of hierarchical collectives over a Hierarchy (SPEC 9, MPICH-G2)."""
+"""The broadcast schedule of hierarchical collectives over a Hierarchy (MPICH-G2 style)."""
 
 from __future__ import annotations
 

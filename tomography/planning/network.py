@@ -1,4 +1,4 @@
-"""The multicast planners' network model (SPEC section 9, 002 section 2.2).
+"""The multicast planners' network model (docs/method.md section 2.2).
 
 Every node (a host, or a cluster modelled as one host) has a local capacity
 for outgoing and for incoming data: its network card or the access link of
@@ -6,10 +6,10 @@ its site.  Every ordered pair of nodes has an achievable bandwidth over the
 wide area.  Data sent from ``x`` to ``y`` goes through the outgoing capacity
 of ``x``, the link ``x -> y`` and the incoming capacity of ``y``; the two
 directions are independent.  An achievable bandwidth of 0 is a dead link
-(002 section 4.1: firewalls), never used by any planner.
+(den Burger et al. 2005, section 4.1: firewalls), never used by any planner.
 
-Three fixtures: :func:`lp_example` (002 Fig 2/3), :func:`four_host_example`
-(000 Fig 3.5) and :func:`gridlab8` (000 Tables 3.1 and 3.2).
+Three fixtures: :func:`lp_example` (den Burger et al. 2005, Fig 2/3), :func:`four_host_example`
+(den Burger 2009, Fig 3.5) and :func:`gridlab8` (den Burger 2009, Tables 3.1 and 3.2).
 """
 
 from __future__ import annotations
@@ -195,13 +195,13 @@ def _values(field: str, value: ArrayLike, shape: tuple[int, ...], nodes: list[st
 
 
 def lp_example() -> Network:
-    """The three-host network of 002 Fig 2 (000 Figs 3.2 and 3.3), root ``x``.
+    """The three-host network of den Burger et al. 2005, Fig 2 (den Burger 2009, Figs 3.2-3.3).
 
-    The text gives the capacities (10 in and out everywhere) and the LP of
+    The root is ``x``.  The text gives the capacities (10 in and out everywhere) and the LP of
     Fig 3; the links are reconstructed from it: ``x <-> y`` 10, ``x <-> z``
     8, ``y <-> z`` 4, symmetric, as the text says.  They reproduce every
     number in the text: the maximum bottleneck tree (``x -> y``, ``x -> z``)
-    gets 8 (000 Fig 3.2b); FPFR finds ``x -> y -> z`` at 4, the flat tree at
+    gets 8 (den Burger 2009, Fig 3.2b); FPFR finds ``x -> y -> z`` at 4, the flat tree at
     6 and ``x -> z -> y`` at 2, 12 in all, and the LP over those trees has
     the constraints ``a + 2b + c <= 10`` (root), ``a + b <= 10``,
     ``b + c <= 8``, ``a <= 4``, ``c <= 4`` (links), ``a <= 10``, ``c <= 10``
@@ -222,9 +222,9 @@ def lp_example() -> Network:
 
 
 def four_host_example() -> Network:
-    """A four-host network where FPFR builds too many trees (000 Fig 3.5), root ``A``.
+    """A four-host network where FPFR builds too many trees (den Burger 2009, Fig 3.5), root ``A``.
 
-    The text of 000 section 3.2.1 (the example is not in 002) gives: four
+    The text of den Burger 2009, section 3.2.1 (the example is not in 002) gives: four
     hosts, capacity 10 in and out; FPFR finds four trees of 5 each (20 in
     all) that put six flows on the root's outgoing capacity, so each tree
     gets 10/6 and FPFR 6.7; the LP keeps two of the trees for 10.  The link
@@ -260,7 +260,7 @@ _GRIDLAB_BANDWIDTH = [
 
 
 def gridlab8() -> Network:
-    """Eight GridLab sites as emulated in 000 section 3.2.3 (Tables 3.1 and 3.2).
+    """Eight GridLab sites as emulated in den Burger 2009, section 3.2.3 (Tables 3.1 and 3.2).
 
     Local capacities and achievable bandwidth in MB/s of 2^20 bytes
     (``"MiB/s"``), already scaled to 10% of Delphoi's values as in the

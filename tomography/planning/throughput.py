@@ -1,4 +1,4 @@
-"""Throughput of a set of multicast trees under the local-capacity model (002 section 3).
+"""Throughput of multicast trees under the local-capacity model (den Burger et al. 2005, 3).
 
 Every tree sends at one rate on all its links (a pipeline).  The resources
 are those of :class:`tomography.planning.network.Network`: the outgoing
@@ -66,7 +66,7 @@ def resources(network: Network, trees: Sequence[Tree] | np.ndarray) -> Resources
 
     Examples
     --------
-    The LP of 002 Fig 3 over the three FPFR trees ``a``, ``b``, ``c``:
+    The LP of den Burger et al. 2005, Fig 3 over the three FPFR trees ``a``, ``b``, ``c``:
 
     >>> from tomography.planning.network import lp_example
     >>> from tomography.planning.trees import fpfr_trees
@@ -137,11 +137,11 @@ def predict(network: Network, trees: Sequence[Tree], rates: ArrayLike | None = N
     and, over its nodes, of their outgoing capacity divided by their number
     of children and of their incoming capacity.
 
-    On the LP example (002 section 2.3) the root's outgoing capacity of 10
+    On the LP example (den Burger et al. 2005, section 2.3) the root's outgoing capacity of 10
     carries four flows (trees ``a`` and ``c`` have one child of the root,
     ``b`` two); every other resource allows more than 10/4 per flow, so
     it fills first and each tree gets 2.5: 7.5 instead of the 12 FPFR
-    reserved.  On the four-host example (000 Fig 3.5) the root carries six
+    reserved.  On the four-host example (den Burger 2009, Fig 3.5) the root carries six
     flows of four trees: 10/6 each, 6.7 instead of 20.
 
     Examples

@@ -1,4 +1,4 @@
-"""Multicast trees and the tree builders the planners compare (002 sections 2.3, 3.1).
+"""Multicast trees and the tree builders the planners compare (den Burger et al. 2005, 2.3, 3.1).
 
 A multicast tree is a spanning arborescence: the root sends, every other
 node receives from its parent and forwards to its children, all pipelined.
@@ -6,7 +6,7 @@ The builders never use a dead link (achievable bandwidth 0):
 
 - :func:`flat_tree`: the root sends to every node itself;
 - :func:`semi_flat_tree`: a spanning tree of minimum height over live
-  links, the one with the highest throughput (000 section 3.2.3);
+  links, the one with the highest throughput (den Burger 2009, section 3.2.3);
 - :func:`max_bottleneck_tree`: Prim's variant that maximizes the smallest
   achievable bandwidth on the tree;
 - :func:`fpfr_trees`: the trees of Fast Parallel File Replication, each
@@ -152,7 +152,7 @@ def flat_tree(network: Network, root: str) -> Tree:
     Raises
     ------
     MethodUnavailable
-        If a link from the root is dead; 000 section 3.2.3 uses
+        If a link from the root is dead; den Burger 2009, section 3.2.3 uses
         :func:`semi_flat_tree` instead.
 
     Examples
@@ -178,7 +178,7 @@ def semi_flat_tree(network: Network, root: str) -> Tree:
 
     The minimum height ``H`` is that of a breadth-first search from the
     root; every tree of height ``H`` over live links is a semi-flat tree
-    (000 section 3.2.3), including those that hang a node below a node of
+    (den Burger 2009, section 3.2.3), including those that hang a node below a node of
     its own breadth-first layer.  Among them the best (000: "if multiple
     semi-flat trees existed, we used the one with the highest throughput")
     is found exactly: the largest throughput ``t`` such that some tree of
@@ -238,7 +238,7 @@ def max_bottleneck_tree(network: Network, root: str) -> Tree:
     --------
     >>> from tomography.planning.network import lp_example
     >>> net = lp_example()
-    >>> max_bottleneck_tree(net, "x").edge_names(net.nodes)   # 000 Fig 3.2b: throughput 8
+    >>> max_bottleneck_tree(net, "x").edge_names(net.nodes)   # den Burger 2009, 3.2b: throughput 8
     [('x', 'y'), ('x', 'z')]
     """
     r = _root_index(network, root)
