@@ -18,6 +18,7 @@ import pytest
 import measure.testbed as testbed
 from measure.testbed import (Testbed, TestbedError, TestbedPlan, down, load, plan, scaled,
                              status, up)
+from measure.testbed import commands, lifecycle, names, state
 from tomography.topology import Topology, parse_topology, read_topology
 
 TWO = {"name": "two", "routers": ["A", "B"],
@@ -206,7 +207,7 @@ def test_plan_refuses_more_hosts_than_the_address_plan_holds() -> None:
 
 def test_batches_run_the_commands_in_order_one_process_per_namespace() -> None:
     p = plan(two(), name="t5")
-    batches = testbed._batches(p.commands())
+    batches = commands.batches(p.commands())
     assert batches[0] == (["ip", "-batch", "-"], [" ".join(argv[1:])
                                                   for argv in p.commands()[:6 + 5]])
     replayed = []
@@ -238,10 +239,10 @@ def made(p: TestbedPlan, **scale) -> Testbed:
 
 
 def test_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(testbed, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
     big = parse_topology({**TWO, "clusters": [{**TWO["clusters"][0], "hosts": 128}]})
     tb = made(plan(scaled(big, hosts_per_cluster=2), name="t7"), hosts_per_cluster=2)
-    testbed._write_state(tb)
+    state.write_state(tb)
     back = load("t7")
     assert back == tb and [h.name for h in back.topology.hosts] == ["a-000", "a-001"]
     assert back.command("a-001", ["hostname"]) == ["ip", "netns", "exec", "tomo-t7-a-001",
@@ -255,7 +256,7 @@ def test_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(testbed, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
     with pytest.raises(TestbedError, match="no testbed 't8' is up"):
         load("t8")
     (tmp_path / "testbed-t8.json").write_text("{", encoding="utf-8")
@@ -427,9 +428,9 @@ def test_a_failed_up_removes_what_it_made(as_root, monkeypatch) -> None:
 def sleeper_in(namespace: str) -> subprocess.Popen:
     """A process sleeping inside the namespace, returned once it is in."""
     proc = subprocess.Popen(["ip", "netns", "exec", namespace, "sleep", "60"])
-    inside = testbed._identities([namespace])
+    inside = lifecycle._identities([namespace])
     deadline = time.monotonic() + 2
-    while proc.pid not in testbed._pids(inside) and time.monotonic() < deadline:
+    while proc.pid not in lifecycle._pids(inside) and time.monotonic() < deadline:
         time.sleep(0.01)
     return proc
 
@@ -449,8 +450,8 @@ def test_down_kills_and_removes_everything(as_root) -> None:
     removed = down(name)
     assert wait_dead(sleeper) is not None
     assert sorted(removed) == sorted([*tb.hosts.values(), f"tomo-{name}-r-A",
-                                      f"tomo-{name}-r-B", str(testbed._state_path(name))])
-    assert status(name)["namespaces"] == [] and not testbed._state_path(name).exists()
+                                      f"tomo-{name}-r-B", str(state.state_path(name))])
+    assert status(name)["namespaces"] == [] and not state.state_path(name).exists()
     assert down(name) == []
 
 

@@ -1,0 +1,174 @@
+"""Raising a testbed and taking it down: :func:`up` and :func:`down` (root).
+
+:func:`up` checks that nothing of that name is on the system, runs the plan's
+commands in batches, one ``ip``/``tc`` process per namespace
+(:mod:`measure.testbed.commands`), and records the testbed
+(:mod:`measure.testbed.state`).  :func:`down` kills the processes inside the
+namespaces, deletes them and the state files; it works from what is on the
+system, so it also cleans up after a crash.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from datetime import datetime, timezone
+
+from measure.testbed import names
+from measure.testbed.commands import batches, require, run
+from measure.testbed.names import TestbedError, prefix
+from measure.testbed.plan import plan
+from measure.testbed.scaling import scaled
+from measure.testbed.shaping import probe_netem
+from measure.testbed.state import Testbed, state_path, write_state
+from tomography.topology import Topology
+
+__all__ = ["up", "down"]
+
+KILL_WAIT = 2.0  # s to wait for killed processes to leave a namespace
+
+
+def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
+       hosts_per_cluster: int | None = None) -> Testbed:
+    """Build a testbed emulating ``topology`` on this machine (needs root).
+
+    Parameters
+    ----------
+    topology : Topology
+        What to emulate.
+    name : str
+        The testbed's name, ``[a-z0-9]{1,8}``.
+    bandwidth, hosts_per_cluster
+        Scaling, as in :func:`measure.testbed.scaled`.
+
+    Returns
+    -------
+    Testbed
+        Also recorded in ``/run/tomography/testbed-<name>.json`` for
+        :func:`measure.testbed.load`.
+
+    Raises
+    ------
+    TestbedError
+        When not root, ``ip`` or ``tc`` is missing, a testbed of that name is
+        already up, or a command fails (naming it and its error; whatever was
+        made is removed first).
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> tb = up(read_topology("bordeaux-2x2"), name="demo")  # doctest: +SKIP
+    >>> tb.command("borderline-00", ["hostname", "-I"])  # doctest: +SKIP
+    ['ip', 'netns', 'exec', 'tomo-demo-borderline-00', 'hostname', '-I']
+    """
+    start = prefix(name)
+    require(("ip", "tc"))
+    layout = plan(scaled(topology, bandwidth=bandwidth, hosts_per_cluster=hosts_per_cluster),
+                  name=name)
+    existing = names.namespaces(start)
+    if existing:
+        raise TestbedError(f"testbed {name!r} is already up ({len(existing)} namespaces "
+                           f"{start}*); take it down first with down({name!r})")
+    netem, note = probe_netem(start)
+    try:
+        for argv, lines in batches(layout.commands(netem=netem)):
+            run(argv, lines)
+        testbed = Testbed(name, layout.topology, layout.hosts, layout.addresses,
+                          layout.subnets, netem, note,
+                          {"bandwidth": bandwidth, "hosts_per_cluster": hosts_per_cluster},
+                          datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        write_state(testbed)
+    except BaseException:
+        down(name)
+        raise
+    return testbed
+
+
+def _identities(namespaces: list[str]) -> set[tuple[int, int]]:
+    """Device and inode of each named namespace: how ``ip netns pids`` recognises it."""
+    out: set[tuple[int, int]] = set()
+    for ns in namespaces:
+        try:
+            st = os.stat(names.NETNS_DIR / ns)
+        except OSError:
+            continue
+        out.add((st.st_dev, st.st_ino))
+    return out
+
+
+def _pids(wanted: set[tuple[int, int]]) -> list[int]:
+    """Processes living in any of the namespaces identified by ``wanted``."""
+    out: list[int] = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                st = os.stat(f"/proc/{entry}/ns/net")
+            except OSError:
+                continue  # gone, or a zombie that has left its namespaces
+            if (st.st_dev, st.st_ino) in wanted:
+                out.append(int(entry))
+    return out
+
+
+def _kill_inside(wanted: set[tuple[int, int]]) -> None:
+    """Kill every process in the namespaces and wait until they have left them."""
+    deadline = time.monotonic() + KILL_WAIT
+    while pids := _pids(wanted):
+        if os.getpid() in pids:
+            raise TestbedError("cannot take a testbed down from inside one of its namespaces; "
+                               "run down from the root namespace")
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if time.monotonic() > deadline:
+            raise TestbedError(f"processes {pids[:10]} in testbed namespaces survived SIGKILL "
+                               f"for {KILL_WAIT} s; the namespaces were left in place")
+        time.sleep(0.02)
+
+
+def down(name: str = "tb", *, all: bool = False) -> list[str]:
+    """Take a testbed down: its processes, namespaces and state file (needs root).
+
+    Works from what is on the system, not from the state file, so it also
+    cleans up after a crash.  Touches only namespaces ``tomo-<name>-*`` (with
+    ``all``, every ``tomo-*``) and the matching state files.
+
+    Parameters
+    ----------
+    name : str
+        The testbed's name.
+    all : bool
+        Take down every testbed.
+
+    Returns
+    -------
+    list of str
+        The namespaces and state files removed (empty when nothing was up).
+
+    Raises
+    ------
+    TestbedError
+        When a process in it survives SIGKILL.
+
+    Examples
+    --------
+    >>> name = "demo"
+    >>> down(name)  # doctest: +SKIP
+    ['tomo-demo-r-R1', ..., '/run/tomography/testbed-demo.json']
+    """
+    start = names.PREFIX if all else prefix(name)
+    require(("ip",))
+    namespaces = names.namespaces(start)
+    identities = _identities(namespaces)
+    _kill_inside(identities)
+    if namespaces:
+        run(["ip", "-batch", "-"], [f"netns del {ns}" for ns in namespaces])
+        _kill_inside(identities)  # any that entered while the first ones were killed
+    files = sorted(names.STATE_DIR.glob("testbed-*.json")) if all else [state_path(name)]
+    removed = [str(f) for f in files if f.exists()]
+    for f in removed:
+        os.unlink(f)
+    return namespaces + removed

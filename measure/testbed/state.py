@@ -1,0 +1,253 @@
+"""The state of raised testbeds: state files, :func:`load`, :func:`status`, :func:`raised_testbeds`.
+
+:func:`measure.testbed.up` records each testbed it raised in
+``/run/tomography/testbed-NAME.json``: the whole :class:`Testbed`, from which
+:func:`load` rebuilds it in another process.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from measure.testbed import names
+from measure.testbed.names import TestbedError, prefix
+from measure.testbed.plan import ADDRESS_PLAN
+from measure.testbed.scaling import FirstHosts
+from tomography.topology import HostGroup, Link, Topology
+
+__all__ = ["Testbed", "STATE_FORMAT", "state_path", "write_state", "record", "load", "status",
+           "raised_testbeds"]
+
+STATE_FORMAT = "tomography-testbed/1"
+
+
+@dataclass
+class Testbed:
+    """A testbed that is up (or was: see :func:`status`).
+
+    Attributes
+    ----------
+    name : str
+        Its name; its namespaces are ``tomo-<name>-*``.
+    topology : Topology
+        The topology emulated, already scaled.
+    hosts : dict
+        Host name to namespace.
+    addresses : dict
+        Host name to IPv4 address.
+    subnets : dict
+        Router name to the subnet of its hosts.
+    latency_applied : bool
+        Whether one-way latencies are emulated (needs ``netem``).
+    latency_note : str
+        Why or why not, for a person.
+    scale : dict
+        ``{"bandwidth": factor, "hosts_per_cluster": k or None}``.
+    created : str
+        ISO 8601 time of :func:`measure.testbed.up`.
+
+    Examples
+    --------
+    What :func:`measure.testbed.up` returns and :func:`load` reads back; here
+    made by hand from a plan:
+
+    >>> from measure.testbed import plan
+    >>> from tomography.topology import read_topology
+    >>> p = plan(read_topology("bordeaux-2x2"), name="demo")
+    >>> tb = Testbed(p.name, p.topology, p.hosts, p.addresses, p.subnets, False, "no netem",
+    ...              {"bandwidth": 1.0, "hosts_per_cluster": None}, "2026-01-01T00:00:00+00:00")
+    >>> tb.command("borderline-00", ["hostname", "-I"])
+    ['ip', 'netns', 'exec', 'tomo-demo-borderline-00', 'hostname', '-I']
+    >>> tb.host_table().head(2)
+                host     address     label
+    0  bordeplage-00  10.201.3.2  bordeaux
+    1  bordeplage-01  10.201.3.3  bordeaux
+    >>> tb.to_meta()["subnets"]
+    {'bordeaux-nortel': '10.201.2.0/24', 'bordeaux-dell': '10.201.3.0/24'}
+    """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    name: str
+    topology: Topology
+    hosts: dict[str, str]
+    addresses: dict[str, str]
+    subnets: dict[str, str]
+    latency_applied: bool
+    latency_note: str
+    scale: dict[str, Any]
+    created: str
+
+    def command(self, host: str, argv: Sequence[str]) -> list[str]:
+        """The command that runs ``argv`` on ``host``: a launcher for :mod:`measure.coordinator`.
+
+        Raises
+        ------
+        TestbedError
+            When the testbed has no such host.
+        """
+        if host not in self.hosts:
+            raise TestbedError(f"testbed {self.name!r} has no host {host!r} "
+                               f"(hosts: {', '.join(list(self.hosts)[:5])}, ...)")
+        return ["ip", "netns", "exec", self.hosts[host], *argv]
+
+    def host_table(self) -> pd.DataFrame:
+        """``host,address,label`` rows for a measurement dataset, with the testbed's addresses."""
+        table = self.topology.host_table()
+        table["address"] = table["host"].map(self.addresses)
+        return table
+
+    def to_meta(self) -> dict[str, Any]:
+        """What a dataset's ``meta.json`` records about the testbed."""
+        return {"name": self.name, "topology": self.topology.name, "scale": dict(self.scale),
+                "latency_applied": self.latency_applied, "latency_note": self.latency_note,
+                "address_plan": ADDRESS_PLAN, "subnets": dict(self.subnets),
+                "created": self.created}
+
+
+def state_path(name: str) -> Path:
+    """The state file of testbed ``name``.
+
+    Examples
+    --------
+    >>> str(state_path("demo"))
+    '/run/tomography/testbed-demo.json'
+    """
+    prefix(name)
+    return names.STATE_DIR / f"testbed-{name}.json"
+
+
+def write_state(testbed: Testbed) -> None:
+    """Record ``testbed`` in its state file.
+
+    Raises
+    ------
+    TestbedError
+        When the file cannot be written, naming it.
+    """
+    path = state_path(testbed.name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record(testbed), indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise TestbedError(f"cannot write the testbed's state file {path}: {exc}") from None
+
+
+def record(testbed: Testbed) -> dict[str, Any]:
+    """The state of a complete testbed: everything :func:`load` needs to rebuild it.
+
+    Examples
+    --------
+    >>> from measure.testbed import plan
+    >>> from tomography.topology import read_topology
+    >>> p = plan(read_topology("bordeaux-2x2"), name="demo")
+    >>> tb = Testbed(p.name, p.topology, p.hosts, p.addresses, p.subnets, False, "no netem",
+    ...              {"bandwidth": 1.0, "hosts_per_cluster": None}, "2026-01-01T00:00:00+00:00")
+    >>> r = record(tb)
+    >>> r["topology_name"], r["hosts"]["borderline-00"]
+    ('bordeaux-2x2', 'tomo-demo-borderline-00')
+    """
+    topo = testbed.topology
+    model = {"name": topo.name, "description": topo.description, "source": topo.source,
+             "routers": topo.routers, "links": [asdict(link) for link in topo.links],
+             "clusters": [asdict(c) for c in topo.clusters]}
+    return {"format": STATE_FORMAT,
+            **{f.name: getattr(testbed, f.name) for f in fields(testbed) if f.name != "topology"},
+            "topology_name": topo.name, "address_plan": ADDRESS_PLAN, "topology": model}
+
+
+def _from_record(state: dict[str, Any]) -> Testbed:
+    model = state["topology"]
+    topo = Topology(name=model["name"], routers=model["routers"],
+                    links=[Link(**link) for link in model["links"]],
+                    clusters=[(FirstHosts if "width" in c else HostGroup)(**c)
+                              for c in model["clusters"]],
+                    description=model["description"], source=model["source"])
+    return Testbed(state["name"], topo, state["hosts"], state["addresses"], state["subnets"],
+                   state["latency_applied"], state["latency_note"], state["scale"],
+                   state["created"])
+
+
+def load(name: str = "tb") -> Testbed:
+    """The testbed raised earlier by :func:`measure.testbed.up`, from its state file.
+
+    Raises
+    ------
+    TestbedError
+        When no testbed of that name is up, or its state file is unreadable.
+
+    Examples
+    --------
+    >>> load("nosuch")
+    Traceback (most recent call last):
+    ...
+    measure.testbed.TestbedError: no testbed 'nosuch' is up: no state file \
+/run/tomography/testbed-nosuch.json; raise one with measure.testbed.up
+    """
+    path = state_path(name)
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TestbedError(f"no testbed {name!r} is up: no state file {path}; raise one "
+                           "with measure.testbed.up") from None
+    except (OSError, ValueError) as exc:
+        raise TestbedError(f"{path}: cannot read the testbed's state: {exc}") from None
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+        raise TestbedError(f"{path}: not a testbed state file (format {STATE_FORMAT})")
+    try:
+        return _from_record(state)
+    except (KeyError, TypeError) as exc:
+        raise TestbedError(f"{path}: malformed testbed state ({exc!r})") from None
+
+
+def status(name: str = "tb") -> dict[str, Any]:
+    """What is on the system of a testbed: its namespaces and its state file.
+
+    Returns
+    -------
+    dict
+        ``up`` (state file present and every namespace it names exists),
+        ``namespaces`` (those present with the prefix), ``missing`` (named by
+        the state file but absent) and ``state`` (the file's content or None).
+
+    Examples
+    --------
+    >>> status("nosuch")
+    {'name': 'nosuch', 'up': False, 'namespaces': [], 'missing': [], 'state': None}
+    """
+    start = prefix(name)
+    present = names.namespaces(start)
+    try:
+        state = json.loads(state_path(name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        state = None
+    expected: set[str] = set()
+    if isinstance(state, dict):
+        expected = {*state.get("hosts", {}).values(),
+                    *(f"{start}r-{r}" for r in state.get("topology", {}).get("routers", []))}
+    missing = sorted(expected - set(present))
+    return {"name": name, "up": state is not None and not missing, "namespaces": present,
+            "missing": missing, "state": state}
+
+
+def raised_testbeds() -> list[dict[str, Any]]:
+    """The :func:`status` of every testbed on the system, whole or half-built.
+
+    Names come from the state files and from the namespaces (``tomo-NAME-*``)
+    present, so a testbed whose ``up`` was killed before its state file was
+    written is listed too.
+
+    Examples
+    --------
+    >>> isinstance(raised_testbeds(), list)
+    True
+    """
+    found = {f.name[len("testbed-"):-len(".json")]
+             for f in names.STATE_DIR.glob("testbed-*.json")}
+    found |= {names.name_of(ns) for ns in names.namespaces(names.PREFIX)}
+    return [status(n) for n in sorted(filter(names.valid, found))]
