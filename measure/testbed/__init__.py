@@ -17,6 +17,7 @@ Everything is imported from here; the parts, each small enough to read at once:
 * :mod:`measure.testbed.commands`: running ``ip`` and ``tc`` in batches;
 * :mod:`measure.testbed.state`: :class:`Testbed`, the state files, :func:`load`,
   :func:`status`, :func:`raised_testbeds`;
+* :mod:`measure.testbed.claims`: :func:`claim`, one user of a testbed at a time;
 * :mod:`measure.testbed.lifecycle`: :func:`up` and :func:`down`.
 
 Examples
@@ -29,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+from measure.testbed.claims import claim
 from measure.testbed.lifecycle import down, up
 from measure.testbed.names import STATE_DIR, TestbedError
 from measure.testbed.plan import ADDRESS_PLAN, Port, Route, TestbedPlan, Veth, plan
@@ -37,5 +39,5 @@ from measure.testbed.shaping import Shaper
 from measure.testbed.state import Testbed, load, raised_testbeds, status
 
 __all__ = ["TestbedError", "TestbedPlan", "Testbed", "Veth", "Port", "Route", "Shaper",
-           "scaled", "plan", "up", "down", "status", "raised_testbeds", "load", "ADDRESS_PLAN",
-           "STATE_DIR"]
+           "scaled", "plan", "up", "down", "status", "raised_testbeds", "load", "claim",
+           "ADDRESS_PLAN", "STATE_DIR"]

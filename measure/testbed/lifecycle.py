@@ -3,9 +3,11 @@
 :func:`up` checks that nothing of that name is on the system, runs the plan's
 commands in batches, one ``ip``/``tc`` process per namespace
 (:mod:`measure.testbed.commands`), and records the testbed
-(:mod:`measure.testbed.state`).  :func:`down` kills the processes inside the
-namespaces, deletes them and the state files; it works from what is on the
-system, so it also cleans up after a crash.
+(:mod:`measure.testbed.state`), all under the testbed's claim
+(:mod:`measure.testbed.claims`), so two ``up`` of one name cannot mix.
+:func:`down` kills the processes inside the namespaces, deletes them and the
+state files; it works from what is on the system, so it also cleans up after
+a crash.  It leaves a testbed in use alone, unless forced.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import os
 import signal
 import time
+from contextlib import ExitStack
 from datetime import datetime, timezone
 
-from measure.testbed import names
+from measure.testbed import claims, names
 from measure.testbed.commands import batches, require, run
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import plan
@@ -26,7 +29,8 @@ from tomography.topology import Topology
 
 __all__ = ["up", "down"]
 
-KILL_WAIT = 2.0  # s to wait for killed processes to leave a namespace
+KILL_WAIT = 2.0   # s to wait for killed processes to leave a namespace
+STOP_WAIT = 30.0  # s a process using a testbed has, after SIGTERM, to let it go (down --force)
 
 
 def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
@@ -52,8 +56,8 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     ------
     TestbedError
         When not root, ``ip`` or ``tc`` is missing, a testbed of that name is
-        already up, or a command fails (naming it and its error; whatever was
-        made is removed first).
+        already up, another process holds its claim, or a command fails
+        (naming it and its error; whatever was made is removed first).
 
     Examples
     --------
@@ -66,22 +70,23 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     require(("ip", "tc"))
     layout = plan(scaled(topology, bandwidth=bandwidth, hosts_per_cluster=hosts_per_cluster),
                   name=name)
-    existing = names.namespaces(start)
-    if existing:
-        raise TestbedError(f"testbed {name!r} is already up ({len(existing)} namespaces "
-                           f"{start}*); take it down first with down({name!r})")
-    netem, note = probe_netem(start)
-    try:
-        for argv, lines in batches(layout.commands(netem=netem)):
-            run(argv, lines)
-        testbed = Testbed(name, layout.topology, layout.hosts, layout.addresses,
-                          layout.subnets, netem, note,
-                          {"bandwidth": bandwidth, "hosts_per_cluster": hosts_per_cluster},
-                          datetime.now(timezone.utc).isoformat(timespec="seconds"))
-        write_state(testbed)
-    except BaseException:
-        down(name)
-        raise
+    with claims.claim(name):
+        existing = names.namespaces(start)
+        if existing:
+            raise TestbedError(f"testbed {name!r} is already up ({len(existing)} namespaces "
+                               f"{start}*); take it down first with down({name!r})")
+        netem, note = probe_netem(start)
+        try:
+            for argv, lines in batches(layout.commands(netem=netem)):
+                run(argv, lines)
+            testbed = Testbed(name, layout.topology, layout.hosts, layout.addresses,
+                              layout.subnets, netem, note,
+                              {"bandwidth": bandwidth, "hosts_per_cluster": hosts_per_cluster},
+                              datetime.now(timezone.utc).isoformat(timespec="seconds"))
+            write_state(testbed)
+        except BaseException:
+            down(name)
+            raise
     return testbed
 
 
@@ -129,12 +134,48 @@ def _kill_inside(wanted: set[tuple[int, int]]) -> None:
         time.sleep(0.02)
 
 
-def down(name: str = "tb", *, all: bool = False) -> list[str]:
+def _take_for_down(name: str, force: bool) -> None:
+    """Take ``name``'s claim to remove it; with ``force``, stop the process holding it first."""
+    if claims.acquire(name):
+        return
+    who = claims.holder(name)
+    if not force:
+        raise TestbedError(f"testbed {name!r} is in use by {claims.describe(who)}; take it "
+                           "down when that ends, or now with --force, which stops that "
+                           "process first (SIGTERM, as Ctrl-C: a measurement keeps its "
+                           "finished iterations and exits with status 130)")
+    if who is None or who["pid"] is None:
+        raise TestbedError(f"testbed {name!r} is in use by a process this one cannot see; "
+                           "stop it, then take the testbed down")
+    try:
+        os.kill(who["pid"], signal.SIGTERM)
+    except ProcessLookupError:
+        pass  # ended meanwhile
+    deadline = time.monotonic() + STOP_WAIT
+    while not claims.acquire(name):
+        if time.monotonic() > deadline:
+            raise TestbedError(f"{claims.describe(who)} still holds testbed {name!r} "
+                               f"{STOP_WAIT:g} s after SIGTERM; stop it (kill {who['pid']}) "
+                               "and take the testbed down again")
+        time.sleep(0.1)
+
+
+def _every_name() -> list[str]:
+    """Every testbed name with something on the system: namespaces, state or lock files."""
+    found = {names.name_of(ns) for ns in names.namespaces(names.PREFIX)}
+    found |= {f.name[len("testbed-"):].split(".", 1)[0]
+              for f in names.STATE_DIR.glob("testbed-*.*")}
+    return sorted(filter(names.valid, found))
+
+
+def down(name: str = "tb", *, all: bool = False, force: bool = False) -> list[str]:
     """Take a testbed down: its processes, namespaces and state file (needs root).
 
     Works from what is on the system, not from the state file, so it also
     cleans up after a crash.  Touches only namespaces ``tomo-<name>-*`` (with
-    ``all``, every ``tomo-*``) and the matching state files.
+    ``all``, every ``tomo-*``) and the matching state files.  A testbed in use
+    (another process holds its claim: a measurement runs in it) is left alone
+    unless ``force``.
 
     Parameters
     ----------
@@ -142,6 +183,10 @@ def down(name: str = "tb", *, all: bool = False) -> list[str]:
         The testbed's name.
     all : bool
         Take down every testbed.
+    force : bool
+        Also a testbed in use: its user is sent SIGTERM (a measurement stops
+        as on Ctrl-C, keeping its finished iterations, and exits with status
+        130) and given 30 s to let it go before its namespaces are removed.
 
     Returns
     -------
@@ -151,7 +196,8 @@ def down(name: str = "tb", *, all: bool = False) -> list[str]:
     Raises
     ------
     TestbedError
-        When a process in it survives SIGKILL.
+        When a testbed is in use and not ``force``, its user does not let go,
+        or a process in it survives SIGKILL.
 
     Examples
     --------
@@ -161,14 +207,18 @@ def down(name: str = "tb", *, all: bool = False) -> list[str]:
     """
     start = names.PREFIX if all else prefix(name)
     require(("ip",))
-    namespaces = names.namespaces(start)
-    identities = _identities(namespaces)
-    _kill_inside(identities)
-    if namespaces:
-        run(["ip", "-batch", "-"], [f"netns del {ns}" for ns in namespaces])
-        _kill_inside(identities)  # any that entered while the first ones were killed
-    files = sorted(names.STATE_DIR.glob("testbed-*.json")) if all else [state_path(name)]
-    removed = [str(f) for f in files if f.exists()]
-    for f in removed:
-        os.unlink(f)
+    with ExitStack() as held:
+        for each in _every_name() if all else [name]:
+            _take_for_down(each, force)
+            held.callback(claims.release, each)
+        namespaces = names.namespaces(start)
+        identities = _identities(namespaces)
+        _kill_inside(identities)
+        if namespaces:
+            run(["ip", "-batch", "-"], [f"netns del {ns}" for ns in namespaces])
+            _kill_inside(identities)  # any that entered while the first ones were killed
+        files = sorted(names.STATE_DIR.glob("testbed-*.json")) if all else [state_path(name)]
+        removed = [str(f) for f in files if f.exists()]
+        for f in removed:
+            os.unlink(f)
     return namespaces + removed

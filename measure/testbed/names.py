@@ -3,8 +3,9 @@
 Every namespace of testbed ``NAME`` is called ``tomo-NAME-<node>``: ``NAME``
 is ``[a-z0-9]{1,8}`` (default ``tb``), ``<node>`` a host name or
 ``r-<router>``.  Nothing outside the prefix ``tomo-NAME-`` is ever touched.
-Its state file is ``testbed-NAME.json`` in :data:`STATE_DIR`
-(:mod:`measure.testbed.state`).
+Its files live in :data:`STATE_DIR`: the state file ``testbed-NAME.json``
+(:mod:`measure.testbed.state`) and the lock ``testbed-NAME.lock``
+(:mod:`measure.testbed.claims`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ __all__ = ["TestbedError", "PREFIX", "NETNS_DIR", "STATE_DIR", "valid", "prefix"
 
 PREFIX = "tomo-"
 NETNS_DIR = Path("/run/netns")  # where iproute2 keeps named namespaces
-STATE_DIR = Path("/run/tomography")  # state files (a tmpfs: gone at reboot, as are the
-                                     # namespaces)
+STATE_DIR = Path("/run/tomography")  # state files and locks (a tmpfs: gone at reboot, as are
+                                     # the namespaces)
 
 _NAME = re.compile(r"[a-z0-9]{1,8}")
 

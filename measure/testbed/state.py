@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from measure.testbed import names
+from measure.testbed import claims, names
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import ADDRESS_PLAN
 from measure.testbed.scaling import FirstHosts
@@ -206,19 +206,22 @@ def load(name: str = "tb") -> Testbed:
 
 
 def status(name: str = "tb") -> dict[str, Any]:
-    """What is on the system of a testbed: its namespaces and its state file.
+    """What is on the system of a testbed: its namespaces, its state file and its user.
 
     Returns
     -------
     dict
         ``up`` (state file present and every namespace it names exists),
         ``namespaces`` (those present with the prefix), ``missing`` (named by
-        the state file but absent) and ``state`` (the file's content or None).
+        the state file but absent), ``state`` (the file's content or None)
+        and ``holder`` (the process holding its claim,
+        :func:`measure.testbed.claims.holder`, or None).
 
     Examples
     --------
-    >>> status("nosuch")
-    {'name': 'nosuch', 'up': False, 'namespaces': [], 'missing': [], 'state': None}
+    >>> status("nosuch")  # doctest: +NORMALIZE_WHITESPACE
+    {'name': 'nosuch', 'up': False, 'namespaces': [], 'missing': [], 'state': None,
+     'holder': None}
     """
     start = prefix(name)
     present = names.namespaces(start)
@@ -232,7 +235,7 @@ def status(name: str = "tb") -> dict[str, Any]:
                     *(f"{start}r-{r}" for r in state.get("topology", {}).get("routers", []))}
     missing = sorted(expected - set(present))
     return {"name": name, "up": state is not None and not missing, "namespaces": present,
-            "missing": missing, "state": state}
+            "missing": missing, "state": state, "holder": claims.holder(name)}
 
 
 def raised_testbeds() -> list[dict[str, Any]]:

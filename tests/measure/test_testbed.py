@@ -8,6 +8,7 @@ import math
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -16,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import measure.testbed as testbed
-from measure.testbed import (Testbed, TestbedError, TestbedPlan, down, load, plan, scaled,
-                             status, up)
-from measure.testbed import commands, lifecycle, names, state
+from measure.testbed import (Testbed, TestbedError, TestbedPlan, claim, down, load, plan,
+                             scaled, status, up)
+from measure.testbed import claims, commands, lifecycle, names, state
 from tomography.topology import Topology, parse_topology, read_topology
 
 TWO = {"name": "two", "routers": ["A", "B"],
@@ -267,6 +268,49 @@ def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
         load("t8")
 
 
+# --------------------------------------------------------------------------- claims
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from measure.testbed import claim, names
+names.STATE_DIR = Path(sys.argv[1])
+with claim(sys.argv[2]):
+    print("ready", flush=True)
+    time.sleep(120)
+"""
+
+
+def holding(name: str) -> subprocess.Popen:
+    """Another process holding testbed ``name``'s claim (in the current STATE_DIR)."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(names.STATE_DIR), name],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_a_claim_is_refused_while_another_process_holds_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
+    other = holding("wtb1")
+    try:
+        with pytest.raises(TestbedError, match=rf"^testbed 'wtb1' is in use by process "
+                                               rf"{other.pid} \(.*-c .*\): wait until it ends, "
+                                               r"or use another --name"):
+            with claim("wtb1"):
+                pass
+        assert status("wtb1")["holder"]["pid"] == other.pid
+        with claim("wtb2"):  # another name is free
+            pass
+    finally:
+        other.kill()  # SIGKILL: the kernel drops its lock all the same
+        other.wait()
+    with claim("wtb1"):
+        with claim("wtb1"):  # re-entrant within a process
+            pass
+        assert claims.holder("wtb1")["pid"] == os.getpid()
+    assert claims.holder("wtb1") is None and list(tmp_path.iterdir()) == []
+
+
 # --------------------------------------------------------------------------- with root
 
 def fresh_name() -> str:
@@ -420,7 +464,7 @@ def test_a_failed_up_removes_what_it_made(as_root, monkeypatch) -> None:
         with pytest.raises(TestbedError, match=f"`ip -n tomo-{name}-a-00 link set nosuchdev up`"):
             up(two(), name=name)
         assert status(name) == {"name": name, "up": False, "namespaces": [], "missing": [],
-                                "state": None}
+                                "state": None, "holder": None}
     finally:
         down(name)
 
@@ -503,4 +547,63 @@ def test_namespaces_speak_ipv4_only(as_root) -> None:
                                  check=True).stdout
             assert six.strip() == "", six        # no link-local address: no solicitations
     finally:
+        down(name)
+
+
+@pytest.mark.root
+def test_down_leaves_a_testbed_in_use_alone_unless_forced(as_root) -> None:
+    name = fresh_name()
+    try:
+        tb = up(two(), name=name, hosts_per_cluster=1)
+        user = holding(name)
+        with pytest.raises(TestbedError, match=rf"'{name}' is in use by process {user.pid} .*"
+                                               r"--force.*exits with status 130"):
+            down(name)
+        assert status(name)["up"] and user.poll() is None
+        removed = down(name, force=True)
+        assert user.wait(timeout=5) == -signal.SIGTERM     # asked to stop, then removed
+        assert tb.hosts["a-00"] in removed and status(name)["namespaces"] == []
+    finally:
+        if "user" in locals():
+            user.kill()
+            user.wait()
+        down(name)
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_two_measurements_never_share_a_testbed(as_root, tmp_path: Path, capsys) -> None:
+    """A second measurement with the same --name is refused, naming the first; down
+    refuses while the first runs; down --force stops it (status 130, not 0) first."""
+    import yaml
+
+    from tomography.cli import main
+
+    name, topology = fresh_name(), tmp_path / "two.yaml"
+    topology.write_text(yaml.safe_dump(TWO))
+    first = subprocess.Popen([sys.executable, "-m", "tomography", "measure", "bittorrent",
+                              "--testbed", str(topology), "--name", name, "-n", "50", "--size",
+                              "4MiB", "-o", str(tmp_path / "first")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (status(name)["up"] and (status(name)["holder"] or {}).get("pid") == first.pid):
+            if first.poll() is not None or time.monotonic() > deadline:
+                first.kill()
+                pytest.fail(f"the first measurement never held testbed {name}: "
+                            f"{first.communicate()}")
+            time.sleep(0.2)
+        code = main(["measure", "bittorrent", "--testbed", str(topology), "--name", name,
+                     "-n", "1", "-o", str(tmp_path / "second")])
+        err = capsys.readouterr().err
+        assert code == 2 and f"in use by process {first.pid} (" in err and err.count("\n") == 1
+        assert not (tmp_path / "second").exists()
+        assert main(["testbed", "down", "--name", name]) == 2
+        assert "--force" in capsys.readouterr().err and status(name)["up"]
+        assert main(["testbed", "down", "--name", name, "--force"]) == 0
+        out, err = first.communicate(timeout=60)
+        assert first.returncode == 130 and "terminated" in err, (out, err)
+        assert status(name)["namespaces"] == []
+    finally:
+        first.kill()
         down(name)

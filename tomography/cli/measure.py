@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import textwrap
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Callable
 
@@ -284,15 +285,23 @@ def add_commands(sub: Any) -> None:
                 "Raise a topology as an emulated network on this machine: one network "
                 "namespace per host and router, veth links shaped by tc to the topology's "
                 "capacities. measure bittorrent --testbed raises and removes one by itself; "
-                "this command keeps one up between runs.",
+                "this command keeps one up between runs. One measurement at a time uses a "
+                "testbed: a second one with the same --name is refused, and down refuses a "
+                "testbed in use unless --force.",
                 ["sudo tomography testbed up two-sites-demo", "sudo tomography testbed status",
-                 "sudo tomography testbed down --all"])
+                 "sudo tomography testbed down --all",
+                 "sudo tomography testbed down --name tb --force   # stops the measurement "
+                 "in it first"])
     p.add_argument("action", choices=("up", "down", "status"),
                    help="up: raise the topology; down: remove it; status: what is up")
     p.add_argument("topology", nargs="?",
                    help="topology file or scenario name (for up)")
     p.add_argument("--all", action="store_true",
                    help="with down: remove every testbed this tool made (tomo-*)")
+    p.add_argument("--force", action="store_true",
+                   help="with down: also a testbed a measurement is using, which is stopped "
+                        "first (SIGTERM, as Ctrl-C: it keeps its finished iterations and "
+                        "exits 130); without it, down refuses a testbed in use")
     _add_testbed_scale(p)
 
     p = command(sub, "demo", "measure a built-in emulated network with real BitTorrent "
@@ -446,13 +455,18 @@ DEFAULT_TESTBED = "tb"
 """The testbed name when ``--name`` is not given."""
 
 
-def _testbed_for(args: argparse.Namespace):
-    """The testbed to measure on: the one already up under ``--name``, or a new one."""
+def _testbed_for(args: argparse.Namespace, held: ExitStack):
+    """The testbed to measure on: the one already up under ``--name``, or a new one.
+
+    Its claim is held in ``held`` (refused when another run holds it): two
+    measurements in one testbed would disturb each other.
+    """
     from measure import testbed
     from tomography.topology import read_topology
 
     topo = read_topology(args.testbed)
     name = args.name or DEFAULT_TESTBED
+    held.enter_context(testbed.claim(name))
     if testbed.status(name).get("up"):
         bed = testbed.load(name)
         if bed.topology.name != topo.name:
@@ -538,37 +552,38 @@ def cmd_measure(args: argparse.Namespace) -> int:
             return mpi.serve_agent(comm)
     _terminate_as_interrupt(args.output)
     bed, raised, transport = None, False, None
-    try:
-        if args.testbed:
-            bed, raised = _testbed_for(args)
-            hosts = bed.host_table()
-            transport = ProcessTransport(bed.command, name="testbed")
-            meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
-            if not bed.latency_applied:
-                print(f"note: {bed.latency_note}", file=sys.stderr)
-        elif args.mpi:
-            hosts, transport, meta = _mpi_setup(args, comm)
-        elif args.ssh:
-            hosts, transport, meta = _ssh_setup(args)
-        else:
-            hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
-            transport, meta = ProcessTransport(local), {}
-        if args.check:
-            return _check(hosts, transport, args)
-        if args.output is None:
-            raise TomographyError("-o/--output DIR is needed (or --check for the preflight "
-                                  "alone)")
-        if args.method != "bittorrent":
-            return _mesh(args, hosts, transport, meta)
-        summary = _measure(args, hosts, transport, meta)
-    except KeyboardInterrupt:
-        return _interrupted(args.output) if args.output else 130
-    finally:
-        if transport is not None:
-            transport.close()
-        if raised:
-            from measure import testbed
-            testbed.down(args.name or DEFAULT_TESTBED)
+    with ExitStack() as held:  # the testbed's claim, released once it is taken down
+        try:
+            if args.testbed:
+                bed, raised = _testbed_for(args, held)
+                hosts = bed.host_table()
+                transport = ProcessTransport(bed.command, name="testbed")
+                meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
+                if not bed.latency_applied:
+                    print(f"note: {bed.latency_note}", file=sys.stderr)
+            elif args.mpi:
+                hosts, transport, meta = _mpi_setup(args, comm)
+            elif args.ssh:
+                hosts, transport, meta = _ssh_setup(args)
+            else:
+                hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
+                transport, meta = ProcessTransport(local), {}
+            if args.check:
+                return _check(hosts, transport, args)
+            if args.output is None:
+                raise TomographyError("-o/--output DIR is needed (or --check for the "
+                                      "preflight alone)")
+            if args.method != "bittorrent":
+                return _mesh(args, hosts, transport, meta)
+            summary = _measure(args, hosts, transport, meta)
+        except KeyboardInterrupt:
+            return _interrupted(args.output) if args.output else 130
+        finally:
+            if transport is not None:
+                transport.close()
+            if raised:
+                from measure import testbed
+                testbed.down(args.name or DEFAULT_TESTBED)
     print(summary.describe())
     print(f"analyse it: tomography hierarchy {args.output}; tomography tree {args.output}")
     return 0
@@ -698,7 +713,14 @@ def cmd_testbed(args: argparse.Namespace) -> int:
             print(f"note: {bed.latency_note}")
         print(f"run a command on a host: ip netns exec {next(iter(bed.hosts.values()))} ...")
     elif args.action == "down":
-        removed = testbed.down(args.name or DEFAULT_TESTBED, all=args.all)
+        from measure.testbed.claims import describe
+
+        name = args.name or DEFAULT_TESTBED
+        users = [b for b in (testbed.raised_testbeds() if args.all else [testbed.status(name)])
+                 if b["holder"]] if args.force else []
+        removed = testbed.down(name, all=args.all, force=args.force)
+        for b in users:
+            print(f"stopped {describe(b['holder'])}, which was using testbed {b['name']}")
         print(f"removed {len(removed)} item(s)" + (": " + ", ".join(removed[:6])
                                                    + (" ..." if len(removed) > 6 else "")
                                                    if removed else ""))
@@ -710,17 +732,19 @@ def cmd_testbed(args: argparse.Namespace) -> int:
 
 
 def format_testbeds(beds: list[dict[str, Any]]) -> str:
-    """The testbeds as a table: name, state, topology, hosts, namespaces, since when.
+    """The testbeds as a table: name, state, topology, hosts, namespaces, since when; who uses them.
 
     Examples
     --------
     >>> print(format_testbeds([{"name": "tb", "up": False, "namespaces": [], "missing": [],
-    ...                       "state": None}]))
+    ...                       "state": None, "holder": None}]))
     name      state        topology              hosts  namespaces  since
     tb        down         -                         -           0  -
     >>> print(format_testbeds([]))
     no testbed raised by this tool (tomography testbed up TOPOLOGY raises one)
     """
+    from measure.testbed.claims import describe
+
     if not beds:
         return "no testbed raised by this tool (tomography testbed up TOPOLOGY raises one)"
     lines = [f"{'name':<9} {'state':<12} {'topology':<20} {'hosts':>6} {'namespaces':>11}  since"]
@@ -738,6 +762,7 @@ def format_testbeds(beds: list[dict[str, Any]]) -> str:
                      f"  {state.get('created', '-')}")
     if any(not b["up"] and b["namespaces"] for b in beds):
         lines.append("half-built: remove with tomography testbed down --name NAME (or --all)")
+    lines += [f"{b['name']}: in use by {describe(b['holder'])}" for b in beds if b["holder"]]
     return "\n".join(lines)
 
 
@@ -810,20 +835,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
                  file_size=parse_size(args.size), seed=args.seed, params=_swarm_params(ns),
                  overwrite=True)
     else:
-        testbed.down("demo")  # leftovers of an interrupted demo
-        print("raising it in network namespaces (testbed 'demo') ...")
-        bed = testbed.up(topo, name="demo")
-        try:
-            if not bed.latency_applied:
-                print(f"note: {bed.latency_note}")
-            print(f"real BitTorrent broadcasts of {args.size} until the flat partition is "
-                  f"stable for 3 iterations (at most {args.iterations}):")
-            summary = _measure(ns, bed.host_table(), bed.command,
-                               {"topology": topo.name, "testbed": bed.to_meta()})
-        except KeyboardInterrupt:
-            return _interrupted(data)
-        finally:
-            testbed.down("demo")
+        with testbed.claim("demo"):  # refused while another demo runs
+            testbed.down("demo")  # leftovers of an interrupted demo
+            print("raising it in network namespaces (testbed 'demo') ...")
+            bed = testbed.up(topo, name="demo")
+            try:
+                if not bed.latency_applied:
+                    print(f"note: {bed.latency_note}")
+                print(f"real BitTorrent broadcasts of {args.size} until the flat partition "
+                      f"is stable for 3 iterations (at most {args.iterations}):")
+                summary = _measure(ns, bed.host_table(), bed.command,
+                                   {"topology": topo.name, "testbed": bed.to_meta()})
+            except KeyboardInterrupt:
+                return _interrupted(data)
+            finally:
+                testbed.down("demo")
         print(summary.describe())
         print("testbed removed")
     m = read_measurement(data)
