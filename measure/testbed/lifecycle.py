@@ -1,13 +1,14 @@
 """Raising a testbed and taking it down: :func:`up` and :func:`down` (root).
 
-:func:`up` checks that nothing of that name is on the system, runs the plan's
-commands in batches, one ``ip``/``tc`` process per namespace
-(:mod:`measure.testbed.commands`), and records the testbed
-(:mod:`measure.testbed.state`), all under the testbed's claim
-(:mod:`measure.testbed.claims`), so two ``up`` of one name cannot mix.
-:func:`down` kills the processes inside the namespaces, deletes them and the
-state files; it works from what is on the system, so it also cleans up after
-a crash.  It leaves a testbed in use alone, unless forced.
+:func:`up` checks that nothing of that name is on the system, records that
+it is building (:mod:`measure.testbed.state`), runs the plan's commands in
+batches, one ``ip``/``tc`` process per namespace
+(:mod:`measure.testbed.commands`), and records the whole testbed.  All that
+under the testbed's claim (:mod:`measure.testbed.claims`), so two ``up`` of
+one name cannot mix.  :func:`down` kills the processes inside the
+namespaces, deletes them and the state files; it works from what is on the
+system, so it also cleans up after a crash or a half-built testbed.  It
+leaves a testbed in use alone, unless forced.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import signal
 import time
 from contextlib import ExitStack
-from datetime import datetime, timezone
 
 from measure.testbed import claims, names
 from measure.testbed.commands import batches, require, run
@@ -24,7 +24,7 @@ from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import plan
 from measure.testbed.scaling import scaled
 from measure.testbed.shaping import probe_netem
-from measure.testbed.state import Testbed, state_path, write_state
+from measure.testbed.state import Testbed, building_record, now, record, status, write_state
 from tomography.topology import Topology
 
 __all__ = ["up", "down"]
@@ -55,9 +55,10 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     Raises
     ------
     TestbedError
-        When not root, ``ip`` or ``tc`` is missing, a testbed of that name is
-        already up, another process holds its claim, or a command fails
-        (naming it and its error; whatever was made is removed first).
+        When not root, ``ip`` or ``tc`` is missing, something of that name is
+        on the system (up or half-built), another process holds its claim
+        (raising or measuring), or a command fails (naming it and its error;
+        whatever was made is removed first).
 
     Examples
     --------
@@ -71,23 +72,35 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     layout = plan(scaled(topology, bandwidth=bandwidth, hosts_per_cluster=hosts_per_cluster),
                   name=name)
     with claims.claim(name):
-        existing = names.namespaces(start)
-        if existing:
-            raise TestbedError(f"testbed {name!r} is already up ({len(existing)} namespaces "
-                               f"{start}*); take it down first with down({name!r})")
-        netem, note = probe_netem(start)
+        _refuse_existing(name)
+        write_state(name, building_record(name, layout.topology))
         try:
+            netem, note = probe_netem(start)
             for argv, lines in batches(layout.commands(netem=netem)):
                 run(argv, lines)
             testbed = Testbed(name, layout.topology, layout.hosts, layout.addresses,
                               layout.subnets, netem, note,
                               {"bandwidth": bandwidth, "hosts_per_cluster": hosts_per_cluster},
-                              datetime.now(timezone.utc).isoformat(timespec="seconds"))
-            write_state(testbed)
+                              now())
+            write_state(name, record(testbed))
         except BaseException:
             down(name)
             raise
     return testbed
+
+
+def _refuse_existing(name: str) -> None:
+    """Refuse to raise ``name`` over anything of that name: it would mix with it."""
+    there = status(name)
+    if there["phase"] == "down":
+        return
+    found = f"{len(there['namespaces'])} namespaces {prefix(name)}*"
+    if there["up"]:
+        what = f"already up ({found}, {there['state'].get('topology_name')})"
+    else:
+        what = f"half-built ({found}, no complete state file: an up was interrupted)"
+    raise TestbedError(f"testbed {name!r} is {what}; take it down first: "
+                       f"tomography testbed down --name {name}")
 
 
 def _identities(namespaces: list[str]) -> set[tuple[int, int]]:
@@ -172,10 +185,10 @@ def down(name: str = "tb", *, all: bool = False, force: bool = False) -> list[st
     """Take a testbed down: its processes, namespaces and state file (needs root).
 
     Works from what is on the system, not from the state file, so it also
-    cleans up after a crash.  Touches only namespaces ``tomo-<name>-*`` (with
-    ``all``, every ``tomo-*``) and the matching state files.  A testbed in use
-    (another process holds its claim: a measurement runs in it) is left alone
-    unless ``force``.
+    cleans up after a crash or a half-built testbed.  Touches only namespaces
+    ``tomo-<name>-*`` (with ``all``, every ``tomo-*``) and the matching state
+    files.  A testbed in use (another process holds its claim: a measurement
+    runs in it) is left alone unless ``force``.
 
     Parameters
     ----------
@@ -217,8 +230,9 @@ def down(name: str = "tb", *, all: bool = False, force: bool = False) -> list[st
         if namespaces:
             run(["ip", "-batch", "-"], [f"netns del {ns}" for ns in namespaces])
             _kill_inside(identities)  # any that entered while the first ones were killed
-        files = sorted(names.STATE_DIR.glob("testbed-*.json")) if all else [state_path(name)]
-        removed = [str(f) for f in files if f.exists()]
+        # the state file, and the scratch copy of one being written when up was killed
+        removed = [str(f) for f in sorted(names.STATE_DIR.glob(
+            f"testbed-{'*' if all else name}.json*"))]
         for f in removed:
             os.unlink(f)
     return namespaces + removed

@@ -1,14 +1,25 @@
 """The state of raised testbeds: state files, :func:`load`, :func:`status`, :func:`raised_testbeds`.
 
-:func:`measure.testbed.up` records each testbed it raised in
-``/run/tomography/testbed-NAME.json``: the whole :class:`Testbed`, from which
-:func:`load` rebuilds it in another process.
+:func:`measure.testbed.up` records each testbed in
+``/run/tomography/testbed-NAME.json`` in two steps: a *building* record before
+it makes anything, then the whole :class:`Testbed` once every command has
+run.  Each is written to a temporary file and renamed over the last, so the
+file is never seen half-written.  What :func:`status` calls a testbed:
+
+* ``up``: a complete record, and every namespace it names is present;
+* ``building``: a building record whose ``up`` still runs (it holds the
+  testbed's claim, :mod:`measure.testbed.claims`);
+* ``half-built``: namespaces or a record, but neither of the above: an ``up``
+  killed midway, or namespaces removed by hand; ``down`` removes it;
+* ``down``: nothing of it on the system.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -20,8 +31,8 @@ from measure.testbed.plan import ADDRESS_PLAN
 from measure.testbed.scaling import FirstHosts
 from tomography.topology import HostGroup, Link, Topology
 
-__all__ = ["Testbed", "STATE_FORMAT", "state_path", "write_state", "record", "load", "status",
-           "raised_testbeds"]
+__all__ = ["Testbed", "STATE_FORMAT", "state_path", "write_state", "now", "building_record",
+           "record", "load", "status", "raised_testbeds"]
 
 STATE_FORMAT = "tomography-testbed/1"
 
@@ -122,20 +133,41 @@ def state_path(name: str) -> Path:
     return names.STATE_DIR / f"testbed-{name}.json"
 
 
-def write_state(testbed: Testbed) -> None:
-    """Record ``testbed`` in its state file.
+def write_state(name: str, content: dict[str, Any]) -> None:
+    """Replace testbed ``name``'s state file at once: a reader sees the old or the new one.
 
     Raises
     ------
     TestbedError
         When the file cannot be written, naming it.
     """
-    path = state_path(testbed.name)
+    path = state_path(name)
+    scratch = path.with_name(path.name + ".tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record(testbed), indent=1) + "\n", encoding="utf-8")
+        scratch.write_text(json.dumps(content, indent=1) + "\n", encoding="utf-8")
+        os.replace(scratch, path)
     except OSError as exc:
         raise TestbedError(f"cannot write the testbed's state file {path}: {exc}") from None
+
+
+def now() -> str:
+    """The time now, as the state files record it (ISO 8601, UTC, seconds)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def building_record(name: str, topology: Topology) -> dict[str, Any]:
+    """The state of a testbed whose ``up`` has begun: who builds what, since when.
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> r = building_record("demo", read_topology("two-sites-demo"))
+    >>> r["phase"], r["topology_name"], r["pid"] == os.getpid()
+    ('building', 'two-sites-demo', True)
+    """
+    return {"format": STATE_FORMAT, "phase": "building", "name": name,
+            "topology_name": topology.name, "pid": os.getpid(), "created": now()}
 
 
 def record(testbed: Testbed) -> dict[str, Any]:
@@ -149,14 +181,14 @@ def record(testbed: Testbed) -> dict[str, Any]:
     >>> tb = Testbed(p.name, p.topology, p.hosts, p.addresses, p.subnets, False, "no netem",
     ...              {"bandwidth": 1.0, "hosts_per_cluster": None}, "2026-01-01T00:00:00+00:00")
     >>> r = record(tb)
-    >>> r["topology_name"], r["hosts"]["borderline-00"]
-    ('bordeaux-2x2', 'tomo-demo-borderline-00')
+    >>> r["phase"], r["topology_name"], r["hosts"]["borderline-00"]
+    ('up', 'bordeaux-2x2', 'tomo-demo-borderline-00')
     """
     topo = testbed.topology
     model = {"name": topo.name, "description": topo.description, "source": topo.source,
              "routers": topo.routers, "links": [asdict(link) for link in topo.links],
              "clusters": [asdict(c) for c in topo.clusters]}
-    return {"format": STATE_FORMAT,
+    return {"format": STATE_FORMAT, "phase": "up",
             **{f.name: getattr(testbed, f.name) for f in fields(testbed) if f.name != "topology"},
             "topology_name": topo.name, "address_plan": ADDRESS_PLAN, "topology": model}
 
@@ -173,13 +205,19 @@ def _from_record(state: dict[str, Any]) -> Testbed:
                    state["created"])
 
 
+def _complete(state: Any) -> bool:
+    # files written before the building phase existed have no "phase": complete ones
+    return isinstance(state, dict) and state.get("phase", "up") == "up"
+
+
 def load(name: str = "tb") -> Testbed:
     """The testbed raised earlier by :func:`measure.testbed.up`, from its state file.
 
     Raises
     ------
     TestbedError
-        When no testbed of that name is up, or its state file is unreadable.
+        When no testbed of that name is up, its ``up`` has not finished, or its
+        state file is unreadable.
 
     Examples
     --------
@@ -199,6 +237,10 @@ def load(name: str = "tb") -> Testbed:
         raise TestbedError(f"{path}: cannot read the testbed's state: {exc}") from None
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
         raise TestbedError(f"{path}: not a testbed state file (format {STATE_FORMAT})")
+    if not _complete(state):
+        raise TestbedError(f"testbed {name!r} is not complete: its up began at "
+                           f"{state.get('created')} and has not finished (it runs, or was "
+                           f"killed); remove it with `tomography testbed down --name {name}`")
     try:
         return _from_record(state)
     except (KeyError, TypeError) as exc:
@@ -206,36 +248,47 @@ def load(name: str = "tb") -> Testbed:
 
 
 def status(name: str = "tb") -> dict[str, Any]:
-    """What is on the system of a testbed: its namespaces, its state file and its user.
+    """What is on the system of a testbed: its phase, namespaces, state file and user.
 
     Returns
     -------
     dict
-        ``up`` (state file present and every namespace it names exists),
-        ``namespaces`` (those present with the prefix), ``missing`` (named by
-        the state file but absent), ``state`` (the file's content or None)
-        and ``holder`` (the process holding its claim,
+        ``phase`` (``up``, ``building``, ``half-built`` or ``down``, see the
+        module's description), ``up`` (phase is ``up``), ``namespaces``
+        (those present with the prefix), ``missing`` (named by a complete
+        state file but absent), ``state`` (the file's content, or None when
+        absent or unreadable) and ``holder`` (the process holding its claim,
         :func:`measure.testbed.claims.holder`, or None).
 
     Examples
     --------
     >>> status("nosuch")  # doctest: +NORMALIZE_WHITESPACE
-    {'name': 'nosuch', 'up': False, 'namespaces': [], 'missing': [], 'state': None,
-     'holder': None}
+    {'name': 'nosuch', 'phase': 'down', 'up': False, 'namespaces': [], 'missing': [],
+     'state': None, 'holder': None}
     """
     start = prefix(name)
     present = names.namespaces(start)
+    path = state_path(name)
     try:
-        state = json.loads(state_path(name).read_text(encoding="utf-8"))
+        state = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         state = None
-    expected: set[str] = set()
-    if isinstance(state, dict):
+    holder = claims.holder(name)
+    missing: list[str] = []
+    if _complete(state):
         expected = {*state.get("hosts", {}).values(),
                     *(f"{start}r-{r}" for r in state.get("topology", {}).get("routers", []))}
-    missing = sorted(expected - set(present))
-    return {"name": name, "up": state is not None and not missing, "namespaces": present,
-            "missing": missing, "state": state, "holder": claims.holder(name)}
+        missing = sorted(expected - set(present))
+    if _complete(state) and not missing:
+        phase = "up"
+    elif isinstance(state, dict) and holder and holder["pid"] == state.get("pid"):
+        phase = "building"
+    elif present or path.exists():
+        phase = "half-built"
+    else:
+        phase = "down"
+    return {"name": name, "phase": phase, "up": phase == "up", "namespaces": present,
+            "missing": missing, "state": state, "holder": holder}
 
 
 def raised_testbeds() -> list[dict[str, Any]]:

@@ -243,7 +243,7 @@ def test_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(names, "STATE_DIR", tmp_path)
     big = parse_topology({**TWO, "clusters": [{**TWO["clusters"][0], "hosts": 128}]})
     tb = made(plan(scaled(big, hosts_per_cluster=2), name="t7"), hosts_per_cluster=2)
-    state.write_state(tb)
+    state.write_state("t7", state.record(tb))
     back = load("t7")
     assert back == tb and [h.name for h in back.topology.hosts] == ["a-000", "a-001"]
     assert back.command("a-001", ["hostname"]) == ["ip", "netns", "exec", "tomo-t7-a-001",
@@ -254,6 +254,30 @@ def test_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
     assert meta["latency_applied"] is False and "10.201" in meta["address_plan"]
     with pytest.raises(TestbedError, match="no host 'zz'"):
         back.command("zz", ["true"])
+
+
+def test_status_tells_a_half_built_testbed_from_one_that_is_up(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path / "run")
+    monkeypatch.setattr(names, "NETNS_DIR", tmp_path / "netns")
+    (tmp_path / "netns").mkdir()
+    p = plan(two(), name="wtb3")
+    assert status("wtb3")["phase"] == "down"
+    state.write_state("wtb3", state.building_record("wtb3", p.topology))
+    with claim("wtb3"):                       # its up is still at work: this process
+        assert status("wtb3")["phase"] == "building"
+    assert status("wtb3")["phase"] == "half-built"   # its up is gone (killed)
+    with pytest.raises(TestbedError, match="'wtb3' is not complete.*testbed down --name wtb3"):
+        load("wtb3")
+    for ns in p.namespaces[:-1]:
+        (tmp_path / "netns" / ns).touch()
+    state.write_state("wtb3", state.record(made(p)))
+    assert status("wtb3")["phase"] == "half-built"   # one namespace missing
+    assert status("wtb3")["missing"] == [p.namespaces[-1]]
+    (tmp_path / "netns" / p.namespaces[-1]).touch()
+    assert status("wtb3")["phase"] == "up" and status("wtb3")["up"]
+    assert [b["name"] for b in testbed.raised_testbeds()] == ["wtb3"]
+    assert [f.name for f in (tmp_path / "run").iterdir()] == ["testbed-wtb3.json"]
 
 
 def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
@@ -447,9 +471,16 @@ def test_status_load_and_latency_report(bed: Testbed) -> None:
 
 
 @pytest.mark.root
-def test_up_refuses_a_testbed_that_is_up(bed: Testbed) -> None:
-    with pytest.raises(TestbedError, match=f"'{bed.name}' is already up.*down"):
+def test_up_refuses_a_testbed_that_is_up(bed: Testbed, capsys) -> None:
+    from tomography.cli import main
+
+    with pytest.raises(TestbedError, match=f"'{bed.name}' is already up .* take it down first: "
+                                           f"tomography testbed down --name {bed.name}$"):
         up(two(), name=bed.name)
+    code = main(["testbed", "up", "two-sites-demo", "--name", bed.name])
+    err = capsys.readouterr().err
+    assert code == 2 and "already up" in err and err.count("\n") == 1
+    assert load(bed.name) == bed                  # left as it was: nothing mixed in
 
 
 @pytest.mark.root
@@ -463,8 +494,8 @@ def test_a_failed_up_removes_what_it_made(as_root, monkeypatch) -> None:
     try:
         with pytest.raises(TestbedError, match=f"`ip -n tomo-{name}-a-00 link set nosuchdev up`"):
             up(two(), name=name)
-        assert status(name) == {"name": name, "up": False, "namespaces": [], "missing": [],
-                                "state": None, "holder": None}
+        assert status(name) == {"name": name, "phase": "down", "up": False, "namespaces": [],
+                                "missing": [], "state": None, "holder": None}
     finally:
         down(name)
 
@@ -535,6 +566,41 @@ def test_status_lists_every_testbed_whole_or_half_built(as_root) -> None:
         down(whole)
         down(half)
     assert whole not in {b["name"] for b in testbed.raised_testbeds()}
+
+
+@pytest.mark.root
+def test_an_up_killed_midway_is_half_built_until_down(as_root, tmp_path: Path, capsys) -> None:
+    """SIGKILL leaves namespaces and a building state; status says half-built (with and
+    without --name), up refuses to mix with it, down --name removes all of it."""
+    from tomography.cli import main
+
+    name = fresh_name()
+    raising = subprocess.Popen([sys.executable, "-m", "tomography", "testbed", "up", "N1",
+                                "--hosts-per-cluster", "32", "--name", name],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(names.namespaces(f"tomo-{name}-")) < 100:
+            assert raising.poll() is None and time.monotonic() < deadline, raising.stderr.read()
+            time.sleep(0.01)
+        raising.kill()
+        raising.wait()
+        assert status(name)["state"]["phase"] == "building"
+        assert status(name)["phase"] == "half-built"
+        for argv in (["testbed", "status"], ["testbed", "status", "--name", name]):
+            main(argv)
+            out = capsys.readouterr().out
+            assert f"{name:<9} half-built   N1" in out and "down --name NAME" in out, out
+        assert main(["testbed", "status", "--name", name]) == 1   # not up
+        assert main(["testbed", "up", "N1", "--name", name]) == 2
+        err = capsys.readouterr().err
+        assert f"'{name}' is half-built" in err and f"testbed down --name {name}" in err
+        assert main(["testbed", "down", "--name", name]) == 0
+        assert status(name)["phase"] == "down"
+        assert list(names.STATE_DIR.glob(f"testbed-{name}.*")) == []
+    finally:
+        raising.kill()
+        down(name)
 
 
 @pytest.mark.root

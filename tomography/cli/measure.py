@@ -736,8 +736,8 @@ def format_testbeds(beds: list[dict[str, Any]]) -> str:
 
     Examples
     --------
-    >>> print(format_testbeds([{"name": "tb", "up": False, "namespaces": [], "missing": [],
-    ...                       "state": None, "holder": None}]))
+    >>> print(format_testbeds([{"name": "tb", "phase": "down", "up": False, "namespaces": [],
+    ...                         "missing": [], "state": None, "holder": None}]))
     name      state        topology              hosts  namespaces  since
     tb        down         -                         -           0  -
     >>> print(format_testbeds([]))
@@ -750,18 +750,13 @@ def format_testbeds(beds: list[dict[str, Any]]) -> str:
     lines = [f"{'name':<9} {'state':<12} {'topology':<20} {'hosts':>6} {'namespaces':>11}  since"]
     for b in beds:
         state = b["state"] if isinstance(b["state"], dict) else {}
-        if b["up"]:
-            what = "up"
-        elif b["namespaces"]:
-            what = "half-built"          # an up that was killed, or a down that was
-        else:
-            what = "down"
         topo = state.get("topology_name") or "-"
-        hosts = len(state.get("hosts", {})) if state else "-"
-        lines.append(f"{b['name']:<9} {what:<12} {topo:<20} {hosts:>6} {len(b['namespaces']):>11}"
-                     f"  {state.get('created', '-')}")
-    if any(not b["up"] and b["namespaces"] for b in beds):
-        lines.append("half-built: remove with tomography testbed down --name NAME (or --all)")
+        hosts = len(state["hosts"]) if "hosts" in state else "-"
+        lines.append(f"{b['name']:<9} {b['phase']:<12} {topo:<20} {hosts:>6} "
+                     f"{len(b['namespaces']):>11}  {state.get('created', '-')}")
+    if any(b["phase"] == "half-built" for b in beds):
+        lines.append("half-built: an up was interrupted; remove it with tomography testbed down "
+                     "--name NAME (or --all)")
     lines += [f"{b['name']}: in use by {describe(b['holder'])}" for b in beds if b["holder"]]
     return "\n".join(lines)
 
