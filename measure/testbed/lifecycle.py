@@ -1,8 +1,9 @@
 """Raising a testbed and taking it down: :func:`up` and :func:`down` (root).
 
-:func:`up` checks that nothing of that name is on the system, records that
-it is building (:mod:`measure.testbed.state`), runs the plan's commands in
-batches, one ``ip``/``tc`` process per namespace
+:func:`up` checks that nothing of that name is on the system and that the
+machine can carry the testbed (:mod:`measure.testbed.resources`), records
+that it is building (:mod:`measure.testbed.state`), runs the plan's commands
+in batches, one ``ip``/``tc`` process per namespace
 (:mod:`measure.testbed.commands`), and records the whole testbed.  All that
 under the testbed's claim (:mod:`measure.testbed.claims`), so two ``up`` of
 one name cannot mix.  :func:`down` kills the processes inside the
@@ -22,6 +23,7 @@ from measure.testbed import claims, names
 from measure.testbed.commands import batches, require, run
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import plan
+from measure.testbed.resources import check
 from measure.testbed.scaling import scaled
 from measure.testbed.shaping import probe_netem
 from measure.testbed.state import Testbed, building_record, now, record, status, write_state
@@ -34,7 +36,7 @@ STOP_WAIT = 30.0  # s a process using a testbed has, after SIGTERM, to let it go
 
 
 def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
-       hosts_per_cluster: int | None = None) -> Testbed:
+       hosts_per_cluster: int | None = None, force: bool = False) -> Testbed:
     """Build a testbed emulating ``topology`` on this machine (needs root).
 
     Parameters
@@ -45,6 +47,9 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
         The testbed's name, ``[a-z0-9]{1,8}``.
     bandwidth, hosts_per_cluster
         Scaling, as in :func:`measure.testbed.scaled`.
+    force : bool
+        Raise it even when the estimate says this machine cannot carry it
+        (:func:`measure.testbed.resources.check`).
 
     Returns
     -------
@@ -57,8 +62,9 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     TestbedError
         When not root, ``ip`` or ``tc`` is missing, something of that name is
         on the system (up or half-built), another process holds its claim
-        (raising or measuring), or a command fails (naming it and its error;
-        whatever was made is removed first).
+        (raising or measuring), the machine cannot carry it (unless
+        ``force``; the message says how to shrink it), or a command fails
+        (naming it and its error; whatever was made is removed first).
 
     Examples
     --------
@@ -73,6 +79,8 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
                   name=name)
     with claims.claim(name):
         _refuse_existing(name)
+        if not force:
+            check(layout.topology, name=name, bandwidth=bandwidth)
         write_state(name, building_record(name, layout.topology))
         try:
             netem, note = probe_netem(start)

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -17,9 +18,9 @@ from pathlib import Path
 import pytest
 
 import measure.testbed as testbed
-from measure.testbed import (Testbed, TestbedError, TestbedPlan, claim, down, load, plan,
-                             scaled, status, up)
-from measure.testbed import claims, commands, lifecycle, names, state
+from measure.testbed import (Machine, Testbed, TestbedError, TestbedPlan, claim, down, estimate,
+                             load, plan, scaled, status, up)
+from measure.testbed import claims, commands, lifecycle, names, resources, state
 from tomography.topology import Topology, parse_topology, read_topology
 
 TWO = {"name": "two", "routers": ["A", "B"],
@@ -290,6 +291,57 @@ def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "testbed-t8.json").write_text("{}", encoding="utf-8")
     with pytest.raises(TestbedError, match="not a testbed state file"):
         load("t8")
+
+
+# --------------------------------------------------------------------------- resources
+
+TWO_CORES = Machine(2, 4 * 2**30)
+
+
+def test_estimate_counts_namespaces_peers_and_what_a_broadcast_moves() -> None:
+    e = estimate(read_topology("two-sites-demo"))
+    assert (e.namespaces, e.peers, e.rate) == (26, 20, 700e6)
+    assert e.cores == pytest.approx(20 * resources.PEER_CPU + 0.7 * resources.CPU_PER_GBIT)
+    assert e.memory == 26 * resources.NAMESPACE_MEMORY + 20 * resources.PEER_MEMORY
+    # from a root in a: its neighbour at 100 Mbit/s, b's two hosts behind the 16 Mbit/s link
+    assert resources.broadcast_rate(two()) == 100e6 + 2 * 16e6
+    assert estimate(scaled(two(), bandwidth=2)).rate == 2 * (100e6 + 2 * 16e6)
+
+
+def test_the_demo_fits_two_cores_and_n1_is_refused_with_options_that_fit() -> None:
+    assert resources.check(read_topology("two-sites-demo"), m=TWO_CORES).fits(TWO_CORES)
+    with pytest.raises(TestbedError, match=r"^testbed 'tb' is more than this machine can carry: "
+                                           r"527 namespaces, 512 peers, .* \(this machine has 2\)"
+                                           r".* --hosts-per-cluster 2 --bandwidth-scale ([.\d]+); "
+                                           r"or raise it anyway .*--force`$") as refused:
+        resources.check(read_topology("N1"), m=TWO_CORES)
+    factor = float(re.search(r"--bandwidth-scale ([.\d]+)", str(refused.value)).group(1))
+    fitting = scaled(read_topology("N1"), hosts_per_cluster=2, bandwidth=factor)  # the advice
+    assert resources.check(fitting, bandwidth=factor, m=TWO_CORES).cores <= 2
+
+
+def test_the_advice_starts_from_the_scale_given_and_weighs_memory() -> None:
+    fast = scaled(read_topology("tree-5"), bandwidth=3)
+    with pytest.raises(TestbedError, match=r"--bandwidth-scale ([.\d]+);") as refused:
+        resources.check(fast, bandwidth=3, m=TWO_CORES)
+    factor = float(re.search(r"--bandwidth-scale ([.\d]+)", str(refused.value)).group(1))
+    assert 1 < factor < 3
+    assert resources.check(scaled(read_topology("tree-5"), bandwidth=factor),
+                           bandwidth=factor, m=TWO_CORES)
+    small = Machine(64, 2**30)                      # cores to spare, 1 GiB of memory
+    with pytest.raises(TestbedError, match=r"2.1 GiB of memory \(1.0 GiB available\); it would "
+                                           r"fit with --hosts-per-cluster 2;"):
+        resources.check(read_topology("two-sites-demo"), m=small)
+
+
+def test_up_refuses_before_it_makes_anything(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(lifecycle, "require", lambda tools: None)   # root or not: nothing is run
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path / "run")
+    monkeypatch.setattr(names, "NETNS_DIR", tmp_path / "netns")
+    monkeypatch.setattr(resources, "machine", lambda: TWO_CORES)
+    with pytest.raises(TestbedError, match="more than this machine can carry"):
+        up(read_topology("N1"), name="wtb4")
+    assert not (tmp_path / "netns").exists() and list((tmp_path / "run").iterdir()) == []
 
 
 # --------------------------------------------------------------------------- claims
@@ -576,7 +628,7 @@ def test_an_up_killed_midway_is_half_built_until_down(as_root, tmp_path: Path, c
 
     name = fresh_name()
     raising = subprocess.Popen([sys.executable, "-m", "tomography", "testbed", "up", "N1",
-                                "--hosts-per-cluster", "32", "--name", name],
+                                "--hosts-per-cluster", "32", "--force", "--name", name],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
@@ -600,6 +652,23 @@ def test_an_up_killed_midway_is_half_built_until_down(as_root, tmp_path: Path, c
         assert list(names.STATE_DIR.glob(f"testbed-{name}.*")) == []
     finally:
         raising.kill()
+        down(name)
+
+
+@pytest.mark.root
+def test_testbed_up_prints_its_estimate_and_takes_the_demo_network(as_root, capsys) -> None:
+    from tomography.cli import main
+
+    name = fresh_name()
+    try:
+        assert main(["testbed", "up", "N1", "--name", name]) == 2      # 527 namespaces: no
+        assert "--hosts-per-cluster" in capsys.readouterr().err
+        assert status(name)["phase"] == "down"
+        assert main(["testbed", "up", "two-sites-demo", "--name", name]) == 0
+        out = capsys.readouterr().out
+        assert "estimate: 26 namespaces, 20 peers, at most 0.70 Gbit/s" in out
+        assert "cores (this machine has" in out and "MORE than" not in out
+    finally:
         down(name)
 
 

@@ -8,10 +8,13 @@ import sys
 import textwrap
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tomography.cli.common import Progress, command, positive_int
 from tomography.errors import TomographyError
+
+if TYPE_CHECKING:
+    from tomography.topology import Topology
 
 __all__ = ["add_commands", "COMMANDS"]
 
@@ -285,10 +288,14 @@ def add_commands(sub: Any) -> None:
                 "Raise a topology as an emulated network on this machine: one network "
                 "namespace per host and router, veth links shaped by tc to the topology's "
                 "capacities. measure bittorrent --testbed raises and removes one by itself; "
-                "this command keeps one up between runs. One measurement at a time uses a "
-                "testbed: a second one with the same --name is refused, and down refuses a "
-                "testbed in use unless --force.",
-                ["sudo tomography testbed up two-sites-demo", "sudo tomography testbed status",
+                "this command keeps one up between runs. up estimates the cores and memory "
+                "a measurement in it needs and refuses more than this machine can carry, "
+                "saying which --hosts-per-cluster and --bandwidth-scale fit (--force raises "
+                "it anyway). One measurement at a time uses a testbed: a second one with the "
+                "same --name is refused, and down refuses a testbed in use unless --force.",
+                ["sudo tomography testbed up two-sites-demo",
+                 "sudo tomography testbed up N1 --hosts-per-cluster 2 --bandwidth-scale 0.38",
+                 "sudo tomography testbed status",
                  "sudo tomography testbed down --all",
                  "sudo tomography testbed down --name tb --force   # stops the measurement "
                  "in it first"])
@@ -299,9 +306,11 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--all", action="store_true",
                    help="with down: remove every testbed this tool made (tomo-*)")
     p.add_argument("--force", action="store_true",
-                   help="with down: also a testbed a measurement is using, which is stopped "
-                        "first (SIGTERM, as Ctrl-C: it keeps its finished iterations and "
-                        "exits 130); without it, down refuses a testbed in use")
+                   help="with up: raise it even when its estimate (cores, memory) is more "
+                        "than this machine can carry; with down: also a testbed a "
+                        "measurement is using, which is stopped first (SIGTERM, as Ctrl-C: it "
+                        "keeps its finished iterations and exits 130); without it, down "
+                        "refuses a testbed in use")
     _add_testbed_scale(p)
 
     p = command(sub, "demo", "measure a built-in emulated network with real BitTorrent "
@@ -706,9 +715,15 @@ def cmd_testbed(args: argparse.Namespace) -> int:
         if not args.topology:
             raise TomographyError("testbed up needs a TOPOLOGY (file or scenario name)")
         bed = testbed.up(read_topology(args.topology), name=args.name or DEFAULT_TESTBED,
-                         bandwidth=args.bandwidth_scale, hosts_per_cluster=args.hosts_per_cluster)
+                         bandwidth=args.bandwidth_scale, hosts_per_cluster=args.hosts_per_cluster,
+                         force=args.force)
+        need, here = testbed.estimate(bed.topology), testbed.machine()
         print(f"testbed {bed.name} up: {bed.topology.name}, {len(bed.hosts)} hosts in "
               f"namespaces tomo-{bed.name}-*; scale {bed.scale}")
+        print(f"estimate: {need.describe(here)}; a measurement adds one copy of its file per "
+              "host in /dev/shm" + ("" if need.fits(here) else
+                                    "\nMORE than this machine can carry (raised with --force): "
+                                    "measured bandwidths will show the CPU, not the topology"))
         if not bed.latency_applied:
             print(f"note: {bed.latency_note}")
         print(f"run a command on a host: ip netns exec {next(iter(bed.hosts.values()))} ...")
@@ -796,14 +811,19 @@ def _report(m, out: Path, seed: int) -> None:
     print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}")
 
 
-def _demo_can_emulate() -> str | None:
-    """Why the demo cannot raise a testbed here, or None when it can."""
+def _demo_can_emulate(topology: Topology) -> str | None:
+    """Why the demo cannot raise a testbed of ``topology`` here, or None when it can."""
     import shutil
+
+    from measure import testbed
 
     if os.geteuid() != 0:
         return "not root (network namespaces and tc need root)"
     missing = [tool for tool in ("ip", "tc") if shutil.which(tool) is None]
-    return f"missing {' and '.join(missing)} (apt-get install iproute2)" if missing else None
+    if missing:
+        return f"missing {' and '.join(missing)} (apt-get install iproute2)"
+    need, here = testbed.estimate(topology), testbed.machine()
+    return None if need.fits(here) else f"more than this machine can carry: {need.describe(here)}"
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -817,7 +837,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     data = out / "dataset"
     topo = read_topology(DEMO_TOPOLOGY)
     print(f"demonstration network {topo.name}: {topo.description}")
-    why_not = "--simulate was given" if args.simulate else _demo_can_emulate()
+    why_not = "--simulate was given" if args.simulate else _demo_can_emulate(topo)
     ns = argparse.Namespace(output=data, iterations=args.iterations, size=args.size,
                             seed=args.seed, until_converged=-1, force=True, resume=False,
                             trace=True, piece_size=None, upload_slots=8,
