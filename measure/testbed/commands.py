@@ -1,21 +1,29 @@
 """Running ``ip`` and ``tc``: the tools checked first, commands batched per namespace.
 
 A failure is a :class:`~measure.testbed.TestbedError` naming the command that
-failed (inside a batch, the line) and the tool's message.
+failed (inside a batch, the line) and the tool's message.  Each command dies
+with the process that started it: an ``up`` killed midway (even by SIGKILL)
+leaves no ``ip`` batch behind that would go on making namespaces after
+``down`` has removed them.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
+import signal
 import subprocess
 from itertools import groupby
-from typing import Iterable
+from typing import Callable, Iterable
 
 from measure.testbed.names import TestbedError
 
 __all__ = ["require", "run", "batches"]
+
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # found here: a child only calls it
 
 
 def require(tools: Iterable[str]) -> None:
@@ -60,7 +68,8 @@ def run(argv: list[str], lines: list[str] | None = None) -> None:
     measure.testbed.TestbedError: `false` failed: exit status 1
     """
     done = subprocess.run(argv, input=None if lines is None else "\n".join(lines) + "\n",
-                          capture_output=True, text=True)
+                          capture_output=True, text=True,
+                          preexec_fn=_die_with(os.getpid()))
     if done.returncode == 0:
         return
     failed = argv
@@ -69,6 +78,15 @@ def run(argv: list[str], lines: list[str] | None = None) -> None:
         failed = [*argv[:-2], lines[int(at.group(1)) - 1]]
     detail = done.stderr.strip().replace("\n", "; ") or f"exit status {done.returncode}"
     raise TestbedError(f"`{' '.join(failed)}` failed: {detail}")
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """What a child runs before its command: be killed when ``parent`` ends, however it ends."""
+    def arrange() -> None:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # it ended before the request was in place
+            os._exit(1)
+    return arrange
 
 
 def _batch_key(argv: list[str]) -> tuple[str, ...]:
