@@ -65,6 +65,18 @@ def acquire(name: str) -> bool:
     ------
     TestbedError
         When the lock file cannot be made (no permission on ``/run``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> saved, names.STATE_DIR = names.STATE_DIR, Path(tempfile.mkdtemp())  # a scratch place
+    >>> acquire("demo"), acquire("demo")  # the second within the same process
+    (True, True)
+    >>> release("demo"); lock_path("demo").exists()
+    True
+    >>> release("demo"); lock_path("demo").exists()
+    False
+    >>> names.STATE_DIR = saved
     """
     if name in _held:
         _held[name][1] += 1

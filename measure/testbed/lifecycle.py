@@ -68,10 +68,20 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
 
     Examples
     --------
+    As root:
+
     >>> from tomography.topology import read_topology
     >>> tb = up(read_topology("bordeaux-2x2"), name="demo")  # doctest: +SKIP
     >>> tb.command("borderline-00", ["hostname", "-I"])  # doctest: +SKIP
     ['ip', 'netns', 'exec', 'tomo-demo-borderline-00', 'hostname', '-I']
+
+    Anywhere, what is wrong is said before anything is made:
+
+    >>> up(read_topology("bordeaux-2x2"), name="Demo")
+    Traceback (most recent call last):
+    ...
+    measure.testbed.TestbedError: testbed name must be 1 to 8 lowercase letters or digits, \
+got 'Demo'
     """
     start = prefix(name)
     require(("ip", "tc"))
@@ -222,9 +232,12 @@ def down(name: str = "tb", *, all: bool = False, force: bool = False) -> list[st
 
     Examples
     --------
-    >>> name = "demo"
-    >>> down(name)  # doctest: +SKIP
+    As root:
+
+    >>> down("demo")  # doctest: +SKIP
     ['tomo-demo-r-R1', ..., '/run/tomography/testbed-demo.json']
+    >>> down("demo")  # nothing left  # doctest: +SKIP
+    []
     """
     start = names.PREFIX if all else prefix(name)
     require(("ip",))

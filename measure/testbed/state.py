@@ -140,6 +140,16 @@ def write_state(name: str, content: dict[str, Any]) -> None:
     ------
     TestbedError
         When the file cannot be written, naming it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from tomography.topology import read_topology
+    >>> saved, names.STATE_DIR = names.STATE_DIR, Path(tempfile.mkdtemp())  # a scratch place
+    >>> write_state("demo", building_record("demo", read_topology("two-sites-demo")))
+    >>> status("demo")["phase"], sorted(p.name for p in names.STATE_DIR.iterdir())
+    ('half-built', ['testbed-demo.json'])
+    >>> names.STATE_DIR = saved
     """
     path = state_path(name)
     scratch = path.with_name(path.name + ".tmp")
