@@ -191,14 +191,6 @@ def _take_for_down(name: str, force: bool) -> None:
         time.sleep(0.1)
 
 
-def _every_name() -> list[str]:
-    """Every testbed name with something on the system: namespaces, state or lock files."""
-    found = {names.name_of(ns) for ns in names.namespaces(names.PREFIX)}
-    found |= {f.name[len("testbed-"):].split(".", 1)[0]
-              for f in names.STATE_DIR.glob("testbed-*.*")}
-    return sorted(filter(names.valid, found))
-
-
 def down(name: str = "tb", *, all: bool = False, force: bool = False) -> list[str]:
     """Take a testbed down: its processes, namespaces and state file (needs root).
 
@@ -242,7 +234,7 @@ def down(name: str = "tb", *, all: bool = False, force: bool = False) -> list[st
     start = names.PREFIX if all else prefix(name)
     require(("ip",))
     with ExitStack() as held:
-        for each in _every_name() if all else [name]:
+        for each in names.present("testbed-*.*") if all else [name]:  # locks too
             _take_for_down(each, force)
             held.callback(claims.release, each)
         namespaces = names.namespaces(start)

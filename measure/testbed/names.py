@@ -17,7 +17,7 @@ from pathlib import Path
 from tomography.errors import TomographyError
 
 __all__ = ["TestbedError", "PREFIX", "NETNS_DIR", "STATE_DIR", "valid", "prefix",
-           "namespaces", "name_of"]
+           "namespaces", "name_of", "present"]
 
 PREFIX = "tomo-"
 NETNS_DIR = Path("/run/netns")  # where iproute2 keeps named namespaces
@@ -94,3 +94,30 @@ def name_of(namespace: str) -> str | None:
     """
     name, dash, _ = namespace.removeprefix(PREFIX).partition("-")
     return name if namespace.startswith(PREFIX) and dash and valid(name) else None
+
+
+def present(files: str = "testbed-*.json") -> list[str]:
+    """Names of the testbeds with namespaces, or with files matching ``files``, here.
+
+    Parameters
+    ----------
+    files : str
+        A glob in :data:`STATE_DIR`: the state files by default; ``testbed-*.*``
+        adds their scratch copies and the locks.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from measure.testbed import names
+    >>> saved = names.STATE_DIR, names.NETNS_DIR
+    >>> names.STATE_DIR, names.NETNS_DIR = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
+    >>> for f in ("testbed-demo.json", "testbed-old.lock", "testbed-Bad.json"):
+    ...     _ = (names.STATE_DIR / f).write_text("")
+    >>> (names.NETNS_DIR / "tomo-half-a-00").touch()  # an up killed before its state file
+    >>> present(), present("testbed-*.*")
+    (['demo', 'half'], ['demo', 'half', 'old'])
+    >>> names.STATE_DIR, names.NETNS_DIR = saved
+    """
+    found = {name_of(ns) for ns in namespaces(PREFIX)}
+    found |= {f.name[len("testbed-"):].split(".", 1)[0] for f in STATE_DIR.glob(files)}
+    return sorted(filter(valid, found))

@@ -313,7 +313,4 @@ def raised_testbeds() -> list[dict[str, Any]]:
     >>> isinstance(raised_testbeds(), list)
     True
     """
-    found = {f.name[len("testbed-"):-len(".json")]
-             for f in names.STATE_DIR.glob("testbed-*.json")}
-    found |= {names.name_of(ns) for ns in names.namespaces(names.PREFIX)}
-    return [status(n) for n in sorted(filter(names.valid, found))]
+    return [status(n) for n in names.present()]
