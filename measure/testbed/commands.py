@@ -23,7 +23,6 @@ from measure.testbed.names import TestbedError
 __all__ = ["require", "run", "batches"]
 
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent ends
-_prctl = ctypes.CDLL(None, use_errno=True).prctl  # found here: a child only calls it
 
 
 def require(tools: Iterable[str]) -> None:
@@ -82,8 +81,10 @@ def run(argv: list[str], lines: list[str] | None = None) -> None:
 
 def _die_with(parent: int) -> Callable[[], None]:
     """What a child runs before its command: be killed when ``parent`` ends, however it ends."""
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # Linux's; found before the fork
+
     def arrange() -> None:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # it ended before the request was in place
             os._exit(1)
     return arrange
