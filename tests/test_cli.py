@@ -229,6 +229,23 @@ def test_testbed_refuses_clearly_without_root(capsys, monkeypatch) -> None:
     assert code == 1 and "down" in out
 
 
+def test_testbed_up_refuses_more_than_the_machine_carries(capsys, monkeypatch,
+                                                          tmp_path: Path) -> None:
+    from measure.testbed import lifecycle, names, resources
+
+    monkeypatch.setattr(lifecycle, "require", lambda tools: None)  # refused before anything runs
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path / "run")
+    monkeypatch.setattr(names, "NETNS_DIR", tmp_path / "netns")
+    monkeypatch.setattr(resources, "machine", lambda: resources.Machine(2, 16 * 2**30))
+    code, _, err = run(capsys, "testbed", "up", "N1", "--name", "wtb5")
+    assert code == 2 and err.count("\n") == 1 and "527 namespaces, 512 peers" in err
+    assert "--hosts-per-cluster 2 --bandwidth-scale 0.38" in err and "--force" in err
+    code, _, err = run(capsys, "measure", "bittorrent", "--testbed", "N1", "--name", "wtb5",
+                       "-o", tmp_path / "out")
+    assert code == 2 and "more than this machine can carry" in err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "netns").exists()
+
+
 def test_measure_names_a_bad_hosts_file(capsys, tmp_path: Path) -> None:
     code, _, err = run(capsys, "measure", "bittorrent", "--hosts", tmp_path / "none.csv",
                        "-o", tmp_path / "out")

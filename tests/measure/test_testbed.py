@@ -7,7 +7,9 @@ import json
 import math
 import os
 import random
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -16,8 +18,9 @@ from pathlib import Path
 import pytest
 
 import measure.testbed as testbed
-from measure.testbed import (Testbed, TestbedError, TestbedPlan, down, load, plan, scaled,
-                             status, up)
+from measure.testbed import (Machine, Testbed, TestbedError, TestbedPlan, claim, down, estimate,
+                             load, plan, scaled, status, up)
+from measure.testbed import claims, commands, lifecycle, names, resources, state
 from tomography.topology import Topology, parse_topology, read_topology
 
 TWO = {"name": "two", "routers": ["A", "B"],
@@ -206,7 +209,7 @@ def test_plan_refuses_more_hosts_than_the_address_plan_holds() -> None:
 
 def test_batches_run_the_commands_in_order_one_process_per_namespace() -> None:
     p = plan(two(), name="t5")
-    batches = testbed._batches(p.commands())
+    batches = commands.batches(p.commands())
     assert batches[0] == (["ip", "-batch", "-"], [" ".join(argv[1:])
                                                   for argv in p.commands()[:6 + 5]])
     replayed = []
@@ -238,10 +241,10 @@ def made(p: TestbedPlan, **scale) -> Testbed:
 
 
 def test_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(testbed, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
     big = parse_topology({**TWO, "clusters": [{**TWO["clusters"][0], "hosts": 128}]})
     tb = made(plan(scaled(big, hosts_per_cluster=2), name="t7"), hosts_per_cluster=2)
-    testbed._write_state(tb)
+    state.write_state("t7", state.record(tb))
     back = load("t7")
     assert back == tb and [h.name for h in back.topology.hosts] == ["a-000", "a-001"]
     assert back.command("a-001", ["hostname"]) == ["ip", "netns", "exec", "tomo-t7-a-001",
@@ -254,8 +257,32 @@ def test_state_file_round_trip(tmp_path: Path, monkeypatch) -> None:
         back.command("zz", ["true"])
 
 
+def test_status_tells_a_half_built_testbed_from_one_that_is_up(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path / "run")
+    monkeypatch.setattr(names, "NETNS_DIR", tmp_path / "netns")
+    (tmp_path / "netns").mkdir()
+    p = plan(two(), name="wtb3")
+    assert status("wtb3")["phase"] == "down"
+    state.write_state("wtb3", state.building_record("wtb3", p.topology))
+    with claim("wtb3"):                       # its up is still at work: this process
+        assert status("wtb3")["phase"] == "building"
+    assert status("wtb3")["phase"] == "half-built"   # its up is gone (killed)
+    with pytest.raises(TestbedError, match="'wtb3' is not complete.*testbed down --name wtb3"):
+        load("wtb3")
+    for ns in p.namespaces[:-1]:
+        (tmp_path / "netns" / ns).touch()
+    state.write_state("wtb3", state.record(made(p)))
+    assert status("wtb3")["phase"] == "half-built"   # one namespace missing
+    assert status("wtb3")["missing"] == [p.namespaces[-1]]
+    (tmp_path / "netns" / p.namespaces[-1]).touch()
+    assert status("wtb3")["phase"] == "up" and status("wtb3")["up"]
+    assert [b["name"] for b in testbed.raised_testbeds()] == ["wtb3"]
+    assert [f.name for f in (tmp_path / "run").iterdir()] == ["testbed-wtb3.json"]
+
+
 def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(testbed, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
     with pytest.raises(TestbedError, match="no testbed 't8' is up"):
         load("t8")
     (tmp_path / "testbed-t8.json").write_text("{", encoding="utf-8")
@@ -264,6 +291,100 @@ def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "testbed-t8.json").write_text("{}", encoding="utf-8")
     with pytest.raises(TestbedError, match="not a testbed state file"):
         load("t8")
+
+
+# --------------------------------------------------------------------------- resources
+
+TWO_CORES = Machine(2, 4 * 2**30)
+
+
+def test_estimate_counts_namespaces_peers_and_what_a_broadcast_moves() -> None:
+    e = estimate(read_topology("two-sites-demo"))
+    assert (e.namespaces, e.peers, e.rate) == (26, 20, 700e6)
+    assert e.cores == pytest.approx(20 * resources.PEER_CPU + 0.7 * resources.CPU_PER_GBIT)
+    assert e.memory == 26 * resources.NAMESPACE_MEMORY + 20 * resources.PEER_MEMORY
+    # from a root in a: its neighbour at 100 Mbit/s, b's two hosts behind the 16 Mbit/s link
+    assert resources.broadcast_rate(two()) == 100e6 + 2 * 16e6
+    assert estimate(scaled(two(), bandwidth=2)).rate == 2 * (100e6 + 2 * 16e6)
+
+
+def test_the_demo_fits_two_cores_and_n1_is_refused_with_options_that_fit() -> None:
+    assert resources.check(read_topology("two-sites-demo"), m=TWO_CORES).fits(TWO_CORES)
+    with pytest.raises(TestbedError, match=r"^testbed 'tb' is more than this machine can carry: "
+                                           r"527 namespaces, 512 peers, .* \(this machine has 2\)"
+                                           r".* --hosts-per-cluster 2 --bandwidth-scale ([.\d]+); "
+                                           r"or raise it anyway .*--force`$") as refused:
+        resources.check(read_topology("N1"), m=TWO_CORES)
+    factor = float(re.search(r"--bandwidth-scale ([.\d]+)", str(refused.value)).group(1))
+    fitting = scaled(read_topology("N1"), hosts_per_cluster=2, bandwidth=factor)  # the advice
+    assert resources.check(fitting, bandwidth=factor, m=TWO_CORES).cores <= 2
+
+
+def test_the_advice_starts_from_the_scale_given_and_weighs_memory() -> None:
+    fast = scaled(read_topology("tree-5"), bandwidth=3)
+    with pytest.raises(TestbedError, match=r"--bandwidth-scale ([.\d]+);") as refused:
+        resources.check(fast, bandwidth=3, m=TWO_CORES)
+    factor = float(re.search(r"--bandwidth-scale ([.\d]+)", str(refused.value)).group(1))
+    assert 1 < factor < 3
+    assert resources.check(scaled(read_topology("tree-5"), bandwidth=factor),
+                           bandwidth=factor, m=TWO_CORES)
+    small = Machine(64, 2**30)                      # cores to spare, 1 GiB of memory
+    with pytest.raises(TestbedError, match=r"2.1 GiB of memory \(1.0 GiB available\); it would "
+                                           r"fit with --hosts-per-cluster 2;"):
+        resources.check(read_topology("two-sites-demo"), m=small)
+
+
+def test_up_refuses_before_it_makes_anything(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(lifecycle, "require", lambda tools: None)   # root or not: nothing is run
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path / "run")
+    monkeypatch.setattr(names, "NETNS_DIR", tmp_path / "netns")
+    monkeypatch.setattr(resources, "machine", lambda: TWO_CORES)
+    with pytest.raises(TestbedError, match="more than this machine can carry"):
+        up(read_topology("N1"), name="wtb4")
+    assert not (tmp_path / "netns").exists() and list((tmp_path / "run").iterdir()) == []
+
+
+# --------------------------------------------------------------------------- claims
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from measure.testbed import claim, names
+names.STATE_DIR = Path(sys.argv[1])
+with claim(sys.argv[2]):
+    print("ready", flush=True)
+    time.sleep(120)
+"""
+
+
+def holding(name: str) -> subprocess.Popen:
+    """Another process holding testbed ``name``'s claim (in the current STATE_DIR)."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(names.STATE_DIR), name],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_a_claim_is_refused_while_another_process_holds_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
+    other = holding("wtb1")
+    try:
+        with pytest.raises(TestbedError, match=rf"^testbed 'wtb1' is in use by process "
+                                               rf"{other.pid} \(.*-c .*\): wait until it ends, "
+                                               r"or use another --name"):
+            with claim("wtb1"):
+                pass
+        assert status("wtb1")["holder"]["pid"] == other.pid
+        with claim("wtb2"):  # another name is free
+            pass
+    finally:
+        other.kill()  # SIGKILL: the kernel drops its lock all the same
+        other.wait()
+    with claim("wtb1"):
+        with claim("wtb1"):  # re-entrant within a process
+            pass
+        assert claims.holder("wtb1")["pid"] == os.getpid()
+    assert claims.holder("wtb1") is None and list(tmp_path.iterdir()) == []
 
 
 # --------------------------------------------------------------------------- with root
@@ -402,9 +523,16 @@ def test_status_load_and_latency_report(bed: Testbed) -> None:
 
 
 @pytest.mark.root
-def test_up_refuses_a_testbed_that_is_up(bed: Testbed) -> None:
-    with pytest.raises(TestbedError, match=f"'{bed.name}' is already up.*down"):
+def test_up_refuses_a_testbed_that_is_up(bed: Testbed, capsys) -> None:
+    from tomography.cli import main
+
+    with pytest.raises(TestbedError, match=f"'{bed.name}' is already up .* take it down first: "
+                                           f"tomography testbed down --name {bed.name}$"):
         up(two(), name=bed.name)
+    code = main(["testbed", "up", "two-sites-demo", "--name", bed.name])
+    err = capsys.readouterr().err
+    assert code == 2 and "already up" in err and err.count("\n") == 1
+    assert load(bed.name) == bed                  # left as it was: nothing mixed in
 
 
 @pytest.mark.root
@@ -418,8 +546,8 @@ def test_a_failed_up_removes_what_it_made(as_root, monkeypatch) -> None:
     try:
         with pytest.raises(TestbedError, match=f"`ip -n tomo-{name}-a-00 link set nosuchdev up`"):
             up(two(), name=name)
-        assert status(name) == {"name": name, "up": False, "namespaces": [], "missing": [],
-                                "state": None}
+        assert status(name) == {"name": name, "phase": "down", "up": False, "namespaces": [],
+                                "missing": [], "state": None, "holder": None}
     finally:
         down(name)
 
@@ -427,9 +555,9 @@ def test_a_failed_up_removes_what_it_made(as_root, monkeypatch) -> None:
 def sleeper_in(namespace: str) -> subprocess.Popen:
     """A process sleeping inside the namespace, returned once it is in."""
     proc = subprocess.Popen(["ip", "netns", "exec", namespace, "sleep", "60"])
-    inside = testbed._identities([namespace])
+    inside = lifecycle._identities([namespace])
     deadline = time.monotonic() + 2
-    while proc.pid not in testbed._pids(inside) and time.monotonic() < deadline:
+    while proc.pid not in lifecycle._pids(inside) and time.monotonic() < deadline:
         time.sleep(0.01)
     return proc
 
@@ -449,8 +577,8 @@ def test_down_kills_and_removes_everything(as_root) -> None:
     removed = down(name)
     assert wait_dead(sleeper) is not None
     assert sorted(removed) == sorted([*tb.hosts.values(), f"tomo-{name}-r-A",
-                                      f"tomo-{name}-r-B", str(testbed._state_path(name))])
-    assert status(name)["namespaces"] == [] and not testbed._state_path(name).exists()
+                                      f"tomo-{name}-r-B", str(state.state_path(name))])
+    assert status(name)["namespaces"] == [] and not state.state_path(name).exists()
     assert down(name) == []
 
 
@@ -493,6 +621,59 @@ def test_status_lists_every_testbed_whole_or_half_built(as_root) -> None:
 
 
 @pytest.mark.root
+def test_an_up_killed_midway_is_half_built_until_down(as_root, tmp_path: Path, capsys) -> None:
+    """SIGKILL leaves namespaces and a building state; status says half-built (with and
+    without --name), up refuses to mix with it, down --name removes all of it."""
+    from tomography.cli import main
+
+    name = fresh_name()
+    raising = subprocess.Popen([sys.executable, "-m", "tomography", "testbed", "up", "N1",
+                                "--hosts-per-cluster", "32", "--force", "--name", name],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(names.namespaces(f"tomo-{name}-")) < 10:
+            assert raising.poll() is None and time.monotonic() < deadline, raising.stderr.read()
+            time.sleep(0.01)
+        raising.kill()
+        raising.wait()
+        assert status(name)["state"]["phase"] == "building"
+        assert status(name)["phase"] == "half-built"
+        for argv in (["testbed", "status"], ["testbed", "status", "--name", name]):
+            main(argv)
+            out = capsys.readouterr().out
+            assert f"{name:<9} half-built   N1" in out and "down --name NAME" in out, out
+        assert main(["testbed", "status", "--name", name]) == 1   # not up
+        assert main(["testbed", "up", "N1", "--name", name]) == 2
+        err = capsys.readouterr().err
+        assert f"'{name}' is half-built" in err and f"testbed down --name {name}" in err
+        assert main(["testbed", "down", "--name", name]) == 0
+        time.sleep(1)  # nothing of the killed up goes on making namespaces
+        assert status(name)["phase"] == "down"
+        assert list(names.STATE_DIR.glob(f"testbed-{name}.*")) == []
+    finally:
+        raising.kill()
+        down(name)
+
+
+@pytest.mark.root
+def test_testbed_up_prints_its_estimate_and_takes_the_demo_network(as_root, capsys) -> None:
+    from tomography.cli import main
+
+    name = fresh_name()
+    try:
+        assert main(["testbed", "up", "N1", "--name", name]) == 2      # 527 namespaces: no
+        assert "--hosts-per-cluster" in capsys.readouterr().err
+        assert status(name)["phase"] == "down"
+        assert main(["testbed", "up", "two-sites-demo", "--name", name]) == 0
+        out = capsys.readouterr().out
+        assert "estimate: 26 namespaces, 20 peers, at most 0.70 Gbit/s" in out
+        assert "cores (this machine has" in out and "MORE than" not in out
+    finally:
+        down(name)
+
+
+@pytest.mark.root
 def test_namespaces_speak_ipv4_only(as_root) -> None:
     name = fresh_name()
     try:
@@ -502,4 +683,63 @@ def test_namespaces_speak_ipv4_only(as_root) -> None:
                                  check=True).stdout
             assert six.strip() == "", six        # no link-local address: no solicitations
     finally:
+        down(name)
+
+
+@pytest.mark.root
+def test_down_leaves_a_testbed_in_use_alone_unless_forced(as_root) -> None:
+    name = fresh_name()
+    try:
+        tb = up(two(), name=name, hosts_per_cluster=1)
+        user = holding(name)
+        with pytest.raises(TestbedError, match=rf"'{name}' is in use by process {user.pid} .*"
+                                               r"--force.*exits with status 130"):
+            down(name)
+        assert status(name)["up"] and user.poll() is None
+        removed = down(name, force=True)
+        assert user.wait(timeout=5) == -signal.SIGTERM     # asked to stop, then removed
+        assert tb.hosts["a-00"] in removed and status(name)["namespaces"] == []
+    finally:
+        if "user" in locals():
+            user.kill()
+            user.wait()
+        down(name)
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_two_measurements_never_share_a_testbed(as_root, tmp_path: Path, capsys) -> None:
+    """A second measurement with the same --name is refused, naming the first; down
+    refuses while the first runs; down --force stops it (status 130, not 0) first."""
+    import yaml
+
+    from tomography.cli import main
+
+    name, topology = fresh_name(), tmp_path / "two.yaml"
+    topology.write_text(yaml.safe_dump(TWO))
+    first = subprocess.Popen([sys.executable, "-m", "tomography", "measure", "bittorrent",
+                              "--testbed", str(topology), "--name", name, "-n", "50", "--size",
+                              "4MiB", "-o", str(tmp_path / "first")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (status(name)["up"] and (status(name)["holder"] or {}).get("pid") == first.pid):
+            if first.poll() is not None or time.monotonic() > deadline:
+                first.kill()
+                pytest.fail(f"the first measurement never held testbed {name}: "
+                            f"{first.communicate()}")
+            time.sleep(0.2)
+        code = main(["measure", "bittorrent", "--testbed", str(topology), "--name", name,
+                     "-n", "1", "-o", str(tmp_path / "second")])
+        err = capsys.readouterr().err
+        assert code == 2 and f"in use by process {first.pid} (" in err and err.count("\n") == 1
+        assert not (tmp_path / "second").exists()
+        assert main(["testbed", "down", "--name", name]) == 2
+        assert "--force" in capsys.readouterr().err and status(name)["up"]
+        assert main(["testbed", "down", "--name", name, "--force"]) == 0
+        out, err = first.communicate(timeout=60)
+        assert first.returncode == 130 and "terminated" in err, (out, err)
+        assert status(name)["namespaces"] == []
+    finally:
+        first.kill()
         down(name)

@@ -6,11 +6,15 @@ import argparse
 import os
 import sys
 import textwrap
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tomography.cli.common import Progress, command, positive_int
 from tomography.errors import TomographyError
+
+if TYPE_CHECKING:
+    from tomography.topology import Topology
 
 __all__ = ["add_commands", "COMMANDS"]
 
@@ -284,15 +288,29 @@ def add_commands(sub: Any) -> None:
                 "Raise a topology as an emulated network on this machine: one network "
                 "namespace per host and router, veth links shaped by tc to the topology's "
                 "capacities. measure bittorrent --testbed raises and removes one by itself; "
-                "this command keeps one up between runs.",
-                ["sudo tomography testbed up two-sites-demo", "sudo tomography testbed status",
-                 "sudo tomography testbed down --all"])
+                "this command keeps one up between runs. up estimates the cores and memory "
+                "a measurement in it needs and refuses more than this machine can carry, "
+                "saying which --hosts-per-cluster and --bandwidth-scale fit (--force raises "
+                "it anyway). One measurement at a time uses a testbed: a second one with the "
+                "same --name is refused, and down refuses a testbed in use unless --force.",
+                ["sudo tomography testbed up two-sites-demo",
+                 "sudo tomography testbed up N1 --hosts-per-cluster 2 --bandwidth-scale 0.38",
+                 "sudo tomography testbed status",
+                 "sudo tomography testbed down --all",
+                 "sudo tomography testbed down --name tb --force   # stops the measurement "
+                 "in it first"])
     p.add_argument("action", choices=("up", "down", "status"),
                    help="up: raise the topology; down: remove it; status: what is up")
     p.add_argument("topology", nargs="?",
                    help="topology file or scenario name (for up)")
     p.add_argument("--all", action="store_true",
                    help="with down: remove every testbed this tool made (tomo-*)")
+    p.add_argument("--force", action="store_true",
+                   help="with up: raise it even when its estimate (cores, memory) is more "
+                        "than this machine can carry; with down: also a testbed a "
+                        "measurement is using, which is stopped first (SIGTERM, as Ctrl-C: it "
+                        "keeps its finished iterations and exits 130); without it, down "
+                        "refuses a testbed in use")
     _add_testbed_scale(p)
 
     p = command(sub, "demo", "measure a built-in emulated network with real BitTorrent "
@@ -438,13 +456,18 @@ DEFAULT_TESTBED = "tb"
 """The testbed name when ``--name`` is not given."""
 
 
-def _testbed_for(args: argparse.Namespace):
-    """The testbed to measure on: the one already up under ``--name``, or a new one."""
+def _testbed_for(args: argparse.Namespace, held: ExitStack):
+    """The testbed to measure on: the one already up under ``--name``, or a new one.
+
+    Its claim is held in ``held`` (refused when another run holds it): two
+    measurements in one testbed would disturb each other.
+    """
     from measure import testbed
     from tomography.topology import read_topology
 
     topo = read_topology(args.testbed)
     name = args.name or DEFAULT_TESTBED
+    held.enter_context(testbed.claim(name))
     if testbed.status(name).get("up"):
         bed = testbed.load(name)
         if bed.topology.name != topo.name:
@@ -530,37 +553,38 @@ def cmd_measure(args: argparse.Namespace) -> int:
             return mpi.serve_agent(comm)
     _terminate_as_interrupt(args.output)
     bed, raised, transport = None, False, None
-    try:
-        if args.testbed:
-            bed, raised = _testbed_for(args)
-            hosts = bed.host_table()
-            transport = ProcessTransport(bed.command, name="testbed")
-            meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
-            if not bed.latency_applied:
-                print(f"note: {bed.latency_note}", file=sys.stderr)
-        elif args.mpi:
-            hosts, transport, meta = _mpi_setup(args, comm)
-        elif args.ssh:
-            hosts, transport, meta = _ssh_setup(args)
-        else:
-            hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
-            transport, meta = ProcessTransport(local), {}
-        if args.check:
-            return _check(hosts, transport, args)
-        if args.output is None:
-            raise TomographyError("-o/--output DIR is needed (or --check for the preflight "
-                                  "alone)")
-        if args.method != "bittorrent":
-            return _mesh(args, hosts, transport, meta)
-        summary = _measure(args, hosts, transport, meta)
-    except KeyboardInterrupt:
-        return _interrupted(args.output) if args.output else 130
-    finally:
-        if transport is not None:
-            transport.close()
-        if raised:
-            from measure import testbed
-            testbed.down(args.name or DEFAULT_TESTBED)
+    with ExitStack() as held:  # the testbed's claim, released once it is taken down
+        try:
+            if args.testbed:
+                bed, raised = _testbed_for(args, held)
+                hosts = bed.host_table()
+                transport = ProcessTransport(bed.command, name="testbed")
+                meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
+                if not bed.latency_applied:
+                    print(f"note: {bed.latency_note}", file=sys.stderr)
+            elif args.mpi:
+                hosts, transport, meta = _mpi_setup(args, comm)
+            elif args.ssh:
+                hosts, transport, meta = _ssh_setup(args)
+            else:
+                hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
+                transport, meta = ProcessTransport(local), {}
+            if args.check:
+                return _check(hosts, transport, args)
+            if args.output is None:
+                raise TomographyError("-o/--output DIR is needed (or --check for the "
+                                      "preflight alone)")
+            if args.method != "bittorrent":
+                return _mesh(args, hosts, transport, meta)
+            summary = _measure(args, hosts, transport, meta)
+        except KeyboardInterrupt:
+            return _interrupted(args.output) if args.output else 130
+        finally:
+            if transport is not None:
+                transport.close()
+            if raised:
+                from measure import testbed
+                testbed.down(args.name or DEFAULT_TESTBED)
     print(summary.describe())
     print(f"analyse it: tomography hierarchy {args.output}; tomography tree {args.output}")
     return 0
@@ -683,14 +707,27 @@ def cmd_testbed(args: argparse.Namespace) -> int:
         if not args.topology:
             raise TomographyError("testbed up needs a TOPOLOGY (file or scenario name)")
         bed = testbed.up(read_topology(args.topology), name=args.name or DEFAULT_TESTBED,
-                         bandwidth=args.bandwidth_scale, hosts_per_cluster=args.hosts_per_cluster)
+                         bandwidth=args.bandwidth_scale, hosts_per_cluster=args.hosts_per_cluster,
+                         force=args.force)
+        need, here = testbed.estimate(bed.topology), testbed.machine()
         print(f"testbed {bed.name} up: {bed.topology.name}, {len(bed.hosts)} hosts in "
               f"namespaces tomo-{bed.name}-*; scale {bed.scale}")
+        print(f"estimate: {need.describe(here)}; a measurement adds one copy of its file per "
+              "host in /dev/shm" + ("" if need.fits(here) else
+                                    "\nMORE than this machine can carry (raised with --force): "
+                                    "measured bandwidths will show the CPU, not the topology"))
         if not bed.latency_applied:
             print(f"note: {bed.latency_note}")
         print(f"run a command on a host: ip netns exec {next(iter(bed.hosts.values()))} ...")
     elif args.action == "down":
-        removed = testbed.down(args.name or DEFAULT_TESTBED, all=args.all)
+        from measure.testbed.claims import describe
+
+        name = args.name or DEFAULT_TESTBED
+        users = [b for b in (testbed.raised_testbeds() if args.all else [testbed.status(name)])
+                 if b["holder"]] if args.force else []
+        removed = testbed.down(name, all=args.all, force=args.force)
+        for b in users:
+            print(f"stopped {describe(b['holder'])}, which was using testbed {b['name']}")
         print(f"removed {len(removed)} item(s)" + (": " + ", ".join(removed[:6])
                                                    + (" ..." if len(removed) > 6 else "")
                                                    if removed else ""))
@@ -702,34 +739,32 @@ def cmd_testbed(args: argparse.Namespace) -> int:
 
 
 def format_testbeds(beds: list[dict[str, Any]]) -> str:
-    """The testbeds as a table: name, state, topology, hosts, namespaces, since when.
+    """The testbeds as a table: name, state, topology, hosts, namespaces, since when; who uses them.
 
     Examples
     --------
-    >>> print(format_testbeds([{"name": "tb", "up": False, "namespaces": [], "missing": [],
-    ...                       "state": None}]))
+    >>> print(format_testbeds([{"name": "tb", "phase": "down", "up": False, "namespaces": [],
+    ...                         "missing": [], "state": None, "holder": None}]))
     name      state        topology              hosts  namespaces  since
     tb        down         -                         -           0  -
     >>> print(format_testbeds([]))
     no testbed raised by this tool (tomography testbed up TOPOLOGY raises one)
     """
+    from measure.testbed.claims import describe
+
     if not beds:
         return "no testbed raised by this tool (tomography testbed up TOPOLOGY raises one)"
     lines = [f"{'name':<9} {'state':<12} {'topology':<20} {'hosts':>6} {'namespaces':>11}  since"]
     for b in beds:
         state = b["state"] if isinstance(b["state"], dict) else {}
-        if b["up"]:
-            what = "up"
-        elif b["namespaces"]:
-            what = "half-built"          # an up that was killed, or a down that was
-        else:
-            what = "down"
         topo = state.get("topology_name") or "-"
-        hosts = len(state.get("hosts", {})) if state else "-"
-        lines.append(f"{b['name']:<9} {what:<12} {topo:<20} {hosts:>6} {len(b['namespaces']):>11}"
-                     f"  {state.get('created', '-')}")
-    if any(not b["up"] and b["namespaces"] for b in beds):
-        lines.append("half-built: remove with tomography testbed down --name NAME (or --all)")
+        hosts = len(state["hosts"]) if "hosts" in state else "-"
+        lines.append(f"{b['name']:<9} {b['phase']:<12} {topo:<20} {hosts:>6} "
+                     f"{len(b['namespaces']):>11}  {state.get('created', '-')}")
+    if any(b["phase"] == "half-built" for b in beds):
+        lines.append("half-built: an up was interrupted; remove it with tomography testbed down "
+                     "--name NAME (or --all)")
+    lines += [f"{b['name']}: in use by {describe(b['holder'])}" for b in beds if b["holder"]]
     return "\n".join(lines)
 
 
@@ -771,14 +806,19 @@ def _report(m, out: Path, seed: int) -> None:
     print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}")
 
 
-def _demo_can_emulate() -> str | None:
-    """Why the demo cannot raise a testbed here, or None when it can."""
+def _demo_can_emulate(topology: Topology) -> str | None:
+    """Why the demo cannot raise a testbed of ``topology`` here, or None when it can."""
     import shutil
+
+    from measure import testbed
 
     if os.geteuid() != 0:
         return "not root (network namespaces and tc need root)"
     missing = [tool for tool in ("ip", "tc") if shutil.which(tool) is None]
-    return f"missing {' and '.join(missing)} (apt-get install iproute2)" if missing else None
+    if missing:
+        return f"missing {' and '.join(missing)} (apt-get install iproute2)"
+    need, here = testbed.estimate(topology), testbed.machine()
+    return None if need.fits(here) else f"more than this machine can carry: {need.describe(here)}"
 
 
 def _simulation_step(bar: Progress) -> Callable[[int, Any], None]:
@@ -800,7 +840,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     data = out / "dataset"
     topo = read_topology(DEMO_TOPOLOGY)
     print(f"demonstration network {topo.name}: {topo.description}")
-    why_not = "--simulate was given" if args.simulate else _demo_can_emulate()
+    why_not = "--simulate was given" if args.simulate else _demo_can_emulate(topo)
     ns = argparse.Namespace(output=data, iterations=args.iterations, size=args.size,
                             seed=args.seed, until_converged=-1, force=True, resume=False,
                             trace=True, piece_size=None, upload_slots=8,
@@ -815,20 +855,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
                  progress=_simulation_step(bar))
         bar.close()
     else:
-        testbed.down("demo")  # leftovers of an interrupted demo
-        print("raising it in network namespaces (testbed 'demo') ...")
-        bed = testbed.up(topo, name="demo")
-        try:
-            if not bed.latency_applied:
-                print(f"note: {bed.latency_note}")
-            print(f"real BitTorrent broadcasts of {args.size} until every supported level of "
-                  f"the hierarchy is stable for 3 iterations (at most {args.iterations}):")
-            summary = _measure(ns, bed.host_table(), bed.command,
-                               {"topology": topo.name, "testbed": bed.to_meta()})
-        except KeyboardInterrupt:
-            return _interrupted(data)
-        finally:
-            testbed.down("demo")
+        with testbed.claim("demo"):  # refused while another demo runs
+            testbed.down("demo")  # leftovers of an interrupted demo
+            print("raising it in network namespaces (testbed 'demo') ...")
+            bed = testbed.up(topo, name="demo")
+            try:
+                if not bed.latency_applied:
+                    print(f"note: {bed.latency_note}")
+                print(f"real BitTorrent broadcasts of {args.size} until every supported level "
+                      f"of the hierarchy is stable for 3 iterations (at most {args.iterations}):")
+                summary = _measure(ns, bed.host_table(), bed.command,
+                                   {"topology": topo.name, "testbed": bed.to_meta()})
+            except KeyboardInterrupt:
+                return _interrupted(data)
+            finally:
+                testbed.down("demo")
         print(summary.describe())
         print("testbed removed")
     m = read_measurement(data)
