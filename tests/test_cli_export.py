@@ -125,7 +125,7 @@ def test_plan_gridlab(capsys) -> None:
 
 def test_plan_errors(capsys, tmp_path: Path) -> None:
     code, _, err = run(capsys, "plan", GRIDLAB, "--root", "atlantis")
-    assert code == 2 and "unknown node 'atlantis'" in err
+    assert code == 2 and "unknown root 'atlantis': give a host" in err
     bad = tmp_path / "bad.xml"
     bad.write_text(GRIDLAB.read_text().replace('unit="MiB/s"', "", 1))
     code, _, err = run(capsys, "plan", bad, "--root", "fs0")

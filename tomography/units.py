@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["parse_bandwidth", "parse_time", "parse_size", "format_bandwidth", "format_time",
-           "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS"]
+           "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS", "counted"]
 
 _NUMBER = r"(?P<value>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/µ]+)"
 
@@ -121,6 +121,17 @@ def format_size(nbytes: int) -> str:
     '64MiB'
     """
     return _format(nbytes, (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)), "B")
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless ``n`` is 1 (nouns that take an s).
+
+    Examples
+    --------
+    >>> counted(1, "cluster"), counted(3, "level"), counted(0, "iteration")
+    ('1 cluster', '3 levels', '0 iterations')
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def format_weight(value: float) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
-from tomography.units import format_weight
+from tomography.units import counted, format_weight
 from visualize._common import truth_summary
 
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts",
@@ -128,7 +128,7 @@ def hasse_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) -> str
               + f"{describe_hosts(c.hosts)}{_truth_note(c, truth)}"
               for level in reversed(hierarchy.levels) for c in level]
     head = ("Hasse diagram of bandwidth clusters: lower = higher achievable bandwidth "
-            f"inside; {len(hierarchy.hosts)} hosts, {hierarchy.depth} levels")
+            f"inside; {len(hierarchy.hosts)} hosts, {counted(hierarchy.depth, 'level')}")
     parts = [head, "\n".join(lines), "\n".join(legend)]
     note = confidence_note(hierarchy)
     if note:

@@ -231,6 +231,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
+    from tomography.units import counted
     from cluster.louvain import louvain
     from visualize.text import describe_hosts
 
@@ -259,7 +260,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                                      "level": args.level, "iterations": args.iterations}},
                          indent=2))
         return 0
-    lines = [f"{len(clusters)} clusters, modularity {result.modularity:.4f} "
+    lines = [f"{counted(len(clusters), 'cluster')}, modularity {result.modularity:.4f} "
              f"({args.engine}, seed {args.seed})"
              + (f", confidence {confidence['partition']:.2f} ({confidence['resamples']} "
                 f"{confidence['method']} resamples)" if confidence else "")]

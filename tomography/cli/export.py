@@ -240,8 +240,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     if text is not None:
         _write(args.output, text)
     if args.output != "-":
-        print(f"wrote {kind} of {len(hosts)} hosts, {len(h.levels[0])} clusters on level 1, "
-              f"{h.depth} levels -> {args.output}", file=sys.stderr)
+        level = min(args.level, h.depth) if kind in ("gauge", "simgrid") else 1
+        print(f"wrote {kind} of {len(hosts)} hosts, {len(h.level(level))} clusters on level "
+              f"{level}, {h.depth} levels -> {args.output}", file=sys.stderr)
     return 0
 
 
@@ -271,7 +272,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.level == "clusters" and root not in net.nodes and root in model.cluster_of:
         root = model.cluster_of[root]
         print(f"root host {args.root} is in cluster {root}", file=sys.stderr)
-    net.index(root)  # unknown root: a clear error before any planning
+    if root not in net.nodes:  # a clear error before any planning
+        def some(names: list[str]) -> str:
+            return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        clusters = args.level == "clusters"
+        raise TomographyError(
+            f"unknown root {args.root!r}: give " + (f"a host ({some(sorted(model.cluster_of))})"
+                                                    f" or a cluster ({some(net.nodes)})"
+                                                    if clusters else
+                                                    f"a host ({some(net.nodes)})")
+            + f" of {args.gauge}")
     methods = METHODS if args.method == "all" else (args.method,)
     table = compare(net, root, methods=methods, max_nodes=args.max_nodes)
     plans = {}

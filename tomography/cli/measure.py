@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tomography.cli.common import Progress, command, positive_int
 from tomography.errors import TomographyError
+from tomography.units import counted
 
 if TYPE_CHECKING:
     from tomography.topology import Topology
@@ -341,7 +342,7 @@ def _progress_bar(total: int, desc: str) -> tuple[Any, Callable[[Any], None]]:
     bar = Progress(desc, total=total)
 
     def step(result: Any) -> None:
-        bar.set(bar.done + 1, note=f"{result.duration:.1f}s" + ("" if result.complete
+        bar.set(bar.done + 1, note=f"last took {result.duration:.1f}s" + ("" if result.complete
                                                                 else ", incomplete"))
     return bar, step
 
@@ -410,7 +411,7 @@ def _stop_rule(args: argparse.Namespace, output: Path):
         while len(rule.history) < len(m.iteration_ids) - 1:  # resumed: catch up
             rule.update(m, len(rule.history) + 1)
         done = rule.update(m)
-        tqdm.write(f"stop rule after {len(m.iteration_ids)} iterations: "
+        tqdm.write(f"stop rule after {counted(len(m.iteration_ids), 'iteration')}: "
                    + (f"converged, {rule.levels[-1]} supported level(s) unchanged for "
                       f"{rule.k} iterations" if done else f"not yet: {rule.held_back}"),
                    file=sys.stderr)
@@ -711,7 +712,9 @@ def cmd_testbed(args: argparse.Namespace) -> int:
                          force=args.force)
         need, here = testbed.estimate(bed.topology), testbed.machine()
         print(f"testbed {bed.name} up: {bed.topology.name}, {len(bed.hosts)} hosts in "
-              f"namespaces tomo-{bed.name}-*; scale {bed.scale}")
+              f"namespaces tomo-{bed.name}-*; bandwidth x{bed.scale['bandwidth']:g}"
+              + (f", {bed.scale['hosts_per_cluster']} hosts per cluster"
+                 if bed.scale.get("hosts_per_cluster") else ""))
         print(f"estimate: {need.describe(here)}; a measurement adds one copy of its file per "
               "host in /dev/shm" + ("" if need.fits(here) else
                                     "\nMORE than this machine can carry (raised with --force): "

@@ -376,8 +376,9 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
     single = level[:-1]
     matrix = getattr(model, f"{single}_bandwidth")
     if matrix is None:
-        raise TomographyError("the model has no host-pair bandwidths; estimate them with "
-                              "host_pairs=True")
+        raise TomographyError("the Gauge file has no host-pair bandwidths: export it with "
+                              "--host-pairs (host_pairs=True from Python), or plan over its "
+                              "clusters")
     model.require_complete(single)
     factor = parse_bandwidth(f"1{unit}")
     bandwidth = matrix / factor
