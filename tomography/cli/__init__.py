@@ -406,7 +406,7 @@ def _stop_rule_replay(args: argparse.Namespace, m: Any) -> dict[str, Any]:
 def cmd_truth(args: argparse.Namespace) -> int:
     from tomography.ground_truth import HOST_CONNECTIONS, link_table, nic_share, threshold_partitions
     from tomography.topology import read_topology
-    from tomography.units import format_bandwidth
+    from tomography.units import counted, format_bandwidth
 
     topo = read_topology(args.topology)
     table = link_table(topo)
@@ -439,8 +439,8 @@ def cmd_truth(args: argparse.Namespace) -> int:
                 else "unobservable").ljust(12)
         groups = "  ".join("{" + ",".join(c) + "}" for c in p.clusters)
         lines.append(f"  {mark}  {format_bandwidth(p.low) if p.low else '0':>10} .. "
-                     f"{format_bandwidth(p.high):<10} gap {p.gap:>6.2f}  {len(p.clusters):>3} "
-                     f"clusters: {groups}")
+                     f"{format_bandwidth(p.high):<10} gap {p.gap:>6.2f}  "
+                     f"{counted(len(p.clusters), 'cluster'):>12}: {groups}")
     if any(not p.observable for p in parts):
         lines += ["", "unobservable partitions split links that give a connection more than "
                   "a host's NIC share: block counts cannot tell their sides apart by bandwidth "
