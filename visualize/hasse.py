@@ -35,7 +35,7 @@ from matplotlib.figure import Figure
 
 from tomography.hierarchy import Hierarchy
 from visualize._common import truth_summary
-from visualize.style import (DOUBLE, MIN_FONT, NEUTRAL, PALETTE, SINGLE, figure_of,
+from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, SINGLE, figure_of, inches,
                              paper_style, set_info, text_size, tint)
 
 __all__ = ["plot_hasse"]
@@ -327,12 +327,12 @@ def _fit(hierarchy: Hierarchy, texts: Mapping[str, str], labels: Mapping[str, st
         name_w = max(measured(t, fontsize)[0] for t in names.values())
         return _arrange(tree, size, name_w, show_top, fontsize, rows)
 
-    def best(tree: _Tree, inches: float) -> _Layout:
+    def best(tree: _Tree, limit: float) -> _Layout:
         largest = max(len(tree.kids[p]) for p in tree.leaf_parents)
         for rows in range(1, largest + 1):
             for fontsize in FONTS:
                 layout = arrange(tree, fontsize, rows)
-                if layout.width <= inches:
+                if layout.width <= limit:
                     return layout
         return arrange(tree, MIN_FONT, largest)
 
@@ -343,34 +343,31 @@ def _fit(hierarchy: Hierarchy, texts: Mapping[str, str], labels: Mapping[str, st
             if layout.width <= SINGLE:
                 return SINGLE, whole, layout
         width = "double"
-    inches = {"single": SINGLE, "double": DOUBLE}.get(width, width) \
-        if isinstance(width, str) else float(width)
-    if isinstance(inches, str):
-        raise ValueError(f"width must be 'single', 'double' or inches, got {width!r}")
+    limit = inches(width)
     folds: dict[str, list[str]] = {}
-    tree, layout = whole, best(whole, inches)
-    while layout.width > inches:    # too many clusters above level 1: fold the smallest
+    tree, layout = whole, best(whole, limit)
+    while layout.width > limit:    # too many clusters above level 1: fold the smallest
         choice = _upper_fold(hierarchy, tree)
         if choice is None:
             break
         folds.setdefault(choice[0], []).append(choice[1])
         tree = _tree(hierarchy, texts, labels, folds)
-        layout = best(tree, inches)
+        layout = best(tree, limit)
     if layout.height > MAX_HEIGHT:  # too many on level 1: fold the smallest of each parent
         upper = tree
         low, high = 2, max(len(upper.kids[p]) for p in upper.leaf_parents) - 1
         tree = _tree(hierarchy, texts, labels, {**folds, **_leaf_folds(hierarchy, upper, low)})
-        layout = best(tree, inches)
+        layout = best(tree, limit)
         while low < high:           # the most boxes per parent that keep the height
             middle = (low + high + 1) // 2
             candidate = _tree(hierarchy, texts, labels,
                               {**folds, **_leaf_folds(hierarchy, upper, middle)})
-            fitted = best(candidate, inches)
+            fitted = best(candidate, limit)
             if fitted.height <= MAX_HEIGHT:
                 low, tree, layout = middle, candidate, fitted
             else:
                 high = middle - 1
-    return max(inches, layout.width), tree, layout
+    return max(limit, layout.width), tree, layout
 
 
 def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,

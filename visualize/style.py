@@ -46,8 +46,8 @@ from matplotlib.figure import Figure
 
 __all__ = ["SINGLE", "DOUBLE", "PALETTE", "MARKERS", "SEQUENTIAL", "NEUTRAL", "RC",
            "paper_style", "new_figure", "figure_of", "cluster_style", "marker_of",
-           "set_info", "block_unit", "tint", "box_layout", "text_size", "MIN_FONT",
-           "RESOLUTIONS"]
+           "set_info", "block_unit", "tint", "box_layout", "text_size", "inches",
+           "MIN_FONT", "RESOLUTIONS"]
 
 SINGLE = 3.4
 """Width in inches of a one-column figure."""
@@ -190,14 +190,26 @@ def new_figure(width: str | float = "single", *, aspect: float = 0.75, nrows: in
     ([7.0, 2.0], 2)
     """
     _notebook_display()
-    w = {"single": SINGLE, "double": DOUBLE}.get(width, width) if isinstance(width, str) \
-        else float(width)
-    if isinstance(w, str):
-        raise ValueError(f"width must be 'single', 'double' or inches, got {width!r}")
+    w = inches(width)
     h = float(height) if height is not None else round(w * aspect, 4)
     fig = Figure(figsize=(w, h), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)
     return fig, axes
+
+
+def inches(width: str | float) -> float:
+    """A figure width in inches: :data:`SINGLE`, :data:`DOUBLE`, or the number given.
+
+    Examples
+    --------
+    >>> inches("single"), inches("double"), inches(5)
+    (3.4, 7.0, 5.0)
+    """
+    if isinstance(width, str):
+        if width not in ("single", "double"):
+            raise ValueError(f"width must be 'single', 'double' or inches, got {width!r}")
+        return SINGLE if width == "single" else DOUBLE
+    return float(width)
 
 
 def figure_of(ax: Axes | None, width: str | float = "single", **kwargs: Any
@@ -276,14 +288,12 @@ def box_layout(texts: list[str], slots: float, width: str | float | None,
     longest = max((len(line) for t in texts for line in t.split("\n")), default=1)
     ems = longest * 0.6 + 1.6          # a character is about 0.6 em; padding on both sides
 
-    def size(inches: float) -> float:
-        return 72.0 * inches * share / max(slots, 1.0) / ems
+    def size(across: float) -> float:
+        return 72.0 * across * share / max(slots, 1.0) / ems
 
     if width is None:
         width = "single" if size(SINGLE) >= 6.0 else "double"
-    inches = {"single": SINGLE, "double": DOUBLE}.get(width, width) if isinstance(width, str) \
-        else float(width)
-    return width, float(min(7.0, max(4.0, size(float(inches)))))
+    return width, float(min(7.0, max(4.0, size(inches(width)))))
 
 
 def text_size(text: str, fontsize: float, *, linespacing: float = 1.2
