@@ -20,8 +20,8 @@ from matplotlib.figure import Figure
 
 from tomography.hierarchy import ClusterTree
 from visualize._common import natural_key, truth_summary
-from visualize.style import (NEUTRAL, PALETTE, box_layout, figure_of, paper_style,
-                             set_info, tint)
+from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, box_layout, figure_of,
+                             paper_style, set_info, tint)
 
 __all__ = ["plot_tree"]
 
@@ -115,7 +115,8 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
         for e, text in zip(tree.edges, edge_labels):
             (x0, y0), (x1, y1) = pos[e.source], pos[e.target]
             ax.text((x0 + x1) / 2, (y0 + y1) / 2, text, ha="center", va="center",
-                    fontsize=fontsize - 0.5, color="#202020", zorder=3,
+                    fontsize=max(fontsize - 0.5, min(fontsize, MIN_FONT)), color="#202020",
+                    zorder=3,
                     gid=f"weight:{e.source}:{e.target}",
                     bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
         for i, c in enumerate(sorted(tree.clusters, key=lambda c: natural_key(c.id))):

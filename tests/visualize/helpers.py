@@ -94,3 +94,13 @@ def overlapping_texts(fig: Figure, tolerance: float = 0.5) -> list[tuple[str, st
 def smallest_font(fig: Figure) -> float:
     """The smallest font size, in points, of the texts the figure shows."""
     return min(t.get_fontsize() for t in drawn_texts(fig))
+
+
+def assert_legible(fig: Figure) -> None:
+    """No text on another, none under 6 pt, nothing outside the figure (a column or a page)."""
+    assert overlapping_texts(fig) == []
+    assert smallest_font(fig) >= 6.0
+    drawn = fig.get_tightbbox()
+    width, height = fig.get_size_inches()
+    assert drawn.x0 >= -0.01 and drawn.y0 >= -0.01
+    assert drawn.x1 <= width + 0.01 and drawn.y1 <= height + 0.01

@@ -12,7 +12,7 @@ from tomography.topology import read_topology
 from visualize import plot_hasse
 from visualize._common import truth_summary
 
-from .helpers import overlapping_texts, saved, segments, smallest_font, texts
+from .helpers import assert_legible, saved, segments, texts
 
 
 def _joined(lines: list[np.ndarray], terminals: list[np.ndarray]) -> list[set[int]]:
@@ -125,8 +125,7 @@ def _check_diagram(fig, h: Hierarchy, labels: dict[str, str] | None = None) -> N
                 assert not _crosses(s, inside), (b, s)
     for dpi in (100, 300):
         fig.set_dpi(dpi)
-        assert overlapping_texts(fig) == []
-    assert smallest_font(fig) >= 6.0
+        assert_legible(fig)
     # every drawn cluster gives its size and its truth
     for level in h.levels:
         for c in level:

@@ -12,7 +12,7 @@ from tomography.synthetic import planted_partition
 from tomography.weights import directed_counts, mean_weights
 from visualize import plot_heatmap
 
-from .helpers import overlapping_texts, saved, smallest_font
+from .helpers import assert_legible, saved
 
 
 def _image(fig) -> np.ndarray:
@@ -42,7 +42,7 @@ def test_heatmap_of_received_blocks(two_sites, two_sites_hierarchy, tmp_path) ->
     assert "16 KiB" in info["label"] and "per iteration" in info["label"]
     (bar,) = [a for a in fig.axes if a is not ax]
     assert bar.get_ylabel() == info["label"]
-    assert overlapping_texts(fig) == [] and smallest_font(fig) >= 6.0
+    assert_legible(fig)
 
 
 def test_one_iteration_and_w(two_sites, tmp_path) -> None:
@@ -85,7 +85,7 @@ def test_hosts_without_groups_are_named_one_in_k(tmp_path) -> None:
     names = m.host_names[::step]
     assert [t.get_text() for t in ax.get_xticklabels()] == names
     assert [t.get_text() for t in ax.get_yticklabels()] == names
-    assert overlapping_texts(fig) == [] and smallest_font(fig) >= 6.0
+    assert_legible(fig)
 
 
 def test_small_groups_keep_their_names_without_overlap() -> None:
@@ -101,4 +101,4 @@ def test_small_groups_keep_their_names_without_overlap() -> None:
     assert ticks[0] == "L1C0\nmixed: 60/120 g0"                  # room for its truth
     assert all(t.split("\n")[0].startswith("L1C") for t in ticks)
     assert ax.get_xlabel() == "sender (ordered by cluster)\n(small groups unnamed)"
-    assert overlapping_texts(fig) == [] and smallest_font(fig) >= 6.0
+    assert_legible(fig)

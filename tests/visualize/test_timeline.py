@@ -11,7 +11,7 @@ from tomography.dataset import MeasurementWriter, read_measurement, read_trace
 from tomography.errors import TomographyError
 from visualize import plot_timeline
 
-from .helpers import overlapping_texts, points, saved, smallest_font
+from .helpers import assert_legible, points, saved
 
 
 def test_timeline_of_a_real_broadcast(traced, tmp_path) -> None:
@@ -88,7 +88,7 @@ def _check_axes(fig) -> list[str]:
     assert ticks and all(ticks)
     (legend,) = [x for x in fig.legends + [ax.get_legend()] if x is not None]
     assert [t.get_text() for t in legend.get_texts()] == ["the host's last block received"]
-    assert overlapping_texts(fig) == [] and smallest_font(fig) >= 6.0
+    assert_legible(fig)
     return ticks
 
 
