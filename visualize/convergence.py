@@ -7,7 +7,8 @@ matching depth of the truth (``level_<k>_nmi``).  Several tables (a mapping
 name -> table) are drawn together, one colour per table, to compare
 scenarios (Fig 5.13) or simulated against real tomography (App. A, Fig 1).
 The y axis runs from -0.08 to 1.08, so that a curve flat at 1 (the truth
-found) or at 0 stands clear of the axis lines, markers whole.
+found) or at 0 stands clear of the axis lines, markers whole.  The legend
+above the plot takes up to three columns, as many as fit the figure.
 """
 
 from __future__ import annotations
@@ -163,7 +164,14 @@ def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels
             texts = names + [""] * (rows - len(names)) + kinds + [""] * (rows - len(kinds))
             legend = ax.legend(handles, texts, ncols=2, **place)
         else:
-            legend = ax.legend(ncols=min(3, len(order)), **place)
+            columns = min(3, len(order))
+            legend = ax.legend(ncols=columns, **place)
+            fig.draw_without_rendering()
+            while columns > 1 and legend.get_window_extent().x1 > fig.bbox.x1:
+                columns -= 1      # fewer columns than stick out of the figure
+                legend.remove()
+                legend = ax.legend(ncols=columns, **place)
+                fig.draw_without_rendering()
         legend.set_gid("legend")
         first = next(iter(tables.values())).sort_values("n")
         set_info(fig, kind="convergence", series=order, n=first["n"].astype(int).tolist(),

@@ -9,7 +9,7 @@ import pytest
 from cluster.accuracy import convergence
 from visualize import plot_convergence
 
-from .helpers import overlapping_texts, saved, smallest_font
+from .helpers import assert_legible, saved
 
 
 def _lines(fig) -> dict[str, object]:
@@ -40,6 +40,7 @@ def test_curves_are_the_table(table, tmp_path) -> None:
     assert ax.get_ylim()[0] < 0 < 1 < ax.get_ylim()[1] <= 1.1
     assert "NMI" in ax.get_ylabel() and "iterations" in ax.get_xlabel()
     assert [t.get_text() for t in ax.get_legend().get_texts()] == list(lines)
+    assert_legible(fig)            # the legend above the plot stays inside the figure
 
 
 def test_bars_overlap_and_several_tables(table, tmp_path) -> None:
@@ -89,4 +90,15 @@ def test_flat_curves_at_1_and_0_stand_clear_of_the_axes(tmp_path) -> None:
         assert not line.get_clip_on()             # markers on the edges are drawn whole
     assert [t.get_text() for t in ax.get_yticklabels()] == ["0.00", "0.25", "0.50", "0.75",
                                                             "1.00"]
-    assert overlapping_texts(fig) == [] and smallest_font(fig) >= 6.0
+    assert_legible(fig)
+
+
+def test_a_long_legend_takes_fewer_columns() -> None:
+    """Five curves in three columns stuck out of a one-column figure: now two columns."""
+    t = pd.DataFrame({"n": [1, 2], "nmi": [0.5, 1.0],
+                      **{f"level_{k}_nmi": [0.5, 1.0] for k in range(1, 5)}})
+    fig = plot_convergence(t)
+    assert len(fig.tomography_info["series"]) == 5
+    assert_legible(fig)
+    columns = {round(t.get_window_extent().x0) for t in fig.axes[0].get_legend().get_texts()}
+    assert len(columns) == 2
