@@ -136,7 +136,8 @@ def _tree(hierarchy: Hierarchy, texts: Mapping[str, str], labels: Mapping[str, s
     boxes = dict(texts)
     folded: dict[str, list[str]] = {}
     for parent, chosen in folds.items():
-        rest = [cid for cid in kids[parent] if cid in set(chosen)]
+        wanted = set(chosen)
+        rest = [cid for cid in kids[parent] if cid in wanted]   # in the drawing's order
         if not rest:
             continue
         size = {cid: len(hierarchy.cluster(cid).hosts) for cid in rest}
