@@ -1,12 +1,12 @@
 """The topology as a tree of bandwidth clusters (thesis Fig 5.23).
 
 The nodes are the flat clusters of a :class:`~tomography.hierarchy.ClusterTree`,
-the edges the maximum spanning tree of their averaged weights (Eq 5.4/5.5,
-SPEC section 6).  The tree hangs from its best-connected cluster (most
-edges, as ``tomography tree`` prints it); children are ordered heaviest edge
-first.  Every edge is labelled with its weight and drawn thicker the heavier
-it is; every node gives the cluster's id, size and, with a ground truth, the
-true label its hosts share.
+the edges the maximum spanning tree of their averaged weights (Eq 5.4/5.5).
+The tree hangs from its best-connected cluster (most edges, as ``tomography
+tree`` prints it); children are ordered heaviest edge first.  Every edge is
+labelled with its weight and drawn thicker the heavier it is; every node
+gives the cluster's id, size and, with a ground truth, the true label its
+hosts share.
 """
 
 from __future__ import annotations
