@@ -9,7 +9,10 @@ import matplotlib.image
 import pytest
 
 from tomography.cli import build_parser, main
+from tomography.cli.plot import _figure
 from tomography.dataset import read_measurement
+
+from .visualize.helpers import assert_legible
 
 
 def run(capsys, *argv: object) -> tuple[int, str, str]:
@@ -114,3 +117,24 @@ def test_help_lists_kinds_and_examples(capsys) -> None:
                  "distribution"):
         assert f"  {kind} " in text
     assert "examples:" in text and "tomography plot run --kind layout -o layout.png" in text
+
+
+def test_hasse_of_n2_fits_the_page(capsys, tmp_path: Path) -> None:
+    """The built-in N2 (576 hosts), 2 short broadcasts: --start finest finds tens of clusters.
+
+    Before, the picture kept 7 in only by shrinking its font to 4 pt, boxes on
+    each other; now it is at most a page wide, legible at 6 pt or more.
+    """
+    data = tmp_path / "n2"
+    assert main(["simulate", "N2", "-n", "2", "--size", "1MiB", "--seed", "1",
+                 "-o", str(data)]) == 0
+    for start in ("refined", "finest"):
+        out = tmp_path / f"hasse-{start}.png"
+        argv = ["plot", str(data), "--kind", "hasse", "--start", start, "-o", str(out)]
+        code, _, err = run(capsys, *argv, "--dpi", 100)
+        assert code == 0, err
+        width = float(re.search(r"; ([0-9.]+) x [0-9.]+ in\)", err).group(1))
+        assert width <= 7.0 and matplotlib.image.imread(out).shape[1] <= 7.5 * 100
+        fig, _ = _figure(build_parser().parse_args(argv))      # the figure the file shows
+        assert_legible(fig)
+    assert fig.tomography_info["rows"] > 1                    # finest: level 1 wrapped

@@ -6,6 +6,9 @@ The input is the table of :func:`cluster.accuracy.convergence`: one row per
 matching depth of the truth (``level_<k>_nmi``).  Several tables (a mapping
 name -> table) are drawn together, one colour per table, to compare
 scenarios (Fig 5.13) or simulated against real tomography (App. A, Fig 1).
+The y axis runs from -0.08 to 1.08, so that a curve flat at 1 (the truth
+found) or at 0 stands clear of the axis lines, markers whole.  The legend
+above the plot takes up to three columns, as many as fit the figure.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FixedLocator, MaxNLocator
 
 from visualize._common import natural_key
 from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
@@ -25,6 +28,9 @@ from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
 __all__ = ["plot_convergence"]
 
 _LEVEL = re.compile(r"^level_(\d+)_nmi$")
+Y_MARGIN = 0.08
+"""NMI below 0 and above 1 shown, so that curves at 0 and 1 stand clear of the axes."""
+
 _DASHES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 2)))
 
 
@@ -130,9 +136,12 @@ def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels
                 line, = ax.plot(n, y, color=colour, linestyle=style, marker=marker_of(s_index),
                                 markersize=size, markerfacecolor="white", markeredgewidth=0.9,
                                 linewidth=1.0, label=full, gid=f"series:{full}",
-                                zorder=2 + 0.1 * s_index)
+                                zorder=2 + 0.1 * s_index, clip_on=False)
                 handles.append(line)
-        ax.set_ylim(-0.02, 1.05)
+        # NMI 1 (found exactly) and 0 are the commonest values: a margin keeps a flat
+        # curve there clear of the axis lines, and its markers are never clipped
+        ax.set_ylim(-Y_MARGIN, 1.0 + Y_MARGIN)
+        ax.yaxis.set_major_locator(FixedLocator([0.0, 0.25, 0.5, 0.75, 1.0]))
         ax.set_xlabel("iterations n (clustering of w_n)")
         ax.set_ylabel("NMI with the ground truth")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=8))
@@ -155,7 +164,14 @@ def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels
             texts = names + [""] * (rows - len(names)) + kinds + [""] * (rows - len(kinds))
             legend = ax.legend(handles, texts, ncols=2, **place)
         else:
-            legend = ax.legend(ncols=min(3, len(order)), **place)
+            columns = min(3, len(order))
+            legend = ax.legend(ncols=columns, **place)
+            fig.draw_without_rendering()
+            while columns > 1 and legend.get_window_extent().x1 > fig.bbox.x1:
+                columns -= 1      # fewer columns than stick out of the figure
+                legend.remove()
+                legend = ax.legend(ncols=columns, **place)
+                fig.draw_without_rendering()
         legend.set_gid("legend")
         first = next(iter(tables.values())).sort_values("n")
         set_info(fig, kind="convergence", series=order, n=first["n"].astype(int).tolist(),

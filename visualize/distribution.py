@@ -172,7 +172,8 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
     bins : int, default 40
     width : {"single", "double"} or float
     ax : Axes or pair of Axes, optional
-        One Axes: the histogram only; two: histogram and CDF.
+        One Axes: the histogram only; two: histogram and CDF.  The legend is
+        under the plots in a new figure, inside them in a caller's axes.
 
     Returns
     -------
@@ -253,7 +254,12 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
             if not (stacked and a is hist_ax):
                 a.set_xlabel(what)
         hist_ax.set_ylabel("share of pairs\nper decade" if log else "density of pairs")
-        (cdf_ax or hist_ax).legend(loc="upper left", fontsize=6)
+        if ax is None:   # under the plots: a long dataset name never squeezes them
+            handles, texts = (cdf_ax or hist_ax).get_legend_handles_labels()
+            legend = fig.legend(handles, texts, loc="outside lower center", fontsize=6)
+        else:
+            legend = (cdf_ax or hist_ax).legend(loc="upper left", fontsize=6)
+        legend.set_gid("legend")
         if cdf_ax is not None:
             cdf_ax.set_ylabel("share of pairs\nwith w_n / mean \u2264 x")
             cdf_ax.set_ylim(0, 1.01)

@@ -5,6 +5,11 @@ host ``s`` (``transfers.csv``), per iteration, or the symmetric ``w_n`` of
 Eq 4.2.  Hosts are ordered by found cluster (then true label, then name) or,
 without clusters, by true label; thin white lines separate the groups.  The
 root of an iteration receives nothing, so its row is empty.
+
+Tick labels are 6 pt: a group is named where its name fits along its rows
+(with its true label on the y axis where both lines fit), and without
+groups one host in ``k`` is named; the axis labels say when names were left
+out (``one in 3 named``, ``small groups unnamed``).
 """
 
 from __future__ import annotations
@@ -20,15 +25,10 @@ from tomography.dataset import Measurement
 from tomography.errors import TomographyError
 from tomography.weights import directed_counts, mean_weights
 from visualize._common import cluster_map, group_order, truth_summary
-from visualize.style import SEQUENTIAL, block_unit, figure_of, paper_style, set_info
+from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_style,
+                             set_info, text_size)
 
 __all__ = ["plot_heatmap"]
-
-MAX_GROUP_TICKS = 24
-"""Groups are named on the axes up to this many; beyond, only separated."""
-
-MAX_HOST_TICKS = 32
-"""Without groups, hosts are named on the axes up to this many."""
 
 
 def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: Any = None,
@@ -129,10 +129,6 @@ def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: An
             ax.axvline(start - 0.5, color="white", linewidth=0.6)
         notes = ({name: truth_summary(order[start:stop], truth)
                   for name, start, stop in groups} if found and truth else {})
-        _ticks(ax, order, groups, grouped_by, notes)
-        what = f" (ordered by {grouped_by})" if grouped_by else ""
-        ax.set_xlabel("sender" + what if weights == "received" else "host" + what)
-        ax.set_ylabel("receiver" if weights == "received" else "host")
         ax.tick_params(length=0)
         for spine in ax.spines.values():
             spine.set_visible(False)
@@ -140,6 +136,13 @@ def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: An
         bar.set_label(label, fontsize=6.5)
         bar.ax.tick_params(labelsize=6)
         bar.outline.set_linewidth(0.4)
+        x_name, y_name = ("sender", "receiver") if weights == "received" else ("host", "host")
+        ax.set_xlabel(x_name + (f" (ordered by {grouped_by})" if grouped_by else ""))
+        ax.set_ylabel(y_name)
+        note = _ticks(ax, order, groups, grouped_by, notes)
+        if note:
+            ax.set_xlabel(f"{ax.get_xlabel()}\n({note})")
+            ax.set_ylabel(f"{y_name} ({note})")
         set_info(fig, kind="heatmap", shape=tuple(shown.shape), order=order,
                  groups=[tuple(g) for g in groups], quantity=weights, label=label,
                  total=float(shown.sum()))
@@ -154,19 +157,45 @@ def _cmap():
 
 
 def _ticks(ax: Axes, order: list[str], groups: list[tuple[str, int, int]],
-           grouped_by: str, notes: dict[str, str]) -> None:
-    """Name the groups (clusters with their truth on the y axis) or the hosts."""
-    if grouped_by and len(groups) <= MAX_GROUP_TICKS:
-        centres = [(start + stop - 1) / 2 for _, start, stop in groups]
-        names = [name for name, _, _ in groups]
-        ax.set_xticks(centres, names, rotation=90 if max(map(len, names)) > 3 else 0,
-                      fontsize=6)
-        ax.set_yticks(centres, [f"{name}\n{notes[name]}" if notes.get(name) else name
-                                for name in names], fontsize=6)
-    elif not grouped_by and len(order) <= MAX_HOST_TICKS:
-        ticks = list(range(len(order)))
-        ax.set_xticks(ticks, order, rotation=90, fontsize=5)
-        ax.set_yticks(ticks, order, fontsize=5)
+           grouped_by: str, notes: dict[str, str]) -> str:
+    """Name the groups (clusters with their truth on the y axis) or the hosts, at 6 pt.
+
+    The figure is laid out once with every name to learn the matrix's size
+    in points; then a group keeps its name where the name fits along its
+    rows (its truth too where both lines fit), and without groups one host
+    in ``k`` is named, ``k`` as small as fits.  Returns what the axis labels
+    should add: ``""``, or ``"one in k named"``, or ``"small groups unnamed"``.
+    """
+    if grouped_by:
+        items = [((start + stop - 1) / 2, stop - start, name, notes.get(name, ""))
+                 for name, start, stop in groups]
     else:
-        ax.set_xticks([])
-        ax.set_yticks([])
+        items = [(float(i), 1, host, "") for i, host in enumerate(order)]
+    rotation = 90 if max(len(name) for _, _, name, _ in items) > 3 else 0
+    ax.set_xticks([c for c, *_ in items], [name for _, _, name, _ in items],
+                  rotation=rotation, fontsize=MIN_FONT)
+    ax.set_yticks([c for c, *_ in items], [f"{name}\n{note}" if note else name
+                                           for _, _, name, note in items], fontsize=MIN_FONT)
+    fig = ax.get_figure()
+    fig.draw_without_rendering()
+    per_host = ax.get_window_extent().height * 72.0 / fig.dpi / len(order)   # points
+
+    def fits(text: str, size: int, across: bool = False) -> bool:
+        w, h = text_size(text, MIN_FONT)
+        return (w if across else h) * 72.0 <= size * per_host
+
+    if not grouped_by:
+        step = next(k for k in range(1, len(order) + 1) if fits("h", k))
+        shown = items[::step]
+        x_names = y_names = [name for _, _, name, _ in shown]
+        note = f"one in {step} named" if step > 1 else ""
+    else:
+        shown = [item for item in items if fits(item[2], item[1], across=rotation == 0)
+                 and fits(item[2], item[1])]
+        x_names = [name for _, _, name, _ in shown]
+        y_names = [f"{name}\n{note}" if note and fits(f"{name}\n{note}", size) else name
+                   for _, size, name, note in shown]
+        note = "" if len(shown) == len(items) else "small groups unnamed"
+    ax.set_xticks([c for c, *_ in shown], x_names, rotation=rotation, fontsize=MIN_FONT)
+    ax.set_yticks([c for c, *_ in shown], y_names, fontsize=MIN_FONT)
+    return note

@@ -40,8 +40,8 @@ from tomography.dataset import Measurement
 from tomography.errors import TomographyError
 from tomography.weights import mean_weights
 from visualize._common import cluster_map, natural_key
-from visualize.style import (NEUTRAL, cluster_style, figure_of, marker_of, paper_style,
-                             set_info)
+from visualize.style import (MIN_FONT, NEUTRAL, cluster_style, figure_of, marker_of,
+                             paper_style, set_info)
 
 __all__ = ["plot_layout", "layout_positions", "ENGINES", "AUTO_LIMIT"]
 
@@ -273,7 +273,7 @@ def plot_layout(measurement: Measurement, *, clusters: Any = None, n: int | None
         ax.set_axis_off()
         ax.set_title(f"Kamada-Kawai ({_ENGINE_NAMES[ran]}), length \u221d 1/w_n\n"
                      f"top {top:.0%} of {w.size} edges drawn",
-                     fontsize=5.5, color=NEUTRAL)
+                     fontsize=MIN_FONT, color=NEUTRAL)
         _legends(fig, ax, own, colour_key, shape_key, colours, shapes, colour_title,
                  shape_title)
         set_info(fig, kind="layout", engine=ran, nodes=len(hosts), edges=int(k),

@@ -36,6 +36,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from typing import Any, Iterator, Mapping
 
@@ -45,7 +46,8 @@ from matplotlib.figure import Figure
 
 __all__ = ["SINGLE", "DOUBLE", "PALETTE", "MARKERS", "SEQUENTIAL", "NEUTRAL", "RC",
            "paper_style", "new_figure", "figure_of", "cluster_style", "marker_of",
-           "set_info", "block_unit", "tint", "box_layout"]
+           "set_info", "block_unit", "tint", "box_layout", "text_size", "inches",
+           "MIN_FONT", "RESOLUTIONS"]
 
 SINGLE = 3.4
 """Width in inches of a one-column figure."""
@@ -66,6 +68,13 @@ SEQUENTIAL = "viridis"
 
 NEUTRAL = "#7F7F7F"
 """Grey for edges, guides and secondary marks."""
+
+RESOLUTIONS = (100, 150, 200, 300)
+"""Dots per inch a figure is shown (150 in a notebook) or saved at as a picture (300 by
+``tomography plot``); PDF and SVG lay text out without hinting, within these widths."""
+
+MIN_FONT = 6.0
+"""The smallest font size, in points, of any text of a figure printed at its size."""
 
 RC: dict[str, Any] = {
     "font.size": 8.0,
@@ -181,14 +190,26 @@ def new_figure(width: str | float = "single", *, aspect: float = 0.75, nrows: in
     ([7.0, 2.0], 2)
     """
     _notebook_display()
-    w = {"single": SINGLE, "double": DOUBLE}.get(width, width) if isinstance(width, str) \
-        else float(width)
-    if isinstance(w, str):
-        raise ValueError(f"width must be 'single', 'double' or inches, got {width!r}")
+    w = inches(width)
     h = float(height) if height is not None else round(w * aspect, 4)
     fig = Figure(figsize=(w, h), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)
     return fig, axes
+
+
+def inches(width: str | float) -> float:
+    """A figure width in inches: :data:`SINGLE`, :data:`DOUBLE`, or the number given.
+
+    Examples
+    --------
+    >>> inches("single"), inches("double"), inches(5)
+    (3.4, 7.0, 5.0)
+    """
+    if isinstance(width, str):
+        if width not in ("single", "double"):
+            raise ValueError(f"width must be 'single', 'double' or inches, got {width!r}")
+        return SINGLE if width == "single" else DOUBLE
+    return float(width)
 
 
 def figure_of(ax: Axes | None, width: str | float = "single", **kwargs: Any
@@ -267,14 +288,76 @@ def box_layout(texts: list[str], slots: float, width: str | float | None,
     longest = max((len(line) for t in texts for line in t.split("\n")), default=1)
     ems = longest * 0.6 + 1.6          # a character is about 0.6 em; padding on both sides
 
-    def size(inches: float) -> float:
-        return 72.0 * inches * share / max(slots, 1.0) / ems
+    def size(across: float) -> float:
+        return 72.0 * across * share / max(slots, 1.0) / ems
 
     if width is None:
         width = "single" if size(SINGLE) >= 6.0 else "double"
-    inches = {"single": SINGLE, "double": DOUBLE}.get(width, width) if isinstance(width, str) \
-        else float(width)
-    return width, float(min(7.0, max(4.0, size(float(inches)))))
+    return width, float(min(7.0, max(4.0, size(inches(width)))))
+
+
+def text_size(text: str, fontsize: float, *, linespacing: float = 1.2
+              ) -> tuple[float, float]:
+    """Width and height in inches of ``text`` as matplotlib lays it out at ``fontsize``.
+
+    Measured with the font of the current rc parameters (call it inside
+    :func:`paper_style`), lines split at ``\\n``; a box around the text adds
+    its padding to this.  Hinted glyphs make a line a few percent wider or
+    narrower from one resolution to the next: the width is the largest at
+    the resolutions figures are saved at (:data:`RESOLUTIONS`).
+
+    Parameters
+    ----------
+    text : str
+    fontsize : float
+        In points.
+    linespacing : float, default 1.2
+        Between lines, in font sizes (matplotlib's default).
+
+    Returns
+    -------
+    (float, float)
+        Width and height in inches.
+
+    Examples
+    --------
+    >>> with paper_style():
+    ...     w1, h1 = text_size("L1C0", 6.0)
+    ...     w2, h2 = text_size("L1C0\\nL1C0", 6.0)
+    >>> w1 == w2, bool(h2 > 1.5 * h1), round(72 * w1)     # the width in points
+    (True, True, 15)
+    """
+    from matplotlib.font_manager import FontProperties
+
+    font = FontProperties(size=fontsize)     # the family and weight of the current rc
+    lines = text.split("\n")
+    # matplotlib makes every line as tall as the font's tallest letters: the height
+    # depends on the number of lines only
+    return max(_width(line, font) for line in lines), _height(len(lines), font, linespacing)
+
+
+@functools.lru_cache(maxsize=4096)
+def _width(line: str, font: Any) -> float:
+    """Width in inches of one line of text, the largest at the :data:`RESOLUTIONS`."""
+    from matplotlib.cbook import is_math_text
+
+    return max(_renderer(dpi).get_text_width_height_descent(
+        line, font, ismath=is_math_text(line))[0] / dpi for dpi in RESOLUTIONS)
+
+
+@functools.lru_cache(maxsize=64)
+def _height(lines: int, font: Any, linespacing: float) -> float:
+    """Height in inches of ``lines`` lines of text, as matplotlib lays them out."""
+    probe = Figure(dpi=72).text(0, 0, "\n".join(["Ag"] * lines), fontproperties=font,
+                                linespacing=linespacing)
+    return float(probe.get_window_extent(renderer=_renderer(72)).height) / 72.0
+
+
+@functools.lru_cache(maxsize=None)
+def _renderer(dpi: int) -> Any:
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    return RendererAgg(1, 1, dpi)
 
 
 def set_info(fig: Figure, **info: Any) -> None:

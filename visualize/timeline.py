@@ -8,8 +8,15 @@ shows, per host and per time bin, the blocks the host finished sending or
 receiving in the bin (``metric="blocks"``, as a rate in blocks per second),
 or the number of distinct peers it exchanged blocks with in the bin
 (``metric="peers"``, its concurrent connections).  A host that stays
-busy for longer is a host on a slower path.  A white tick marks the last
-block each host received: its download ended there.
+busy for longer is a host on a slower path.  A white tick (outlined in
+black, explained by a key under the plot) marks the last block each host
+received: its download ended there.
+
+Every axis says what it shows: time in seconds since the broadcast
+started; the hosts, each named at 6 pt when they fit (the figure grows up
+to 4.5 in high for that) with the true label of each group of hosts on the
+right, else the groups, else one host in ``k`` (the y label says which);
+the colour bar in blocks (or peers) per second.
 
 The flow-level simulator (``tomography simulate``) writes no trace; a trace
 comes from ``tomography measure bittorrent ... --trace`` (local peers, a
@@ -18,21 +25,25 @@ hosts file or the emulated testbed) or ``tomography demo``.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.colors import PowerNorm
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from tomography.dataset import Measurement, read_measurement, read_trace
 from tomography.errors import DatasetError, TomographyError
 from visualize._common import group_order
-from visualize.style import SEQUENTIAL, block_unit, figure_of, paper_style, set_info
+from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, inches,
+                             paper_style, set_info)
 
 __all__ = ["plot_timeline", "NO_TRACE"]
 
@@ -42,7 +53,44 @@ NO_TRACE = ("this dataset has no trace (trace.csv). A trace is written by real b
             "simulator ('tomography simulate') does not write one.")
 """The message of the error raised for a dataset without a trace."""
 
-MAX_HOST_TICKS = 40
+NAME_PT = 1.2 * MIN_FONT
+"""Points of height a host needs to be named on the y axis."""
+
+MARGINS = 1.0
+"""Inches of a timeline's height outside its axes: title, x axis, legend."""
+
+MAX_HEIGHT = 4.5
+"""Inches: a timeline grows up to this height to name every host."""
+
+
+def _host_ticks(ax: Axes, order: list[str], groups: list[tuple[str, int, int]],
+                root: str | None, capacity: int) -> str:
+    """Name the rows, and return the y label that says how.
+
+    Every host when ``capacity`` names fit, with the true labels of the
+    groups on the right; else the groups; else one host in ``k``.
+    """
+    names = [f"{h} (root)" if h == root else h for h in order]
+    grouped = len(groups) > 1
+    centres = [(start + stop - 1) / 2 for _, start, stop in groups]
+    labels = [name for name, _, _ in groups]
+    if len(order) <= capacity:
+        ax.set_yticks(range(len(order)), names, fontsize=MIN_FONT)
+        if not grouped:
+            return "host"
+        right = ax.secondary_yaxis("right")
+        right.set_yticks(centres, labels, fontsize=MIN_FONT)
+        right.tick_params(length=0)
+        right.spines["right"].set_visible(False)
+        right.set_ylabel("true label", fontsize=MIN_FONT)
+        return "host (grouped by true label)"
+    if grouped and len(groups) <= capacity:
+        ax.set_yticks(centres, labels, fontsize=MIN_FONT)
+        return f"true label ({len(order)} hosts)"
+    step = math.ceil(len(order) / max(capacity, 1))
+    rows = list(range(0, len(order), step))
+    ax.set_yticks(rows, [names[i] for i in rows], fontsize=MIN_FONT)
+    return f"host (one in {step} named" + (", grouped by true label)" if grouped else ")")
 
 
 def _load(dataset: Any, trace: pd.DataFrame | None) -> tuple[Measurement, pd.DataFrame]:
@@ -89,8 +137,10 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
     bins : int, default 120
         Time bins over the broadcast.
     width : {"single", "double"} or float
-        Figure width (ignored with ``ax``).
+        Figure width (ignored with ``ax``); the height is 0.75 of it, or more
+        to name every host.
     ax : matplotlib Axes, optional
+        Draw here; hosts are named as the axes' height allows.
 
     Returns
     -------
@@ -116,6 +166,9 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
     >>> fig = plot_timeline(d, bins=10)
     >>> fig.tomography_info["shape"], fig.tomography_info["blocks"]
     ((2, 10), 3)
+    >>> ax = fig.axes[0]
+    >>> ax.get_xlabel(), ax.get_ylabel(), [t.get_text() for t in ax.get_yticklabels()]
+    ('time since the broadcast started (s)', 'host', ['a (root)', 'b'])
     """
     if metric not in ("blocks", "peers"):
         raise ValueError(f"metric must be 'blocks' or 'peers', got {metric!r}")
@@ -164,7 +217,13 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
     unit = block_unit(m.meta)
 
     with paper_style():
-        fig, ax = figure_of(ax, width, aspect=0.75)
+        own = ax is None
+        if own:   # tall enough to name every host at 6 pt, unless that takes MAX_HEIGHT
+            height = max(0.75 * inches(width), len(order) * NAME_PT / 72.0 + MARGINS)
+            fig, ax = figure_of(None, width, height=round(
+                height if height <= MAX_HEIGHT else 0.75 * inches(width), 4))
+        else:
+            fig, ax = figure_of(ax)
         # square-root colours: the first seconds near the root are many times busier
         # than the rest, and a linear scale would leave everything else dark
         norm = PowerNorm(0.5, vmin=0.0, vmax=max(float(grid.max()), 1e-9))
@@ -173,28 +232,19 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
                           origin="upper")
         image.set_gid("timeline")
         ys = [index[h] for h in finish]
+        outline = [patheffects.withStroke(linewidth=2.2, foreground="black")]
         ax.scatter(list(finish.values()), ys, marker="|", s=16, color="white",
-                   linewidths=0.9, zorder=3, gid="finish")
+                   linewidths=0.9, zorder=3, gid="finish", path_effects=outline,
+                   clip_on=False)   # a host that finished last has its tick on the edge
         for _, start, _stop in groups[1:]:
             ax.axhline(start - 0.5, color="white", linewidth=0.6)
-        if len(order) <= MAX_HOST_TICKS:
-            names = [f"{h} (root)" if h == root else h for h in order]
-            ax.set_yticks(range(len(order)), names,
-                          fontsize=max(4.0, min(6.0, 200 / len(order))))
-        elif truth:
-            ax.set_yticks([(a + b - 1) / 2 for _, a, b in groups], [g for g, _, _ in groups],
-                          fontsize=6)
-        else:
-            ax.set_yticks([])
-        if truth and len(order) <= MAX_HOST_TICKS and len(groups) > 1:
-            right = ax.secondary_yaxis("right")
-            right.set_yticks([(a + b - 1) / 2 for _, a, b in groups],
-                             [g for g, _, _ in groups], fontsize=6)
-            right.tick_params(length=0)
-            right.spines["right"].set_visible(False)
+        tall = (fig.get_size_inches()[1] - MARGINS if own else
+                ax.get_position().height * fig.get_size_inches()[1])
+        ylabel = _host_ticks(ax, order, groups if truth else [], root,
+                             capacity=int(tall * 72.0 / NAME_PT))
         ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
         ax.set_xlabel("time since the broadcast started (s)")
-        ax.set_ylabel("host" + (" (grouped by true label)" if truth else ""))
+        ax.set_ylabel(ylabel)
         ax.tick_params(axis="y", length=0)
         size = f", {nbytes / 2**20:.3g} MiB" if nbytes else ""
         ax.set_title(f"iteration {iteration}" + (f", root {root}" if root else "") + size,
@@ -206,6 +256,12 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
                       "square-root scale)", fontsize=6.5)
         bar.ax.tick_params(labelsize=6)
         bar.outline.set_linewidth(0.4)
+        key = Line2D([], [], linestyle="", marker="|", markersize=6, markeredgewidth=0.9,
+                     color="white", path_effects=outline)
+        place = dict(loc="outside lower center") if own else dict(loc="lower right")
+        legend = (fig if own else ax).legend([key], ["the host's last block received"],
+                                             fontsize=6, handlelength=1.0, **place)
+        legend.set_gid("legend")
         set_info(fig, kind="timeline", iteration=iteration, order=order,
                  shape=tuple(grid.shape), bin_s=bin_s, blocks=int(len(rows)),
                  metric=metric,

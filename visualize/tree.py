@@ -1,16 +1,17 @@
 """The topology as a tree of bandwidth clusters (thesis Fig 5.23).
 
 The nodes are the flat clusters of a :class:`~tomography.hierarchy.ClusterTree`,
-the edges the maximum spanning tree of their averaged weights (Eq 5.4/5.5,
-docs/method.md).  The tree hangs from its best-connected cluster (most
-edges, as ``tomography tree`` prints it); children are ordered heaviest edge
-first.  Every edge is labelled with its weight and drawn thicker the heavier
-it is; every node gives the cluster's id, size and, with a ground truth, the
-true label its hosts share.
+the edges the maximum spanning tree of their averaged weights (Eq 5.4/5.5).
+The tree hangs from its best-connected cluster (most edges, as ``tomography
+tree`` prints it); children are ordered heaviest edge first.  Every edge is
+labelled with its weight and drawn thicker the heavier it is; every node
+gives the cluster's id, size and, with a ground truth, the true label its
+hosts share.
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping
 
 import numpy as np
@@ -21,8 +22,8 @@ from matplotlib.figure import Figure
 from tomography.hierarchy import ClusterTree
 from tomography.units import format_weight
 from visualize._common import natural_key, truth_summary
-from visualize.style import (NEUTRAL, PALETTE, box_layout, figure_of, paper_style,
-                             set_info, tint)
+from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, box_layout, figure_of,
+                             paper_style, set_info, tint)
 
 __all__ = ["plot_tree"]
 
@@ -116,7 +117,8 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
         for e, text in zip(tree.edges, edge_labels):
             (x0, y0), (x1, y1) = pos[e.source], pos[e.target]
             ax.text((x0 + x1) / 2, (y0 + y1) / 2, text, ha="center", va="center",
-                    fontsize=fontsize - 0.5, color="#202020", zorder=3,
+                    fontsize=max(fontsize - 0.5, min(fontsize, MIN_FONT)), color="#202020",
+                    zorder=3,
                     gid=f"weight:{e.source}:{e.target}",
                     bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
         for i, c in enumerate(sorted(tree.clusters, key=lambda c: natural_key(c.id))):
@@ -128,10 +130,12 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
         ax.set_xlim(-0.6, slots - 0.4)
         ax.set_ylim(-depth - 0.5, 0.5)
         ax.set_axis_off()
-        caption = tree.weight_caption
+        caption = [tree.weight_caption]
         if not tree.is_connected:
-            caption += "\nnot connected: some clusters exchanged no data with the rest"
-        ax.set_title(caption, fontsize=6, color=NEUTRAL)
+            caption.append("not connected: some clusters exchanged no data with the rest")
+        chars = int(fig.get_size_inches()[0] * 24)   # what a line of 6 pt holds
+        ax.set_title("\n".join(textwrap.fill(line, chars) for line in caption), fontsize=6,
+                     color=NEUTRAL)
         set_info(fig, kind="tree", nodes=[c.id for c in tree.clusters],
                  edges=[(e.source, e.target, e.weight) for e in tree.edges],
                  edge_labels=edge_labels, roots=roots, positions=pos,

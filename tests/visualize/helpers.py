@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from itertools import combinations
 from pathlib import Path
 
 import matplotlib.image
 import numpy as np
+from matplotlib.axis import Axis
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.figure import Figure
 from matplotlib.text import Text
+from matplotlib.transforms import Bbox
 
 
 def saved(fig: Figure, path: Path, dpi: int = 100) -> Path:
@@ -45,3 +48,59 @@ def segments(ax, gid: str) -> list[np.ndarray]:
 def texts(ax) -> dict[str, Text]:
     """The texts of an axes that have a gid, by gid."""
     return {t.get_gid(): t for t in ax.texts if t.get_gid()}
+
+
+def drawn_texts(fig: Figure) -> dict[Text, Bbox]:
+    """Every text the saved figure shows, with its extent in pixels (its box included).
+
+    The figure is laid out first; empty or invisible texts, the ticks and
+    labels of hidden axes and the labels of ticks outside the view are
+    left out.
+    """
+    fig.draw_without_rendering()
+    hidden: set[int] = set()
+    for axis in fig.findobj(Axis):
+        low, high = sorted(axis.get_view_interval())
+        slack = 1e-9 * (high - low)
+        shown = axis.get_visible() and axis.axes.axison
+        if not shown:
+            hidden.add(id(axis.label))
+        for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+            if not shown or not low - slack <= tick.get_loc() <= high + slack:
+                hidden.update({id(tick.label1), id(tick.label2)})
+    found = {}
+    for text in fig.findobj(Text):
+        if not (text.get_visible() and text.get_text().strip()) or id(text) in hidden:
+            continue
+        extent = text.get_window_extent()
+        patch = text.get_bbox_patch()
+        if patch is not None:
+            extent = Bbox.union([extent, patch.get_window_extent()])
+        found[text] = extent
+    return found
+
+
+def overlapping_texts(fig: Figure, tolerance: float = 0.5) -> list[tuple[str, str]]:
+    """Pairs of drawn texts whose extents overlap by more than ``tolerance`` pixels."""
+    extents = drawn_texts(fig)
+    pairs = []
+    for (a, box_a), (b, box_b) in combinations(extents.items(), 2):
+        if (min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > tolerance
+                and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > tolerance):
+            pairs.append((a.get_text(), b.get_text()))
+    return pairs
+
+
+def smallest_font(fig: Figure) -> float:
+    """The smallest font size, in points, of the texts the figure shows."""
+    return min(t.get_fontsize() for t in drawn_texts(fig))
+
+
+def assert_legible(fig: Figure) -> None:
+    """No text on another, none under 6 pt, nothing outside the figure (a column or a page)."""
+    assert overlapping_texts(fig) == []
+    assert smallest_font(fig) >= 6.0
+    drawn = fig.get_tightbbox()
+    width, height = fig.get_size_inches()
+    assert drawn.x0 >= -0.01 and drawn.y0 >= -0.01
+    assert drawn.x1 <= width + 0.01 and drawn.y1 <= height + 0.01

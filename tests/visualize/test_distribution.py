@@ -9,7 +9,7 @@ from tomography.errors import TomographyError
 from tomography.weights import iteration_weights, mean_weights
 from visualize import plot_edge_weight, plot_weight_distribution
 
-from .helpers import saved
+from .helpers import assert_legible, saved
 
 
 def test_edge_weight_per_iteration_and_mean(two_sites, tmp_path) -> None:
@@ -28,6 +28,7 @@ def test_edge_weight_per_iteration_and_mean(two_sites, tmp_path) -> None:
     assert sum(p.get_width() for p in side.patches) == 3      # histogram of 3 iterations
     assert "16 KiB" in ax.get_ylabel()
     assert fig.tomography_info["zero"] == sum(w == 0 for w in expected)
+    assert_legible(fig)
 
 
 def test_edge_errors(two_sites) -> None:
@@ -57,6 +58,18 @@ def test_distribution_of_two_datasets(two_sites, planted, tmp_path) -> None:
         assert np.isclose((values * np.diff(np.log10(edges))).sum(), (w > 0).mean())
     assert hist_ax.get_xscale() == cdf_ax.get_xscale() == "log"
     assert "Kolmogorov-Smirnov" in cdf_ax.get_title()
+    assert_legible(fig)
+
+
+def test_a_long_dataset_name_does_not_squeeze_the_plots(two_sites) -> None:
+    """The legend goes under the plots: before, inside them, a long name shrank them."""
+    fig = plot_weight_distribution(two_sites, names=["simulated (bordeaux-toulouse), seed 7"])
+    assert_legible(fig)
+    fig.draw_without_rendering()
+    for ax in fig.axes:
+        assert ax.get_position().width > 0.7
+    (legend,) = fig.legends
+    assert legend.get_texts()[0].get_text().startswith("simulated (bordeaux-toulouse)")
 
 
 def test_distribution_options(two_sites) -> None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from tomography.errors import TomographyError
+from tomography.synthetic import planted_partition
 from tomography.weights import directed_counts, mean_weights
 from visualize import plot_heatmap
 
-from .helpers import saved
+from .helpers import assert_legible, saved
 
 
 def _image(fig) -> np.ndarray:
@@ -39,6 +42,7 @@ def test_heatmap_of_received_blocks(two_sites, two_sites_hierarchy, tmp_path) ->
     assert "16 KiB" in info["label"] and "per iteration" in info["label"]
     (bar,) = [a for a in fig.axes if a is not ax]
     assert bar.get_ylabel() == info["label"]
+    assert_legible(fig)
 
 
 def test_one_iteration_and_w(two_sites, tmp_path) -> None:
@@ -67,3 +71,34 @@ def test_heatmap_errors(two_sites) -> None:
         plot_heatmap(two_sites, n=4)
     with pytest.raises(ValueError, match="weights"):
         plot_heatmap(two_sites, weights="sent")
+
+
+def test_hosts_without_groups_are_named_one_in_k(tmp_path) -> None:
+    """64 hosts without labels or clusters: one host in k named at 6 pt, and said so."""
+    m = planted_partition(64, 4, iterations=1, seed=0)
+    m = replace(m, hosts=m.hosts.assign(label=""))
+    fig = plot_heatmap(m)
+    saved(fig, tmp_path / "heatmap.png")
+    ax = fig.axes[0]
+    step = int(ax.get_ylabel().split("one in ")[1].split()[0])
+    assert step > 1 and ax.get_xlabel() == f"sender\n(one in {step} named)"
+    names = m.host_names[::step]
+    assert [t.get_text() for t in ax.get_xticklabels()] == names
+    assert [t.get_text() for t in ax.get_yticklabels()] == names
+    assert_legible(fig)
+
+
+def test_small_groups_keep_their_names_without_overlap() -> None:
+    """Clusters of very different sizes (as N2's): names and truths where they fit, no overlap."""
+    m = planted_partition(240, 4, iterations=1, seed=0)
+    sizes = [120, 40, 40, 16, 16, 8]
+    clusters = {}
+    for i, h in enumerate(m.host_names):
+        clusters[h] = f"L1C{next(k for k in range(6) if i < sum(sizes[:k + 1]))}"
+    fig = plot_heatmap(m, clusters=clusters)
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert ticks[0] == "L1C0\nmixed: 60/120 g0"                  # room for its truth
+    assert all(t.split("\n")[0].startswith("L1C") for t in ticks)
+    assert ax.get_xlabel() == "sender (ordered by cluster)\n(small groups unnamed)"
+    assert_legible(fig)

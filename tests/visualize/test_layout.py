@@ -13,7 +13,7 @@ from tomography.weights import mean_weights
 from visualize import plot_layout
 from visualize.layout import AUTO_LIMIT, layout_positions
 
-from .helpers import points, saved, segments
+from .helpers import assert_legible, points, saved, segments
 
 
 def _edge_count(m) -> int:
@@ -50,6 +50,7 @@ def test_layout_of_a_simulated_network(two_sites, two_sites_hierarchy, tmp_path)
             d = np.hypot(*np.subtract(pos[a], pos[b]))
             (same if site[a] == site[b] else other).append(d)
     assert np.mean(same) < 0.5 * np.mean(other)
+    assert_legible(fig)            # the title (engine, edges drawn) was 5.5 pt
 
 
 def test_top_share_and_reversed_roles(two_sites, two_sites_hierarchy) -> None:

@@ -7,7 +7,7 @@ from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
 from tomography.weights import mean_weights
 from visualize import plot_tree
 
-from .helpers import saved, segments, texts
+from .helpers import assert_legible, saved, segments, texts
 
 
 def test_tree_of_a_planted_hierarchy(planted, tmp_path) -> None:
@@ -39,12 +39,14 @@ def test_tree_of_a_planted_hierarchy(planted, tmp_path) -> None:
     assert degree[info["roots"][0]] == max(degree.values())
     for c in t.clusters:
         assert boxes[c.id].get_text().split("\n")[2] == planted.labels[c.hosts[0]]
+    assert_legible(fig)
 
 
 def test_tree_of_a_simulated_network(two_sites) -> None:
     t = cluster_tree(mean_weights(two_sites), two_sites.host_names, seed=0)
     fig = plot_tree(t, labels=two_sites.labels)
     assert len(segments(fig.axes[0], "edges")) == len(t.clusters) - 1
+    assert_legible(fig)
     assert "mean w_n over the host pairs" in fig.axes[0].get_title()   # the default linkage
     thesis = cluster_tree(mean_weights(two_sites), two_sites.host_names, linkage="thesis", seed=0)
     assert "Eq 5.4" in plot_tree(thesis).axes[0].get_title()
@@ -58,3 +60,16 @@ def test_forest() -> None:
     assert info["roots"] == ["L1C0", "L1C2"] and not info["connected"]
     assert "not connected" in fig.axes[0].get_title()
     assert info["edge_labels"] == ["3"]
+
+
+def test_edge_weights_are_6_pt_when_the_boxes_are() -> None:
+    """Boxes that fit one column only at about 6 pt: the weights were half a point smaller."""
+    t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b", "c")),
+                     Cluster("L1C2", 1, ("d",)), Cluster("L1C3", 1, ("e",))],
+                    [TreeEdge("L1C1", "L1C0", 8.0), TreeEdge("L1C1", "L1C2", 2.5),
+                     TreeEdge("L1C1", "L1C3", 1.5)])
+    fig = plot_tree(t, labels={h: "site-one/rack-ab" for h in "abcde"})
+    boxes = texts(fig.axes[0])
+    assert fig.get_size_inches()[0] == 3.4 and boxes["L1C0"].get_fontsize() < 6.5
+    assert all(boxes[f"weight:{e.source}:{e.target}"].get_fontsize() >= 6.0 for e in t.edges)
+    assert_legible(fig)
