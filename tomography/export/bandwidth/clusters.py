@@ -41,7 +41,7 @@ def clusters_from(result: Hierarchy | ClusterTree | Mapping[str, str], *,
     Parameters
     ----------
     result : Hierarchy, ClusterTree or mapping of host to label
-        A label mapping is, for instance, :attr:`Measurement.labels`.
+        A label mapping is, for instance, :attr:`tomography.dataset.Measurement.labels`.
     level : int, default 1
         The hierarchy level (1 is the finest); ignored otherwise.
 

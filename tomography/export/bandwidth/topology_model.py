@@ -1,4 +1,4 @@
-"""Model figures of a simulated or emulated network, read off its topology: :func:`from_topology`."""
+"""Model figures of a simulated or emulated network, from its topology: :func:`from_topology`."""
 
 from __future__ import annotations
 
