@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from tomography.cli.common import Progress, command, positive_int
-from tomography.errors import TomographyError
+from tomography.errors import DatasetError, TomographyError
 from tomography.units import counted
 
 if TYPE_CHECKING:
@@ -692,7 +692,7 @@ def _check(hosts, transport, args: argparse.Namespace) -> int:
 
 
 def _read_hosts_file(path: Path):
-    from tomography.dataset import DatasetError, read_hosts_table
+    from tomography.dataset import read_hosts_table
 
     try:
         return read_hosts_table(path)

@@ -19,7 +19,7 @@ Examples
 --------
 >>> import tomography.export as export
 >>> export.hostfile.__module__, export.write_gauge.__module__
-('tomography.export.mpi', 'tomography.export.gauge')
+('tomography.export.mpi.hostfiles', 'tomography.export.gauge')
 """
 
 from __future__ import annotations

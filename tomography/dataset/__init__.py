@@ -1,0 +1,70 @@
+"""The measurement dataset, format version 1: read, validate, write.
+
+A dataset is a directory (see ``docs/formats.md``)::
+
+    meta.json        {"format": "tomography-measurement/1", "method": ..., ...}
+    hosts.csv        host,address,label
+    transfers.csv    iteration,receiver,sender,blocks
+    iterations.csv   iteration,root,bytes,duration_s,complete
+    probes.csv       src,dst,tool,bits_per_second,streams,concurrent,duration_s
+                     (probe meshes add start,bytes,retransmits,rtt_ms,repeat,error,
+                     alpha_s,beta_s_per_byte)
+
+``transfers.csv`` and ``iterations.csv`` are required for broadcast methods
+(``bittorrent``, ``simulated``, ``synthetic``); ``probes.csv`` for probe methods
+(``iperf3``, ``netpipe``).  Readers accept extra columns and extra keys in
+``meta.json``; a new format version is a new ``format`` string.
+
+Iterations are appended one at a time by :class:`MeasurementWriter`, so that a
+run that stops keeps every iteration it finished.
+
+=================  ===================================================================
+module             holds
+=================  ===================================================================
+``schema``         the format string, methods, block size and the columns of each file
+``measurement``    :class:`Measurement`, the dataset in memory
+``meta``           ``meta.json`` read and checked, or filled in; :func:`software_versions`
+``validation``     file, line and field checks shared by the readers; cut-line detection
+``tables``         each file read on its own: hosts, iterations, transfers, probes, trace
+``read``           :func:`read_measurement`: the files together, checked against each other
+``writer``         :class:`MeasurementWriter`, :func:`refuse_existing`, :func:`csv_writer`
+``write``          :func:`write_measurement`: a :class:`Measurement` written out whole
+=================  ===================================================================
+
+Every public name is importable from ``tomography.dataset`` itself.
+"""
+
+from __future__ import annotations
+
+from tomography.dataset.measurement import Measurement
+from tomography.dataset.meta import software_versions
+from tomography.dataset.read import read_measurement
+from tomography.dataset.schema import (BLOCK_SIZE, BROADCAST_METHODS, FORMAT, PROBE_METHODS,
+                                       PROBES_EXTRA)
+from tomography.dataset.tables import read_hosts_table, read_trace
+from tomography.dataset.write import write_measurement
+from tomography.dataset.writer import MeasurementWriter, csv_writer, refuse_existing
+
+# Importable from here as well, as before the package was split (not in __all__).
+from tomography.dataset.meta import META_LIMIT  # noqa: F401
+from tomography.dataset.schema import (HOSTS_COLUMNS, ITERATIONS_COLUMNS,  # noqa: F401
+                                       PROBE_NUMBERS, PROBES_COLUMNS, TRACE_COLUMNS,
+                                       TRANSFERS_COLUMNS)
+from tomography.errors import DatasetError  # noqa: F401
+
+__all__ = [
+    "FORMAT",
+    "read_hosts_table",
+    "refuse_existing",
+    "read_trace",
+    "BLOCK_SIZE",
+    "BROADCAST_METHODS",
+    "PROBE_METHODS",
+    "PROBES_EXTRA",
+    "Measurement",
+    "MeasurementWriter",
+    "read_measurement",
+    "write_measurement",
+    "software_versions",
+    "csv_writer",
+]

@@ -1,0 +1,123 @@
+"""Read a dataset directory: :func:`read_measurement`, with the checks across its files."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tomography.dataset.measurement import Measurement, empty_frame
+from tomography.dataset.meta import read_meta
+from tomography.dataset.schema import (BROADCAST_METHODS, ITERATIONS_COLUMNS, PROBE_METHODS,
+                                       TRANSFERS_COLUMNS)
+from tomography.dataset.tables import read_hosts, read_iterations, read_probes, read_transfers
+from tomography.dataset.validation import at_line_end, fail_at
+from tomography.errors import DatasetError
+
+__all__ = ["read_measurement"]
+
+
+def read_measurement(path: str | os.PathLike[str]) -> Measurement:
+    """Read and validate a measurement dataset directory.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The dataset directory.
+
+    Returns
+    -------
+    Measurement
+
+    Raises
+    ------
+    DatasetError
+        When a file is missing or malformed, or the files disagree.  The
+        message names the file, the line and the field.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from tomography.dataset import write_measurement
+    >>> from tomography.synthetic import planted_partition
+    >>> d = tempfile.mkdtemp()
+    >>> write_measurement(planted_partition(8, 2, iterations=2, seed=0), d, overwrite=True)
+    >>> read_measurement(d).n_hosts
+    8
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise DatasetError("no such dataset directory", path=root)
+    meta = read_meta(root / "meta.json")
+    hosts = read_hosts(root / "hosts.csv")
+    if len(hosts) < 2:
+        raise DatasetError(f"{len(hosts)} host(s) listed: a measurement needs at least two "
+                           "(one to send, one to receive)", path=root / "hosts.csv")
+    known = set(hosts["host"])
+    method = meta["method"]
+    needs_broadcast = method in BROADCAST_METHODS
+    transfers_path, iterations_path = root / "transfers.csv", root / "iterations.csv"
+    if needs_broadcast or transfers_path.exists() or iterations_path.exists():
+        iterations = read_iterations(iterations_path, known)
+        transfers = read_transfers(transfers_path, known)
+        for written in (iterations_path, transfers_path):   # both machine-written
+            at_line_end(written)
+        _check_iterations_agree(transfers, iterations, transfers_path, iterations_path)
+        if needs_broadcast:
+            _check_blocks_fit(transfers, iterations, meta["block_size"], len(hosts),
+                              transfers_path)
+    else:
+        iterations, transfers = empty_frame(ITERATIONS_COLUMNS), empty_frame(TRANSFERS_COLUMNS)
+    probes_path = root / "probes.csv"
+    probes = None
+    if probes_path.exists() or method in PROBE_METHODS:
+        probes = read_probes(probes_path, known)
+    return Measurement(meta=meta, hosts=hosts, transfers=transfers, iterations=iterations,
+                       probes=probes)
+
+
+def _check_iterations_agree(transfers: pd.DataFrame, iterations: pd.DataFrame,
+                            transfers_path: Path, iterations_path: Path) -> None:
+    listed = set(iterations["iteration"].tolist())
+    stray = ~transfers["iteration"].isin(listed).to_numpy(dtype=bool)
+    fail_at(stray, transfers.astype({"iteration": str}), transfers_path, "iteration",
+            "iteration not listed in iterations.csv")
+    present = set(transfers["iteration"].tolist())
+    # iterations.csv is sorted on read; report the line the row had in the file.  An
+    # incomplete iteration may have no rows: its root died before sending a block.
+    for it, complete in zip(iterations["iteration"], iterations["complete"]):
+        if it not in present and complete:
+            raise DatasetError(f"iteration {it} has no rows in transfers.csv",
+                               path=iterations_path, field="iteration",
+                               line=_line_of(iterations_path, "iteration", it))
+
+
+def _check_blocks_fit(transfers: pd.DataFrame, iterations: pd.DataFrame, block_size: int,
+                      n_hosts: int, path: Path) -> None:
+    """A host cannot receive more blocks in a broadcast than all the others sending it the
+    whole file (counts include redundant blocks: end-game duplicates, pieces fetched again)."""
+    if transfers.empty:
+        return
+    size = dict(zip(iterations["iteration"], iterations["bytes"]))
+    blocks = -(-transfers["iteration"].map(size).to_numpy(dtype=np.int64) // block_size)
+    most = blocks * max(n_hosts - 1, 1)
+    got = transfers.groupby(["iteration", "receiver"])["blocks"].transform("sum").to_numpy()
+    over = got > most
+    if over.any():
+        row = int(np.flatnonzero(over)[0])
+        it, host = transfers["iteration"].iloc[row], transfers["receiver"].iloc[row]
+        raise DatasetError(f"{host!r} received {int(got[row])} blocks in iteration {it}: more "
+                           f"than all {n_hosts - 1} other hosts sending it the whole "
+                           f"{int(blocks[row])}-block file (bytes in iterations.csv over "
+                           "block_size)", path=path, line=row + 2, field="blocks")
+
+
+def _line_of(path: Path, column: str, value: int) -> int | None:
+    with path.open(newline="", encoding="utf-8") as fh:
+        for number, row in enumerate(csv.DictReader(fh), start=2):
+            if (row.get(column) or "").strip() == str(value):
+                return number
+    return None

@@ -1,0 +1,187 @@
+"""Each file of a dataset read on its own and checked: hosts, iterations, transfers, probes, trace.
+
+Every reader raises :class:`~tomography.errors.DatasetError` naming the
+file, line and field of the first fault; hosts are checked against the
+hosts of ``hosts.csv`` (``known``).  The checks across files are
+:func:`tomography.dataset.read_measurement`'s.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tomography.dataset.schema import (HOSTS_COLUMNS, ITERATIONS_COLUMNS, PROBE_NUMBERS,
+                                       PROBES_COLUMNS, TRACE_COLUMNS, TRANSFERS_COLUMNS)
+from tomography.dataset.validation import fail_at, floats, integers, known_hosts, read_csv
+from tomography.errors import DatasetError
+
+__all__ = ["read_hosts_table", "read_trace", "read_hosts", "read_iterations", "read_transfers",
+           "read_probes"]
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read the per-block trace of a dataset (``trace.csv``, written with ``--trace``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``iteration``, ``time_s`` (seconds from the broadcast's
+        start), ``sender``, ``receiver``, ``piece``, ``block``.
+
+    Raises
+    ------
+    DatasetError
+        When the dataset has no trace or the file is malformed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from tomography.dataset import MeasurementWriter
+    >>> d = tempfile.mkdtemp()
+    >>> w = MeasurementWriter(d, {"method": "bittorrent"}, [("a", "", ""), ("b", "", "")])
+    >>> w.add_trace(0, [(0.5, "a", "b", 3, 1)])
+    >>> read_trace(d)[["time_s", "sender", "piece"]].values.tolist()
+    [[0.5, 'a', 3]]
+    """
+    file = Path(path) / "trace.csv"
+    if not file.exists():
+        raise DatasetError("this dataset has no trace (measure with --trace)", path=file)
+    frame = read_csv(file, TRACE_COLUMNS)
+    for column in ("iteration", "piece", "block"):
+        frame[column] = integers(frame, column, file)
+    frame["time_s"] = floats(frame, "time_s", file, allow_empty=False)
+    return frame
+
+
+def read_hosts_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a hosts file (``host,address[,label]``, as ``hosts.csv``), validated.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "hosts.csv"
+    >>> _ = f.write_text("host,address" + chr(10) + "b,10.0.0.2" + chr(10) + "a,10.0.0.1" + chr(10))
+    >>> read_hosts_table(f)["host"].tolist()
+    ['a', 'b']
+    """
+    return read_hosts(Path(path))
+
+
+def read_hosts(path: Path) -> pd.DataFrame:
+    """``hosts.csv``: unique, non-empty host names, sorted; ``label`` ``""`` when missing."""
+    frame = read_csv(path, ("host", "address"))
+    if "label" not in frame.columns:
+        frame["label"] = ""
+    frame["host"] = frame["host"].str.strip()
+    fail_at((frame["host"] == "").to_numpy(dtype=bool), frame, path, "host", "empty host name")
+    dup = frame["host"].duplicated().to_numpy(dtype=bool)
+    fail_at(dup, frame, path, "host", "duplicate host")
+    if frame.empty:
+        raise DatasetError("no hosts", path=path)
+    extra = [c for c in frame.columns if c not in HOSTS_COLUMNS]
+    frame = frame[list(HOSTS_COLUMNS) + extra]
+    return frame.sort_values("host", kind="stable").reset_index(drop=True)
+
+
+def read_iterations(path: Path, known: set[str]) -> pd.DataFrame:
+    """``iterations.csv``, sorted by iteration; extra columns become numbers when they all are."""
+    frame = read_csv(path, ITERATIONS_COLUMNS)
+    ids = integers(frame, "iteration", path)
+    fail_at(pd.Series(ids).duplicated().to_numpy(), frame, path, "iteration", "duplicate iteration")
+    known_hosts(frame, "root", path, known)
+    nbytes = integers(frame, "bytes", path)
+    duration = floats(frame, "duration_s", path, allow_empty=True)
+    flag = frame["complete"].str.strip().str.lower()
+    ok = flag.isin(_TRUE | _FALSE).to_numpy(dtype=bool)
+    fail_at(~ok, frame, path, "complete", "expected true or false")
+    out = frame.copy()
+    out["iteration"], out["bytes"], out["duration_s"] = ids, nbytes, duration
+    out["complete"] = flag.isin(_TRUE).to_numpy(dtype=bool)
+    for column in frame.columns.difference(list(ITERATIONS_COLUMNS)):
+        text = frame[column].str.strip()   # extra columns: numbers when they all are
+        numbers = pd.to_numeric(text.where(text != "", "nan"), errors="coerce")
+        if (text != "").any() and numbers.notna().sum() == (text != "").sum():
+            out[column] = numbers
+    return out.sort_values("iteration", kind="stable").reset_index(drop=True)
+
+
+def read_transfers(path: Path, known: set[str]) -> pd.DataFrame:
+    """``transfers.csv``: one row per (iteration, receiver, sender), between known hosts."""
+    fast = _read_transfers_fast(path, known)
+    if fast is not None:
+        return fast
+    frame = read_csv(path, TRANSFERS_COLUMNS)
+    ids = integers(frame, "iteration", path)
+    known_hosts(frame, "receiver", path, known)
+    known_hosts(frame, "sender", path, known)
+    same = (frame["receiver"] == frame["sender"]).to_numpy(dtype=bool)
+    fail_at(same, frame, path, "sender", "a host cannot receive from itself")
+    blocks = integers(frame, "blocks", path)
+    out = frame.copy()
+    out["iteration"], out["blocks"] = ids, blocks
+    dup = out.duplicated(["iteration", "receiver", "sender"]).to_numpy(dtype=bool)
+    fail_at(dup, frame, path, "sender", "duplicate (iteration, receiver, sender) row")
+    return out
+
+
+def _read_transfers_fast(path: Path, known: set[str]) -> pd.DataFrame | None:
+    """``transfers.csv`` parsed by pandas' C parser and checked with whole-column
+    operations; None whenever anything is unusual, so that the string-by-string
+    reader of :func:`read_transfers` finds the fault and names its line and field.
+    """
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            header = [c.strip() for c in fh.readline().rstrip("\r\n").split(",")]
+        if header != list(TRANSFERS_COLUMNS):
+            return None
+        frame = pd.read_csv(path, keep_default_na=False, skipinitialspace=True,
+                            dtype={"receiver": str, "sender": str}, engine="c")
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError,
+            pd.errors.EmptyDataError):
+        return None
+    if list(frame.columns) != list(TRANSFERS_COLUMNS) or frame.empty:
+        return None
+    if not all(frame[c].dtype == np.int64 for c in ("iteration", "blocks")):
+        return None
+    hosts = pd.Index(sorted(known))
+    receiver = hosts.get_indexer(frame["receiver"])
+    sender = hosts.get_indexer(frame["sender"])
+    iteration = frame["iteration"].to_numpy()
+    if ((receiver < 0).any() or (sender < 0).any() or (receiver == sender).any()
+            or (iteration < 0).any() or (frame["blocks"].to_numpy() < 0).any()):
+        return None
+    if iteration.max() >= 2**62 // len(hosts) ** 2:
+        return None
+    key = (iteration * len(hosts) + receiver) * len(hosts) + sender
+    if pd.Series(key).duplicated().any():
+        return None
+    return frame
+
+
+def read_probes(path: Path, known: set[str]) -> pd.DataFrame:
+    """``probes.csv``: a rate for every probe run but those that failed with an error."""
+    frame = read_csv(path, PROBES_COLUMNS)
+    known_hosts(frame, "src", path, known)
+    known_hosts(frame, "dst", path, known)
+    out = frame.copy()
+    failed = (frame["error"].str.strip() != "").to_numpy(dtype=bool) \
+        if "error" in frame.columns else np.zeros(len(frame), dtype=bool)
+    rate = floats(frame, "bits_per_second", path, allow_empty=True)
+    fail_at(np.isnan(rate) & ~failed, frame, path, "bits_per_second",
+            "missing value (a probe without a rate needs an error)")
+    out["bits_per_second"] = rate
+    out["streams"] = integers(frame, "streams", path, minimum=1)
+    out["duration_s"] = floats(frame, "duration_s", path, allow_empty=True)
+    for column in PROBE_NUMBERS:
+        if column in frame.columns:
+            out[column] = floats(frame, column, path, allow_empty=True)
+    if "repeat" in frame.columns:
+        out["repeat"] = integers(frame, "repeat", path, minimum=0)
+    return out

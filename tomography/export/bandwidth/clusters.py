@@ -1,0 +1,97 @@
+"""Clusters (name to hosts): taken from a result, checked, and their figures from host pairs."""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from tomography.errors import TomographyError
+from tomography.hierarchy import ClusterTree, Hierarchy
+
+__all__ = ["clusters_from", "check_clusters", "known_clusters", "indices", "pair_medians"]
+
+
+def check_clusters(clusters: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
+    """The clusters, hosts sorted; refused on an empty name or cluster, or a host in two."""
+    if not isinstance(clusters, Mapping) or not clusters:
+        raise TomographyError("clusters must be a non-empty mapping of cluster name to hosts")
+    out: dict[str, tuple[str, ...]] = {}
+    seen: dict[str, str] = {}
+    for name, members in clusters.items():
+        if not isinstance(name, str) or not name.strip():
+            raise TomographyError(f"cluster names must be non-empty strings, got {name!r}")
+        if isinstance(members, str):
+            raise TomographyError(f"cluster {name!r}: give its hosts as a list, not a string")
+        hosts = tuple(sorted(str(h) for h in members))
+        if not hosts:
+            raise TomographyError(f"cluster {name!r} has no hosts")
+        for h in hosts:
+            if h in seen:
+                raise TomographyError(f"host {h!r} is in clusters {seen[h]!r} and {name!r}")
+            seen[h] = name
+        out[name] = hosts
+    return out
+
+
+def clusters_from(result: Hierarchy | ClusterTree | Mapping[str, str], *,
+                  level: int = 1) -> dict[str, tuple[str, ...]]:
+    """Clusters (name to hosts) from a hierarchy level, a cluster tree or host labels.
+
+    Parameters
+    ----------
+    result : Hierarchy, ClusterTree or mapping of host to label
+        A label mapping is, for instance, :attr:`tomography.dataset.Measurement.labels`.
+    level : int, default 1
+        The hierarchy level (1 is the finest); ignored otherwise.
+
+    Examples
+    --------
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+    >>> clusters_from(h)
+    {'L1C0': ('a', 'b'), 'L1C1': ('c',)}
+    >>> clusters_from({"b": "s1", "a": "s1", "c": "s2"})
+    {'s1': ('a', 'b'), 's2': ('c',)}
+    """
+    if isinstance(result, Hierarchy):
+        return {c.id: c.hosts for c in result.level(level)}
+    if isinstance(result, ClusterTree):
+        return {c.id: c.hosts for c in result.clusters}
+    out: dict[str, list[str]] = {}
+    for host, label in sorted(result.items()):
+        out.setdefault(str(label), []).append(str(host))
+    return {name: tuple(hosts) for name, hosts in sorted(out.items())}
+
+
+def indices(hosts: list[str], clusters: dict[str, tuple[str, ...]]) -> list[np.ndarray]:
+    """The positions in ``hosts`` of each cluster's hosts."""
+    index = {h: i for i, h in enumerate(hosts)}
+    return [np.array([index[h] for h in members]) for members in clusters.values()]
+
+
+def known_clusters(clusters: Mapping[str, Iterable[str]], known: Iterable[str], what: str
+                   ) -> dict[str, tuple[str, ...]]:
+    """:func:`check_clusters`, and every host one of ``known`` (the hosts of ``what``)."""
+    checked = check_clusters(clusters)
+    known = set(known)
+    for name, members in checked.items():
+        unknown = [h for h in members if h not in known]
+        if unknown:
+            raise TomographyError(f"cluster {name!r}: unknown host {unknown[0]!r} "
+                                  f"(not in the {what})")
+    return checked
+
+
+def pair_medians(matrix: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
+    """Median over host pairs (distinct hosts, NaN ignored) between every two groups."""
+    k = len(groups)
+    out = np.full((k, k), np.nan)
+    for a, rows in enumerate(groups):
+        for b, cols in enumerate(groups):
+            block = matrix[np.ix_(rows, cols)].copy()
+            if a == b:
+                np.fill_diagonal(block, np.nan)
+            values = block[~np.isnan(block)]
+            if values.size:
+                out[a, b] = float(np.median(values))
+    return out
