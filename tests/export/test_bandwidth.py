@@ -177,7 +177,7 @@ def test_from_broadcasts_rates_from_the_transfers():
     np.testing.assert_allclose(g.cluster_out, g.cluster_bandwidth.sum(axis=1)
                                - np.diag(g.cluster_bandwidth))
     assert g.host_bandwidth.shape == (8, 8) and np.isnan(np.diag(g.host_bandwidth)).all()
-    assert g.notes == ["iterations 0, 1, 2"]
+    assert g.notes == ["rates from the broadcasts of iterations 0, 1, 2"]
     assert {s.kind for s in g.sources.values()} == {"broadcast-throughput"}
 
 
@@ -192,7 +192,7 @@ def test_from_broadcasts_errors():
     with pytest.raises(TomographyError, match="no iteration 7"):
         from_broadcasts(m, clusters, iterations=[0, 7])
     g = from_broadcasts(m, clusters, iterations=[0])
-    assert g.notes == ["iterations 0"]
+    assert g.notes == ["rates from the broadcasts of iterations 0"]
 
 
 # --------------------------------------------------------------------------- the model

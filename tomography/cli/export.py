@@ -181,8 +181,12 @@ def _bandwidth_model(args: argparse.Namespace, m: Any, clusters: dict[str, Any])
     if source == "probes":
         return from_probes(m, clusters, host_pairs=args.host_pairs)
     if source == "topology":
-        return from_topology(_topology_of(m, args.topology), clusters,
-                             host_pairs=args.host_pairs)
+        model = from_topology(_topology_of(m, args.topology), clusters,
+                              host_pairs=args.host_pairs)
+        if m.meta.get("testbed", {}).get("latency_applied") is False:
+            model.notes.append("the delays are the topology's: the testbed that measured the "
+                               "dataset ran without them (no netem)")
+        return model
     return from_broadcasts(m, clusters, iterations=None if args.iterations is None
                            else m.iteration_ids[:args.iterations], host_pairs=args.host_pairs)
 

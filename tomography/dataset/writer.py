@@ -58,12 +58,12 @@ def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool = False,
     >>> refuse_existing(d)
     Traceback (most recent call last):
     ...
-    tomography.errors.DatasetError: ...: a dataset exists here already: continue it with --resume (resume=True) or replace it with --force (overwrite=True)
+    tomography.errors.DatasetError: ...: a dataset exists here already: continue it with --resume or replace it with --force
     """
     if (Path(path) / "meta.json").exists() and not overwrite:
-        how = "continue it with --resume (resume=True) or " if resumable else ""
-        raise DatasetError(f"a dataset exists here already: {how}replace it with --force "
-                           "(overwrite=True)", path=Path(path))
+        how = "continue it with --resume or " if resumable else ""
+        raise DatasetError(f"a dataset exists here already: {how}replace it with --force",
+                           path=Path(path))
 
 
 class MeasurementWriter:

@@ -126,7 +126,7 @@ broadcast throughput needs the duration of each broadcast (synthetic datasets ha
         pool, host_out=host_out, host_in=host_in, cluster_out=cluster_out,
         cluster_in=cluster_in, cluster_bandwidth=np.mean(inner, axis=0), sources=sources,
         host_bandwidth=host_rates if host_pairs else None,
-        notes=[f"iterations {', '.join(map(str, ids))}"])
+        notes=[f"rates from the broadcasts of iterations {', '.join(map(str, ids))}"])
 
 
 def _mean_where(values: list[np.ndarray], masks: list[np.ndarray]) -> np.ndarray:
