@@ -20,7 +20,8 @@ import numpy as np
 from tomography.cli.common import (add_analysis_options, add_format_option,
                                    add_hierarchy_options, add_host_connections_option,
                                    add_tree_level_option, command, emit, full_truth, hierarchy,
-                                   load_shared, observable_truths, positive_int, tree_of)
+                                   load_shared, observable_truths, positive_int, tree_of,
+                                   weight_unit)
 from tomography.cli import export as export_commands
 from tomography.cli import measure as measure_commands
 from tomography.cli import plot as plot_commands
@@ -281,7 +282,7 @@ def cmd_hierarchy(args: argparse.Namespace) -> int:
 
     m, graph, sampler = load_shared(args)
     h = hierarchy(args, graph, m.host_names, sampler)
-    h.params["iterations"] = args.iterations
+    h.params.update(iterations=args.iterations, weight_unit=weight_unit(m))
     if args.format == "json":
         emit(h.to_json(indent=2))
     elif args.format == "dot":

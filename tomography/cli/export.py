@@ -10,7 +10,7 @@ from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_format_option,
                                    add_hierarchy_options, add_tree_level_option, emit,
-                                   hierarchy, load_shared, positive_int, tree_of)
+                                   hierarchy, load_shared, positive_int, tree_of, weight_unit)
 from tomography.errors import TomographyError
 
 __all__ = ["add_commands", "COMMANDS", "FORMATS", "BANDWIDTH_SOURCES"]
@@ -210,7 +210,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     m, W, sampler = load_shared(args)   # the levels and ids `tomography hierarchy` shows
     hosts = m.host_names
     h = hierarchy(args, W, hosts, sampler)
-    h.params["iterations"] = args.iterations
+    h.params.update(iterations=args.iterations, weight_unit=weight_unit(m))
     kind = args.format
     if kind in ("graphml", "gexf"):
         if args.output == "-":
