@@ -50,6 +50,7 @@ from measure.transport import Channel, Launcher, ProcessTransport, Transport, lo
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
                                 refuse_existing)
 from tomography.errors import DatasetError, TomographyError
+from tomography.units import listed
 
 __all__ = ["IterationResult", "RunSummary", "local", "local_hosts", "preflight",
            "run_broadcasts"]
@@ -433,7 +434,7 @@ def _result(swarm: Swarm, iteration: int, root: str, duration: float, hosts: lis
     missing = sorted(set(downloaders) - set(finished) - set(failed))
     if missing:
         notes.append(f"time limit of {time_limit:g} s passed before {len(missing)} peer(s) "
-                     f"had the file: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+                     f"had the file: {listed(missing)}")
     dead_root = root in failed
     complete = not notes and not dead_root and len(finished) == len(hosts) - 1
     trace.sort()

@@ -10,9 +10,11 @@ Size: ``B``, ``kB``, ``MB``, ``GB`` (powers of 10) and ``KiB``, ``MiB``,
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 __all__ = ["parse_bandwidth", "parse_time", "parse_size", "format_bandwidth", "format_time",
-           "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS", "counted"]
+           "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS", "counted",
+           "listed"]
 
 _NUMBER = r"(?P<value>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/µ]+)"
 
@@ -121,6 +123,18 @@ def format_size(nbytes: int) -> str:
     '64MiB'
     """
     return _format(nbytes, (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)), "B")
+
+
+def listed(names: Sequence[object], most: int = 5) -> str:
+    """The first ``most`` names, comma-separated, with ``...`` when there are more.
+
+    Examples
+    --------
+    >>> listed(["a", "b"]), listed(range(8), 3)
+    ('a, b', '0, 1, 2, ...')
+    """
+    names = list(names)
+    return ", ".join(map(str, names[:most])) + (", ..." if len(names) > most else "")
 
 
 def counted(n: int, noun: str) -> str:

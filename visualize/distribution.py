@@ -23,6 +23,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 
 from tomography.dataset import Measurement
 from tomography.errors import TomographyError
+from tomography.units import listed
 from tomography.weights import mean_weights
 from visualize.style import (NEUTRAL, PALETTE, block_unit, figure_of, new_figure, paper_style,
                              set_info)
@@ -49,8 +50,7 @@ def edge_series(measurement: Measurement, a: str, b: str) -> tuple[np.ndarray, n
     for host in (a, b):
         if host not in hosts:
             raise TomographyError(f"no host {host!r} in the dataset (hosts: "
-                                  f"{', '.join(measurement.host_names[:5])}"
-                                  f"{', ...' if len(hosts) > 5 else ''})")
+                                  f"{listed(measurement.host_names)})")
     if a == b:
         raise TomographyError(f"an edge joins two different hosts, got {a!r} twice")
     ids = measurement.iteration_ids

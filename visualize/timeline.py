@@ -41,6 +41,7 @@ from matplotlib.ticker import MaxNLocator
 
 from tomography.dataset import Measurement, read_measurement, read_trace
 from tomography.errors import DatasetError, TomographyError
+from tomography.units import listed
 from visualize._common import group_order
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, inches,
                              paper_style, set_info)
@@ -182,8 +183,7 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
         iteration = traced[0]
     if iteration not in traced:
         raise TomographyError(f"iteration {iteration} has no trace (traced: "
-                              f"{', '.join(map(str, traced[:10]))}"
-                              f"{' ...' if len(traced) > 10 else ''})")
+                              f"{listed(traced, 10)})")
     rows = trace[trace["iteration"] == iteration]
     hosts = m.host_names
     truth = m.labels or None

@@ -30,6 +30,7 @@ from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import ADDRESS_PLAN
 from measure.testbed.scaling import FirstHosts
 from tomography.topology import HostGroup, Link, Topology
+from tomography.units import listed
 
 __all__ = ["Testbed", "STATE_FORMAT", "state_path", "write_state", "now", "building_record",
            "record", "load", "status", "raised_testbeds"]
@@ -104,7 +105,7 @@ class Testbed:
         """
         if host not in self.hosts:
             raise TestbedError(f"testbed {self.name!r} has no host {host!r} "
-                               f"(hosts: {', '.join(list(self.hosts)[:5])}, ...)")
+                               f"(hosts: {listed(self.hosts)})")
         return ["ip", "netns", "exec", self.hosts[host], *argv]
 
     def host_table(self) -> pd.DataFrame:

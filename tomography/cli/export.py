@@ -12,6 +12,7 @@ from tomography.cli.common import (add_analysis_options, add_format_option,
                                    add_hierarchy_options, add_tree_level_option, emit,
                                    hierarchy, load_shared, positive_int, tree_of, weight_unit)
 from tomography.errors import TomographyError
+from tomography.units import listed
 
 __all__ = ["add_commands", "COMMANDS", "FORMATS", "BANDWIDTH_SOURCES"]
 
@@ -277,14 +278,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         root = model.cluster_of[root]
         print(f"root host {args.root} is in cluster {root}", file=sys.stderr)
     if root not in net.nodes:  # a clear error before any planning
-        def some(names: list[str]) -> str:
-            return ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         clusters = args.level == "clusters"
         raise TomographyError(
-            f"unknown root {args.root!r}: give " + (f"a host ({some(sorted(model.cluster_of))})"
-                                                    f" or a cluster ({some(net.nodes)})"
-                                                    if clusters else
-                                                    f"a host ({some(net.nodes)})")
+            f"unknown root {args.root!r}: give "
+            + (f"a host ({listed(sorted(model.cluster_of), 8)}) or a cluster "
+               f"({listed(net.nodes, 8)})" if clusters else f"a host ({listed(net.nodes, 8)})")
             + f" of {args.gauge}")
     methods = METHODS if args.method == "all" else (args.method,)
     table = compare(net, root, methods=methods, max_nodes=args.max_nodes)

@@ -15,6 +15,7 @@ from typing import Any
 from tomography.errors import TomographyError
 from tomography.export.mpi.ranks import Slots, check_hierarchy, rank_order, slot_counts
 from tomography.hierarchy import Cluster, Hierarchy
+from tomography.units import listed
 
 __all__ = ["FORMAT", "mpi_hierarchy", "write_mpi_hierarchy"]
 
@@ -83,8 +84,7 @@ def mpi_hierarchy(hierarchy: Hierarchy, *, root_host: str | None = None,
         root_host = hosts[0]
     elif root_host not in counts:
         raise TomographyError(f"unknown root host {root_host!r}; the hierarchy has "
-                              f"{len(hosts)} hosts ({', '.join(hosts[:5])}"
-                              f"{', ...' if len(hosts) > 5 else ''})")
+                              f"{len(hosts)} hosts ({listed(hosts)})")
     per_host = [counts[h] for h in hosts]
     first = dict(zip(hosts, accumulate([0, *per_host[:-1]])))
     size = sum(per_host)
