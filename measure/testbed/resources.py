@@ -248,7 +248,8 @@ def check(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     measure.testbed.TestbedError: testbed 'tb' is more than this machine can carry: 527 \
 namespaces, 512 peers, at most 165.40 Gbit/s through the shapers: about 148.0 cores (this machine \
 has 2) and 52.8 GiB of memory (16.0 GiB available); it would fit with --hosts-per-cluster 2 \
---bandwidth-scale 0.38; or raise it anyway with `tomography testbed up ... --force`
+--bandwidth-scale 0.38; or simulate it (tomography simulate N1); or raise it anyway with \
+`tomography testbed up ... --force`
     """
     m = m or machine()
     cut = _cuts(topology)
@@ -256,8 +257,9 @@ has 2) and 52.8 GiB of memory (16.0 GiB available); it would fit with --hosts-pe
     if need.fits(m):
         return need
     raise TestbedError(f"testbed {name!r} is more than this machine can carry: "
-                       f"{need.describe(m)}; {_advice(topology, cut, bandwidth, m)}; or raise "
-                       "it anyway with `tomography testbed up ... --force`")
+                       f"{need.describe(m)}; {_advice(topology, cut, bandwidth, m)}; or "
+                       f"simulate it (tomography simulate {topology.name}); or raise it anyway "
+                       "with `tomography testbed up ... --force`")
 
 
 def _advice(topology: Topology, cut: Callable[[str, str], float], bandwidth: float,

@@ -12,7 +12,7 @@ from tomography.cli.common import (add_analysis_options, add_format_option,
                                    add_hierarchy_options, add_tree_level_option, emit,
                                    hierarchy, load_shared, positive_int, tree_of, weight_unit)
 from tomography.errors import TomographyError
-from tomography.units import listed
+from tomography.units import counted, listed
 
 __all__ = ["add_commands", "COMMANDS", "FORMATS", "BANDWIDTH_SOURCES"]
 
@@ -57,6 +57,7 @@ methods (balanced multicasting and the trees it is compared with):
   fpfr            Fast Parallel File Replication trees, sharing capacities uncoordinated
   balanced        FPFR trees with rates from a linear program (balanced multicasting)
   exact           the LP over every spanning tree (small networks only)
+  binomial        MPI's binomial broadcast tree, hosts in the order of their clusters
   all             every method side by side (default)
 
 examples:
@@ -192,6 +193,29 @@ def _bandwidth_model(args: argparse.Namespace, m: Any, clusters: dict[str, Any])
                            else m.iteration_ids[:args.iterations], host_pairs=args.host_pairs)
 
 
+def _shared_links(h: Any, level: int) -> list[str]:
+    """A warning when the clusters of ``level`` reach each other over shared links.
+
+    Two clusters under different parents (level + 1) reach each other over
+    the link between the parents, which every such pair of the two parents
+    shares; a Gauge file gives each pair its bandwidth alone, so a planner
+    over-predicts what several trees across it get.
+    """
+    if level >= h.depth:
+        return []
+    parent = {c.id: c.parent for c in h.level(level)}
+    ids = list(parent)
+    crossing = sum(parent[a] != parent[b] for i, a in enumerate(ids) for b in ids[i + 1:])
+    shared = crossing - sum(
+        1 for i, a in enumerate(h.level(level + 1)) for b in h.level(level + 1)[i + 1:])
+    if shared <= 0:
+        return []
+    return [f"{crossing} cluster pairs of level {level} cross between level-{level + 1} "
+            f"clusters, several over one link: the file gives each pair its bandwidth "
+            f"alone, so a planner may over-predict trees across them; export --level "
+            f"{level + 1} to plan across level {level + 1}"]
+
+
 def _write(output: str, text: str) -> None:
     if output == "-":
         emit(text)
@@ -225,15 +249,16 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"note: the hierarchy has {h.depth} levels; exporting level {h.depth}",
                   file=sys.stderr)
         model = _bandwidth_model(args, m, clusters)
+        model.notes.extend(_shared_links(h, min(args.level, h.depth)))
         for note in model.notes:
             print(f"note: {note}", file=sys.stderr)
         text = (gauge_to_xml(model, unit=args.unit) if kind == "gauge"
                 else simgrid_platform(model))
     elif kind == "json":
-        text = topology_to_json(h, tree_of(args, m, W, h), params={
+        text = topology_to_json(h, tree_of(args, m, W, h, sampler), params={
             "dataset": str(args.dataset), "iterations": args.iterations, "seed": args.seed})
     elif kind == "dot":
-        text = (cluster_tree_to_dot(tree_of(args, m, W, h)) if args.graph == "tree"
+        text = (cluster_tree_to_dot(tree_of(args, m, W, h, sampler)) if args.graph == "tree"
                 else hierarchy_to_dot(h))
     elif kind == "mpi":
         text = json.dumps(mpi.mpi_hierarchy(h, root_host=args.root, slots=args.slots),
@@ -246,8 +271,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         _write(args.output, text)
     if args.output != "-":
         level = min(args.level, h.depth) if kind in ("gauge", "simgrid") else 1
-        print(f"wrote {kind} of {len(hosts)} hosts, {len(h.level(level))} clusters on level "
-              f"{level}, {h.depth} levels -> {args.output}", file=sys.stderr)
+        print(f"wrote {kind} of {len(hosts)} hosts, {counted(len(h.level(level)), 'cluster')} "
+              f"on level {level}, {counted(h.depth, 'level')} -> {args.output}",
+              file=sys.stderr)
     return 0
 
 

@@ -319,9 +319,10 @@ def add_commands(sub: Any) -> None:
                 "The whole method on a built-in network (two-sites-demo: 2 sites x 2 clusters "
                 "x 5 hosts): real libtorrent broadcasts inside an emulated testbed (needs root; "
                 "the simulator otherwise) until the clusters are stable, then the hierarchy, "
-                "the tree, the accuracy against the truth, the exports and the pictures, all "
-                "under -o.",
-                ["sudo tomography demo                # ~2 min; results in out/demo",
+                "the tree and the accuracy against the truth; the dataset, hierarchy.json and "
+                "tree.json under -o (an earlier demo there is replaced). docs/guide.md goes on "
+                "from there: exports, a multicast plan, pictures.",
+                ["sudo tomography demo                # ~3 min; results in out/demo",
                  "tomography demo --simulate -o sim   # the simulator, no root needed"])
     p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
                    help="where to write the dataset and results (default out/demo)")
@@ -771,42 +772,51 @@ def format_testbeds(beds: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _report(m, out: Path, seed: int) -> None:
-    """Print the flat clusters, the Hasse diagram, the tree and NMIs; write the JSON files."""
+def _report(data: Path, out: Path, seed: int) -> None:
+    """Print the flat clusters, the Hasse diagram, the tree and NMIs; write the JSON files.
+
+    The analysis is that of ``tomography cluster``, ``hierarchy`` and ``tree``
+    with their defaults (confidence, unsupported levels left out), so the JSON
+    files and ids are those the commands give on the dataset.
+    """
     from cluster.accuracy import hierarchy_nmi, nmi
-    from cluster.averaged_edge import averaged_edge_hierarchy
     from cluster.louvain import louvain
-    from cluster.spanning_tree import hierarchy_tree
+    from tomography.cli import build_parser
+    from tomography.cli.common import hierarchy, load_shared, tree_of, weight_unit
     from tomography.truth import labels_at_depth, truth_depth
-    from tomography.units import WEIGHT_UNITS
-    from tomography.weights import mean_weights
     from visualize.text import cluster_tree_text, hasse_text
 
-    W = mean_weights(m)
-    truth = m.labels
-    hosts = m.host_names
+    args = build_parser().parse_args(["tree", str(data), "--seed", str(seed)])
+    m, W, sampler = load_shared(args)
+    truth, hosts = m.labels, m.host_names
     flat = louvain(W, seed=seed)
-    print(f"\nflat clustering (Louvain): {flat.n_clusters} clusters, modularity "
+    print(f"\nflat clustering (Louvain): {counted(flat.n_clusters, 'cluster')}, modularity "
           f"{flat.modularity:.3f}")
     if truth:
         for depth in range(1, truth_depth(truth) + 1):
-            print(f"  NMI against the truth at depth {depth}: "
-                  f"{nmi(labels_at_depth(truth, depth, hosts), flat.labels):.3f}")
-    h = averaged_edge_hierarchy(W, hosts, seed=seed)
+            cut = labels_at_depth(truth, depth, hosts)
+            print(f"  NMI against the truth cut to depth {depth} "
+                  f"({counted(len(set(cut)), 'group')}): {nmi(cut, flat.labels):.3f}")
+    h = hierarchy(args, W, hosts, sampler)
+    h.params.update(weight_unit=weight_unit(m))
     print("\naveraged-edge hierarchy (Hasse diagram; lower = more bandwidth)\n")
     print(hasse_text(h, truth))
     if truth:
-        levels = hierarchy_nmi(h, truth)
-        print("\n  NMI per level:", ", ".join(f"level {int(r.level)}: {r.nmi:.3f}"
-                                             for r in levels.itertuples()))
-    t = hierarchy_tree(W, h, hosts=hosts)
-    t.params["weight_unit"] = WEIGHT_UNITS["broadcast"]
+        print("\n  NMI per level (level 1 is the finest; truth depth 1 the coarsest):")
+        for r in hierarchy_nmi(h, truth).itertuples():
+            print(f"    level {int(r.level)} ({counted(int(r.clusters), 'cluster')}) against "
+                  f"truth depth {int(r.truth_depth)} ({counted(int(r.truth_clusters), 'group')})"
+                  f": {r.nmi:.3f}")
+        print("  (tomography evaluate also says which truth levels bandwidth cannot reveal)")
+    t = tree_of(args, m, W, h, sampler)
     print(f"\ntopology as a tree (maximum spanning tree of the level-"
           f"{t.params['hierarchy_level']} clusters; {t.weight_caption})\n")
     print(cluster_tree_text(t, truth))
     (out / "hierarchy.json").write_text(h.to_json(indent=2) + "\n", encoding="utf-8")
     (out / "tree.json").write_text(t.to_json(indent=2) + "\n", encoding="utf-8")
-    print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}")
+    print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}\n"
+          f"next: docs/guide.md from section 3 on this dataset, e.g. "
+          f"{Path(sys.executable).parent / 'tomography'} hierarchy {data}")
 
 
 def _demo_can_emulate(topology: Topology) -> str | None:
@@ -843,6 +853,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     data = out / "dataset"
     topo = read_topology(DEMO_TOPOLOGY)
     print(f"demonstration network {topo.name}: {topo.description}")
+    if (data / "meta.json").exists():
+        print(f"replacing the earlier demo's dataset in {data}")
     why_not = "--simulate was given" if args.simulate else _demo_can_emulate(topo)
     ns = argparse.Namespace(output=data, iterations=args.iterations, size=args.size,
                             seed=args.seed, until_converged=-1, force=True, resume=False,
@@ -877,7 +889,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print("testbed removed")
     m = read_measurement(data)
     print(f"\ndataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
-    _report(m, out, args.seed)
+    _report(data, out, args.seed)
     return 0
 
 

@@ -11,6 +11,7 @@ from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
                                    add_tree_level_option, full_truth, hierarchy, load,
                                    load_shared, positive_int, tree_of, truth)
 from tomography.errors import TomographyError
+from tomography.units import counted
 
 __all__ = ["add_commands", "COMMANDS", "KINDS", "FORMATS"]
 
@@ -172,7 +173,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
         m, W, sampler = load_shared(args)
         t = tree_of(args, m, W, hierarchy(args, W, m.host_names, sampler), sampler)
         fig = visualize.plot_tree(t, labels=truth(args, m) or None, **width)
-        return fig, f"{len(t.clusters)} clusters, {len(t.edges)} edges"
+        return fig, f"{counted(len(t.clusters), 'cluster')}, {counted(len(t.edges), 'edge')}"
     if kind == "edge":
         if not args.edge:
             raise TomographyError("--kind edge needs --edge A B (two hosts of the dataset)")

@@ -279,8 +279,11 @@ def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
         document = etree.parse(str(path), parser)
     except etree.XMLSyntaxError as exc:
         raise GaugeError(f"not well-formed XML: {exc.msg}", path=path, line=exc.lineno) from None
-    except OSError as exc:
-        raise GaugeError(f"cannot read: {exc}", path=path) from None
+    except OSError as exc:   # lxml's text repeats the path: the system's reason alone
+        reason = ("no such file" if not os.path.exists(path) else "is a directory"
+                  if os.path.isdir(path) else os.strerror(exc.errno) if exc.errno
+                  else "not readable")
+        raise GaugeError(f"cannot read: {reason}", path=path) from None
     if document.docinfo.doctype:
         raise GaugeError("a DOCTYPE is not allowed in a Gauge file (its entities were not "
                          "resolved: nothing outside the file was read)", path=path, line=1)
