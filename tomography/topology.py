@@ -34,6 +34,7 @@ not a bottleneck).
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -228,8 +229,12 @@ def read_topology(path: str | os.PathLike[str]) -> Topology:
     if not file.exists():
         builtin = scenario_path(str(path))
         if builtin is None:
-            raise TopologyError("no such topology file or built-in scenario "
-                                f"(built-in: {', '.join(sorted(_scenarios()))})", path=path)
+            names = sorted(_scenarios())
+            lower = {n.lower(): n for n in names}
+            near = [lower[n] for n in difflib.get_close_matches(str(path).lower(), lower, 1)]
+            raise TopologyError("no such topology file or built-in scenario"
+                                + (f"; did you mean {near[0]}?" if near else "")
+                                + f" (built-in: {', '.join(names)})", path=path)
         file = builtin
     if file.is_dir():
         raise TopologyError("is a directory, expected a topology file", path=file)

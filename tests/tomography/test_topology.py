@@ -118,3 +118,10 @@ def test_duplicate_keys_implausible_capacities_and_directories(tmp_path) -> None
     assert err.value.field == "links[0].capacity"
     with pytest.raises(TopologyError, match="is a directory"):
         read_topology(tmp_path)
+
+
+def test_a_mistyped_scenario_name_gets_a_suggestion() -> None:
+    with pytest.raises(TopologyError, match="did you mean two-sites-demo"):
+        read_topology("two-site-demo")
+    with pytest.raises(TopologyError, match="did you mean N1"):
+        read_topology("n1")
