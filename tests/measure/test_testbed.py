@@ -313,6 +313,7 @@ def test_the_demo_fits_two_cores_and_n1_is_refused_with_options_that_fit() -> No
     with pytest.raises(TestbedError, match=r"^testbed 'tb' is more than this machine can carry: "
                                            r"527 namespaces, 512 peers, .* \(this machine has 2\)"
                                            r".* --hosts-per-cluster 2 --bandwidth-scale ([.\d]+); "
+                                           r"or simulate it \(tomography simulate N1\); "
                                            r"or raise it anyway .*--force`$") as refused:
         resources.check(read_topology("N1"), m=TWO_CORES)
     factor = float(re.search(r"--bandwidth-scale ([.\d]+)", str(refused.value)).group(1))
