@@ -99,12 +99,16 @@ def add_tree_level_option(p: Any, flag: str = "--level") -> None:
                         "per router)")
 
 
+def probe_dataset(m: Any) -> bool:
+    """True for a probe mesh's dataset (pairwise bandwidths, no broadcasts)."""
+    return not m.iteration_ids and m.probes is not None
+
+
 def weight_unit(m: Any) -> str:
     """The unit of the dataset's ``w_n``: blocks per iteration, or Mbit/s for probes."""
     from tomography.units import WEIGHT_UNITS
 
-    return WEIGHT_UNITS["probe" if not m.iteration_ids and m.probes is not None
-                        else "broadcast"]
+    return WEIGHT_UNITS["probe" if probe_dataset(m) else "broadcast"]
 
 
 def tree_of(args: argparse.Namespace, m: Any, W: Any, h: Any, sampler: Any = None):
@@ -129,8 +133,7 @@ def exchanged(m: Any, dataset: Any) -> None:
         raise DatasetError("every block count is 0: no two hosts exchanged a block, so there "
                            "is nothing to cluster", path=Path(dataset) / "transfers.csv",
                            field="blocks")
-    if not m.iteration_ids and m.probes is not None and not (m.probes["bits_per_second"]
-                                                             > 0).any():
+    if probe_dataset(m) and not (m.probes["bits_per_second"] > 0).any():
         raise DatasetError("every bandwidth is 0: nothing to cluster",
                            path=Path(dataset) / "probes.csv", field="bits_per_second")
 
@@ -144,7 +147,7 @@ def load(args: argparse.Namespace, measurement: Any = None):
     m = measurement if measurement is not None else read_measurement(args.dataset)
     exchanged(m, args.dataset)
     W = mean_weights(m, getattr(args, "iterations", None))
-    probes = not m.iteration_ids and m.probes is not None
+    probes = probe_dataset(m)
     if hasattr(args, "linkage") and args.linkage is None:
         args.linkage = "sum" if probes else DEFAULT_LINKAGE
     if probes:
@@ -172,8 +175,7 @@ def load_shared(args: argparse.Namespace):
 
     m = read_measurement(args.dataset)
     exchanged(m, args.dataset)
-    probes = not m.iteration_ids and m.probes is not None
-    if probes:
+    if probe_dataset(m):
         m, W = load(args, measurement=m)
         return m, SharedGraph(W, m.host_names), None
     n = getattr(args, "iterations", None)
