@@ -168,7 +168,10 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
 
     Level 1 (the finest) is compared with the full labels, level 2 with the
     labels cut one part shorter, and so on; levels above the truth's depth
-    are compared with its top level.
+    are compared with its top level (the thesis's mapping).  A hierarchy
+    with more levels than the truth has depths shifts that mapping, so every
+    level is also scored against each truth depth and the best is reported
+    (``best_depth``, ``best_nmi``; the finer depth on a tie).
 
     Parameters
     ----------
@@ -179,7 +182,7 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Columns ``level``, ``clusters``, ``truth_depth``, ``truth_clusters``,
-        ``nmi``, ``overlapping_nmi``.
+        ``nmi``, ``overlapping_nmi``, ``best_depth``, ``best_nmi``.
 
     Examples
     --------
@@ -187,19 +190,34 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
     >>> t = {"a": "x/1", "b": "x/1", "c": "y/2", "d": "y/3"}
     >>> hierarchy_nmi(h, t)[["level", "truth_depth", "nmi"]].to_dict("records")
     [{'level': 1, 'truth_depth': 2, 'nmi': 1.0}, {'level': 2, 'truth_depth': 1, 'nmi': 1.0}]
+
+    An extra, finer level shifts the mapping; ``best_depth`` still finds
+    the level that is right:
+
+    >>> h3 = Hierarchy.from_partitions(["a", "b", "c", "d"],
+    ...                                [[0, 1, 2, 3], [0, 0, 1, 2], [0, 0, 1, 1]])
+    >>> hierarchy_nmi(h3, t)[["level", "truth_depth", "nmi", "best_depth", "best_nmi"]].round(2)
+       level  truth_depth   nmi  best_depth  best_nmi
+    0      1            2  0.86           2      0.86
+    1      2            1  0.80           2      1.00
+    2      3            1  1.00           1      1.00
     """
     hosts = hierarchy.hosts
     depth = truth_depth({h: truth[h] for h in hosts if h in truth})
+    truths = {d: labels_at_depth(truth, d, hosts) for d in range(1, depth + 1)}
     rows = []
     for number in range(1, hierarchy.depth + 1):
         d = max(depth - number + 1, 1)
-        true = labels_at_depth(truth, d, hosts)
+        true = truths[d]
         found = hierarchy.labels(number)
+        scores = {k: nmi(labels, found) for k, labels in truths.items()}
+        best = max(scores, key=lambda k: (round(scores[k], 12), k))
         rows.append({"level": number, "clusters": len(hierarchy.level(number)),
                      "truth_depth": d, "truth_clusters": len(set(true)),
-                     "nmi": nmi(true, found),
+                     "nmi": scores[d],
                      "overlapping_nmi": overlapping_nmi(partition_to_cover(true),
-                                                        partition_to_cover(found), len(hosts))})
+                                                        partition_to_cover(found), len(hosts)),
+                     "best_depth": best, "best_nmi": scores[best]})
     return pd.DataFrame(rows)
 
 

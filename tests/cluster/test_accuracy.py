@@ -6,7 +6,9 @@ import math
 
 import pytest
 
-from cluster.accuracy import convergence, nmi, overlapping_nmi, partition_to_cover
+from cluster.accuracy import (convergence, hierarchy_nmi, nmi, overlapping_nmi,
+                              partition_to_cover)
+from tomography.hierarchy import Hierarchy
 from tomography.synthetic import planted_hierarchy
 
 
@@ -69,3 +71,21 @@ def test_convergence_table() -> None:
         [lab for lab in m.hosts["label"]], [lab.split("/")[0] for lab in m.hosts["label"]]))
     assert table["level_1_nmi"].iloc[-1] == pytest.approx(1.0)
     assert table["level_2_nmi"].iloc[-1] == pytest.approx(1.0)
+
+
+def test_hierarchy_nmi_best_depth_survives_an_extra_level() -> None:
+    # truth: 2 sites of 2 clusters of 2 hosts; the hierarchy adds a level of
+    # single hosts below the clusters, so the fixed mapping is one off
+    hosts = list("abcdefgh")
+    truth = {h: f"{'xy'[i // 4]}/{'xy'[i // 4]}{i // 2}" for i, h in enumerate(hosts)}
+    h = Hierarchy.from_partitions(hosts, [list(range(8)), [0, 0, 1, 1, 2, 2, 3, 3],
+                                          [0, 0, 0, 0, 1, 1, 1, 1]])
+    table = hierarchy_nmi(h, truth)
+    assert table["truth_depth"].tolist() == [2, 1, 1]
+    assert table["nmi"].tolist()[1] < 1                  # clusters scored against the sites
+    assert table["best_depth"].tolist() == [2, 2, 1]
+    assert table["best_nmi"].tolist()[1:] == [1.0, 1.0]
+    # a level that fits two depths equally well is given the finer one
+    one_per_site = {h: f"{'xy'[i // 4]}/{'xy'[i // 4]}0" for i, h in enumerate(hosts)}
+    sites = Hierarchy.from_partitions(hosts, [[0, 0, 0, 0, 1, 1, 1, 1]])
+    assert hierarchy_nmi(sites, one_per_site)["best_depth"].tolist() == [2]

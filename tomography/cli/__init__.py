@@ -360,7 +360,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                           "params": h.params}, indent=2))
         return 0
     out = ["NMI per hierarchy level (arithmetic-mean NMI; overlapping NMI of "
-           "Lancichinetti-Fortunato-Kertesz)",
+           "Lancichinetti-Fortunato-Kertesz) against truth_depth, the truth cut to the "
+           "level's depth counted from the finest; best_depth: the truth depth the level "
+           "matches best",
            levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), ""]
     if topo is not None:
         out += [f"truth depth {d} ({c} clusters) is not observable by bandwidth on "

@@ -806,7 +806,8 @@ def _report(data: Path, out: Path, seed: int) -> None:
         for r in hierarchy_nmi(h, truth).itertuples():
             print(f"    level {int(r.level)} ({counted(int(r.clusters), 'cluster')}) against "
                   f"truth depth {int(r.truth_depth)} ({counted(int(r.truth_clusters), 'group')})"
-                  f": {r.nmi:.3f}")
+                  f": {r.nmi:.3f}" + (f"; best against depth {int(r.best_depth)}: {r.best_nmi:.3f}"
+                                      if r.best_depth != r.truth_depth else ""))
         print("  (tomography evaluate also says which truth levels bandwidth cannot reveal)")
     t = tree_of(args, m, W, h, sampler)
     print(f"\ntopology as a tree (maximum spanning tree of the level-"
