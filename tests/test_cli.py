@@ -221,6 +221,23 @@ def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Pat
     assert code == 2 and "unknown mechanism 'nagle'" in err
 
 
+def test_simulate_tcp_figures_set_and_recorded(capsys, tmp_path: Path) -> None:
+    out_dir = tmp_path / "sim"
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "1MiB", "-o", out_dir,
+                     "--tcp", "receive-window=64KiB", "--tcp", "rto-min=1s",
+                     "--tcp", "max-requests=50")
+    tcp = json.loads((out_dir / "meta.json").read_text())["params"]["tcp"]
+    assert code == 0 and tcp["receive_window"] == 65536 and tcp["rto_min"] == 1.0
+    assert tcp["max_requests"] == 50 and tcp["initial_window"] == 14480    # the rest default
+    for bad, says in (("window=1", "NAME one of initial-window"),
+                      ("rto-min=1", "rto-min takes a time"),
+                      ("initial-window=ten", "initial-window takes a size"),
+                      ("min-requests=0", "min_requests")):
+        code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", "--tcp", bad)
+        assert code == 2 and says in err and err.count("\n") == 1, err
+    assert not (tmp_path / "x").exists()
+
+
 def test_testbed_refuses_clearly_without_root(capsys, monkeypatch) -> None:
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     code, _, err = run(capsys, "testbed", "up", "two-sites-demo", "--name", "nr")

@@ -250,6 +250,11 @@ def add_commands(sub: Any) -> None:
     g.add_argument("--loss", type=float, default=0.0,
                    help="random packet loss rate on every path, capping each connection at "
                         "Mathis's MSS/RTT*sqrt(1.5/loss) (default 0: no loss)")
+    g.add_argument("--tcp", action="append", default=[], metavar="NAME=VALUE",
+                   help="set one of the model's figures, repeatable: initial-window=14480B "
+                        "(10 segments), receive-window=3MiB, rto-min=200ms, "
+                        "request-queue-time=3s, min-requests=2, max-requests=500 (the "
+                        "defaults shown)")
 
     p = sub.add_parser(
         "measure", help="measure hosts: BitTorrent broadcasts, or iperf3 / NetPIPE probes",
@@ -356,6 +361,38 @@ TCP_SWITCHES = {"slow-start": ("slow_start", False),
 its value when off."""
 
 
+TCP_FIGURES = {"initial-window": ("initial_window", "size"),
+               "receive-window": ("receive_window", "size"),
+               "rto-min": ("rto_min", "time"),
+               "request-queue-time": ("request_queue_time", "time"),
+               "min-requests": ("min_requests", "count"),
+               "max-requests": ("max_requests", "count")}
+"""What ``simulate --tcp NAME=VALUE`` sets: the :class:`measure.tcp.TcpModel` field and
+the kind of value it takes."""
+
+
+def _tcp_figures(settings: list[str]) -> dict[str, Any]:
+    """The ``--tcp NAME=VALUE`` settings as :class:`measure.tcp.TcpModel` fields."""
+    from tomography.units import parse_size, parse_time
+
+    fields: dict[str, Any] = {}
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        name = name.strip()
+        if not sep or name not in TCP_FIGURES:
+            raise TomographyError(f"--tcp {setting!r}: expected NAME=VALUE with NAME one of "
+                                  f"{', '.join(TCP_FIGURES)}")
+        field, kind = TCP_FIGURES[name]
+        try:
+            fields[field] = (parse_size(value) if kind == "size" else
+                             parse_time(value) if kind == "time" else int(value))
+        except ValueError as e:
+            unit = {"size": "a size such as 64KiB", "time": "a time such as 200ms",
+                    "count": "a whole number"}[kind]
+            raise TomographyError(f"--tcp {setting!r}: {name} takes {unit} ({e})") from None
+    return fields
+
+
 def _tcp_model(args: argparse.Namespace):
     from measure.tcp import TcpModel
 
@@ -368,7 +405,11 @@ def _tcp_model(args: argparse.Namespace):
         raise TomographyError(f"--loss must be in [0, 1), got {args.loss}")
     if "all" in off:
         off = set(TCP_SWITCHES)
-    return TcpModel(**dict(TCP_SWITCHES[x] for x in off), loss=args.loss)
+    fields = _tcp_figures(args.tcp) | dict(TCP_SWITCHES[x] for x in off)
+    try:
+        return TcpModel(**fields, loss=args.loss)
+    except ValueError as e:
+        raise TomographyError(f"--tcp: {e}") from None
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
