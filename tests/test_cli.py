@@ -148,6 +148,11 @@ def test_synthetic_and_demo(capsys, tmp_path: Path) -> None:
     assert h["levels"][0]["clusters"]
     meta = json.loads((tmp_path / "demo" / "dataset" / "meta.json").read_text())
     assert meta["method"] == "simulated" and meta["topology"] == "two-sites-demo"
+    # by default the simulated demo uses 16 MiB broadcasts and the testbed's stop rule
+    code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--simulate", "-n", "2")
+    meta = json.loads((tmp_path / "demo" / "dataset" / "meta.json").read_text())
+    assert code == 0 and meta["params"]["file_size"] == 16 * 2**20
+    assert "simulated broadcasts of 16MiB" in out and "stop rule after 2 iterations" in err
 
 
 def test_dot_is_one_statement_per_line(capsys, hierarchy_dataset: Path) -> None:
