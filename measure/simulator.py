@@ -59,11 +59,12 @@ hashing and disk.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -169,6 +170,26 @@ class _Network:
         return np.concatenate(flows), np.concatenate(resources)
 
 
+def _interrupts_pass_through_kernels(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Ctrl-C inside a compiled kernel reaches the caller as ``KeyboardInterrupt``.
+
+    Numba's dispatcher turns an interrupt that arrives while a kernel runs into
+    ``SystemError: ... returned a result with an exception set``, chained to the
+    ``KeyboardInterrupt``; callers (the CLI, the demo, a notebook) expect the
+    latter.
+    """
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except SystemError as exc:
+            if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+                raise KeyboardInterrupt from None
+            raise
+    return wrapper
+
+
+@_interrupts_pass_through_kernels
 def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_size: int, *,
                        params: SwarmParams = SwarmParams(), tcp: TcpModel = TcpModel(),
                        seed: Seed = None, network: _Network | None = None) -> BroadcastResult:
@@ -351,6 +372,26 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
                                      piece_blocks, counts, incoming, incoming_ptr)
 
 
+def _differences(recorded: dict[str, Any], wanted: dict[str, Any],
+                 prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """``(name, recorded, wanted)`` of every setting that differs, nested ones dotted.
+
+    Examples
+    --------
+    >>> _differences({"seed": 0, "tcp": {"loss": 0.0, "slow_start": True}},
+    ...              {"seed": 0, "tcp": {"loss": 0.01, "slow_start": True}})
+    [('tcp.loss', 0.0, 0.01)]
+    """
+    found = []
+    for key, value in wanted.items():
+        theirs = recorded.get(key)
+        if isinstance(value, dict) and isinstance(theirs, dict):
+            found += _differences(theirs, value, f"{prefix}{key}.")
+        elif theirs != value:
+            found.append((f"{prefix}{key}", theirs, value))
+    return found
+
+
 def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: int,
              file_size: int, seed: int = 0, params: SwarmParams = SwarmParams(),
              tcp: TcpModel = TcpModel(), resume: bool = False, overwrite: bool = False,
@@ -410,11 +451,15 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
         writer = MeasurementWriter.reopen(out)
         existing = read_measurement(out)
         recorded = existing.meta.get("params", {})
-        differ = [k for k, v in sim_params.items() if recorded.get(k) != v]
-        if existing.meta.get("topology") != topology.name or differ:
-            what = differ[0] if differ else "topology"
+        if existing.meta.get("topology") != topology.name:
+            raise DatasetError(f"cannot resume: the dataset was made with another topology "
+                               f"({existing.meta.get('topology')!r}, not {topology.name!r})",
+                               path=out / "meta.json", field="topology")
+        differ = _differences(recorded, sim_params)
+        if differ:
+            what, theirs, ours = differ[0]
             raise DatasetError(f"cannot resume: the dataset was made with another {what} "
-                               f"({recorded.get(what, existing.meta.get('topology'))!r})",
+                               f"({theirs!r}; this command: {ours!r})",
                                path=out / "meta.json", field=what)
         start = len(existing.iteration_ids)
     else:

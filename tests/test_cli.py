@@ -226,6 +226,21 @@ def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Pat
     assert code == 2 and "unknown mechanism 'nagle'" in err
 
 
+def test_simulate_says_what_it_added_and_what_went_wrong(capsys, tmp_path: Path) -> None:
+    out_dir = tmp_path / "sim"
+    args = ("simulate", "tree-5", "--size", "1MiB", "-o", out_dir)
+    code, out, _ = run(capsys, *args, "-n", "1")
+    assert code == 0 and "wrote 1 simulated iteration of" in out and "(5 hosts)" in out
+    code, out, _ = run(capsys, *args, "-n", "3", "--resume")
+    assert code == 0 and "wrote 2 simulated iterations" in out and "(3 in all)" in out
+    code, out, _ = run(capsys, *args, "-n", "2", "--resume")
+    assert code == 0 and "already has 3 iterations: nothing to simulate" in out
+    code, _, err = run(capsys, *args, "-n", "4", "--resume", "--tcp", "receive-window=1MiB")
+    assert code == 2 and "tcp.receive_window (3145728; this command: 1048576)" in err
+    code, _, err = run(capsys, *args, "-n", "2", "--force", "--time-limit", "10ms")
+    assert code == 0 and "2 iterations of 2 hit the time limit (10ms)" in err
+
+
 def test_simulate_tcp_figures_set_and_recorded(capsys, tmp_path: Path) -> None:
     out_dir = tmp_path / "sim"
     code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "1MiB", "-o", out_dir,
@@ -237,10 +252,15 @@ def test_simulate_tcp_figures_set_and_recorded(capsys, tmp_path: Path) -> None:
     for bad, says in (("window=1", "NAME one of initial-window"),
                       ("rto-min=1", "rto-min takes a time"),
                       ("initial-window=ten", "initial-window takes a size"),
-                      ("min-requests=0", "min_requests")):
+                      ("min-requests=0", "min-requests must be positive"),
+                      ("max-requests=2.5", "max-requests takes a whole number"),
+                      ("min-requests=600", "min-requests (600) is above max-requests (500)")):
         code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", "--tcp", bad)
         assert code == 2 and says in err and err.count("\n") == 1, err
     assert not (tmp_path / "x").exists()
+    code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", "--tcp",
+                       "receive-window=1MiB", "--tcp-off", "receive-window")
+    assert code == 2 and "--tcp-off switches off" in err
 
 
 def test_testbed_refuses_clearly_without_root(capsys, monkeypatch) -> None:

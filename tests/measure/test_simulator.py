@@ -105,3 +105,23 @@ def test_time_limit_marks_incomplete_and_keeps_counts() -> None:
 def test_params_are_validated() -> None:
     with pytest.raises(ValueError, match="multiple of 16384"):
         SwarmParams(piece_size=1000)
+
+
+def test_ctrl_c_inside_a_compiled_kernel_is_a_keyboard_interrupt() -> None:
+    from measure.simulator import _interrupts_pass_through_kernels
+
+    @_interrupts_pass_through_kernels
+    def kernel_interrupted() -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:      # what Numba's dispatcher raises in its place
+            raise SystemError("CPUDispatcher returned a result with an exception set") from e
+
+    @_interrupts_pass_through_kernels
+    def kernel_broken() -> None:
+        raise SystemError("a real fault")
+
+    with pytest.raises(KeyboardInterrupt):
+        kernel_interrupted()
+    with pytest.raises(SystemError, match="a real fault"):
+        kernel_broken()

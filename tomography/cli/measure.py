@@ -388,13 +388,20 @@ def _tcp_figures(settings: list[str]) -> dict[str, Any]:
             raise TomographyError(f"--tcp {setting!r}: expected NAME=VALUE with NAME one of "
                                   f"{', '.join(TCP_FIGURES)}")
         field, kind = TCP_FIGURES[name]
+        unit = {"size": "a size such as 64KiB", "time": "a time such as 200ms",
+                "count": "a whole number"}[kind]
         try:
             fields[field] = (parse_size(value) if kind == "size" else
                              parse_time(value) if kind == "time" else int(value))
         except ValueError as e:
-            unit = {"size": "a size such as 64KiB", "time": "a time such as 200ms",
-                    "count": "a whole number"}[kind]
-            raise TomographyError(f"--tcp {setting!r}: {name} takes {unit} ({e})") from None
+            why = "" if kind == "count" else f" ({e})"
+            raise TomographyError(f"--tcp {setting!r}: {name} takes {unit}{why}") from None
+        if fields[field] < 0 or (fields[field] == 0 and name != "rto-min"):
+            raise TomographyError(f"--tcp {setting!r}: {name} must be "
+                                  f"{'zero or more' if name == 'rto-min' else 'positive'}")
+    low, high = fields.get("min_requests", 2), fields.get("max_requests", 500)
+    if low > high:
+        raise TomographyError(f"--tcp: min-requests ({low}) is above max-requests ({high})")
     return fields
 
 
@@ -410,7 +417,11 @@ def _tcp_model(args: argparse.Namespace):
         raise TomographyError(f"--loss must be in [0, 1), got {args.loss}")
     if "all" in off:
         off = set(TCP_SWITCHES)
-    fields = _tcp_figures(args.tcp) | dict(TCP_SWITCHES[x] for x in off)
+    fields = _tcp_figures(args.tcp)
+    both = [x for x in off if TCP_SWITCHES[x][0] in fields]
+    if both:
+        raise TomographyError(f"--tcp sets {both[0]}, which --tcp-off switches off: keep one")
+    fields |= dict(TCP_SWITCHES[x] for x in off)
     try:
         return TcpModel(**fields, loss=args.loss)
     except ValueError as e:
@@ -427,18 +438,39 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     tcp = _tcp_model(args)
     size = parse_size(args.size)
     bar = Progress(f"simulating {topo.name}", total=args.iterations)
+    step = _simulation_step(bar)
+    added, incomplete = [], []
+
+    def progress(i: int, result: Any) -> None:
+        added.append(i)
+        if not result.complete:
+            incomplete.append(i)
+        step(i, result)
     try:
         simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
                  params=params, tcp=tcp, resume=args.resume, overwrite=args.force,
-                 progress=_simulation_step(bar))
+                 progress=progress)
     except KeyboardInterrupt:
         bar.close()
-        print(f"tomography: interrupted; {bar.done} iterations are in {args.output}; continue "
-              "with the same command and --resume", file=sys.stderr)
+        print(f"tomography: interrupted; {counted(bar.done, 'iteration')} "
+              f"{'is' if bar.done == 1 else 'are'} in {args.output}; continue with the same "
+              "command and --resume", file=sys.stderr)
         return 130
     bar.close()
-    print(f"wrote {args.iterations} simulated iterations of {args.size} over {topo.name} "
-          f"({len(topo.hosts)} hosts) to {args.output}")
+    if not added:
+        from tomography.dataset import read_measurement
+
+        have = len(read_measurement(args.output).iteration_ids)
+        print(f"{args.output} already has {counted(have, 'iteration')}: nothing to simulate "
+              f"(-n {args.iterations} asks for {args.iterations} in all)")
+        return 0
+    print(f"wrote {counted(len(added), 'simulated iteration')} of {args.size} over {topo.name} "
+          f"({counted(len(topo.hosts), 'host')}) to {args.output}"
+          + (f" ({added[-1] + 1} in all)" if added[0] > 0 else ""))
+    if incomplete:
+        print(f"warning: {counted(len(incomplete), 'iteration')} of {len(added)} hit the time "
+              f"limit ({args.time_limit}) before every peer had the file: marked incomplete, "
+              "counts kept (tomography info lists them)", file=sys.stderr)
     return 0
 
 
