@@ -38,8 +38,8 @@ import pandas as pd
 from tomography.topology import Topology, TopologyError
 
 __all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition",
-           "physical_splits", "tree_is_consistent", "nic_share", "observable_labels",
-           "HOST_CONNECTIONS"]
+           "physical_splits", "tree_is_consistent", "nic_share", "connections_per_host",
+           "observable_labels", "HOST_CONNECTIONS"]
 
 HOST_CONNECTIONS = 8
 """Connections sharing a host's NIC in a broadcast: libtorrent's ``unchoke_slots_limit``.
@@ -160,11 +160,23 @@ def nic_share(topology: Topology, host_connections: int = HOST_CONNECTIONS) -> f
     >>> nic_share(read_topology("N1"), host_connections=1)  # the thesis's unshared NIC
     1000000000.0
     """
+    return (min(min(c.nic_up, c.nic_down) for c in topology.clusters)
+            / connections_per_host(topology, host_connections))
+
+
+def connections_per_host(topology: Topology,
+                         host_connections: int = HOST_CONNECTIONS) -> int:
+    """The connections that share a host's NIC: ``host_connections``, or fewer other hosts.
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> connections_per_host(read_topology("N1")), connections_per_host(read_topology("tree-5"))
+    (8, 4)
+    """
     if host_connections < 1:
         raise ValueError(f"host_connections must be >= 1, got {host_connections}")
-    peers = max(len(topology.hosts) - 1, 1)          # never more connections than peers
-    return (min(min(c.nic_up, c.nic_down) for c in topology.clusters)
-            / min(host_connections, peers))
+    return min(host_connections, max(len(topology.hosts) - 1, 1))
 
 
 def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,

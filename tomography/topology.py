@@ -392,6 +392,10 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
     if stranded:
         raise fail(f"router {stranded[0]!r} has hosts but no path to {clusters[0].router!r}",
                    "links")
+    unlinked = [r for r in names if r not in component]
+    if unlinked:
+        raise fail(f"router {unlinked[0]!r} has no path to the routers with hosts: link it "
+                   "or leave it out", "routers")
     return topo
 
 

@@ -80,6 +80,9 @@ def test_schema_errors_name_the_field(changes, field, words) -> None:
 def test_disconnected_hosts_are_an_error() -> None:
     with pytest.raises(TopologyError, match="no path"):
         parse_topology(variant(links=BASE["links"][:1]))
+    with pytest.raises(TopologyError, match="router 'Z' has no path") as info:
+        parse_topology(variant(routers=[*BASE["routers"], "Z"]))     # linked to nothing
+    assert info.value.field == "routers"
 
 
 def test_file_errors(tmp_path: Path) -> None:

@@ -137,12 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
                 "acceptable at a clear gap, unobservable above a NIC's share per connection "
                 "(docs/ground-truth.md).",
                 ["tomography truth N1", "tomography truth my-site.yaml --format json",
+                 "tomography truth N2 --host-connections 9   # as the simulator's peers (8 + 1)",
                  "tomography truth N2 --host-connections 1   # the NIC unshared, as published"])
     p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
     p.add_argument("--min-gap", type=float, default=1.5,
                    help="bandwidth ratio across a threshold for an acceptable truth "
                         "(default 1.5)")
-    add_host_connections_option(p, "8, libtorrent's unchoke slots")
+    add_host_connections_option(p, "8, libtorrent's unchoke slots; the simulator's peers "
+                                "use 9 (8 slots + 1 optimistic): pass 9 to judge a simulation; "
+                                "evaluate reads it from the dataset")
     add_format_option(p, ("text", "json"))
 
     p = sub.add_parser("import", help="make a probe dataset from another tool's results "
@@ -322,7 +325,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from cluster.accuracy import convergence, hierarchy_nmi, nmi
     from tomography.ground_truth import nic_share, observable_labels
     from tomography.truth import labels_at_depth
-    from tomography.units import format_bandwidth
+    from tomography.units import counted, format_bandwidth
 
     m, graph, sampler = load_shared(args)
     truth = full_truth(args, m)
@@ -365,13 +368,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
            "matches best",
            levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), ""]
     if topo is not None:
-        out += [f"truth depth {d} ({c} clusters) is not observable by bandwidth on "
-                f"{topo.name}: it splits links that give a connection more than a NIC's share "
-                f"({format_bandwidth(nic_share(topo, k))}, {k} connections per host); a "
-                f"broadcast can reveal at most {f} clusters of it (nmi_observable scores "
-                "against those)" for d, c, f in hidden]
+        out += [f"truth depth {d} ({counted(c, 'cluster')}) is not observable by bandwidth "
+                f"on {topo.name}: it splits links that give a connection more than a NIC's "
+                f"share ({format_bandwidth(nic_share(topo, k))}, {_per_host(topo, k)}); a "
+                f"broadcast can reveal at most {counted(f, 'cluster')} of it (nmi_observable "
+                "scores against those; a difference in latency alone can still separate "
+                "them)" for d, c, f in hidden]
         out += [] if hidden else ["every truth level is observable by bandwidth "
-                                  f"({k} connections per host)"]
+                                  f"({_per_host(topo, k)})"]
     else:
         out += [f"observability not checked: {unchecked}"]
     out += ["",
@@ -388,6 +392,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 + ("stop" if s["stop"] else s["held_back"]) for s in stop["steps"]]
     emit("\n".join(out))
     return 0
+
+
+def _per_host(topo: Any, k: int) -> str:
+    """``8 connections per host``, or why fewer: a network with fewer other hosts."""
+    from tomography.ground_truth import connections_per_host
+    from tomography.units import counted
+
+    used = connections_per_host(topo, k)
+    return counted(used, "connection") + " per host" + (
+        "" if used == k else f", {k} capped at the {used} other hosts")
 
 
 def _stop_rule_replay(args: argparse.Namespace, m: Any) -> dict[str, Any]:
@@ -439,7 +453,7 @@ def cmd_truth(args: argparse.Namespace) -> int:
                      f"{format_bandwidth(r.bw_per_connection_bps) if np.isfinite(r.bw_per_connection_bps) else '-':>11}")
     lines += ["", f"partitions by threshold (acceptable: gap >= {args.min_gap} and observable; "
               f"unobservable: a threshold at or above a NIC's share per connection, "
-              f"{format_bandwidth(share)} = the smallest NIC over {k} connections):"]
+              f"{format_bandwidth(share)} = the smallest NIC over {_per_host(topo, k)}):"]
     for p in parts:
         mark = ("acceptable" if p.acceptable else "" if p.observable
                 else "unobservable").ljust(12)
