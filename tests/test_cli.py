@@ -226,6 +226,20 @@ def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Pat
     assert code == 2 and "unknown mechanism 'nagle'" in err
 
 
+def test_bad_broadcast_options_are_named(capsys, tmp_path: Path) -> None:
+    for option, value, says in (("--size", "4", "--size: a size needs its unit"),
+                                ("--time-limit", "60", "--time-limit: a time needs its unit"),
+                                ("--time-limit", "0s", "--time-limit must be positive"),
+                                ("--unchoke-interval", "0s", "--unchoke-interval must be"),
+                                ("--piece-size", "1000B", "--piece-size must be a positive "
+                                                          "multiple of 16384")):
+        code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", option, value)
+        assert code == 2 and says in err and err.count("\n") == 1, err
+    code, _, err = run(capsys, "demo", "--simulate", "--size", "3", "-o", tmp_path / "x")
+    assert code == 2 and "--size: a size needs its unit" in err
+    assert not (tmp_path / "x").exists()
+
+
 def test_simulate_says_what_it_added_and_what_went_wrong(capsys, tmp_path: Path) -> None:
     out_dir = tmp_path / "sim"
     args = ("simulate", "tree-5", "--size", "1MiB", "-o", out_dir)

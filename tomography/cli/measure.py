@@ -77,15 +77,31 @@ def _add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str,
                    help=f"time after which an iteration is incomplete (default {time_limit})")
 
 
+def _option(args: argparse.Namespace, name: str, parse: Callable[[str], Any]) -> Any:
+    """``args.<name>`` read by ``parse``; a bad value is an error naming the option."""
+    try:
+        value = parse(getattr(args, name))
+    except ValueError as e:
+        raise TomographyError(f"--{name.replace('_', '-')}: {e}") from None
+    if isinstance(value, (int, float)) and value <= 0:
+        raise TomographyError(f"--{name.replace('_', '-')} must be positive, got "
+                              f"{getattr(args, name)!r}")
+    return value
+
+
 def _swarm_params(args: argparse.Namespace):
     from measure.swarm import SwarmParams
     from tomography.units import parse_size, parse_time
 
-    return SwarmParams(piece_size=parse_size(args.piece_size) if args.piece_size else None,
-                       upload_slots=args.upload_slots,
-                       unchoke_interval=parse_time(args.unchoke_interval),
-                       tit_for_tat=args.tit_for_tat == "on", peer_list=args.peer_list,
-                       time_limit=parse_time(args.time_limit))
+    try:
+        return SwarmParams(
+            piece_size=_option(args, "piece_size", parse_size) if args.piece_size else None,
+            upload_slots=args.upload_slots,
+            unchoke_interval=_option(args, "unchoke_interval", parse_time),
+            tit_for_tat=args.tit_for_tat == "on", peer_list=args.peer_list,
+            time_limit=_option(args, "time_limit", parse_time))
+    except ValueError as e:         # what the options alone cannot say (piece size in blocks)
+        raise TomographyError(str(e).replace("piece_size", "--piece-size")) from None
 
 
 def _add_testbed_scale(p: argparse.ArgumentParser) -> None:
@@ -436,7 +452,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     topo = read_topology(args.topology)
     params = _swarm_params(args)
     tcp = _tcp_model(args)
-    size = parse_size(args.size)
+    size = _option(args, "size", parse_size)
     bar = Progress(f"simulating {topo.name}", total=args.iterations)
     step = _simulation_step(bar)
     added, incomplete = [], []
@@ -508,7 +524,7 @@ def _measure(args: argparse.Namespace, hosts, launch, meta: dict[str, Any]):
     bar, step = _progress_bar(args.iterations, "broadcasts")
     try:
         return run_broadcasts(hosts, args.output, iterations=args.iterations,
-                              file_size=parse_size(args.size), launch=launch, seed=args.seed,
+                              file_size=_option(args, "size", parse_size), launch=launch, seed=args.seed,
                               params=_swarm_params(args), upload_limit=upload,
                               trace=getattr(args, "trace", False), meta=meta,
                               resume=getattr(args, "resume", False),
@@ -680,7 +696,7 @@ def _mesh(args: argparse.Namespace, hosts, transport, meta: dict[str, Any]) -> i
     if args.method == "iperf3":
         options.duration, options.parallel, options.omit = args.duration, args.parallel, args.omit
     else:
-        options.upper, options.samples = int(parse_size(args.upper)), args.samples
+        options.upper, options.samples = int(_option(args, "upper", parse_size)), args.samples
     pairs = read_pairs(args.pairs, list(hosts["host"])) if args.pairs else None
     if getattr(args, "concurrency", None):
         return _concurrency(args, hosts, transport, meta, options)
@@ -941,6 +957,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                             trace=True, piece_size=None, upload_slots=8,
                             unchoke_interval="15s", tit_for_tat="on", peer_list=35,
                             time_limit="120s")
+    file_size = _option(ns, "size", parse_size)
     if why_not:
         print(f"not emulating it: {why_not}.\nSIMULATING it instead with the flow-level "
               "model (measure/simulator.py); run as root for real BitTorrent broadcasts.")
@@ -949,7 +966,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         bar = Progress(f"simulating {topo.name}", total=args.iterations)
         stop = _stop_rule(ns, data)
         for n in range(1, args.iterations + 1):
-            simulate(topo, data, iterations=n, file_size=parse_size(size), seed=args.seed,
+            simulate(topo, data, iterations=n, file_size=file_size, seed=args.seed,
                      params=_swarm_params(ns), overwrite=n == 1, resume=n > 1,
                      progress=_simulation_step(bar))
             if stop(n):
