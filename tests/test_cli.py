@@ -253,6 +253,8 @@ def test_simulate_says_what_it_added_and_what_went_wrong(capsys, tmp_path: Path)
     assert code == 2 and "tcp.receive_window (3145728; this command: 1048576)" in err
     code, _, err = run(capsys, *args, "-n", "2", "--force", "--time-limit", "10ms")
     assert code == 0 and "2 iterations of 2 hit the time limit (10ms)" in err
+    code, _, err = run(capsys, "cluster", out_dir)
+    assert code == 0 and "note: 2 of 2 iterations are incomplete" in err
 
 
 def test_simulate_tcp_figures_set_and_recorded(capsys, tmp_path: Path) -> None:

@@ -181,6 +181,13 @@ def load_shared(args: argparse.Namespace):
     n = getattr(args, "iterations", None)
     if n is not None and not 1 <= n <= len(m.iteration_ids):
         load(args, measurement=m)    # the same error as every other command
+    if "complete" in m.iterations and not m.iterations["complete"].all():
+        from tomography.units import counted
+
+        bad = int((~m.iterations["complete"].astype(bool)).sum())
+        print(f"note: {bad} of {counted(len(m.iterations), 'iteration')} "
+              f"{'is' if bad == 1 else 'are'} incomplete (a time limit or a lost peer); their "
+              "counts are in w_n (tomography info lists them)", file=sys.stderr)
     if hasattr(args, "linkage") and args.linkage is None:
         args.linkage = DEFAULT_LINKAGE
     sampler = IterationSampler.from_measurement(m, n=n)
