@@ -243,8 +243,9 @@ def test_bad_broadcast_options_are_named(capsys, tmp_path: Path) -> None:
 def test_simulate_says_what_it_added_and_what_went_wrong(capsys, tmp_path: Path) -> None:
     out_dir = tmp_path / "sim"
     args = ("simulate", "tree-5", "--size", "1MiB", "-o", out_dir)
-    code, out, _ = run(capsys, *args, "-n", "1")
+    code, out, err = run(capsys, *args, "-n", "1", "--resume")     # nothing there yet
     assert code == 0 and "wrote 1 simulated iteration of" in out and "(5 hosts)" in out
+    assert f"note: no dataset in {out_dir} to resume: starting a new one" in err
     code, out, _ = run(capsys, *args, "-n", "3", "--resume")
     assert code == 0 and "wrote 2 simulated iterations" in out and "(3 in all)" in out
     code, out, _ = run(capsys, *args, "-n", "2", "--resume")

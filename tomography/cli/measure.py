@@ -89,6 +89,15 @@ def _option(args: argparse.Namespace, name: str, parse: Callable[[str], Any]) ->
     return value
 
 
+def _resume(args: argparse.Namespace) -> bool:
+    """``--resume``, saying so when there is nothing to continue (a new dataset starts)."""
+    resume = getattr(args, "resume", False)
+    if resume and not (Path(args.output) / "meta.json").exists():
+        print(f"note: no dataset in {args.output} to resume: starting a new one",
+              file=sys.stderr)
+    return resume
+
+
 def _swarm_params(args: argparse.Namespace):
     from measure.swarm import SwarmParams
     from tomography.units import parse_size, parse_time
@@ -205,7 +214,8 @@ def _add_probe_commands(msub: Any, fmt: Any) -> None:
         g.add_argument("--repeats", type=positive_int, default=1,
                        help="tests per pair (default 1)")
         g.add_argument("--resume", action="store_true",
-                       help="run only the tests this dataset lacks")
+                       help="run only the tests this dataset lacks (none there yet: start "
+                            "one)")
         g.add_argument("--force", action="store_true", help="overwrite an existing dataset")
         if tool == "iperf3":
             g.add_argument("--duration", type=positive_int, default=IPERF3_DEFAULTS["duration"],
@@ -251,7 +261,8 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--iterations", "-n", type=positive_int, default=5,
                    help="broadcasts, each from the next root in a seeded rotation (default 5)")
     p.add_argument("--resume", action="store_true",
-                   help="continue a dataset this command started (same topology and options)")
+                   help="continue a dataset this command started (same topology and options); "
+                        "where there is none yet, start one")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
     _add_swarm_options(p, time_limit="3600s", size="64MiB", simulated=True,
                        why_size=": the thesis's simulated broadcasts; from 32 MiB up "
@@ -300,7 +311,8 @@ def add_commands(sub: Any) -> None:
                    help="per-peer upload cap for local runs, e.g. 4MiB/s (default none)")
     p.add_argument("--resume", action="store_true",
                    help="continue a dataset this command started (same hosts and options; "
-                        "a new allocation of the same hosts is fine)")
+                        "a new allocation of the same hosts is fine); where there is none "
+                        "yet, start one (so a requeued batch job can always pass it)")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
     _add_swarm_options(p, time_limit="600s",
                        why_size=": enough blocks (1024) for stable counts on a 1 Gbit/s "
@@ -464,7 +476,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         step(i, result)
     try:
         simulate(topo, args.output, iterations=args.iterations, file_size=size, seed=args.seed,
-                 params=params, tcp=tcp, resume=args.resume, overwrite=args.force,
+                 params=params, tcp=tcp, resume=_resume(args), overwrite=args.force,
                  progress=progress)
     except KeyboardInterrupt:
         bar.close()
@@ -527,7 +539,7 @@ def _measure(args: argparse.Namespace, hosts, launch, meta: dict[str, Any]):
                               file_size=_option(args, "size", parse_size), launch=launch, seed=args.seed,
                               params=_swarm_params(args), upload_limit=upload,
                               trace=getattr(args, "trace", False), meta=meta,
-                              resume=getattr(args, "resume", False),
+                              resume=_resume(args),
                               overwrite=getattr(args, "force", False),
                               skip_failed=getattr(args, "skip_failed", False),
                               port=getattr(args, "port", 0),
@@ -707,7 +719,7 @@ def _mesh(args: argparse.Namespace, hosts, transport, meta: dict[str, Any]) -> i
 
     try:
         summary = run_mesh(hosts, args.output, options=options, pairs=pairs, launch=transport,
-                           meta=meta, resume=args.resume, overwrite=args.force,
+                           meta=meta, resume=_resume(args), overwrite=args.force,
                            skip_failed=args.skip_failed, progress=step)
     except KeyboardInterrupt:
         bar.close()
