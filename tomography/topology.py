@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -58,10 +59,13 @@ class TopologyError(TomographyError):
     """A topology file is missing, malformed or inconsistent; names file and field."""
 
     def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None,
-                 field: str | None = None) -> None:
+                 field: str | None = None, line: int | None = None) -> None:
         self.path = None if path is None else str(path)
         self.field = field
-        where = ", ".join(x for x in (self.path, f"field {field!r}" if field else None) if x)
+        self.line = line
+        self.reason = message
+        where = ", ".join(x for x in (self.path, f"line {line}" if line else None,
+                                      f"field {field!r}" if field else None) if x)
         super().__init__(f"{where}: {message}" if where else message)
 
 
@@ -252,7 +256,41 @@ def read_topology(path: str | os.PathLike[str]) -> Topology:
         where = f" at line {mark.line + 1}" if mark else ""
         raise TopologyError(f"not valid YAML{where}: {getattr(exc, 'problem', exc)}",
                             path=file) from None
-    return parse_topology(data, source=str(file))
+    try:
+        return parse_topology(data, source=str(file))
+    except TopologyError as exc:
+        if exc.field is None or exc.line is not None:
+            raise
+        line = _line_of(yaml.compose(raw.decode("utf-8-sig"), Loader=yaml.SafeLoader),
+                        exc.field)
+        raise TopologyError(exc.reason, path=exc.path, field=exc.field, line=line) from None
+
+
+def _line_of(node: yaml.Node | None, field: str) -> int | None:
+    """The 1-based line of ``field`` (``clusters[1].nic``) in a composed YAML document.
+
+    The line of the value where it is given, else of the closest enclosing
+    item that is (a missing key: the line of its mapping).
+
+    Examples
+    --------
+    >>> doc = yaml.compose("name: x\\nlinks:\\n- between: [a, b]\\n  capacity: 1\\n")
+    >>> _line_of(doc, "links[0].capacity"), _line_of(doc, "links[0].latency"), _line_of(doc, "routers")
+    (4, 3, 1)
+    """
+    line = None if node is None else node.start_mark.line + 1
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field):
+        if isinstance(node, yaml.SequenceNode) and part.startswith("["):
+            index = int(part[1:-1])
+            node = node.value[index] if index < len(node.value) else None
+        elif isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == part), None)
+        else:
+            node = None
+        if node is None:
+            return line
+        line = node.start_mark.line + 1
+    return line
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -365,16 +403,23 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
         label = item.get("label", "")
         if not isinstance(label, str):
             raise fail(f"must be a string, got {label!r}", f"{where}.label")
-        merged = {**defaults, **{k: v for k, v in item.items() if k in _DEFAULT_KEYS}}
-        up = merged.get("nic_up", merged.get("nic"))
-        down = merged.get("nic_down", merged.get("nic"))
-        if up is None or down is None:
+        for block, place in ((defaults, "host_defaults"), (item, where)):
+            if "nic" in block and ({"nic_up", "nic_down"} & set(block)):
+                raise fail("give nic (both directions) or nic_up and nic_down, not both",
+                           f"{place}.nic")
+
+        def quantity(*keys: str, parse: Any = parse_bandwidth) -> float | None:
+            """The first of ``keys`` given, the cluster's own before host_defaults."""
+            for block, place in ((item, where), (defaults, "host_defaults")):
+                for key in keys:
+                    if key in block:
+                        return _quantity(block, key, parse, place, fail)
+            return None
+        nic_up, nic_down = quantity("nic_up", "nic"), quantity("nic_down", "nic")
+        if nic_up is None or nic_down is None:
             raise fail("no NIC capacity: give nic (or nic_up and nic_down) here or in "
                        "host_defaults", f"{where}.nic")
-        nic_up = _quantity({"nic_up": up}, "nic_up", parse_bandwidth, where, fail)
-        nic_down = _quantity({"nic_down": down}, "nic_down", parse_bandwidth, where, fail)
-        latency = (_quantity(merged, "latency", parse_time, where, fail)
-                   if "latency" in merged else 0.0)
+        latency = quantity("latency", parse=parse_time) or 0.0
         group = HostGroup(cname, router, count, nic_up, nic_down, latency, label,
                           str(item.get("host_prefix", f"{cname}-")))
         for h in group.host_names:

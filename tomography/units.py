@@ -32,6 +32,8 @@ def _parse(text: object, table: dict[str, float], kind: str) -> float:
     if isinstance(text, bool) or not isinstance(text, str) or re.fullmatch(r"\s*[\d.]+\s*", text):
         raise ValueError(f"a {kind} needs its unit written out, e.g. "
                          f"{_EXAMPLE[kind]!r}; got {text!r}")
+    if text.strip().startswith("-"):
+        raise ValueError(f"a {kind} cannot be negative: {text!r}")
     match = re.fullmatch(_NUMBER, text.strip())
     if not match or match["unit"] not in table:
         units = ", ".join(table)

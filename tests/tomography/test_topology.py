@@ -85,6 +85,37 @@ def test_disconnected_hosts_are_an_error() -> None:
     assert info.value.field == "routers"
 
 
+def test_file_errors_give_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "net.yaml"
+    bad.write_text("name: n\n"
+                   "host_defaults: {nic: 1Gbit/s, latency: 50us}\n"
+                   "routers: [A, B]\n"
+                   "links:\n"
+                   "- between: [A, B]\n"
+                   "  capacity: 1\n"                           # line 6: no unit
+                   "  latency: 1ms\n"
+                   "clusters:\n"
+                   "- {name: a, router: A, hosts: 2, latency: -5ms}\n"
+                   "- {name: b, router: B, hosts: 2, nic: 1Gbit/s, nic_up: 2Gbit/s}\n")
+    with pytest.raises(TopologyError) as info:
+        read_topology(bad)
+    assert info.value.line == 6 and info.value.field == "links[0].capacity"
+    assert str(info.value).startswith(f"{bad}, line 6, field 'links[0].capacity': ")
+    bad.write_text(bad.read_text().replace("capacity: 1\n", "capacity: 1Gbit/s\n"))
+    with pytest.raises(TopologyError, match="line 9, field 'clusters.0..latency': a time "
+                                            "cannot be negative"):
+        read_topology(bad)
+    bad.write_text(bad.read_text().replace(", latency: -5ms", ""))
+    with pytest.raises(TopologyError, match="line 10, field 'clusters.1..nic': give nic"):
+        read_topology(bad)
+    # a bad default is blamed on host_defaults, where it is written
+    bad.write_text(bad.read_text().replace(", nic_up: 2Gbit/s", "").replace(
+        "- {name: b, router: B, hosts: 2, nic: 1Gbit/s}", "- {name: b, router: B, hosts: 2}")
+        .replace("nic: 1Gbit/s, latency", "nic: 1, latency"))
+    with pytest.raises(TopologyError, match="line 2, field 'host_defaults.nic'"):
+        read_topology(bad)
+
+
 def test_file_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: [unclosed\n")
