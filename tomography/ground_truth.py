@@ -217,6 +217,8 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,
     >>> [len(p.clusters) for p in parts if p.acceptable]
     [6, 7]
     """
+    if not min_gap >= 1:
+        raise ValueError(f"min_gap is a ratio of bandwidths, at least 1; got {min_gap}")
     table = link_table(topology)
     nic = min(min(c.nic_up, c.nic_down) for c in topology.clusters)
     share = nic_share(topology, host_connections)

@@ -431,6 +431,9 @@ def cmd_truth(args: argparse.Namespace) -> int:
     topo = read_topology(args.topology)
     table = link_table(topo)
     k = args.host_connections or HOST_CONNECTIONS
+    if not args.min_gap >= 1:
+        raise TomographyError(f"--min-gap is a ratio of bandwidths, at least 1; got "
+                              f"{args.min_gap}")
     parts = threshold_partitions(topo, min_gap=args.min_gap, host_connections=k)
     share = nic_share(topo, k)
     if args.format == "json":
