@@ -226,6 +226,20 @@ def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Pat
     assert code == 2 and "unknown mechanism 'nagle'" in err
 
 
+def test_evaluate_says_when_it_leaves_levels_out(capsys, tmp_path: Path) -> None:
+    out_dir = tmp_path / "sim"
+    assert run(capsys, "simulate", "four-sites", "-n", "3", "--size", "4MiB", "-o",
+               out_dir)[0] == 0
+    shown = json.loads(run(capsys, "evaluate", out_dir, "--format", "json")[1])["levels"]
+    every = json.loads(run(capsys, "evaluate", out_dir, "--format", "json",
+                           "--all-levels")[1])["levels"]
+    _, out, _ = run(capsys, "evaluate", out_dir)
+    left_out = len(every) - len(shown)
+    assert left_out > 0                   # 3 short broadcasts: a level without support
+    assert ("unsupported level" in out) == (left_out > 0)
+    assert ("may number the levels differently" in out) == (left_out > 0)
+
+
 def test_bad_broadcast_options_are_named(capsys, tmp_path: Path) -> None:
     for option, value, says in (("--size", "4", "--size: a size needs its unit"),
                                 ("--time-limit", "60", "--time-limit: a time needs its unit"),

@@ -367,6 +367,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
            "level's depth counted from the finest; best_depth: the truth depth the level "
            "matches best",
            levels.to_string(index=False, float_format=lambda x: f"{x:.4f}"), ""]
+    dropped = h.params.get("dropped_levels") or []
+    if dropped:
+        out += [f"only the supported levels are shown and numbered here; "
+                f"{counted(len(dropped), 'unsupported level')} "
+                f"({', '.join(str(d['clusters']) + ' clusters' for d in dropped)}) "
+                f"{'is' if len(dropped) == 1 else 'are'} left out (--all-levels shows "
+                f"{'it' if len(dropped) == 1 else 'them'}), so the convergence table below, "
+                "which numbers every level, may number the levels differently", ""]
     if topo is not None:
         out += [f"truth depth {d} ({counted(c, 'cluster')}) is not observable by bandwidth "
                 f"on {topo.name}: it splits links that give a connection more than a NIC's "
