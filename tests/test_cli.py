@@ -345,6 +345,8 @@ def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: 
     assert [p for p in data["partitions"] if len(p["clusters"]) == 4][0]["acceptable"]
     code, _, err = run(capsys, "truth", topo, "--min-gap", "0.5")
     assert code == 2 and "--min-gap is a ratio of bandwidths, at least 1" in err
+    code, out, _ = run(capsys, "truth", "two-sites-rtt")    # only latency tells the sites apart
+    assert "link A-B gives a connection at least a whole NIC" in out and "round trip" in out
     code, out, _ = run(capsys, "truth", "tree-5")    # 5 hosts: 4 connections, not 8
     assert "250Mbit/s = the smallest NIC over 4 connections per host, 8 capped at the 4 " \
            "other hosts" in out

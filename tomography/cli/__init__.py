@@ -434,7 +434,7 @@ def _stop_rule_replay(args: argparse.Namespace, m: Any) -> dict[str, Any]:
 def cmd_truth(args: argparse.Namespace) -> int:
     from tomography.ground_truth import HOST_CONNECTIONS, link_table, nic_share, threshold_partitions
     from tomography.topology import read_topology
-    from tomography.units import counted, format_bandwidth
+    from tomography.units import counted, format_bandwidth, listed
 
     topo = read_topology(args.topology)
     table = link_table(topo)
@@ -477,6 +477,15 @@ def cmd_truth(args: argparse.Namespace) -> int:
                   "a host's NIC share: block counts cannot tell their sides apart by bandwidth "
                   "(only a difference in latency can); --host-connections 1 is the model "
                   "without the share (the NIC unshared)"]
+    nic = min(min(c.nic_up, c.nic_down) for c in topo.clusters)
+    fast = [r.link for r in table.itertuples()
+            if np.isfinite(r.bw_per_connection_bps) and r.bw_per_connection_bps >= nic]
+    if fast:
+        lines += ["", f"{'links' if len(fast) > 1 else 'link'} {listed(fast)} "
+                  f"give{'' if len(fast) > 1 else 's'} a "
+                  "connection at least a whole NIC, so no threshold splits the hosts there: by "
+                  "bandwidth their sides are one cluster; a long round trip can still separate "
+                  "them (the simulator's TCP model, a real swarm)"]
     emit("\n".join(lines))
     return 0
 
