@@ -142,14 +142,18 @@ class _Network:
         self.router_of = np.array([routers.index(index[h].router) for h in hosts])
         host_lat = np.array([index[h].latency for h in hosts])
         k = len(routers)
-        self.route_links: list[list[np.ndarray]] = [[np.empty(0, dtype=np.int64)] * k
-                                                    for _ in range(k)]
-        route_lat = np.zeros((k, k))
+        self.k = k
+        # the directed links of the route between routers a and b:
+        # route_flat[route_start[a * k + b]:][:route_len[a * k + b]]
+        paths, route_lat = [], np.zeros((k, k))
         for a in range(k):
             for b in range(k):
                 path = topology.route(routers[a], routers[b])
-                self.route_links[a][b] = np.array([directed[e] for e in path], dtype=np.int64)
+                paths.append([directed[e] for e in path])
                 route_lat[a, b] = sum(topology.graph.edges[e]["latency"] for e in path)
+        self.route_len = np.array([len(p) for p in paths], dtype=np.int64)
+        self.route_start = np.cumsum(self.route_len) - self.route_len
+        self.route_flat = np.array([x for p in paths for x in p], dtype=np.int64)
         self.host_latency = host_lat
         self.route_latency = route_lat
 
@@ -159,15 +163,21 @@ class _Network:
         return np.maximum(2.0 * one_way, 1e-6)
 
     def incidence(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        flows, resources = [np.arange(len(src)), np.arange(len(src))], [src, self.n + dst]
-        rs, rd = self.router_of[src], self.router_of[dst]
-        for a, b in set(zip(rs.tolist(), rd.tolist())):
-            links = self.route_links[a][b]
-            if links.size:
-                members = np.flatnonzero((rs == a) & (rd == b))
-                flows.append(np.repeat(members, links.size))
-                resources.append(np.tile(links, members.size))
-        return np.concatenate(flows), np.concatenate(resources)
+        """Flow ``k`` of ``(src[k], dst[k])`` against every resource it crosses.
+
+        Its uploader's NIC, its downloader's NIC and the directed links of the
+        route between their routers, in one pass over the flows.
+        """
+        flows = np.arange(len(src))
+        key = self.router_of[src] * self.k + self.router_of[dst]
+        lens = self.route_len[key]
+        on_links = np.repeat(flows, lens)
+        # entry j of flow f's route is route_flat[route_start[key[f]] + j]
+        before = np.cumsum(lens) - lens
+        links = self.route_flat[np.repeat(self.route_start[key] - before, lens)
+                                + np.arange(len(on_links))]
+        return (np.concatenate([flows, flows, on_links]),
+                np.concatenate([src, self.n + dst, links]))
 
 
 def _interrupts_pass_through_kernels(function: Callable[..., Any]) -> Callable[..., Any]:
