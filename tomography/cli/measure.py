@@ -250,7 +250,7 @@ def add_commands(sub: Any) -> None:
                 "link of their path) and write a measurement dataset exactly as a real run "
                 "would: for networks too big to emulate.",
                 ["tomography simulate N2 -n 15 -o n2           # the thesis's N2, 576 hosts, "
-                 "~5 s an iteration",
+                 "~4 s an iteration",
                  "tomography simulate N2 -n 30 -o n2 --resume  # 15 more, same dataset",
                  "tomography simulate two-sites-rtt -o rtt --tcp-off all   # plain max-min "
                  "sharing",
