@@ -196,6 +196,8 @@ def test_plan_refuses_node_names_that_cannot_be_namespaces() -> None:
         plan(parse_topology(spaced))
     # host r-00 of cluster a and router 00 would both live in tomo-tb-r-00
     clash = {**TWO, "routers": ["A", "B", "00"],
+             "links": [*TWO["links"], {"between": ["A", "00"], "capacity": "1Gbit/s",
+                                       "latency": "1ms"}],
              "clusters": [{**TWO["clusters"][0], "host_prefix": "r-", "hosts": 1}]}
     with pytest.raises(TestbedError, match="share the namespace 'tomo-tb-r-00'"):
         plan(parse_topology(clash))
