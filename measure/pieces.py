@@ -199,8 +199,8 @@ def complete_pieces(flowing: np.ndarray, pu: np.ndarray, pd: np.ndarray, have: n
     """Hand on the pieces the connections of ``flowing`` finished in a step.
 
     ``progress`` holds the bytes each connection received of its piece.
-    A finished piece is counted for its uploader (``counts[d, u]`` +=
-    its blocks), its copies in transfer from other uploaders (end game) are
+    A finished piece is counted for its connection (``counts[e]`` += its
+    blocks), its copies in transfer from other uploaders (end game) are
     cancelled, and the connection goes on with its next piece, the bytes
     beyond the finished one carried over; until no connection has a whole
     piece.  The downloader's neighbours see its new pieces at the end (HAVE
@@ -217,7 +217,7 @@ def complete_pieces(flowing: np.ndarray, pu: np.ndarray, pd: np.ndarray, have: n
     Peer 0 sends 2 pieces of 2 blocks to peer 1; 3 pieces' worth arrived:
 
     >>> have = np.array([[1, 1], [0, 0]], dtype=bool)
-    >>> bits, counts = pack(have), np.zeros((2, 2), dtype=np.int64)
+    >>> bits, counts = pack(have), np.zeros(2, dtype=np.int64)
     >>> current, progress = np.array([0, -1]), np.array([3 * 32768.0, 0.0])
     >>> inflight = np.array([[0, 0], [1, 0]], dtype=np.int16)
     >>> args = (np.array([0, 1]), np.array([1, 0]), have, have.sum(axis=1), inflight,
@@ -227,7 +227,7 @@ def complete_pieces(flowing: np.ndarray, pu: np.ndarray, pd: np.ndarray, have: n
     >>> complete_pieces(np.array([0]), *args)
     0.0
     >>> counts.tolist(), have[1].tolist(), float(progress[0])    # the rest is lost: no more
-    ([[0, 0], [4, 0]], [True, True], 0.0)
+    ([4, 0], [True, True], 0.0)
     """
     n_pieces = have.shape[1]
     redundant = 0.0
@@ -255,7 +255,7 @@ def complete_pieces(flowing: np.ndarray, pu: np.ndarray, pd: np.ndarray, have: n
             packed[d, p // 64] |= np.uint64(1) << np.uint64(p % 64)
             inflight[d, p] = 0
             count_have[d] += 1
-            counts[d, u] += piece_blocks[p]
+            counts[e] += piece_blocks[p]
             current[e] = -1
             if n_news == news_d.size:
                 news_d = np.concatenate((news_d, np.empty(news_d.size, dtype=np.int64)))

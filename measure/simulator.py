@@ -102,10 +102,17 @@ The optimistic unchoke still rotates every ``optimistic_unchoke_interval``.
 class BroadcastResult:
     """One simulated broadcast.
 
+    The blocks are kept per connection, so memory grows with the
+    connections, not with the square of the hosts; :attr:`counts` gives
+    the dense matrix.
+
     Attributes
     ----------
-    counts : ndarray of int, shape (N, N)
-        ``counts[r, s]`` = blocks host ``r`` received from host ``s``.
+    n_hosts : int
+    receiver, sender : ndarray of int, shape (E,)
+        The hosts of each connection (row indices of the hosts given).
+    blocks : ndarray of int, shape (E,)
+        Blocks ``receiver[e]`` received from ``sender[e]``.
     duration : float
         Simulated seconds until every peer had the file (or the time limit).
     complete : bool
@@ -116,11 +123,27 @@ class BroadcastResult:
         because an end-game duplicate arrived first.
     """
 
-    counts: np.ndarray
+    n_hosts: int
+    receiver: np.ndarray
+    sender: np.ndarray
+    blocks: np.ndarray
     duration: float
     complete: bool
     steps: int
     redundant_bytes: float
+
+    @property
+    def counts(self) -> np.ndarray:
+        """``counts[r, s]`` = blocks host ``r`` received from host ``s`` (dense, N x N)."""
+        out = np.zeros((self.n_hosts, self.n_hosts), dtype=np.int64)
+        out[self.receiver, self.sender] = self.blocks
+        return out
+
+    def transfers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Receiver, sender and blocks of every pair that exchanged, by receiver then sender."""
+        moved = np.flatnonzero(self.blocks)
+        order = moved[np.lexsort((self.sender[moved], self.receiver[moved]))]
+        return self.receiver[order], self.sender[order], self.blocks[order]
 
 
 class _Network:
@@ -252,15 +275,18 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     count_have = have.sum(axis=1)
     packed = pack(have)                                   # ``have`` as bits
     inflight = np.zeros((n, n_pieces), dtype=np.int16)   # transfers of piece p to d
-    counts = np.zeros((n, n), dtype=np.int64)
     if n == 1:
-        return BroadcastResult(counts, 0.0, True, 0, 0.0)
+        none = np.zeros(0, dtype=np.int64)
+        return BroadcastResult(1, none, none, none, 0.0, True, 0, 0.0)
 
-    adjacency = np.zeros((n, n), dtype=bool)
-    for i, listed in enumerate(peer_lists(n, params.peer_list, rng)):
-        adjacency[i, listed] = True
-    pu, pd = np.nonzero(adjacency | adjacency.T)         # uploader, downloader per pair
+    lists = peer_lists(n, params.peer_list, rng)
+    listing = np.repeat(np.arange(n), [len(x) for x in lists])
+    listed = np.concatenate(lists).astype(np.int64)
+    # connections are two-way: each listed pair in both directions, once, by uploader
+    pairs = np.unique(np.concatenate([listing * n + listed, listed * n + listing]))
+    pu, pd = pairs // n, pairs % n                       # uploader, downloader per pair
     E = len(pu)
+    counts = np.zeros(E, dtype=np.int64)                  # blocks per pair
     incoming = np.argsort(pd, kind="stable")             # the pairs into each downloader
     incoming_ptr = np.searchsorted(pd[incoming], np.arange(n + 1))
     # neighbours of d holding p, times n_pieces: rarest-first scores are avail + a tie-break
@@ -341,9 +367,9 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     while True:
         done = count_have == n_pieces
         if done.all():
-            return BroadcastResult(counts, t, True, steps, redundant)
+            return BroadcastResult(n, pd, pu, counts, t, True, steps, redundant)
         if t >= params.time_limit:
-            return BroadcastResult(counts, t, False, steps, redundant)
+            return BroadcastResult(n, pd, pu, counts, t, False, steps, redundant)
         interested = interested_pairs(pu, pd, packed)
         if t >= next_round:
             choke_round(interested)
@@ -483,11 +509,11 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
         root = roots[i % len(hosts)]
         result = simulate_broadcast(topology, hosts, root, file_size, params=params, tcp=tcp,
                                     seed=np.random.default_rng([seed, i]), network=net)
-        r, s = np.nonzero(result.counts)
+        r, s, blocks = result.transfers()
         writer.add_iteration(i, root=root, nbytes=file_size, duration_s=result.duration,
                              complete=result.complete,
-                             transfers=[(hosts[a], hosts[b], int(result.counts[a, b]))
-                                        for a, b in zip(r.tolist(), s.tolist())])
+                             transfers=[(hosts[a], hosts[b], k) for a, b, k in
+                                        zip(r.tolist(), s.tolist(), blocks.tolist())])
         if progress is not None:
             progress(i, result)
     return out
