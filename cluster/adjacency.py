@@ -11,7 +11,7 @@ from scipy import sparse
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["as_adjacency", "SharedGraph"]
+__all__ = ["as_adjacency", "SharedGraph", "row_names"]
 
 
 def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Graph" | Any
@@ -20,10 +20,11 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
 
     Parameters
     ----------
-    graph : sparse array or matrix, ndarray, networkx.Graph or EdgeWeights
+    graph : sparse array or matrix, ndarray, pandas.DataFrame, networkx.Graph or EdgeWeights
         Square, symmetric, finite and non-negative weights.  The diagonal
         holds self-loops.  A networkx graph is read in sorted node order with
-        its ``weight`` attribute (1 where missing); an
+        its ``weight`` attribute (1 where missing); a square DataFrame whose
+        index and columns name the same hosts in its row order; an
         :class:`tomography.interop.EdgeWeights` (or anything with ``matrix``
         and ``hosts``) in its own host order.
 
@@ -32,7 +33,8 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     adjacency : scipy.sparse.csr_array
         float64, explicit zeros removed.
     nodes : list or None
-        The node of each row for a networkx or EdgeWeights input, else None.
+        The node of each row for a networkx, DataFrame or EdgeWeights input,
+        else None.
 
     Raises
     ------
@@ -53,6 +55,17 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
         return graph.matrix, graph.hosts
     nodes = None
     networkx = sys.modules.get("networkx")   # a networkx graph means networkx is loaded
+    pandas = sys.modules.get("pandas")
+    if hasattr(graph, "transfers") and hasattr(graph, "host_names"):
+        raise ValueError("expected a weight matrix, got a measurement: take its weights with "
+                         "tomography.weights.mean_weights(m) (rows in m.host_names order)")
+    if pandas is not None and isinstance(graph, pandas.DataFrame):
+        if graph.shape[0] != graph.shape[1] or list(graph.index) != list(graph.columns):
+            raise ValueError("a DataFrame must be a square adjacency whose index and columns "
+                             "name the same hosts in the same order; for an edge list (one "
+                             "row per pair) use tomography.interop.from_pandas(df, ...)")
+        nodes = list(graph.index)
+        graph = graph.to_numpy(dtype=float)
     if hasattr(graph, "matrix") and hasattr(graph, "hosts"):
         nodes = list(graph.hosts)
         matrix = sparse.csr_array(graph.matrix)
@@ -74,6 +87,8 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
         raise ValueError(f"expected a square weight matrix, got shape {matrix.shape}")
     if matrix.shape[0] == 0:
         raise ValueError("the graph has no nodes")
+    if nodes is not None and len(set(nodes)) != len(nodes):
+        raise ValueError(f"host names must be distinct: {_repeated(nodes)!r} names two rows")
     if not np.all(np.isfinite(matrix.data)):
         raise ValueError("the weight matrix has NaN or infinite weights")
     if np.any(matrix.data < 0):
@@ -86,6 +101,53 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
                          f"but w[{j}, {i}] = {matrix[j, i]}")
     matrix.eliminate_zeros()
     return matrix, nodes
+
+
+def _repeated(names: list[Hashable]) -> Hashable:
+    seen: set = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+def row_names(n: int, hosts: list[Hashable] | None = None,
+              nodes: list[Hashable] | None = None) -> list[str]:
+    """The name of each of ``n`` rows: ``hosts``, else the graph's ``nodes``, else ``h00, h01, ...``.
+
+    The default names are zero-padded, so that sorted, as a hierarchy sorts
+    its hosts, they keep the rows' order.
+
+    Examples
+    --------
+    >>> row_names(11)[:3], row_names(11)[-1], sorted(row_names(11)) == row_names(11)
+    (['h00', 'h01', 'h02'], 'h10', True)
+    >>> row_names(2, ["b", "a"], nodes=["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: hosts= names the rows of a graph that names them already (networkx nodes, DataFrame index): leave hosts out, or give the graph's own names in its row order
+    >>> row_names(2, ["a", "a"])
+    Traceback (most recent call last):
+    ...
+    ValueError: host names must be distinct: 'a' names two rows
+    """
+    if hosts is not None:
+        names = [str(x) for x in hosts]
+        if nodes is not None and names != [str(x) for x in nodes]:
+            raise ValueError("hosts= names the rows of a graph that names them already "
+                             "(networkx nodes, DataFrame index): leave hosts out, or give "
+                             "the graph's own names in its row order")
+    elif nodes is not None:
+        names = [str(x) for x in nodes]
+    else:
+        width = len(str(max(n - 1, 0)))
+        names = [f"h{i:0{width}d}" for i in range(n)]
+    if len(names) != n:
+        raise ValueError(f"{len(names)} host names for a {n}-host graph")
+    if len(set(names)) != len(names):
+        raise ValueError(f"host names must be distinct: {_repeated(names)!r} names two rows")
+    return names
 
 
 class SharedGraph:

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 from scipy import sparse
 
-from cluster.adjacency import SharedGraph, as_adjacency
+from cluster.adjacency import SharedGraph, as_adjacency, row_names
 from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
 from cluster.reassign import reassign_hosts
@@ -202,7 +202,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     graph : sparse array, ndarray or networkx.Graph
         Host-level weights ``w_n``.
     hosts : list of str, optional
-        Name of each row; the networkx node names or ``h0, h1, ...`` by default.
+        Name of each row; the graph's node names or ``h00, h01, ...`` by default.
     linkage : {"mean", "thesis", "sum"}, default DEFAULT_LINKAGE ("mean")
         How collapsed clusters are weighted (see :func:`collapse`);
         ``"thesis"`` is Eq 5.4/5.5 as written.
@@ -248,6 +248,9 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         clusters, or is the level after which nothing merged any more.  A
         step that merges everything into one cluster is not kept as a level:
         the whole network is the implicit top of every Hasse diagram.
+        Its hosts are sorted by name (``h.labels(k)`` in that order;
+        ``h.labels(k, hosts)`` in another); the rows' order is kept in
+        ``h.rows`` when it differs.
 
     Examples
     --------
@@ -260,10 +263,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     """
     shared = graph if isinstance(graph, SharedGraph) else SharedGraph(graph)
     A, nodes = shared.matrix, shared.hosts
-    names = [str(x) for x in (hosts if hosts is not None else nodes or
-                              [f"h{i}" for i in range(A.shape[0])])]
-    if len(names) != A.shape[0]:
-        raise ValueError(f"{len(names)} host names for a {A.shape[0]}-host graph")
+    names = row_names(A.shape[0], hosts, nodes)
     if linkage not in LINKAGES:
         raise ValueError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
     if start not in STARTS:
@@ -311,5 +311,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     params = {"method": "averaged-edge", "linkage": linkage, "start": start, "loops": loops,
               "engine": engine, "resolution": resolution, "restarts": restarts,
               "shuffles": shuffles, "z": z, "reassign": reassign, "seed": recorded, "origins": origins}
-    return Hierarchy.from_partitions(names, partitions, internal=internals, weights=weights,
-                                     params=params, modularity=qualities)
+    out = Hierarchy.from_partitions(names, partitions, internal=internals, weights=weights,
+                                    params=params, modularity=qualities)
+    out.rows = tuple(names) if names != sorted(names) else ()
+    return out

@@ -483,7 +483,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
                              for i, c in enumerate(level)]
                             for k, level in enumerate(hierarchy.levels)],
                     params=dict(params), modularity=list(hierarchy.modularity),
-                    confidence=[float(a) for a in agreement / counts])
+                    confidence=[float(a) for a in agreement / counts], rows=hierarchy.rows)
     out.params["confidence"] = {
         "method": method, "resamples": len(plan) if on_hosts else 0,
         "merge_resamples": len(merge_plan), "seed": recorded, "threshold": threshold,

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from cluster.adjacency import as_adjacency
+from cluster.adjacency import as_adjacency, row_names
 from cluster.averaged_edge import DEFAULT_LINKAGE, Linkage, collapse
 from cluster.louvain import Level, louvain
 from tomography.errors import TomographyError
@@ -116,10 +116,7 @@ def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DE
     [('C0', 'C1', 8.0), ('C1', 'C2', 2.0)]
     """
     A, nodes = as_adjacency(graph)
-    names = [str(x) for x in (hosts if hosts is not None else nodes or
-                              [f"h{i}" for i in range(A.shape[0])])]
-    if len(names) != A.shape[0]:
-        raise ValueError(f"{len(names)} host names for a {A.shape[0]}-host graph")
+    names = row_names(A.shape[0], hosts, nodes)
     flat = louvain(A, engine=engine, resolution=resolution, restarts=restarts, level=level,
                    self_loop=self_loop, seed=seed)
     members = [tuple(sorted(names[i] for i in idx)) for idx in flat.clusters()]
@@ -165,8 +162,9 @@ def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
         The level whose clusters the tree joins; 0 joins the hosts themselves
         (networks of one host per router).  Default :func:`tree_level`.
     hosts : list of str, optional
-        Name of each row of ``graph``; the networkx node names, else the
-        hierarchy's hosts in sorted order.
+        Name of each row of ``graph``; the graph's node names (networkx,
+        DataFrame), else the rows the hierarchy was made from
+        (:attr:`Hierarchy.rows`), else its hosts in sorted order.
     linkage : {"mean", "thesis", "sum"}, default DEFAULT_LINKAGE ("mean")
         See :func:`cluster.averaged_edge.collapse`.
     method : {"scipy", "igraph", "networkx"}
@@ -187,7 +185,7 @@ def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
     [('a', 'b'), ('c', 'd'), ('b', 'd')]
     """
     A, nodes = as_adjacency(graph)
-    names = [str(x) for x in (hosts if hosts is not None else nodes or hierarchy.hosts)]
+    names = row_names(A.shape[0], hosts, nodes or list(hierarchy.rows or hierarchy.hosts))
     if sorted(names) != hierarchy.hosts:
         raise TomographyError("the graph's hosts are not the hierarchy's")
     chosen = tree_level(hierarchy) if level is None else level

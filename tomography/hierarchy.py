@@ -87,6 +87,11 @@ class Hierarchy:
         (:func:`cluster.confidence.hierarchy_confidence`); empty when not
         measured.  ``params["confidence"]`` holds how it was measured and the
         support threshold.
+    rows : tuple of str
+        The row order of the weight matrix it was made from, when that is not
+        the sorted order of its hosts (:attr:`hosts`); empty otherwise.  Not
+        saved in JSON.  :func:`cluster.spanning_tree.hierarchy_tree` reads a
+        matrix without host names in this order.
 
     Examples
     --------
@@ -103,6 +108,7 @@ class Hierarchy:
     params: dict[str, Any] = field(default_factory=dict)
     modularity: list[float] = field(default_factory=list)
     confidence: list[float] = field(default_factory=list)
+    rows: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.levels or not self.levels[0]:
@@ -222,6 +228,7 @@ class Hierarchy:
             by_hosts = {c.hosts: c.confidence for n in keep for c in self.level(n)}
             out.levels = [[replace(c, confidence=by_hosts.get(c.hosts)) for c in level]
                           for level in out.levels]
+        out.rows = self.rows
         return out
 
     def to_networkx(self):
