@@ -60,7 +60,8 @@ from tomography.seeding import Seed, check_seed, spawn_seeds
 
 __all__ = ["IterationSampler", "resample_plan", "hierarchy_confidence", "flat_confidence",
            "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
-           "DEFAULT_RESAMPLES", "MERGE_RESAMPLES", "BOOTSTRAP_MIN", "MERGE_GAP", "merge_gap"]
+           "DEFAULT_RESAMPLES", "MERGE_RESAMPLES", "BOOTSTRAP_MIN", "MERGE_GAP", "merge_gap",
+           "with_support", "supported_hierarchy"]
 
 SUPPORT_THRESHOLD = 0.5
 """Confidence a level needs to be reported (``benchmarks/confidence.py``: on 393 levels of
@@ -611,6 +612,71 @@ def supported_levels(hierarchy: Hierarchy) -> list[int]:
     wide = [k for k in range(1, hierarchy.depth + 1)
             if hierarchy.gap(k) is None or hierarchy.gap(k) >= needed] or [1]
     return [max(wide, key=lambda k: hierarchy.confidence[k - 1])]
+
+
+def with_support(hierarchy: Hierarchy, sampler: IterationSampler | None, *,
+                 resamples: int = DEFAULT_RESAMPLES, all_levels: bool = False,
+                 seed: Seed = 0, n_jobs: int | None = None) -> Hierarchy:
+    """``hierarchy`` with its confidence, keeping only the supported levels.
+
+    The step ``tomography hierarchy`` takes after building a hierarchy:
+    :func:`hierarchy_confidence` on ``resamples`` resamples of the
+    sampler's iterations, then :func:`supported_levels` (the others are
+    listed in ``params["dropped_levels"]``) unless ``all_levels``.
+    Without a sampler (one iteration, or a probe dataset) the hierarchy is
+    returned as it is.
+    """
+    if sampler is None:
+        return hierarchy
+    h = hierarchy_confidence(hierarchy, sampler, resamples=resamples, seed=seed,
+                             n_jobs=n_jobs)
+    if all_levels:
+        return h
+    keep = supported_levels(h)
+    return h if len(keep) == h.depth else h.select(keep)
+
+
+def supported_hierarchy(measurement: Any, *, iterations: int | None = None,
+                        resamples: int = DEFAULT_RESAMPLES, all_levels: bool = False,
+                        seed: int = 0, n_jobs: int | None = None, **options: Any) -> Hierarchy:
+    """The hierarchy of a broadcast measurement as ``tomography hierarchy`` reports it.
+
+    :func:`cluster.averaged_edge.averaged_edge_hierarchy` on ``w_n`` of the
+    first ``iterations`` (all by default), then :func:`with_support`: each
+    level's confidence, and the levels without support left out.  A single
+    iteration cannot be resampled: the hierarchy comes without confidence.
+
+    Parameters
+    ----------
+    measurement : Measurement
+    iterations : int, optional
+    resamples : int, default 4
+    all_levels : bool, default False
+        Keep the unsupported levels too (with their confidence).
+    seed : int, default 0
+    n_jobs : int, optional
+    **options
+        Passed to ``averaged_edge_hierarchy`` (``linkage``, ``start``, ...).
+
+    Returns
+    -------
+    Hierarchy
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> m = planted_hierarchy((2, 3), 8, iterations=3, seed=0)
+    >>> h = supported_hierarchy(m)
+    >>> [len(level) for level in h.levels], len(h.params["dropped_levels"])
+    ([6, 2], 1)
+    """
+    from cluster.averaged_edge import averaged_edge_hierarchy
+
+    sampler = IterationSampler.from_measurement(measurement, n=iterations)
+    h = averaged_edge_hierarchy(sampler.graph, measurement.host_names, seed=seed,
+                                n_jobs=n_jobs, **options)
+    return with_support(h, sampler if sampler.n_iterations >= 2 else None,
+                        resamples=resamples, all_levels=all_levels, seed=seed, n_jobs=n_jobs)
 
 
 def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,

@@ -214,14 +214,11 @@ def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str], sampler: Any =
                                 seed=args.seed, n_jobs=getattr(args, "jobs", None))
     if sampler is None:
         return h
-    from cluster.confidence import DEFAULT_RESAMPLES, hierarchy_confidence, supported_levels
+    from cluster.confidence import DEFAULT_RESAMPLES, with_support
 
-    h = hierarchy_confidence(h, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
-                             seed=args.seed, n_jobs=args.jobs)
-    if getattr(args, "all_levels", False):
-        return h
-    keep = supported_levels(h)
-    return h if len(keep) == h.depth else h.select(keep)
+    return with_support(h, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
+                        all_levels=getattr(args, "all_levels", False), seed=args.seed,
+                        n_jobs=args.jobs)
 
 
 def truth(args: argparse.Namespace, m: Any) -> dict[str, str]:
