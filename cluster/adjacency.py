@@ -11,7 +11,7 @@ from scipy import sparse
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["as_adjacency", "SharedGraph", "row_names"]
+__all__ = ["as_adjacency", "SharedGraph", "row_names", "weight_unit_of"]
 
 
 def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Graph" | Any
@@ -148,6 +148,21 @@ def row_names(n: int, hosts: list[Hashable] | None = None,
     if len(set(names)) != len(names):
         raise ValueError(f"host names must be distinct: {_repeated(names)!r} names two rows")
     return names
+
+
+def weight_unit_of(graph: Any) -> dict[str, str]:
+    """``{"weight_unit": unit}`` for a graph that states its unit (``from_pandas(..., unit=)``).
+
+    Examples
+    --------
+    >>> from tomography.interop import from_pandas
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"src": ["a"], "dst": ["b"], "weight": [9.0]})
+    >>> weight_unit_of(from_pandas(df, unit="Mbit/s")), weight_unit_of(np.eye(2))
+    ({'weight_unit': 'Mbit/s'}, {})
+    """
+    unit = getattr(graph, "unit", None)
+    return {"weight_unit": unit} if isinstance(unit, str) and unit != "weight" else {}
 
 
 class SharedGraph:

@@ -12,7 +12,7 @@ from typing import Literal
 import numpy as np
 from scipy import sparse
 
-from cluster.adjacency import SharedGraph, as_adjacency, row_names
+from cluster.adjacency import SharedGraph, as_adjacency, row_names, weight_unit_of
 from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
 from cluster.reassign import reassign_hosts
@@ -310,7 +310,8 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         record(host_labels, current, step.modularity, "merged" if len(partitions) else "louvain")
     params = {"method": "averaged-edge", "linkage": linkage, "start": start, "loops": loops,
               "engine": engine, "resolution": resolution, "restarts": restarts,
-              "shuffles": shuffles, "z": z, "reassign": reassign, "seed": recorded, "origins": origins}
+              "shuffles": shuffles, "z": z, "reassign": reassign, "seed": recorded, "origins": origins,
+              **weight_unit_of(graph)}
     out = Hierarchy.from_partitions(names, partitions, internal=internals, weights=weights,
                                     params=params, modularity=qualities)
     out.rows = tuple(names) if names != sorted(names) else ()

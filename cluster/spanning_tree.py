@@ -17,7 +17,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from cluster.adjacency import as_adjacency, row_names
+from cluster.adjacency import as_adjacency, row_names, weight_unit_of
 from cluster.averaged_edge import DEFAULT_LINKAGE, Linkage, collapse
 from cluster.louvain import Level, louvain
 from tomography.errors import TomographyError
@@ -123,7 +123,8 @@ def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DE
     clusters = [Cluster(id=f"C{c}", level=1, hosts=members[c]) for c in range(flat.n_clusters)]
     params = {"method": "maximum-spanning-tree", "mst": method, "linkage": linkage,
               "level": level, "engine": engine, "resolution": resolution, "restarts": restarts,
-              "self_loop": self_loop, "seed": flat.seed, "modularity": flat.modularity}
+              "self_loop": self_loop, "seed": flat.seed, "modularity": flat.modularity,
+              **weight_unit_of(graph)}
     return _joined(A, flat.labels, clusters, linkage=linkage, method=method, params=params)
 
 
@@ -199,8 +200,10 @@ def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
         labels = hierarchy.labels(chosen, names)
         clusters = [replace(c, parent=None, children=(), weights={})
                     for c in hierarchy.level(chosen)]
+    unit = weight_unit_of(graph) or {k: v for k, v in hierarchy.params.items()
+                                     if k == "weight_unit"}
     params = {"method": "maximum-spanning-tree", "mst": method, "linkage": linkage,
-              "hierarchy_level": chosen, "hierarchy": hierarchy.params}
+              "hierarchy_level": chosen, "hierarchy": hierarchy.params, **unit}
     return _joined(A, labels, clusters, linkage=linkage, method=method, params=params)
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import sparse
 
 from tomography.errors import TomographyError
+from tomography.units import WEIGHT_UNITS
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -248,7 +249,7 @@ def hierarchy_graph(hierarchy: "Hierarchy", unit: str | None = None) -> "nx.DiGr
     """
     import networkx as nx
 
-    unit = unit or hierarchy.params.get("unit", "blocks per iteration")
+    unit = unit or hierarchy.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
     g = nx.DiGraph(unit=unit, params=dict(hierarchy.params))
     for number, level in enumerate(hierarchy.levels, start=1):
         for c in level:
@@ -278,7 +279,7 @@ def tree_graph(tree: "ClusterTree", unit: str | None = None) -> "nx.Graph":
     """
     import networkx as nx
 
-    unit = unit or tree.params.get("unit", "blocks per iteration")
+    unit = unit or tree.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
     g = nx.Graph(unit=unit)
     for c in tree.clusters:
         g.add_node(c.id, hosts=list(c.hosts), size=len(c.hosts), internal=c.internal,

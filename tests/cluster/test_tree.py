@@ -69,3 +69,50 @@ def test_tree_json_round_trip() -> None:
     t = cluster_tree(w, hosts, seed=0)
     back = ClusterTree.from_json(t.to_json())
     assert back.to_dict() == t.to_dict()
+
+
+def test_the_unit_of_measured_weights_reaches_the_tree_and_its_graphs() -> None:
+    import pandas as pd
+
+    from cluster.averaged_edge import averaged_edge_hierarchy
+    from cluster.spanning_tree import hierarchy_tree
+    from tomography.interop import from_pandas
+
+    df = pd.DataFrame({"src": list("aabccda"), "dst": list("bccdeee"),
+                       "mbps": [90, 10, 80, 85, 12, 70, 5.0]})
+    w = from_pandas(df, weight="mbps", unit="Mbit/s")
+    h = averaged_edge_hierarchy(w, seed=0)
+    t = hierarchy_tree(w, h)
+    assert h.params["weight_unit"] == "Mbit/s" and t.weight_caption.endswith("in Mbit/s")
+    assert h.to_networkx().graph["unit"] == t.to_networkx().graph["unit"] == "Mbit/s"
+    plain = averaged_edge_hierarchy(w.matrix.toarray(), seed=0)      # no unit given: none claimed
+    assert "weight_unit" not in plain.params
+    assert hierarchy_tree(w.matrix.toarray(), plain).weight_caption.endswith("blocks per iteration")
+
+
+def test_default_names_keep_the_rows_order_and_a_dataframe_names_its_rows() -> None:
+    import pandas as pd
+
+    from cluster.averaged_edge import averaged_edge_hierarchy
+    from cluster.spanning_tree import hierarchy_tree
+
+    rng = np.random.default_rng(0)
+    n = 12                                  # two groups of 6; names h00..h11 sort as the rows
+    A = np.where(np.equal.outer(np.arange(n) < 6, np.arange(n) < 6), 50.0, 2.0)
+    A += rng.random((n, n)); A = (A + A.T) / 2; np.fill_diagonal(A, 0)
+    h = averaged_edge_hierarchy(A, seed=0)
+    assert h.hosts == [f"h{i:02d}" for i in range(n)] and h.labels(1).tolist() == [0] * 6 + [1] * 6
+    strong = hierarchy_tree(A, h, 0).edges           # a tree of the hosts
+    assert sum(e.weight for e in strong) > 10 * 50   # joined along the heavy pairs
+    perm = rng.permutation(n)
+    names = [f"x{i}" for i in perm]
+    df = pd.DataFrame(A[np.ix_(perm, perm)], index=names, columns=names)
+    hd = averaged_edge_hierarchy(df, seed=0)
+    assert sorted(hd.hosts) == sorted(names)
+    assert hierarchy_tree(df, hd).total_weight == pytest.approx(
+        hierarchy_tree(A, h).total_weight)          # same tree whatever the row order
+    hp = averaged_edge_hierarchy(A[np.ix_(perm, perm)], names, seed=0)
+    assert hierarchy_tree(A[np.ix_(perm, perm)], hp).total_weight == pytest.approx(
+        hierarchy_tree(A, h).total_weight)          # unsorted names, unnamed matrix: h.rows
+    with pytest.raises(ValueError, match="hosts= names the rows of a graph"):
+        averaged_edge_hierarchy(df, names[::-1])
