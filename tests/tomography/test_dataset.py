@@ -221,3 +221,18 @@ def test_byte_order_marks_and_undecodable_bytes(tmp_path: Path) -> None:
     (d / "hosts.csv").write_bytes(b"host,address,label\n\xff\xfe\x00garbage\n")
     with pytest.raises(DatasetError, match="hosts.csv.*not UTF-8"):
         read_measurement(d)
+
+
+def test_write_measurement_writes_only_what_reads_back(tmp_path: Path) -> None:
+    from tomography.synthetic import planted_partition
+
+    m = planted_partition(8, 2, iterations=2, seed=0)
+    write_measurement(m, tmp_path / "ok")
+    m.hosts = m.hosts.iloc[1:]                          # a host the transfers still name
+    with pytest.raises(DatasetError, match="not written: unknown host") as info:
+        write_measurement(m, tmp_path / "ok", overwrite=True)
+    assert info.value.path == str(tmp_path / "ok" / "transfers.csv")
+    assert read_measurement(tmp_path / "ok").n_hosts == 8         # the old dataset is intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok"]   # no staging left behind
+    with pytest.raises(DatasetError, match="resume=True|overwrite=True"):
+        write_measurement(planted_partition(8, 2, iterations=1, seed=0), tmp_path / "ok")

@@ -42,6 +42,11 @@ def csv_writer(fh: Any) -> Any:
     return csv.writer(fh, lineterminator="\n")
 
 
+DATA_FILES = ("transfers.csv", "iterations.csv", "probes.csv", "trace.csv")
+"""The files of a dataset besides meta.json and hosts.csv (docs/formats.md): a new
+dataset written over an old one removes the old ones."""
+
+
 def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool = False,
                     resumable: bool = True) -> None:
     """Refuse to write a dataset where one exists, unless ``overwrite``.
@@ -58,12 +63,12 @@ def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool = False,
     >>> refuse_existing(d)
     Traceback (most recent call last):
     ...
-    tomography.errors.DatasetError: ...: a dataset exists here already: continue it with --resume or replace it with --force
+    tomography.errors.DatasetError: ...: a dataset exists here already: continue it with --resume (resume=True) or replace it with --force (overwrite=True)
     """
     if (Path(path) / "meta.json").exists() and not overwrite:
-        how = "continue it with --resume or " if resumable else ""
-        raise DatasetError(f"a dataset exists here already: {how}replace it with --force",
-                           path=Path(path))
+        how = "continue it with --resume (resume=True) or " if resumable else ""
+        raise DatasetError(f"a dataset exists here already: {how}replace it with --force "
+                           "(overwrite=True)", path=Path(path))
 
 
 class MeasurementWriter:
@@ -122,7 +127,7 @@ class MeasurementWriter:
         files = ((("probes.csv", PROBES_COLUMNS + PROBES_EXTRA),) if probes else
                  (("transfers.csv", TRANSFERS_COLUMNS),
                   ("iterations.csv", ITERATIONS_COLUMNS + self.extra_columns)))
-        for name in ("transfers.csv", "iterations.csv", "probes.csv", "trace.csv"):
+        for name in DATA_FILES:
             (self.path / name).unlink(missing_ok=True)
         for name, columns in files:
             with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
