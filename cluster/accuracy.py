@@ -51,6 +51,10 @@ def nmi(labels_true: Sequence[Hashable], labels_pred: Sequence[Hashable]) -> flo
     >>> round(nmi([0, 0, 1, 1], [0, 1, 0, 1]), 6)
     0.0
     """
+    for labels in (labels_true, labels_pred):
+        if isinstance(labels, dict) or np.ndim(labels) != 1:
+            raise ValueError("nmi takes two sequences of labels in one host order (for dicts "
+                             "of host -> label: [d[h] for h in hosts])")
     if len(labels_true) != len(labels_pred):
         raise ValueError(f"the partitions label {len(labels_true)} and {len(labels_pred)} nodes")
     a, ka = _codes(labels_true)
@@ -203,7 +207,13 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
     2      3            1  1.00           1      1.00
     """
     hosts = hierarchy.hosts
-    depth = truth_depth({h: truth[h] for h in hosts if h in truth})
+    if not isinstance(truth, dict):
+        raise ValueError(f"truth: expected a dict of host -> label path (m.labels), got "
+                         f"{type(truth).__name__}")
+    missing = [h for h in hosts if h not in truth]
+    if missing:
+        raise ValueError(f"truth: host {missing[0]!r} of the hierarchy has no label")
+    depth = truth_depth({h: truth[h] for h in hosts})
     truths = {d: labels_at_depth(truth, d, hosts) for d in range(1, depth + 1)}
     rows = []
     for number in range(1, hierarchy.depth + 1):

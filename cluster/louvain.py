@@ -143,6 +143,8 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
     if self_loop < 0:
         raise ValueError(f"self_loop must be >= 0, got {self_loop}")
     A, nodes = as_adjacency(graph)
+    if A.shape[0] == 1:
+        raise EmptyGraphError("the graph has one host: clustering needs at least two")
     if A.count_nonzero() == 0:
         raise EmptyGraphError("the graph has no edge with positive weight: no blocks were "
                               "exchanged between any two hosts, so there is nothing to cluster")

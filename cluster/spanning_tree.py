@@ -190,6 +190,8 @@ def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
     if sorted(names) != hierarchy.hosts:
         raise TomographyError("the graph's hosts are not the hierarchy's")
     chosen = tree_level(hierarchy) if level is None else level
+    if isinstance(chosen, bool) or not isinstance(chosen, (int, np.integer)):
+        raise TomographyError(f"level is a level number, a whole number; got {chosen!r}")
     if not 0 <= chosen <= hierarchy.depth:
         raise TomographyError(f"no level {chosen}; the hierarchy has levels 1 to "
                               f"{hierarchy.depth} (0: the hosts)")

@@ -76,7 +76,8 @@ from measure.tcp import Connections, TcpModel
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
 from tomography.errors import DatasetError, TomographyError
 from tomography.seeding import Seed, check_seed
-from tomography.topology import Topology
+from tomography.topology import Topology, read_topology
+from tomography.units import parse_size
 
 __all__ = ["BroadcastResult", "simulate_broadcast", "simulate"]
 
@@ -428,8 +429,8 @@ def _differences(recorded: dict[str, Any], wanted: dict[str, Any],
     return found
 
 
-def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: int,
-             file_size: int, seed: int = 0, params: SwarmParams = SwarmParams(),
+def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathLike[str], *,
+             iterations: int, file_size: int | str, seed: int = 0, params: SwarmParams = SwarmParams(),
              tcp: TcpModel = TcpModel(), resume: bool = False, overwrite: bool = False,
              progress: Callable[[int, BroadcastResult], None] | None = None) -> Path:
     """Simulate ``iterations`` broadcasts with rotating roots and write the dataset.
@@ -441,13 +442,13 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
 
     Parameters
     ----------
-    topology : Topology
+    topology : Topology, or a topology file or built-in scenario name
     output : path
         The dataset directory.
     iterations : int
         Total iterations wanted (including those already there with ``resume``).
-    file_size : int
-        Bytes broadcast per iteration.
+    file_size : int or str
+        Bytes broadcast per iteration, or a size with its unit (``"16MiB"``).
     seed : int
     params : SwarmParams
     tcp : TcpModel
@@ -474,6 +475,10 @@ def simulate(topology: Topology, output: str | os.PathLike[str], *, iterations: 
     >>> read_measurement(d).iteration_ids
     [0, 1]
     """
+    if not isinstance(topology, Topology):
+        topology = read_topology(topology)
+    if isinstance(file_size, str):
+        file_size = parse_size(file_size)
     if iterations < 1:
         raise ValueError(f"iterations must be >= 1, got {iterations}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

@@ -62,3 +62,20 @@ class DatasetError(TomographyError):
 
 class EmptyGraphError(TomographyError):
     """A graph has no edge of positive weight, so there is nothing to cluster."""
+
+
+def expect(value: object, kind: type, hint: str = "") -> None:
+    """Refuse ``value`` unless it is a ``kind``, naming both (and how to get one).
+
+    Examples
+    --------
+    >>> expect(3, int)
+    >>> expect("3", int, "a level number")
+    Traceback (most recent call last):
+    ...
+    tomography.errors.TomographyError: expected a int, got str (a level number)
+    """
+    if not isinstance(value, kind):
+        raise TomographyError(f"expected a {kind.__name__}, got {type(value).__name__}"
+                              + (f" ({hint})" if hint else ""))
+

@@ -157,8 +157,10 @@ def planted_partition(n_hosts: int, n_groups: int, *, iterations: int = 3,
     >>> m.meta["method"], len(set(m.labels.values()))
     ('synthetic', 8)
     """
-    if n_groups < 1 or n_hosts % n_groups:
+    if n_groups < 1 or n_hosts < 1 or n_hosts % n_groups:
         raise ValueError(f"n_hosts ({n_hosts}) must be a positive multiple of n_groups ({n_groups})")
+    if iterations < 1:
+        raise ValueError(f"iterations must be positive, got {iterations}")
     return planted_hierarchy((n_groups,), n_hosts // n_groups, iterations=iterations,
                              file_size=file_size, ratio=ratio, peers=peers, noise=noise,
                              seed=seed)

@@ -128,6 +128,8 @@ def mean_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_a
         raise TomographyError("the dataset has no broadcast iterations")
     if n is None:
         n = len(ids)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TomographyError(f"n is a number of iterations, a whole number; got {n!r}")
     if not 1 <= n <= len(ids):
         raise TomographyError(f"n must be between 1 and {len(ids)} (the iterations in the "
                               f"dataset), got {n}")

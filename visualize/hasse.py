@@ -33,6 +33,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from tomography.errors import expect
 from tomography.hierarchy import Hierarchy
 from visualize._common import truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, SINGLE, figure_of, inches,
@@ -431,6 +432,7 @@ def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
     >>> info["rows"] > 1, info["size"][0] <= 7.0, info["fontsize"] >= 6.0, info["folded"]
     (True, True, True, {})
     """
+    expect(hierarchy, Hierarchy, "a ClusterTree is drawn by plot_tree")
     show_top = top and len(hierarchy.levels[-1]) > 1
     texts: dict[str, str] = {}
     for level in hierarchy.levels:

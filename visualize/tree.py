@@ -19,6 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from tomography.errors import expect
 from tomography.hierarchy import ClusterTree
 from tomography.units import format_weight
 from visualize._common import natural_key, truth_summary
@@ -96,6 +97,8 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
     >>> info["roots"], info["edge_labels"]
     (['L1C1'], ['8', '2.5'])
     """
+    expect(tree, ClusterTree, "cluster.hierarchy_tree(W, h) gives a hierarchy's tree; "
+                              "plot_hasse draws a Hierarchy")
     pos, roots = _layout(tree)
     depth = int(-min((y for _, y in pos.values()), default=0.0))
     slots = max((x for x, _ in pos.values()), default=0.0) + 1

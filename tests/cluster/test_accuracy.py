@@ -89,3 +89,30 @@ def test_hierarchy_nmi_best_depth_survives_an_extra_level() -> None:
     one_per_site = {h: f"{'xy'[i // 4]}/{'xy'[i // 4]}0" for i, h in enumerate(hosts)}
     sites = Hierarchy.from_partitions(hosts, [[0, 0, 0, 0, 1, 1, 1, 1]])
     assert hierarchy_nmi(sites, one_per_site)["best_depth"].tolist() == [2]
+
+
+def test_python_api_mistakes_get_a_clear_error(tmp_path) -> None:
+    from cluster.averaged_edge import averaged_edge_hierarchy
+    from cluster.louvain import louvain
+    from cluster.spanning_tree import hierarchy_tree
+    from measure.simulator import simulate
+    from tomography.dataset import read_measurement
+    from tomography.errors import TomographyError
+    from tomography.weights import mean_weights
+    from visualize import plot_hasse, plot_tree
+
+    m = read_measurement(simulate("tree-5", tmp_path / "d", iterations=2, file_size="1MiB"))
+    W = mean_weights(m)
+    h = averaged_edge_hierarchy(W, m.host_names, seed=0)
+    for call, says in ((lambda: mean_weights(m, 1.0), "a whole number"),
+                       (lambda: nmi({"a": 1}, {"a": 1}), "sequences of labels"),
+                       (lambda: hierarchy_nmi(h, {}), "has no label"),
+                       (lambda: hierarchy_nmi(h, list(m.labels.values())), "expected a dict"),
+                       (lambda: louvain(m), "mean_weights(m)"),
+                       (lambda: louvain([[0.0]]), "one host"),
+                       (lambda: hierarchy_tree(W, h, "2"), "a whole number"),
+                       (lambda: read_measurement(tmp_path / "d" / "hosts.csv"), "is a file"),
+                       (lambda: plot_tree(h), "expected a ClusterTree, got Hierarchy"),
+                       (lambda: plot_hasse(hierarchy_tree(W, h)), "expected a Hierarchy")):
+        with pytest.raises((ValueError, TomographyError), match=says):
+            call()

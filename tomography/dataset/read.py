@@ -49,6 +49,8 @@ def read_measurement(path: str | os.PathLike[str]) -> Measurement:
     8
     """
     root = Path(path)
+    if root.is_file():
+        raise DatasetError(f"is a file; give the dataset directory ({root.parent})", path=root)
     if not root.is_dir():
         raise DatasetError("no such dataset directory", path=root)
     meta = read_meta(root / "meta.json")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from tomography.errors import TomographyError
+from tomography.errors import TomographyError, expect
 from tomography.hierarchy import Cluster, Hierarchy
 
 __all__ = ["Slots", "rank_order", "check_hierarchy", "slot_counts"]
@@ -15,8 +15,7 @@ Slots = int | Mapping[str, int]
 
 def check_hierarchy(hierarchy: Hierarchy) -> dict[str, Cluster]:
     """Clusters by id, after checking that each level nests in the one above."""
-    if not isinstance(hierarchy, Hierarchy):
-        raise TomographyError(f"expected a Hierarchy, got {type(hierarchy).__name__}")
+    expect(hierarchy, Hierarchy)
     by_id: dict[str, Cluster] = {}
     for level in hierarchy.levels:
         for c in level:
@@ -80,8 +79,7 @@ def rank_order(hierarchy: Hierarchy) -> list[str]:
 
 def slot_counts(hierarchy: Hierarchy, slots: Slots) -> dict[str, int]:
     """Ranks per host by name, for every host of the hierarchy; positive integers only."""
-    if not isinstance(hierarchy, Hierarchy):
-        raise TomographyError(f"expected a Hierarchy, got {type(hierarchy).__name__}")
+    expect(hierarchy, Hierarchy)
     hosts = hierarchy.hosts
     if isinstance(slots, Mapping):
         extra = sorted(set(slots) - set(hosts))
