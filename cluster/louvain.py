@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Hashable, Iterator, Literal
+from typing import TYPE_CHECKING, Hashable, Iterator, Literal, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -52,7 +52,14 @@ class FlatClustering:
         The options that produced it; ``seed`` is the integer recorded for
         repetition (None when a Generator was passed).
     nodes : list or None
-        The node of each label, for a networkx input.
+        The node of each label, for an input that names its nodes (networkx,
+        a DataFrame, EdgeWeights).
+
+    Examples
+    --------
+    >>> w = np.array([[0, 9, 1, 0], [9, 0, 0, 1], [1, 0, 0, 9], [0, 1, 9, 0]], dtype=float)
+    >>> louvain(w, seed=0).membership(["a", "b", "c", "d"])
+    {'a': 0, 'b': 0, 'c': 1, 'd': 1}
     """
 
     labels: np.ndarray
@@ -72,6 +79,16 @@ class FlatClustering:
     def clusters(self) -> list[np.ndarray]:
         """Node indices of each cluster, in cluster order."""
         return [np.flatnonzero(self.labels == c) for c in range(self.n_clusters)]
+
+    def membership(self, hosts: Sequence[Hashable] | None = None) -> dict[Hashable, int]:
+        """The cluster of each host by name: ``hosts`` (the rows' names) or the input's nodes."""
+        names = list(hosts) if hosts is not None else self.nodes
+        if names is None:
+            raise ValueError("the input did not name its rows: give membership(hosts), e.g. "
+                             "m.host_names for mean_weights(m)")
+        if len(names) != len(self.labels):
+            raise ValueError(f"{len(names)} names for {len(self.labels)} rows")
+        return {h: int(c) for h, c in zip(names, self.labels)}
 
 
 def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: Seed = None,

@@ -125,3 +125,14 @@ def test_networkx_input_keeps_node_names() -> None:
     result = louvain(g, seed=0)
     assert result.nodes == ["a", "b", "c", "d"]
     assert result.labels.tolist() == [0, 0, 1, 1]
+
+
+def test_membership_names_the_hosts() -> None:
+    import pandas as pd
+
+    w = np.array([[0, 9, 1, 0], [9, 0, 0, 1], [1, 0, 0, 9], [0, 1, 9, 0]], dtype=float)
+    named = louvain(pd.DataFrame(w, index=list("wxyz"), columns=list("wxyz")), seed=0)
+    assert named.membership() == {"w": 0, "x": 0, "y": 1, "z": 1}
+    assert louvain(w, seed=0).membership(list("abcd")) == {"a": 0, "b": 0, "c": 1, "d": 1}
+    with pytest.raises(ValueError, match="did not name its rows"):
+        louvain(w, seed=0).membership()
