@@ -15,6 +15,7 @@ from a networkx graph (:func:`from_networkx`) or an edge list
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -86,7 +87,8 @@ def from_pandas(frame: pd.DataFrame, *, source: str = "src", target: str = "dst"
     Parameters
     ----------
     frame : pandas.DataFrame
-        One row per measured pair (either direction; both directions add up).
+        One row per measured pair (either direction; both directions add up,
+        and so do repeated rows, with a warning, unless ``round`` numbers them).
     source, target, weight : str
         Column names.
     round : str, optional
@@ -142,6 +144,12 @@ def from_pandas(frame: pd.DataFrame, *, source: str = "src", target: str = "dst"
         host = src.iloc[row] if i[row] < 0 else dst.iloc[row]
         raise TomographyError(f"row {row}: unknown host {host!r} (not in hosts)")
     count = frame[round].nunique() if round else 1
+    if not round:
+        repeated = int(pd.DataFrame({"s": i, "t": j}).duplicated().sum())
+        if repeated:
+            warnings.warn(f"{repeated} row(s) repeat a pair already listed: their weights are "
+                          "summed; give round=COLUMN to average repeated measurements",
+                          stacklevel=2)
     n = len(names)
     directed = sparse.csr_array((values, (i, j)), shape=(n, n))
     matrix = ((directed + directed.T) / count).tocsr()

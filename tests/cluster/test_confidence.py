@@ -219,3 +219,11 @@ def test_supported_hierarchy_is_what_the_cli_reports(tmp_path, capsys) -> None:
     assert [len(lv["clusters"]) for lv in cli["levels"]] == [len(lv) for lv in h.levels]
     one = supported_hierarchy(planted_hierarchy((2, 3), 8, iterations=1, seed=0))
     assert not one.confidence                                          # nothing to resample
+
+
+def test_from_pandas_warns_when_it_sums_repeated_rows() -> None:
+    df = pd.DataFrame({"src": ["a", "a", "b"], "dst": ["b", "b", "c"], "weight": [1.0, 2.0, 3.0],
+                       "r": [0, 1, 0]})
+    with pytest.warns(UserWarning, match="1 row.s. repeat a pair"):
+        assert from_pandas(df).matrix.toarray()[0, 1] == 3.0
+    assert from_pandas(df, round="r").matrix.toarray()[0, 1] == 1.5       # averaged, no warning
