@@ -246,7 +246,8 @@ def hierarchy_graph(hierarchy: "Hierarchy", unit: str | None = None) -> "nx.DiGr
     Nodes are the clusters (attributes ``level``, ``hosts``, ``size``,
     ``internal``, ``confidence``); edges ``kind="contains"`` go from a
     cluster to each cluster it merges, edges ``kind="linkage"`` join clusters
-    of one level with their averaged weight (``weight``, ``unit``).
+    of one level with their averaged weight (``weight``, ``unit``), stored
+    once, from the smaller id to the larger (the weight is symmetric).
 
     Examples
     --------
