@@ -202,8 +202,9 @@ def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
         labels = hierarchy.labels(chosen, names)
         clusters = [replace(c, parent=None, children=(), weights={})
                     for c in hierarchy.level(chosen)]
-    unit = weight_unit_of(graph) or {k: v for k, v in hierarchy.params.items()
-                                     if k == "weight_unit"}
+    unit = weight_unit_of(graph)
+    if not unit and "weight_unit" in hierarchy.params:     # the unit the hierarchy recorded
+        unit = {"weight_unit": hierarchy.params["weight_unit"]}
     params = {"method": "maximum-spanning-tree", "mst": method, "linkage": linkage,
               "hierarchy_level": chosen, "hierarchy": hierarchy.params, **unit}
     return _joined(A, labels, clusters, linkage=linkage, method=method, params=params)

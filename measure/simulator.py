@@ -74,6 +74,7 @@ from measure.pieces import (assign_pieces, complete_pieces, interested_pairs, pa
 from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.tcp import Connections, TcpModel
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
+from tomography.dataset.meta import param_differences
 from tomography.errors import DatasetError, TomographyError
 from tomography.seeding import Seed, check_seed
 from tomography.topology import Topology, read_topology
@@ -409,26 +410,6 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
                                      piece_blocks, counts, incoming, incoming_ptr)
 
 
-def _differences(recorded: dict[str, Any], wanted: dict[str, Any],
-                 prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """``(name, recorded, wanted)`` of every setting that differs, nested ones dotted.
-
-    Examples
-    --------
-    >>> _differences({"seed": 0, "tcp": {"loss": 0.0, "slow_start": True}},
-    ...              {"seed": 0, "tcp": {"loss": 0.01, "slow_start": True}})
-    [('tcp.loss', 0.0, 0.01)]
-    """
-    found = []
-    for key, value in wanted.items():
-        theirs = recorded.get(key)
-        if isinstance(value, dict) and isinstance(theirs, dict):
-            found += _differences(theirs, value, f"{prefix}{key}.")
-        elif theirs != value:
-            found.append((f"{prefix}{key}", theirs, value))
-    return found
-
-
 def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathLike[str], *,
              iterations: int, file_size: int | str, seed: int = 0, params: SwarmParams = SwarmParams(),
              tcp: TcpModel = TcpModel(), resume: bool = False, overwrite: bool = False,
@@ -496,7 +477,7 @@ def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathL
             raise DatasetError(f"cannot resume: the dataset was made with another topology "
                                f"({existing.meta.get('topology')!r}, not {topology.name!r})",
                                path=out / "meta.json", field="topology")
-        differ = _differences(recorded, sim_params)
+        differ = param_differences(recorded, sim_params)
         if differ:
             what, theirs, ours = differ[0]
             raise DatasetError(f"cannot resume: the dataset was made with another {what} "

@@ -976,11 +976,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"simulated broadcasts of {size} until every supported level of the hierarchy "
               f"is stable for 3 iterations (at most {args.iterations}):")
         bar = Progress(f"simulating {topo.name}", total=args.iterations)
-        stop = _stop_rule(ns, data)
+        stop, params, step = _stop_rule(ns, data), _swarm_params(ns), _simulation_step(bar)
         for n in range(1, args.iterations + 1):
             simulate(topo, data, iterations=n, file_size=file_size, seed=args.seed,
-                     params=_swarm_params(ns), overwrite=n == 1, resume=n > 1,
-                     progress=_simulation_step(bar))
+                     params=params, overwrite=n == 1, resume=n > 1, progress=step)
             if stop(n):
                 break
         bar.close()

@@ -12,7 +12,7 @@ from tomography.dataset.schema import BLOCK_SIZE, BROADCAST_METHODS, FORMAT, PRO
 from tomography.dataset.validation import regular_file
 from tomography.errors import DatasetError
 
-__all__ = ["META_LIMIT", "read_meta", "new_meta", "software_versions"]
+__all__ = ["META_LIMIT", "read_meta", "new_meta", "software_versions", "param_differences"]
 
 META_LIMIT = 16 * 2**20
 """The largest ``meta.json`` read (bytes): it holds a few parameters, not data."""
@@ -84,3 +84,26 @@ def software_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
     return versions
+
+
+def param_differences(recorded: dict[str, Any], wanted: dict[str, Any],
+                      prefix: str = "") -> list[tuple[str, Any, Any]]:
+    """``(name, recorded, wanted)`` of every run setting that differs, nested ones dotted.
+
+    What ``--resume`` checks before it continues a dataset: the settings in
+    ``meta.json`` against the command's.
+
+    Examples
+    --------
+    >>> param_differences({"seed": 0, "tcp": {"loss": 0.0, "slow_start": True}},
+    ...              {"seed": 0, "tcp": {"loss": 0.01, "slow_start": True}})
+    [('tcp.loss', 0.0, 0.01)]
+    """
+    found = []
+    for key, value in wanted.items():
+        theirs = recorded.get(key)
+        if isinstance(value, dict) and isinstance(theirs, dict):
+            found += param_differences(theirs, value, f"{prefix}{key}.")
+        elif theirs != value:
+            found.append((f"{prefix}{key}", theirs, value))
+    return found
