@@ -49,7 +49,7 @@ from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
                                 refuse_existing)
-from tomography.dataset.meta import param_differences
+from tomography.dataset.meta import refuse_other_params
 from tomography.errors import DatasetError, TomographyError
 from tomography.units import listed
 
@@ -627,16 +627,10 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     if resuming:
         writer = MeasurementWriter.reopen(out)  # drops rows of an unlisted iteration first
         existing = read_measurement(out)
-        recorded = existing.meta.get("params", {})
         if sorted(existing.host_names) != sorted(frame["host"]):
             raise DatasetError("cannot resume: the dataset was made with other hosts",
                                path=out / "meta.json", field="hosts")
-        differ = param_differences(recorded, run_params)
-        if differ:
-            what, theirs, ours = differ[0]
-            raise DatasetError(f"cannot resume: the dataset was made with another {what} "
-                               f"({theirs!r}; this command: {ours!r})",
-                               path=out / "meta.json", field=what)
+        refuse_other_params(existing.meta, run_params, out / "meta.json")
         start = len(existing.iteration_ids)
     else:
         refuse_existing(out, overwrite=overwrite)

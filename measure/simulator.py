@@ -74,7 +74,7 @@ from measure.pieces import (assign_pieces, complete_pieces, interested_pairs, pa
 from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.tcp import Connections, TcpModel
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
-from tomography.dataset.meta import param_differences
+from tomography.dataset.meta import refuse_other_params
 from tomography.errors import DatasetError, TomographyError
 from tomography.seeding import Seed, check_seed
 from tomography.topology import Topology, read_topology
@@ -472,17 +472,11 @@ def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathL
     if resume and (out / "meta.json").exists():
         writer = MeasurementWriter.reopen(out)
         existing = read_measurement(out)
-        recorded = existing.meta.get("params", {})
         if existing.meta.get("topology") != topology.name:
             raise DatasetError(f"cannot resume: the dataset was made with another topology "
                                f"({existing.meta.get('topology')!r}, not {topology.name!r})",
                                path=out / "meta.json", field="topology")
-        differ = param_differences(recorded, sim_params)
-        if differ:
-            what, theirs, ours = differ[0]
-            raise DatasetError(f"cannot resume: the dataset was made with another {what} "
-                               f"({theirs!r}; this command: {ours!r})",
-                               path=out / "meta.json", field=what)
+        refuse_other_params(existing.meta, sim_params, out / "meta.json")
         start = len(existing.iteration_ids)
     else:
         writer = MeasurementWriter(out, {"method": "simulated", "topology": topology.name,

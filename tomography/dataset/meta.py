@@ -12,7 +12,7 @@ from tomography.dataset.schema import BLOCK_SIZE, BROADCAST_METHODS, FORMAT, PRO
 from tomography.dataset.validation import regular_file
 from tomography.errors import DatasetError
 
-__all__ = ["META_LIMIT", "read_meta", "new_meta", "software_versions", "param_differences"]
+__all__ = ["META_LIMIT", "read_meta", "new_meta", "software_versions", "refuse_other_params"]
 
 META_LIMIT = 16 * 2**20
 """The largest ``meta.json`` read (bytes): it holds a few parameters, not data."""
@@ -86,24 +86,34 @@ def software_versions() -> dict[str, str]:
     return versions
 
 
-def param_differences(recorded: dict[str, Any], wanted: dict[str, Any],
-                      prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """``(name, recorded, wanted)`` of every run setting that differs, nested ones dotted.
+def refuse_other_params(meta: Mapping[str, Any], wanted: dict[str, Any], path: Path) -> None:
+    """Refuse to resume a dataset whose run settings (``meta["params"]``) differ from ``wanted``.
 
-    What ``--resume`` checks before it continues a dataset: the settings in
-    ``meta.json`` against the command's.
+    The error names the first setting that differs, nested ones dotted
+    (``tcp.loss``), with the recorded value and the one asked for.
 
     Examples
     --------
-    >>> param_differences({"seed": 0, "tcp": {"loss": 0.0, "slow_start": True}},
-    ...              {"seed": 0, "tcp": {"loss": 0.01, "slow_start": True}})
-    [('tcp.loss', 0.0, 0.01)]
+    >>> refuse_other_params({"params": {"seed": 0, "tcp": {"loss": 0.0}}},
+    ...                     {"seed": 0, "tcp": {"loss": 0.0}}, Path("d/meta.json"))
+    >>> refuse_other_params({"params": {"seed": 0, "tcp": {"loss": 0.0}}},
+    ...                     {"seed": 0, "tcp": {"loss": 0.01}}, Path("d/meta.json"))
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: d/meta.json, field 'tcp.loss': cannot resume: the dataset was made with another tcp.loss (0.0; this command: 0.01)
     """
-    found = []
-    for key, value in wanted.items():
-        theirs = recorded.get(key)
-        if isinstance(value, dict) and isinstance(theirs, dict):
-            found += param_differences(theirs, value, f"{prefix}{key}.")
-        elif theirs != value:
-            found.append((f"{prefix}{key}", theirs, value))
-    return found
+    def differences(recorded: Any, asked: dict[str, Any], prefix: str) -> list:
+        found = []
+        for key, value in asked.items():
+            theirs = recorded.get(key) if isinstance(recorded, dict) else None
+            if isinstance(value, dict) and isinstance(theirs, dict):
+                found += differences(theirs, value, f"{prefix}{key}.")
+            elif theirs != value:
+                found.append((f"{prefix}{key}", theirs, value))
+        return found
+
+    differ = differences(meta.get("params", {}), wanted, "")
+    if differ:
+        what, theirs, ours = differ[0]
+        raise DatasetError(f"cannot resume: the dataset was made with another {what} "
+                           f"({theirs!r}; this command: {ours!r})", path=path, field=what)
