@@ -42,23 +42,22 @@ resamples whose maximum spanning tree over the same clusters has it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 from scipy import sparse
 
-from cluster.adjacency import SharedGraph
 from cluster.accuracy import nmi
+from cluster.adjacency import SharedGraph, igraph_graph
 from cluster.averaged_edge import DEFAULT_LINKAGE, collapse, linked, with_self_loops
-from cluster.louvain import igraph_graph, leiden, louvain, multilevel
+from cluster.louvain import leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
 from tomography.errors import TomographyError
 from tomography.hierarchy import ClusterTree, Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
+from tomography.weights import IterationWeights
 
-__all__ = ["IterationSampler", "resample_plan", "hierarchy_confidence", "flat_confidence",
+__all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence", "flat_confidence",
            "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
            "DEFAULT_RESAMPLES", "MERGE_RESAMPLES", "BOOTSTRAP_MIN", "MERGE_GAP", "merge_gap",
            "with_support", "supported_hierarchy"]
@@ -139,12 +138,12 @@ def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
     return "split-halves", _halves(n_iterations, resamples, rng)
 
 
-class IterationSampler:
-    """The per-iteration weights of a measurement on the edges of its ``w_n``.
+class IterationSampler(IterationWeights):
+    """Resampled analyses of a measurement: its per-iteration weights and ``w_n`` as a graph.
 
-    Holds one row per observed (iteration, receiver, sender) count, mapped to
-    the undirected edge of ``w_n`` it adds to: memory linear in the number of
-    observations, and a resampled ``w_n`` costs one weighted ``bincount``.
+    The data are those of :class:`tomography.weights.IterationWeights`; the
+    sampler adds the shared graph of ``w_n`` (its igraph form built once) and
+    puts a resample in place for the clustering engines.
 
     Parameters
     ----------
@@ -169,27 +168,31 @@ class IterationSampler:
 
     def __init__(self, graph: SharedGraph, iteration: np.ndarray, receiver: np.ndarray,
                  sender: np.ndarray, blocks: np.ndarray, n_iterations: int) -> None:
+        super().__init__(graph.matrix, graph.hosts, iteration, receiver, sender, blocks,
+                         n_iterations)
         self.graph = graph
-        A = graph.matrix
-        n = A.shape[0]
-        upper = sparse.triu(A, format="coo")     # the order of igraph_graph's edges
-        keys = upper.row.astype(np.int64) * n + upper.col
-        order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[order]
-        lo = np.minimum(receiver, sender).astype(np.int64)
-        hi = np.maximum(receiver, sender).astype(np.int64)
-        # each distinct pair looked up once, in sorted order (fast), then spread back
-        pairs, inverse = np.unique(lo * n + hi, return_inverse=True)
-        pos = np.minimum(np.searchsorted(sorted_keys, pairs), max(len(sorted_keys) - 1, 0))
-        found = np.zeros(len(inverse), dtype=bool)
-        if len(sorted_keys):   # an all-zero dataset has no edge to map to
-            found = (sorted_keys[pos] == pairs)[inverse] & (np.asarray(blocks) > 0)
-        self.edge = order[pos[inverse[found]]]
-        self.iteration = np.asarray(iteration)[found]
-        self.blocks = np.asarray(blocks, dtype=float)[found]
-        self.n_iterations = int(n_iterations)
-        self.n_edges = len(keys)
-        self._order, self._sorted_keys = order, sorted_keys
+
+    @classmethod
+    def of(cls, data: IterationWeights, graph: SharedGraph | None = None
+           ) -> "IterationSampler":
+        """The sampler of per-iteration weights already mapped to their edges.
+
+        ``graph`` is ``data.weights`` as a :class:`SharedGraph` when one is at
+        hand (its igraph form may be built already); made here otherwise.
+
+        Examples
+        --------
+        >>> from tomography.synthetic import planted_partition
+        >>> data = IterationWeights.from_measurement(planted_partition(8, 2, iterations=2,
+        ...                                                            seed=0))
+        >>> IterationSampler.of(data).graph.hosts == data.hosts
+        True
+        """
+        out = cls.__new__(cls)
+        out.__dict__.update(data.__dict__)
+        out.graph = graph if graph is not None else SharedGraph.checked(data.weights,
+                                                                        data.hosts)
+        return out
 
     @classmethod
     def from_measurement(cls, measurement: Any, graph: SharedGraph | None = None,
@@ -206,35 +209,9 @@ class IterationSampler:
         n : int, optional
             The first ``n`` iterations (all by default).
         """
-        ids = measurement.iteration_ids[: n if n is not None else None]
-        if len(ids) < 1:
-            raise TomographyError("the dataset has no broadcast iterations to resample")
-        t = measurement.transfers
-        if len(ids) < len(measurement.iteration_ids):
-            t = t[t["iteration"].isin(ids)]
-        position = pd.Index(ids).get_indexer(t["iteration"])
-        hosts = pd.Index(measurement.host_names)
-        receiver, sender = hosts.get_indexer(t["receiver"]), hosts.get_indexer(t["sender"])
-        blocks = t["blocks"].to_numpy(dtype=float)
-        if not np.isfinite(blocks).all() or (blocks < 0).any():
-            raise TomographyError("the transfers have negative or non-finite block counts")
-        if graph is None:   # w_n, symmetric, finite and >= 0 by construction
-            size = len(hosts)
-            counts = sparse.csr_array((blocks, (receiver, sender)), shape=(size, size))
-            w = ((counts + counts.T) / len(ids)).tocsr()
-            w.sum_duplicates()
-            w.eliminate_zeros()
-            graph = SharedGraph.checked(w, measurement.host_names)
-        return cls(graph, position, receiver, sender, blocks, len(ids))
-
-    def edge_weights(self, multiplicity: Sequence[int] | np.ndarray) -> np.ndarray:
-        """The resampled ``w_n`` on each edge (igraph's edge order of the graph)."""
-        m = np.asarray(multiplicity, dtype=float)
-        total = m.sum()
-        if total <= 0:
-            raise ValueError("a resample needs at least one iteration")
-        return np.bincount(self.edge, weights=self.blocks * m[self.iteration],
-                           minlength=self.n_edges) / total
+        data = IterationWeights.from_measurement(
+            measurement, n, weights=None if graph is None else graph.matrix)
+        return cls.of(data, graph)
 
     def resample(self, multiplicity: Sequence[int] | np.ndarray,
                  engine: str = "igraph") -> sparse.csr_array | None:
@@ -253,24 +230,22 @@ class IterationSampler:
             self.graph.igraph()
         return jobs
 
-    @cached_property
-    def _entry_edge(self) -> np.ndarray:
-        """The edge of every stored entry of the symmetric CSR matrix (for :meth:`matrix`)."""
-        csr = self.graph.matrix
-        n = csr.shape[0]
-        rows = np.repeat(np.arange(n), np.diff(csr.indptr))
-        cols = csr.indices
-        keys = np.minimum(rows, cols).astype(np.int64) * n + np.maximum(rows, cols)
-        return self._order[np.searchsorted(self._sorted_keys, keys)]
 
-    def matrix(self, multiplicity: Sequence[int] | np.ndarray) -> sparse.csr_array:
-        """The resampled ``w_n`` as a symmetric matrix (explicit zeros removed)."""
-        w = self.edge_weights(multiplicity)
-        csr = self.graph.matrix
-        out = sparse.csr_array((w[self._entry_edge], csr.indices.copy(), csr.indptr.copy()),
-                               shape=csr.shape)   # copies: compacted in place
-        out.eliminate_zeros()
-        return out
+def as_sampler(data: IterationWeights) -> IterationSampler:
+    """``data`` as an :class:`IterationSampler` (itself when it is one).
+
+    The confidence functions take any :class:`tomography.weights.IterationWeights`,
+    e.g. :meth:`tomography.interop.EdgeWeights.iteration_weights`.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> data = IterationWeights.from_measurement(planted_partition(8, 2, iterations=2, seed=0))
+    >>> sampler = as_sampler(data)
+    >>> type(sampler).__name__, as_sampler(sampler) is sampler
+    ('IterationSampler', True)
+    """
+    return data if isinstance(data, IterationSampler) else IterationSampler.of(data)
 
 
 def cluster_scores(labels: np.ndarray, found: np.ndarray) -> np.ndarray:
@@ -351,7 +326,7 @@ def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
                       level=level)
 
 
-def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
+def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationWeights, *,
                          resamples: int = DEFAULT_RESAMPLES, threshold: float = SUPPORT_THRESHOLD,
                          seed: Seed = None, n_jobs: int | None = None) -> Hierarchy:
     """The hierarchy with a confidence for every level and cluster.
@@ -361,7 +336,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
     hierarchy : Hierarchy
         From :func:`cluster.averaged_edge.averaged_edge_hierarchy` on the
         sampler's ``w_n`` (its ``params`` say how each level was made).
-    sampler : IterationSampler
+    sampler : IterationSampler or IterationWeights
     resamples : int, default DEFAULT_RESAMPLES
         Resamples for the levels found on the hosts; merged levels, whose
         resampling costs little, get at least :data:`MERGE_RESAMPLES`.
@@ -392,6 +367,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationSampler, *,
     >>> [len(level) for level in h.levels], [round(c, 2) for c in h.confidence]
     ([6, 2], [0.97, 1.0])
     """
+    sampler = as_sampler(sampler)
     params = hierarchy.params
     depth = hierarchy.depth
     origins = params.get("origins") or ["louvain"] + ["merged"] * (depth - 1)
@@ -614,7 +590,7 @@ def supported_levels(hierarchy: Hierarchy) -> list[int]:
     return [max(wide, key=lambda k: hierarchy.confidence[k - 1])]
 
 
-def with_support(hierarchy: Hierarchy, sampler: IterationSampler | None, *,
+def with_support(hierarchy: Hierarchy, sampler: IterationWeights | None, *,
                  resamples: int = DEFAULT_RESAMPLES, all_levels: bool = False,
                  seed: Seed = 0, n_jobs: int | None = None) -> Hierarchy:
     """``hierarchy`` with its confidence, keeping only the supported levels.
@@ -679,7 +655,7 @@ def supported_hierarchy(measurement: Any, *, iterations: int | None = None,
                         resamples=resamples, all_levels=all_levels, seed=seed, n_jobs=n_jobs)
 
 
-def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
+def flat_confidence(labels: np.ndarray, sampler: IterationWeights, *,
                     resamples: int = DEFAULT_RESAMPLES, engine: str = "igraph",
                     resolution: float = 1.0, level: str = "best", seed: Seed = None,
                     n_jobs: int | None = None) -> tuple[np.ndarray, float, str, int]:
@@ -708,6 +684,7 @@ def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
     >>> per.round(2).tolist(), overall, method, count
     ([1.0, 1.0, 1.0, 1.0], 1.0, 'bootstrap', 4)
     """
+    sampler = as_sampler(sampler)
     rng, _ = check_seed(seed)
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
     options = _Options(DEFAULT_LINKAGE, 0.5, engine, resolution)   # no collapse here
@@ -730,7 +707,7 @@ def flat_confidence(labels: np.ndarray, sampler: IterationSampler, *,
     return total / len(plan), agreement / len(plan), method, len(plan)
 
 
-def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
+def tree_confidence(tree: ClusterTree, sampler: IterationWeights, *,
                     resamples: int = DEFAULT_RESAMPLES, seed: Seed = None,
                     n_jobs: int | None = None) -> ClusterTree:
     """The tree with a confidence on every edge and cluster.
@@ -756,6 +733,7 @@ def tree_confidence(tree: ClusterTree, sampler: IterationSampler, *,
     """
     from cluster.spanning_tree import maximum_spanning_tree
 
+    sampler = as_sampler(sampler)
     params = tree.params
     hosts = sampler.graph.hosts
     index = {h: i for i, h in enumerate(hosts)}

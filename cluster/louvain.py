@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Hashable, Iterator, Literal, Sequence
 import numpy as np
 from scipy import sparse
 
-from cluster.adjacency import SharedGraph, as_adjacency
+from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph, upper_edges
 from cluster.modularity import canonical_labels, modularity
 from tomography.errors import EmptyGraphError
 from tomography.seeding import Seed, check_seed, spawn_seeds
@@ -32,7 +32,7 @@ from tomography.seeding import Seed, check_seed, spawn_seeds
 if TYPE_CHECKING:
     import igraph
 
-__all__ = ["FlatClustering", "louvain", "igraph_graph", "multilevel", "leiden", "ENGINES"]
+__all__ = ["FlatClustering", "louvain", "multilevel", "leiden", "ENGINES"]
 
 ENGINES = ("igraph", "louvain")
 Level = Literal["best", "finest"]
@@ -184,34 +184,6 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
                           resolution=resolution, seed=recorded, restarts=restarts, nodes=nodes)
 
 
-def _upper_edges(A: sparse.csr_array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    coo = sparse.triu(A, format="coo")
-    return coo.row, coo.col, coo.data
-
-
-def igraph_graph(A: sparse.csr_array) -> "igraph.Graph":
-    """The weighted igraph graph of a symmetric matrix, built once to be reused.
-
-    The upper triangle (diagonal included, as self-loops) becomes the edge
-    list, in CSR order; the weights are the edge attribute ``weight``.  Vertex
-    ``i`` is row ``i``, so :meth:`igraph.Graph.induced_subgraph` of sorted
-    indices keeps their order.
-
-    Examples
-    --------
-    >>> g = igraph_graph(sparse.csr_array(np.array([[0, 2.0], [2.0, 0]])))
-    >>> g.vcount(), g.es["weight"]
-    (2, [2.0])
-    """
-    import igraph
-
-    rows, cols, data = _upper_edges(A)
-    # two flat lists zipped convert several times faster than a 2-column array's tolist()
-    g = igraph.Graph(n=A.shape[0], edges=list(zip(rows.tolist(), cols.tolist())))
-    g.es["weight"] = data.tolist()
-    return g
-
-
 def multilevel(g: "igraph.Graph", *, resolution: float = 1.0, seed: int = 0,
                level: Level = "best", weights: str | list[float] = "weight") -> np.ndarray:
     """igraph's Louvain (``community_multilevel``) on a graph from :func:`igraph_graph`.
@@ -296,7 +268,7 @@ def _run_python_louvain(A: sparse.csr_array, resolution: float, seed: int,
     import networkx as nx
     from community import community_louvain
 
-    rows, cols, data = _upper_edges(A)
+    rows, cols, data = upper_edges(A)
     g = nx.Graph()
     g.add_nodes_from(range(A.shape[0]))
     g.add_weighted_edges_from(zip(rows.tolist(), cols.tolist(), data.tolist()))

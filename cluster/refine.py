@@ -24,8 +24,8 @@ from typing import Iterator
 import numpy as np
 from scipy import sparse
 
-from cluster.adjacency import SharedGraph, as_adjacency
-from cluster.louvain import igraph_graph, leiden, louvain, multilevel
+from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph
+from cluster.louvain import leiden, louvain, multilevel
 from cluster.modularity import canonical_labels
 from cluster.parallel import effective_jobs, fork_map
 from tomography.seeding import Seed, check_seed, spawn_seeds

@@ -17,13 +17,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
 from tomography.errors import TomographyError
 
-__all__ = ["Cluster", "Hierarchy", "ClusterTree", "TreeEdge"]
+if TYPE_CHECKING:
+    import networkx as nx
+    import pandas as pd
+
+__all__ = ["Cluster", "Hierarchy", "ClusterTree", "TreeEdge", "hierarchy_frame", "hierarchy_graph",
+           "hierarchy_from_graph", "tree_frame", "tree_graph"]
 
 
 @dataclass(frozen=True)
@@ -232,7 +237,7 @@ class Hierarchy:
         return out
 
     def to_networkx(self):
-        """The Hasse diagram as a networkx DiGraph (:func:`tomography.interop.hierarchy_graph`).
+        """The Hasse diagram as a networkx DiGraph (:func:`hierarchy_graph`).
 
         Examples
         --------
@@ -240,15 +245,11 @@ class Hierarchy:
         >>> Hierarchy.from_networkx(h.to_networkx()).labels(1).tolist()
         [0, 0, 1]
         """
-        from tomography.interop import hierarchy_graph
-
         return hierarchy_graph(self)
 
     @classmethod
     def from_networkx(cls, graph) -> "Hierarchy":
         """Inverse of :meth:`to_networkx`."""
-        from tomography.interop import hierarchy_from_graph
-
         return hierarchy_from_graph(graph)
 
     def to_frame(self):
@@ -259,8 +260,6 @@ class Hierarchy:
         >>> Hierarchy.from_partitions(["a", "b"], [[0, 1]]).to_frame()["cluster"].tolist()
         ['L1C0', 'L1C1']
         """
-        from tomography.interop import hierarchy_frame
-
         return hierarchy_frame(self)
 
     def labels(self, number: int, hosts: Iterable[str] | None = None) -> np.ndarray:
@@ -462,15 +461,11 @@ class ClusterTree:
                               self.params.get("weight_unit", WEIGHT_UNITS["broadcast"]))
 
     def to_networkx(self):
-        """The tree as a networkx Graph (:func:`tomography.interop.tree_graph`)."""
-        from tomography.interop import tree_graph
-
+        """The tree as a networkx Graph (:func:`tree_graph`)."""
         return tree_graph(self)
 
     def to_frame(self):
         """One row per host: ``host, cluster, size, confidence``."""
-        from tomography.interop import tree_frame
-
         return tree_frame(self)
 
     def to_dict(self) -> dict[str, Any]:
@@ -507,3 +502,136 @@ class ClusterTree:
 
 def _optional_float(value: Any) -> float | None:
     return None if value is None else float(value)
+
+
+# ------------------------------------------------------------- pandas and networkx views
+
+
+def hierarchy_frame(hierarchy: Hierarchy) -> pd.DataFrame:
+    """One row per host and level: ``host, level, cluster, size, confidence``.
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+    >>> hierarchy_frame(h).query("level == 1")["cluster"].tolist()
+    ['L1C0', 'L1C0', 'L1C1']
+    """
+    import pandas as pd
+
+    rows = [(host, number, c.id, len(c.hosts), c.confidence)
+            for number, level in enumerate(hierarchy.levels, start=1)
+            for c in level for host in c.hosts]
+    return pd.DataFrame(rows, columns=["host", "level", "cluster", "size", "confidence"])
+
+
+def hierarchy_graph(hierarchy: Hierarchy, unit: str | None = None) -> "nx.DiGraph":
+    """The Hasse diagram as a networkx DiGraph.
+
+    Nodes are the clusters (attributes ``level``, ``hosts``, ``size``,
+    ``internal``, ``confidence``); edges ``kind="contains"`` go from a
+    cluster to each cluster it merges, edges ``kind="linkage"`` join clusters
+    of one level with their averaged weight (``weight``, ``unit``), stored
+    once, from the smaller id to the larger (the weight is symmetric).
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+    >>> sorted(hierarchy_graph(h).successors("L2C0"))
+    ['L1C0', 'L1C1']
+    """
+    import networkx as nx
+
+    from tomography.units import WEIGHT_UNITS
+
+    unit = unit or hierarchy.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
+    g = nx.DiGraph(unit=unit, params=dict(hierarchy.params))
+    for number, level in enumerate(hierarchy.levels, start=1):
+        for c in level:
+            g.add_node(c.id, level=number, hosts=list(c.hosts), size=len(c.hosts),
+                       internal=c.internal, confidence=c.confidence)
+    for level in hierarchy.levels:
+        for c in level:
+            for child in c.children:
+                g.add_edge(c.id, child, kind="contains")
+            for other, w in c.weights.items():
+                if c.id < other:
+                    g.add_edge(c.id, other, kind="linkage", weight=w, unit=unit)
+    return g
+
+
+def tree_graph(tree: ClusterTree, unit: str | None = None) -> "nx.Graph":
+    """The cluster tree as a networkx Graph (``hosts``, ``size``, ``confidence`` on nodes;
+    ``weight``, ``unit``, ``confidence`` on edges).
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
+    >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",))],
+    ...                 [TreeEdge("L1C0", "L1C1", 3.0)])
+    >>> tree_graph(t)["L1C0"]["L1C1"]["weight"]
+    3.0
+    """
+    import networkx as nx
+
+    from tomography.units import WEIGHT_UNITS
+
+    unit = unit or tree.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
+    g = nx.Graph(unit=unit)
+    for c in tree.clusters:
+        g.add_node(c.id, hosts=list(c.hosts), size=len(c.hosts), internal=c.internal,
+                   confidence=c.confidence)
+    for e in tree.edges:
+        g.add_edge(e.source, e.target, weight=e.weight, unit=unit, confidence=e.confidence)
+    return g
+
+
+def tree_frame(tree: ClusterTree) -> pd.DataFrame:
+    """One row per host: ``host, cluster, size, confidence``.
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Cluster, ClusterTree
+    >>> tree_frame(ClusterTree([Cluster("L1C0", 1, ("a", "b"))], [])).shape
+    (2, 4)
+    """
+    import pandas as pd
+
+    rows = [(host, c.id, len(c.hosts), c.confidence) for c in tree.clusters for host in c.hosts]
+    return pd.DataFrame(rows, columns=["host", "cluster", "size", "confidence"])
+
+
+def hierarchy_from_graph(graph: "nx.DiGraph") -> Hierarchy:
+    """Inverse of :func:`hierarchy_graph` (partitions, weights and confidences).
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+    >>> hierarchy_from_graph(hierarchy_graph(h)).labels(1).tolist()
+    [0, 0, 1]
+    """
+    levels: dict[int, list[Cluster]] = {}
+    for node, data in graph.nodes(data=True):
+        parents = [u for u, _, d in graph.in_edges(node, data=True) if d.get("kind") == "contains"]
+        children = sorted(v for _, v, d in graph.out_edges(node, data=True)
+                          if d.get("kind") == "contains")
+        weights = {}
+        for u, v, d in list(graph.out_edges(node, data=True)) + list(graph.in_edges(node, data=True)):
+            if d.get("kind") == "linkage":
+                weights[v if u == node else u] = float(d["weight"])
+        try:
+            levels.setdefault(int(data["level"]), []).append(Cluster(
+                id=str(node), level=int(data["level"]), hosts=tuple(sorted(data["hosts"])),
+                children=tuple(children), parent=parents[0] if parents else None,
+                internal=float(data.get("internal", 0.0)), weights=weights,
+                confidence=data.get("confidence")))
+        except KeyError as exc:
+            raise TomographyError(f"node {node!r} has no attribute {exc}") from None
+    def order(c: Cluster) -> tuple[int, str]:
+        tail = c.id.rsplit("C", 1)[-1]
+        return (int(tail), c.id) if tail.isdigit() else (0, c.id)
+
+    return Hierarchy(levels=[sorted(levels[k], key=order) for k in sorted(levels)],
+                     params=dict(graph.graph.get("params", {})))

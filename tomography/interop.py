@@ -17,20 +17,21 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
 from tomography.errors import TomographyError
-from tomography.units import WEIGHT_UNITS
+from tomography.hierarchy import (hierarchy_frame, hierarchy_from_graph, hierarchy_graph,
+                                  tree_frame, tree_graph)
+from tomography.weights import IterationWeights
 
 if TYPE_CHECKING:
     import networkx as nx
 
     from tomography.dataset import Measurement
-    from tomography.hierarchy import ClusterTree, Hierarchy
 
 __all__ = ["EdgeWeights", "from_networkx", "from_pandas", "edges_frame", "hierarchy_frame",
            "hierarchy_graph", "hierarchy_from_graph", "tree_graph", "tree_frame"]
@@ -63,17 +64,14 @@ class EdgeWeights:
         """Number of hosts."""
         return len(self.hosts)
 
-    def sampler(self):
-        """The :class:`cluster.confidence.IterationSampler` of the rounds (None without)."""
+    def iteration_weights(self) -> IterationWeights | None:
+        """The rounds as :class:`tomography.weights.IterationWeights`, for a resampled
+        confidence (None without at least two rounds)."""
         if self.rounds is None or self.rounds["round"].nunique() < 2:
             return None
-        from cluster.adjacency import SharedGraph
-        from cluster.confidence import IterationSampler
-
         index = pd.Index(self.hosts)
         ids = pd.Index(sorted(self.rounds["round"].unique()))
-        return IterationSampler(SharedGraph(self.matrix, self.hosts),
-                                ids.get_indexer(self.rounds["round"]),
+        return IterationWeights(self.matrix, self.hosts, ids.get_indexer(self.rounds["round"]),
                                 index.get_indexer(self.rounds["src"]),
                                 index.get_indexer(self.rounds["dst"]),
                                 self.rounds["weight"].to_numpy(dtype=float), len(ids))
@@ -222,127 +220,3 @@ def edges_frame(measurement: "Measurement", n: int | None = None, *,
     out["w_n"] = out["w_n"] / max(len(ids), 1)
     return out.sort_values(["w_n", "src", "dst"], ascending=[False, True, True]).reset_index(
         drop=True)
-
-
-def hierarchy_frame(hierarchy: "Hierarchy") -> pd.DataFrame:
-    """One row per host and level: ``host, level, cluster, size, confidence``.
-
-    Examples
-    --------
-    >>> from tomography.hierarchy import Hierarchy
-    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
-    >>> hierarchy_frame(h).query("level == 1")["cluster"].tolist()
-    ['L1C0', 'L1C0', 'L1C1']
-    """
-    rows = [(host, number, c.id, len(c.hosts), c.confidence)
-            for number, level in enumerate(hierarchy.levels, start=1)
-            for c in level for host in c.hosts]
-    return pd.DataFrame(rows, columns=["host", "level", "cluster", "size", "confidence"])
-
-
-def hierarchy_graph(hierarchy: "Hierarchy", unit: str | None = None) -> "nx.DiGraph":
-    """The Hasse diagram as a networkx DiGraph.
-
-    Nodes are the clusters (attributes ``level``, ``hosts``, ``size``,
-    ``internal``, ``confidence``); edges ``kind="contains"`` go from a
-    cluster to each cluster it merges, edges ``kind="linkage"`` join clusters
-    of one level with their averaged weight (``weight``, ``unit``), stored
-    once, from the smaller id to the larger (the weight is symmetric).
-
-    Examples
-    --------
-    >>> from tomography.hierarchy import Hierarchy
-    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
-    >>> sorted(hierarchy_graph(h).successors("L2C0"))
-    ['L1C0', 'L1C1']
-    """
-    import networkx as nx
-
-    unit = unit or hierarchy.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
-    g = nx.DiGraph(unit=unit, params=dict(hierarchy.params))
-    for number, level in enumerate(hierarchy.levels, start=1):
-        for c in level:
-            g.add_node(c.id, level=number, hosts=list(c.hosts), size=len(c.hosts),
-                       internal=c.internal, confidence=c.confidence)
-    for level in hierarchy.levels:
-        for c in level:
-            for child in c.children:
-                g.add_edge(c.id, child, kind="contains")
-            for other, w in c.weights.items():
-                if c.id < other:
-                    g.add_edge(c.id, other, kind="linkage", weight=w, unit=unit)
-    return g
-
-
-def tree_graph(tree: "ClusterTree", unit: str | None = None) -> "nx.Graph":
-    """The cluster tree as a networkx Graph (``hosts``, ``size``, ``confidence`` on nodes;
-    ``weight``, ``unit``, ``confidence`` on edges).
-
-    Examples
-    --------
-    >>> from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
-    >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",))],
-    ...                 [TreeEdge("L1C0", "L1C1", 3.0)])
-    >>> tree_graph(t)["L1C0"]["L1C1"]["weight"]
-    3.0
-    """
-    import networkx as nx
-
-    unit = unit or tree.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
-    g = nx.Graph(unit=unit)
-    for c in tree.clusters:
-        g.add_node(c.id, hosts=list(c.hosts), size=len(c.hosts), internal=c.internal,
-                   confidence=c.confidence)
-    for e in tree.edges:
-        g.add_edge(e.source, e.target, weight=e.weight, unit=unit, confidence=e.confidence)
-    return g
-
-
-def tree_frame(tree: "ClusterTree") -> pd.DataFrame:
-    """One row per host: ``host, cluster, size, confidence``.
-
-    Examples
-    --------
-    >>> from tomography.hierarchy import Cluster, ClusterTree
-    >>> tree_frame(ClusterTree([Cluster("L1C0", 1, ("a", "b"))], [])).shape
-    (2, 4)
-    """
-    rows = [(host, c.id, len(c.hosts), c.confidence) for c in tree.clusters for host in c.hosts]
-    return pd.DataFrame(rows, columns=["host", "cluster", "size", "confidence"])
-
-
-def hierarchy_from_graph(graph: "nx.DiGraph") -> "Hierarchy":
-    """Inverse of :func:`hierarchy_graph` (partitions, weights and confidences).
-
-    Examples
-    --------
-    >>> from tomography.hierarchy import Hierarchy
-    >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
-    >>> hierarchy_from_graph(hierarchy_graph(h)).labels(1).tolist()
-    [0, 0, 1]
-    """
-    from tomography.hierarchy import Cluster, Hierarchy
-
-    levels: dict[int, list[Cluster]] = {}
-    for node, data in graph.nodes(data=True):
-        parents = [u for u, _, d in graph.in_edges(node, data=True) if d.get("kind") == "contains"]
-        children = sorted(v for _, v, d in graph.out_edges(node, data=True)
-                          if d.get("kind") == "contains")
-        weights = {}
-        for u, v, d in list(graph.out_edges(node, data=True)) + list(graph.in_edges(node, data=True)):
-            if d.get("kind") == "linkage":
-                weights[v if u == node else u] = float(d["weight"])
-        try:
-            levels.setdefault(int(data["level"]), []).append(Cluster(
-                id=str(node), level=int(data["level"]), hosts=tuple(sorted(data["hosts"])),
-                children=tuple(children), parent=parents[0] if parents else None,
-                internal=float(data.get("internal", 0.0)), weights=weights,
-                confidence=data.get("confidence")))
-        except KeyError as exc:
-            raise TomographyError(f"node {node!r} has no attribute {exc}") from None
-    def order(c: Cluster) -> tuple[int, str]:
-        tail = c.id.rsplit("C", 1)[-1]
-        return (int(tail), c.id) if tail.isdigit() else (0, c.id)
-
-    return Hierarchy(levels=[sorted(levels[k], key=order) for k in sorted(levels)],
-                     params=dict(graph.graph.get("params", {})))

@@ -6,6 +6,7 @@ All matrices are SciPy sparse arrays in sorted host order
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["directed_counts", "iteration_weights", "mean_weights", "probe_weights", "rounds",
-           "weight_graph", "to_networkx"]
+           "weight_graph", "to_networkx", "IterationWeights"]
 
 
 def directed_counts(measurement: Measurement, iterations: Iterable[int] | None = None
@@ -269,3 +270,130 @@ def weight_graph(measurement: Measurement, n: int | None = None) -> nx.Graph:
     (8, 'g0')
     """
     return to_networkx(mean_weights(measurement, n), measurement.host_names, measurement.labels)
+
+
+class IterationWeights:
+    """The per-iteration weights of a measurement on the edges of its ``w_n``.
+
+    The data half of resampling (:mod:`cluster.confidence` runs the
+    analyses): one row per observed (iteration, receiver, sender) count,
+    mapped to the undirected edge of ``w_n`` it adds to.  Memory is linear in
+    the number of observations, and a resampled ``w_n`` costs one weighted
+    ``bincount``.  Edges are numbered in the order of the upper triangle of
+    ``weights`` in CSR order (the edge order of
+    :func:`cluster.adjacency.igraph_graph`).
+
+    Parameters
+    ----------
+    weights : scipy.sparse.csr_array
+        ``w_n`` of the iterations below: symmetric, finite, non-negative.
+    hosts : list of str
+        The host of each row.
+    iteration, receiver, sender : array of int
+        Per observation: iteration position ``0 .. T-1`` and host indices.
+    blocks : array of float
+        Per observation: the count (or weight).
+    n_iterations : int
+        ``T``.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(12, 2, iterations=3, seed=0)
+    >>> data = IterationWeights.from_measurement(m)
+    >>> bool(abs(data.matrix(np.ones(3)) - mean_weights(m)).max() < 1e-9)
+    True
+    >>> data.n_iterations, data.hosts == m.host_names
+    (3, True)
+    """
+
+    def __init__(self, weights: sparse.csr_array, hosts: list[str], iteration: np.ndarray,
+                 receiver: np.ndarray, sender: np.ndarray, blocks: np.ndarray,
+                 n_iterations: int) -> None:
+        self.weights, self.hosts = weights, hosts
+        n = weights.shape[0]
+        upper = sparse.triu(weights, format="coo")
+        keys = upper.row.astype(np.int64) * n + upper.col
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        lo = np.minimum(receiver, sender).astype(np.int64)
+        hi = np.maximum(receiver, sender).astype(np.int64)
+        # each distinct pair looked up once, in sorted order (fast), then spread back
+        pairs, inverse = np.unique(lo * n + hi, return_inverse=True)
+        pos = np.minimum(np.searchsorted(sorted_keys, pairs), max(len(sorted_keys) - 1, 0))
+        found = np.zeros(len(inverse), dtype=bool)
+        if len(sorted_keys):   # an all-zero dataset has no edge to map to
+            found = (sorted_keys[pos] == pairs)[inverse] & (np.asarray(blocks) > 0)
+        self.edge = order[pos[inverse[found]]]
+        self.iteration = np.asarray(iteration)[found]
+        self.blocks = np.asarray(blocks, dtype=float)[found]
+        self.n_iterations = int(n_iterations)
+        self.n_edges = len(keys)
+        self._order, self._sorted_keys = order, sorted_keys
+
+    @classmethod
+    def from_measurement(cls, measurement: Measurement, n: int | None = None, *,
+                         weights: sparse.csr_array | None = None) -> "IterationWeights":
+        """The per-iteration weights of a broadcast measurement's first ``n`` iterations.
+
+        Parameters
+        ----------
+        measurement : Measurement
+        n : int, optional
+            The first ``n`` iterations (all by default).
+        weights : scipy.sparse.csr_array, optional
+            ``w_n`` of those iterations, when it is at hand; built here from
+            the same rows otherwise (Eq 4.2, as :func:`mean_weights`).
+
+        Raises
+        ------
+        TomographyError
+            No broadcast iterations, or negative or non-finite counts.
+        """
+        ids = measurement.iteration_ids[: n if n is not None else None]
+        if len(ids) < 1:
+            raise TomographyError("the dataset has no broadcast iterations to resample")
+        t = measurement.transfers
+        if len(ids) < len(measurement.iteration_ids):
+            t = t[t["iteration"].isin(ids)]
+        position = pd.Index(ids).get_indexer(t["iteration"])
+        hosts = pd.Index(measurement.host_names)
+        receiver, sender = hosts.get_indexer(t["receiver"]), hosts.get_indexer(t["sender"])
+        blocks = t["blocks"].to_numpy(dtype=float)
+        if not np.isfinite(blocks).all() or (blocks < 0).any():
+            raise TomographyError("the transfers have negative or non-finite block counts")
+        if weights is None:   # w_n, symmetric, finite and >= 0 by construction
+            size = len(hosts)
+            counts = sparse.csr_array((blocks, (receiver, sender)), shape=(size, size))
+            weights = ((counts + counts.T) / len(ids)).tocsr()
+            weights.sum_duplicates()
+            weights.eliminate_zeros()
+        return cls(weights, measurement.host_names, position, receiver, sender, blocks, len(ids))
+
+    def edge_weights(self, multiplicity: Iterable[int] | np.ndarray) -> np.ndarray:
+        """The resampled ``w_n`` on each edge, for ``multiplicity[t]`` copies of iteration ``t``."""
+        m = np.asarray(multiplicity, dtype=float)
+        total = m.sum()
+        if total <= 0:
+            raise TomographyError("a resample needs at least one iteration")
+        return np.bincount(self.edge, weights=self.blocks * m[self.iteration],
+                           minlength=self.n_edges) / total
+
+    @cached_property
+    def _entry_edge(self) -> np.ndarray:
+        """The edge of every stored entry of the symmetric CSR matrix (for :meth:`matrix`)."""
+        csr = self.weights
+        n = csr.shape[0]
+        rows = np.repeat(np.arange(n), np.diff(csr.indptr))
+        cols = csr.indices
+        keys = np.minimum(rows, cols).astype(np.int64) * n + np.maximum(rows, cols)
+        return self._order[np.searchsorted(self._sorted_keys, keys)]
+
+    def matrix(self, multiplicity: Iterable[int] | np.ndarray) -> sparse.csr_array:
+        """The resampled ``w_n`` as a symmetric matrix (explicit zeros removed)."""
+        w = self.edge_weights(multiplicity)
+        csr = self.weights
+        out = sparse.csr_array((w[self._entry_edge], csr.indices.copy(), csr.indptr.copy()),
+                               shape=csr.shape)   # copies: compacted in place
+        out.eliminate_zeros()
+        return out

@@ -168,7 +168,7 @@ def test_interop_round_trips() -> None:
     # repeated rounds resample like iterations
     rounds = from_pandas(per, source="src", target="dst", weight="weight", round="iteration")
     assert abs(rounds.matrix - W).max() < 1e-9
-    assert rounds.sampler().n_iterations == 3
+    assert rounds.iteration_weights().n_iterations == 3
 
 
 def test_from_pandas_names_the_bad_row() -> None:
