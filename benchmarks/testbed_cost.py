@@ -101,7 +101,7 @@ def peer_memory(samples: list[list[dict[str, int]]], stop: threading.Event) -> N
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
             try:
                 argv = cmdline.read_bytes().split(b"\0")
-                if b"measure.peer" not in argv or b"netns" in argv:
+                if b"measure.agent" not in argv or b"netns" in argv:
                     continue
                 roll = {}
                 for line in (cmdline.parent / "smaps_rollup").read_text().splitlines()[1:]:

@@ -1,6 +1,7 @@
 """The coordinator: instrumented BitTorrent broadcasts with a rotating root, written as they finish.
 
-:func:`run_broadcasts` starts one peer (:mod:`measure.peer`) per host through
+:func:`run_broadcasts` starts one peer (``python -m measure.agent --role
+bittorrent``, :mod:`measure.peer`) per host through
 a *transport* (:mod:`measure.transport`): local processes, processes in the
 namespaces of a testbed, processes started over SSH (:mod:`measure.ssh`), or
 peers beside MPI ranks (:mod:`measure.mpi`).  It speaks the same protocol to
@@ -43,7 +44,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from measure.peer import host_facts, lt_version, make_torrent, remove_stale, session_settings
+from measure.agent import host_facts, remove_stale
+from measure.peer import lt_version, make_torrent, session_settings
 from measure.preflight import HostCheck, PreflightError, failure_reason, version_mismatch
 from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
@@ -165,9 +167,10 @@ class RunSummary:
 class Swarm:
     """The peers of a run, reached through a transport, and the waiting on their events.
 
-    Starts, checks (:meth:`preflight`), clocks and closes the run's agents:
-    libtorrent peers (``role="bittorrent"``) or probe agents
-    (``role="probe"``, :mod:`measure.prober`, needing ``tools``).
+    Starts, checks (:meth:`preflight`), clocks and closes the run's agents
+    (:mod:`measure.agent`): libtorrent peers (``role="bittorrent"``,
+    :mod:`measure.peer`) or probe agents (``role="probe"``,
+    :mod:`measure.prober`, needing ``tools``).
     """
 
     def __init__(self, hosts: pd.DataFrame, transport: Transport, params: SwarmParams,
@@ -183,21 +186,23 @@ class Swarm:
         self.hello: dict[str, dict[str, Any]] = {}
         self.errors: dict[str, dict[str, Any]] = {}  # a peer's error event before its hello
         self.offsets: dict[str, float] = {}
-        # each host's peer id is its place in the sorted host table (measure.peer.peer_id)
+        # each host's agent number (--peer-id) is its place in the sorted host table;
+        # a BitTorrent peer makes it its peer id (measure.peer.peer_id)
         self.by_index = {str(i): h for i, h in enumerate(hosts["host"])}
         self.index = {h: i for i, h in enumerate(hosts["host"])}
         self.address = dict(zip(hosts["host"], hosts["address"]))
         self.port_of = (dict(zip(hosts["host"], hosts["port"].astype(int)))
                         if "port" in hosts.columns else {})
 
-    def _peer_args(self, name: str) -> list[str]:
+    def _agent_args(self, name: str) -> list[str]:
+        """The ``python -m measure.agent`` arguments of the agent on ``name``."""
+        common = ["--role", self.role, "--address", self.address[name],
+                  "--port", str(self.port_of.get(name, self.port)),
+                  "--peer-id", str(self.index[name])]
         if self.role == "probe":
-            return ["--role", "probe", "--address", self.address[name],
-                    "--port", str(self.port_of.get(name, self.port)),
-                    "--peer-id", str(self.index[name]), "--tools", ",".join(self.tools)]
-        return ["--address", self.address[name], "--port", str(self.port_of.get(name, self.port)),
-                "--peer-id", str(self.index[name]), "--upload-limit", str(self.upload_limit),
-                "--params", json.dumps(asdict(self.params))]
+            return common + ["--tools", ",".join(self.tools)]
+        return common + ["--upload-limit", str(self.upload_limit),
+                         "--params", json.dumps(asdict(self.params))]
 
     def start(self, names: Iterable[str]) -> list[str]:
         """Start peers on ``names`` (those not running); return those that failed to listen.
@@ -213,7 +218,7 @@ class Swarm:
             while todo and len(starting) < limit:
                 name = todo.pop(0)
                 self.errors.pop(name, None)
-                self.peers[name] = self.transport.open(name, self._peer_args(name), self.inbox)
+                self.peers[name] = self.transport.open(name, self._agent_args(name), self.inbox)
                 starting[name] = time.monotonic()
             try:
                 channel, message = self.inbox.get(timeout=0.2)
@@ -308,6 +313,8 @@ class Swarm:
         hosts = list(self.hosts["host"])
         failed = set(self.start(hosts))
         here = host_facts()
+        if self.role == "bittorrent":
+            here["libtorrent"] = lt_version()
         checks: dict[str, HostCheck] = {}
         for name in hosts:
             facts = self.hello.get(name) if name not in failed else self.errors.get(name)

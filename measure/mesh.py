@@ -1,10 +1,10 @@
 """Pairwise probe meshes: iperf3 or NetPIPE between every ordered pair, on any launcher.
 
-:func:`run_mesh` starts a probe agent (:mod:`measure.prober`) on every host
-through the run's transport (local, testbed, SSH or MPI, with the same
-preflight as the BitTorrent runs), then runs one test per ordered pair and
-repeat, and appends each result to ``probes.csv`` as it finishes, its raw
-output to ``raw/``.
+:func:`run_mesh` starts a probe agent (``python -m measure.agent --role probe``,
+:mod:`measure.prober`) on every host through the run's transport (local, testbed,
+SSH or MPI, with the same preflight as the BitTorrent runs), then runs one
+test per ordered pair and repeat, and appends each result to ``probes.csv``
+as it finishes, its raw output to ``raw/``.
 
 Schedules (:func:`batches`), what runs at once and what it costs with N
 hosts and a test of T seconds:

@@ -4,8 +4,9 @@
 or any launcher of MPI jobs) starts N+1 copies of the command.  Rank 0 is
 the coordinator of :mod:`measure.coordinator` and writes the dataset; each
 other rank is an *agent* (:func:`serve_agent`) that starts the peer
-(:mod:`measure.peer`) as its child process and relays the peer protocol
-between the child's pipes and MPI messages.  The coordinator reaches the
+(``python -m measure.agent``, :mod:`measure.agent`, in the run's role) as
+its child process and relays the agent protocol between the child's pipes
+and MPI messages.  The coordinator reaches the
 agents through :class:`MpiTransport`, one channel per rank, so every
 launcher shares one protocol and one coordinator.
 
@@ -42,7 +43,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from measure.transport import ProcessChannel, peer_command
+from measure.transport import ProcessChannel, agent_command
 from tomography.errors import TomographyError
 
 __all__ = ["world", "local_addresses", "choose_address", "rank_table", "gather_hosts",
@@ -357,13 +358,13 @@ class MpiTransport:
             channel.stderr = list(event.get("stderr", []))
         self.inboxes[source].put((channel, event))
 
-    def open(self, host: str, peer_args: list[str], inbox: Any) -> MpiChannel:
+    def open(self, host: str, agent_args: list[str], inbox: Any) -> MpiChannel:
         rank = self.ranks[host]
         self.generation += 1
         channel = MpiChannel(host, rank, self.generation, self.pump)
         self.channels[rank], self.inboxes[rank] = channel, inbox
         self.pump.send(rank, {"op": "start", "gen": self.generation, "host": host,
-                              "args": peer_args})
+                              "args": agent_args})
         return channel
 
     def close(self) -> None:
@@ -421,7 +422,7 @@ def serve_agent(comm: Any) -> int:
                 if child is not None:
                     child.kill()
                 generation = message["gen"]
-                child = ProcessChannel(message["host"], peer_command(message["args"]), inbox)
+                child = ProcessChannel(message["host"], agent_command(message["args"]), inbox)
             elif child is not None and message.get("gen") == generation:
                 if op == "send":
                     child.send(message["cmd"])

@@ -1,23 +1,13 @@
 """One instrumented BitTorrent peer: a libtorrent session closed to everyone but the run.
 
-A peer is a process (``python -m measure.peer --address IP``) that a
-coordinator (:mod:`measure.coordinator`) drives through its standard input
-and output, one JSON object per line.  Pipes carry the protocol, so the same
-peer runs as a local process, inside a testbed namespace
-(``ip netns exec``) or under a remote launcher; only the swarm's own traffic
-crosses the network.
-
-The protocol (coordinator -> peer commands, peer -> coordinator events):
+The ``bittorrent`` role of the agent (:mod:`measure.agent`): started as
+``python -m measure.agent --role bittorrent --address IP --peer-id N
+--params JSON [--upload-limit B]``, it speaks the agents' protocol
+(``hello``, ``clock``, ``quit``, errors; see :mod:`measure.agent`), its
+``hello`` adds the ``libtorrent`` version and the effective ``settings``,
+and it takes these commands:
 
 =====================================  ==========================================
-``{"event": "hello", ...}``            sent once the session listens: ``address``,
-                                       ``port``, ``peer_id``, ``hostname``,
-                                       ``cpus``, ``pid``, the ``toolkit``,
-                                       ``libtorrent`` and ``python`` versions,
-                                       the effective ``settings``.
-``{"cmd": "clock"}``                   answer ``{"event": "clock", "t": s}`` with
-                                       the host's wall clock (the coordinator
-                                       estimates each host's clock offset).
 ``{"cmd": "add", "iteration": i,       add the iteration's torrent (base64 of the
 "torrent": B64, "seed": bool,          ``.torrent``), as the seed (seed mode, data
 "allow": [ip, ...], "trace": bool}``   already there) or empty; only ``allow``
@@ -33,12 +23,10 @@ The protocol (coordinator -> peer commands, peer -> coordinator events):
                                        "redundant_bytes", "failed_bytes",
                                        "have_pieces", "num_pieces", "alerts_dropped",
                                        "trace": [[t, id, piece, block], ...]}``.
-``{"cmd": "quit"}``                    close the session and exit.
 =====================================  ==========================================
 
-Errors are reported as ``{"event": "error", "message": ...}``; libtorrent's
-error alerts, which need not spoil the iteration, as ``{"event": "warning",
-"message": ...}``.
+libtorrent's error alerts, which need not spoil the iteration, are sent as
+``{"event": "warning", "message": ...}``.
 
 Counting: every 16 KiB block is counted on the **sender's** side, from
 libtorrent's ``block_uploaded_alert``, keyed by the receiver's peer id.  The
@@ -51,9 +39,6 @@ alert is reported, never ignored.
 
 The file is dummy data: a sparse file of zeros in ``/dev/shm`` (memory, no
 disk I/O on the measured path); the seed starts in seed mode.
-
-A peer exits when its standard input closes, so a coordinator, an SSH
-session or an MPI rank that goes away takes its peer with it.
 """
 
 from __future__ import annotations
@@ -62,33 +47,26 @@ import argparse
 import base64
 import hashlib
 import json
-import errno
 import os
-import platform
-import queue
 import shutil
-import socket
 import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
 import libtorrent as lt
 
+from measure.agent import (WORK_BASE, Send, check_address, event_sender, hello_event,
+                           host_facts, work_directory)
+from measure.agent import serve as serve_agent
 from measure.swarm import SwarmParams
-from tomography import __version__ as TOOLKIT_VERSION
 from tomography.dataset import BLOCK_SIZE
 
-__all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index",
-           "check_address", "host_facts", "work_directory", "remove_stale", "WORK_BASE", "Peer",
-           "serve", "main"]
+__all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index", "Peer",
+           "serve", "add_arguments", "run"]
 
 ALERT_QUEUE = 4_000_000  # alerts; one per 16 KiB block sent must never be dropped
 PEER_ID_PREFIX = "-TM0100-"  # 8 characters, then 12 digits: a whole 20-byte peer id
-WORK_BASE = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
-"""Where a peer keeps its file: in memory (``/dev/shm``) where the machine has it."""
 
 
 def peer_id(index: int) -> str:
@@ -117,106 +95,6 @@ def peer_index(raw: bytes) -> int | None:
     if len(raw) != 20 or not raw.startswith(PEER_ID_PREFIX.encode()) or not raw[8:].isdigit():
         return None
     return int(raw[8:])
-
-
-def check_address(address: str, port: int = 0) -> str | None:
-    """Why a peer could not listen on ``address:port`` here, or None when it can.
-
-    Tells an address that is not on this host from a port in use, so that
-    a preflight can say which.
-
-    Examples
-    --------
-    >>> check_address("127.0.0.1") is None
-    True
-    >>> check_address("203.0.113.77")   # TEST-NET-3: on no host
-    'address 203.0.113.77 is not on this host'
-    >>> check_address("not-an-address")
-    "'not-an-address' is not an IPv4 address"
-    """
-    try:
-        socket.inet_aton(address)
-    except OSError:
-        return f"{address!r} is not an IPv4 address"
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((address, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRNOTAVAIL:
-                return f"address {address} is not on this host"
-            if exc.errno == errno.EADDRINUSE:
-                return f"port {port} on {address} is in use"
-            return f"cannot listen on {address}:{port}: {exc.strerror}"
-    return None
-
-
-def work_directory(kind: str, address: str, base: str | os.PathLike[str] | None = None) -> Path:
-    """A fresh ``tomography-KIND-ADDRESS-PID-*`` directory; those of dead processes go first.
-
-    A peer killed with SIGKILL cannot remove its directory (in ``/dev/shm``,
-    its partial file with it); the next peer or probe agent on the machine
-    removes every such directory whose process is gone
-    (:func:`remove_stale`).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> base = tempfile.mkdtemp()
-    >>> stale = Path(base, "tomography-peer-127.0.0.9-999999999-x")   # no such process
-    >>> stale.mkdir()
-    >>> fresh = work_directory("peer", "127.0.0.9", base)
-    >>> stale.exists(), fresh.name.startswith(f"tomography-peer-127.0.0.9-{os.getpid()}-")
-    (False, True)
-    """
-    where = Path(base) if base is not None else Path(tempfile.gettempdir())
-    remove_stale(kind, where)
-    return Path(tempfile.mkdtemp(prefix=f"tomography-{kind}-{address}-{os.getpid()}-",
-                                 dir=where))
-
-
-def remove_stale(kind: str, base: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Remove the ``tomography-KIND-*`` directories of processes that are gone.
-
-    The coordinator calls it after its local peers ended (one it had to
-    kill leaves its directory), every new peer before it starts.
-
-    Parameters
-    ----------
-    kind : {"peer", "probe"}
-    base : path, optional
-        Where the directories are (default :data:`WORK_BASE`).
-
-    Returns
-    -------
-    list of Path
-        The directories removed.
-    """
-    where = Path(base) if base is not None else WORK_BASE
-    removed = []
-    for old in where.glob(f"tomography-{kind}-*"):
-        parts = old.name.rsplit("-", 2)
-        if len(parts) == 3 and parts[1].isdigit() and old.is_dir():
-            try:
-                os.kill(int(parts[1]), 0)
-            except ProcessLookupError:
-                shutil.rmtree(old, ignore_errors=True)
-                removed.append(old)
-            except (PermissionError, OverflowError):
-                pass  # another user's process, or not a pid: not ours to judge
-    return removed
-
-
-def host_facts() -> dict[str, Any]:
-    """What a peer says of its host in ``hello``: name, CPUs, versions.
-
-    Examples
-    --------
-    >>> sorted(host_facts())
-    ['cpus', 'hostname', 'libtorrent', 'pid', 'python', 'toolkit']
-    """
-    return {"hostname": socket.gethostname(), "cpus": os.cpu_count() or 1, "pid": os.getpid(),
-            "toolkit": TOOLKIT_VERSION, "libtorrent": lt.__version__,
-            "python": platform.python_version()}
 
 
 def session_settings(address: str, port: int, params: SwarmParams = SwarmParams(),
@@ -487,91 +365,89 @@ class Peer:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _read_commands(stream: TextIO, inbox: "queue.Queue[dict[str, Any] | None]") -> None:
-    for line in stream:
-        line = line.strip()
-        if line:
-            try:
-                inbox.put(json.loads(line))
-            except json.JSONDecodeError as exc:
-                inbox.put({"cmd": "invalid", "message": f"not JSON: {exc}"})
-    inbox.put(None)  # the coordinator went away
+def _command(peer: Peer, command: dict[str, Any], send: Send) -> bool:
+    """Carry out one BitTorrent command (``add``, ``go``, ``stop``); False for another."""
+    kind = command.get("cmd")
+    if kind == "add":
+        peer.add(int(command["iteration"]), base64.b64decode(command["torrent"]),
+                 seed=bool(command["seed"]), allow=list(command["allow"]),
+                 trace=bool(command.get("trace", False)))
+        send({"event": "added", "iteration": peer.iteration})
+    elif kind == "go":
+        peer.go([tuple(p) for p in command["peers"]])
+    elif kind == "stop":
+        send(peer.stop() if peer.handle is not None else
+             {"event": "error", "message": "stop: no torrent"})
+    else:
+        return False
+    return True
 
 
-def serve(peer: Peer, commands: TextIO = sys.stdin, events: TextIO = sys.stdout) -> None:
-    """Run the protocol on a pair of text streams until ``quit`` or end of input."""
-    def send(obj: dict[str, Any]) -> None:
-        events.write(json.dumps(obj, separators=(",", ":")) + "\n")
-        events.flush()
+def serve(peer: Peer, commands: TextIO | None = None, events: TextIO | None = None) -> None:
+    """Run the protocol on a pair of text streams until ``quit`` or end of input.
 
-    send({"event": "hello", "address": peer.address, "port": peer.port,
-          "peer_id": peer.index, **host_facts(), "settings": peer.settings})
-    inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
-    threading.Thread(target=_read_commands, args=(commands, inbox), daemon=True).start()
-    while True:
+    Between commands the peer polls libtorrent and sends what it has to say
+    (``finished``, ``warning``, ``error``).
+
+    Examples
+    --------
+    >>> import io
+    >>> p = Peer("127.0.0.1", 0)
+    >>> out = io.StringIO()
+    >>> serve(p, io.StringIO('{"cmd": "stop"}\\n{"cmd": "quit"}\\n'), out)
+    >>> p.close()
+    >>> [json.loads(line).get("message", "hello") for line in out.getvalue().splitlines()]
+    ['hello', 'stop: no torrent']
+    """
+    def poll(send: Send) -> None:
         for event in peer.poll(20):
             send(event)
-        try:
-            command = inbox.get_nowait()
-        except queue.Empty:
-            continue
-        if command is None or command.get("cmd") == "quit":
-            return
-        try:
-            kind = command.get("cmd")
-            if kind == "add":
-                peer.add(int(command["iteration"]), base64.b64decode(command["torrent"]),
-                         seed=bool(command["seed"]), allow=list(command["allow"]),
-                         trace=bool(command.get("trace", False)))
-                send({"event": "added", "iteration": peer.iteration})
-            elif kind == "go":
-                peer.go([tuple(p) for p in command["peers"]])
-            elif kind == "clock":
-                send({"event": "clock", "t": time.time()})
-            elif kind == "stop":
-                send(peer.stop() if peer.handle is not None else
-                     {"event": "error", "message": "stop: no torrent"})
-            else:
-                send({"event": "error", "message": f"unknown command {command!r}"})
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            send({"event": "error", "message": f"{kind}: {exc}"})
+
+    serve_agent(hello_event("bittorrent", peer.address, peer.port, peer.index,
+                            libtorrent=lt_version(), settings=peer.settings),
+                lambda command, send: _command(peer, command, send), commands, events,
+                idle=poll)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m measure.peer``."""
-    parser = argparse.ArgumentParser(prog="python -m measure.peer",
-                                     description="An instrumented libtorrent peer driven "
-                                     "through stdin/stdout (see measure.peer).")
-    parser.add_argument("--address", required=True, help="this host's IPv4 address")
-    parser.add_argument("--port", type=int, default=0, help="listening port (0: any)")
-    parser.add_argument("--peer-id", type=int, default=0,
-                        help="this peer's number in the run (its BitTorrent peer id)")
+def add_arguments(parser: argparse._ActionsContainer) -> None:
+    """The options of ``python -m measure.agent --role bittorrent``.
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> parser.parse_args(["--params", '{"upload_slots": 4}']).upload_limit
+    0
+    """
     parser.add_argument("--params", default="{}",
                         help="SwarmParams as JSON (upload_slots, unchoke_interval, ...)")
     parser.add_argument("--upload-limit", type=int, default=0,
                         help="upload cap in bytes/s, loopback included (0: none)")
-    parser.add_argument("--role", choices=("bittorrent", "probe"), default="bittorrent",
-                        help="a libtorrent peer (default) or a probe agent (measure.prober)")
-    parser.add_argument("--tools", default="",
-                        help="with --role probe: the tools the run needs, comma-separated")
-    args = parser.parse_args(argv)
-    if args.role == "probe":
-        from measure import prober
 
-        return prober.main(args.address, args.peer_id, args.port,
-                           [t for t in args.tools.split(",") if t])
+
+def run(args: argparse.Namespace) -> int:
+    """The ``bittorrent`` role of :func:`measure.agent.main`: serve as a peer; the exit status.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> args = argparse.Namespace(address="203.0.113.77", port=0, peer_id=0, params="{}",
+    ...                           upload_limit=0)
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run(args)
+    >>> code, json.loads(out.getvalue())["message"]
+    (1, 'address 203.0.113.77 is not on this host')
+    """
     params = SwarmParams(**json.loads(args.params))
     try:
         peer = Peer(args.address, args.port, params, args.upload_limit, index=args.peer_id)
     except OSError as exc:
-        print(json.dumps({"event": "error", "message": str(exc), **host_facts()}), flush=True)
+        event_sender(sys.stdout)({"event": "error", "message": str(exc), **host_facts(),
+                                  "libtorrent": lt_version()})
         return 1
     try:
         serve(peer)
     finally:
         peer.close()
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,8 +2,8 @@
 
 The check starts the run's peers through the run's own transport, so it
 tests exactly the path the measurement takes: the host answers (SSH
-reaches it, its MPI rank runs), the toolkit and libtorrent are there in
-versions that agree with the coordinator's, the chosen address is on the
+reaches it, its MPI rank runs), the toolkit and (for BitTorrent peers)
+libtorrent are there in versions that agree with the coordinator's, the chosen address is on the
 host and the port is free (the peer listens there).  Each peer's ``hello``
 gives its hostname, CPU count and versions; a few ``clock`` exchanges give
 its clock offset against the coordinator, NTP-style from the exchange with
@@ -20,7 +20,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from measure.peer import host_facts
+from measure.agent import host_facts
 from tomography.errors import TomographyError
 
 __all__ = ["HostCheck", "failure_reason", "version_mismatch", "format_checks",
@@ -46,7 +46,8 @@ class HostCheck:
         The machine's own name (several run hosts may share one).
     cpus : int
     toolkit, libtorrent, python : str
-        Versions on the host.
+        Versions on the host (``libtorrent`` "" for a probe agent, which
+        runs without it).
     clock_offset_s : float or None
         Host clock minus coordinator clock, in seconds.
     clock_rtt_s : float or None
@@ -125,10 +126,13 @@ def version_mismatch(hello: dict[str, Any], here: dict[str, Any] | None = None) 
 
     The toolkit must be the same version (it defines the protocol and the
     counting); libtorrent the same major and minor version (its alerts and
-    settings change between minor versions).
+    settings change between minor versions), when ``here`` names one (the
+    coordinator of BitTorrent peers; probe agents run without libtorrent).
 
     Examples
     --------
+    >>> version_mismatch({"toolkit": "0.1.0"}, {"toolkit": "0.1.0"}) is None
+    True
     >>> here = {"toolkit": "0.1.0", "libtorrent": "2.1.1.0"}
     >>> version_mismatch({"toolkit": "0.1.0", "libtorrent": "2.1.0.0"}, here) is None
     True
@@ -140,6 +144,8 @@ def version_mismatch(hello: dict[str, Any], here: dict[str, Any] | None = None) 
     here = here or host_facts()
     if hello.get("toolkit") != here["toolkit"]:
         return f"toolkit {hello.get('toolkit', 'unknown')} there, {here['toolkit']} here"
+    if "libtorrent" not in here:
+        return None
     there_lt = str(hello.get("libtorrent", ""))
     if there_lt.split(".")[:2] != str(here["libtorrent"]).split(".")[:2]:
         return (f"libtorrent {there_lt or 'unknown'} there, {here['libtorrent']} here "

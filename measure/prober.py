@@ -1,9 +1,10 @@
 """The probe agent: runs iperf3 and NetPIPE on its host for the mesh coordinator.
 
-Started as ``python -m measure.peer --role probe --address IP --tools iperf3``
+The ``probe`` role of the agent (:mod:`measure.agent`): started as
+``python -m measure.agent --role probe --address IP --tools iperf3``
 through the same transports as the BitTorrent peers (local, testbed, SSH,
-MPI), it speaks the same JSON-lines protocol (``hello``, ``clock``,
-``quit``, see :mod:`measure.peer`) and these commands:
+MPI), it speaks the agents' JSON-lines protocol (``hello``, ``clock``,
+``quit``, errors; see :mod:`measure.agent`) and takes these commands:
 
 =====================================  ==========================================
 ``{"cmd": "serve", "tool": T,          start T's server on this host's address
@@ -19,13 +20,13 @@ s, "parallel": n, "omit": s,           answer ``{"event": "probed", "id": k,
 =====================================  ==========================================
 
 ``hello`` adds ``tools`` (each tool's version or path, None when missing)
-and ``missing`` (the tools the run needs that are not there).
+and ``missing`` (the tools the run needs that are not there).  It needs no
+libtorrent: neither this module nor :mod:`measure.agent` imports it.
 """
 
 from __future__ import annotations
 
-import json
-import queue
+import argparse
 import shutil
 import subprocess
 import sys
@@ -33,10 +34,12 @@ import threading
 import time
 from typing import Any, TextIO
 
+from measure.agent import (Send, check_address, event_sender, hello_event, host_facts, serve,
+                           work_directory)
 from measure.probetools import (iperf3_client, iperf3_server, netpipe_receiver,
                                 netpipe_transmitter, parse_iperf3, parse_netpipe)
 
-__all__ = ["TOOLS", "tool_versions", "Prober", "serve_probes"]
+__all__ = ["TOOLS", "tool_versions", "Prober", "serve_probes", "add_arguments", "run"]
 
 TOOLS = {"iperf3": "iperf3", "netpipe": "NPtcp"}  # tool -> program
 LISTEN_TIMEOUT = 5.0  # s for a server to listen
@@ -89,8 +92,6 @@ class Prober:
         self.servers: dict[str, subprocess.Popen] = {}
         self.running: set[subprocess.Popen] = set()
         self.lock = threading.Lock()
-        from measure.peer import work_directory
-
         self.workdir = work_directory("probe", address)
 
     def serve(self, tool: str, port: int, **netpipe: int) -> dict[str, Any]:
@@ -188,65 +189,85 @@ class Prober:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def serve_probes(prober: Prober, hello: dict[str, Any], commands: TextIO = sys.stdin,
-                 events: TextIO = sys.stdout) -> None:
-    """Run the probe protocol on a pair of text streams until ``quit`` or end of input."""
-    lock = threading.Lock()
+def serve_probes(prober: Prober, hello: dict[str, Any], commands: TextIO | None = None,
+                 events: TextIO | None = None) -> None:
+    """Run the probe protocol on a pair of text streams until ``quit`` or end of input.
 
-    def send(obj: dict[str, Any]) -> None:
-        with lock:
-            events.write(json.dumps(obj, separators=(",", ":")) + "\n")
-            events.flush()
+    Each ``probe`` runs in a thread of its own, so that several tests run at
+    once and the agent still answers (``clock``, ``serve``) meanwhile.
 
-    def run(command: dict[str, Any]) -> None:
+    Examples
+    --------
+    >>> import io, json
+    >>> prober = Prober("127.0.0.1")
+    >>> out = io.StringIO()
+    >>> serve_probes(prober, {"event": "hello"},
+    ...              io.StringIO('{"cmd": "unserve", "tool": "iperf3"}\\n{"cmd": "ping"}\\n'), out)
+    >>> prober.close()
+    >>> [json.loads(line)["event"] for line in out.getvalue().splitlines()]
+    ['hello', 'error']
+    """
+    def run_probe(command: dict[str, Any], send: Send) -> None:
         try:
             send(prober.probe(command))
         except (KeyError, TypeError, ValueError, OSError) as exc:
             send({"event": "probed", "id": command.get("id"), "start": time.time(),
                   "end": time.time(), "result": {"error": f"probe: {exc}"}})
 
-    send(hello)
-    inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
-    from measure.peer import _read_commands
-
-    threading.Thread(target=_read_commands, args=(commands, inbox), daemon=True).start()
-    while True:
-        command = inbox.get()
-        if command is None or command.get("cmd") == "quit":
-            return
+    def handle(command: dict[str, Any], send: Send) -> bool:
         kind = command.get("cmd")
-        try:
-            if kind == "clock":
-                send({"event": "clock", "t": time.time()})
-            elif kind == "serve":
-                send(prober.serve(command["tool"], int(command["port"]),
-                                  **{k: int(command[k]) for k in ("upper", "samples")
-                                     if k in command}))
-            elif kind == "unserve":
-                prober.unserve(command["tool"])
-            elif kind == "probe":
-                threading.Thread(target=run, args=(command,), daemon=True).start()
-            else:
-                send({"event": "error", "message": f"unknown command {command!r}"})
-        except (KeyError, TypeError, ValueError, OSError) as exc:
-            send({"event": "error", "message": f"{kind}: {exc}"})
+        if kind == "serve":
+            send(prober.serve(command["tool"], int(command["port"]),
+                              **{k: int(command[k]) for k in ("upper", "samples")
+                                 if k in command}))
+        elif kind == "unserve":
+            prober.unserve(command["tool"])
+        elif kind == "probe":
+            threading.Thread(target=run_probe, args=(command, send), daemon=True).start()
+        else:
+            return False
+        return True
+
+    serve(hello, handle, commands, events)
 
 
-def main(address: str, index: int, port: int, tools: list[str]) -> int:
-    """The probe role of ``python -m measure.peer``."""
-    from measure.peer import check_address, host_facts
+def add_arguments(parser: argparse._ActionsContainer) -> None:
+    """The options of ``python -m measure.agent --role probe``.
 
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser)
+    >>> parser.parse_args(["--tools", "iperf3,netpipe"]).tools
+    'iperf3,netpipe'
+    """
+    parser.add_argument("--tools", default="",
+                        help="the tools the run needs, comma-separated (iperf3, netpipe)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``probe`` role of :func:`measure.agent.main`: serve as a probe agent; the exit status.
+
+    Examples
+    --------
+    >>> import contextlib, io, json
+    >>> args = argparse.Namespace(address="203.0.113.77", port=0, peer_id=0, tools="iperf3")
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = run(args)
+    >>> code, json.loads(out.getvalue())["message"]
+    (1, 'address 203.0.113.77 is not on this host')
+    """
+    tools = [t for t in args.tools.split(",") if t]
     versions = tool_versions()
-    facts = {**host_facts(), "tools": versions,
-             "missing": [t for t in tools if versions.get(t) is None]}
-    why = check_address(address, port)
+    facts = {"tools": versions, "missing": [t for t in tools if versions.get(t) is None]}
+    why = check_address(args.address, args.port)
     if why:
-        print(json.dumps({"event": "error", "message": why, **facts}), flush=True)
+        event_sender(sys.stdout)({"event": "error", "message": why, **host_facts(), **facts})
         return 1
-    prober = Prober(address)
+    prober = Prober(args.address)
     try:
-        serve_probes(prober, {"event": "hello", "address": address, "port": port,
-                              "peer_id": index, "role": "probe", **facts})
+        serve_probes(prober, hello_event("probe", args.address, args.port, args.peer_id, **facts))
     finally:
         prober.close()
     return 0

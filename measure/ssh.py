@@ -1,7 +1,8 @@
 """Peers on remote machines over SSH: the coordinator runs here, each peer over ``ssh``.
 
-Each peer is ``ssh [options] TARGET -- <remote command> <peer arguments>``;
-the SSH channel's standard input and output carry the peer protocol, so the
+Each peer (an agent of :mod:`measure.agent`: a BitTorrent peer or a probe
+agent) is ``ssh [options] TARGET -- <remote command> <agent arguments>``;
+the SSH channel's standard input and output carry the agent protocol, so the
 coordinator drives remote peers exactly as local ones
 (:class:`measure.transport.ProcessTransport`).  When the coordinator goes
 away, ssh closes the channel, the remote peer's standard input ends and the
@@ -31,7 +32,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from measure.transport import PEER_MODULE, ProcessTransport
+from measure.transport import AGENT_MODULE, ProcessTransport
 from tomography.errors import DatasetError
 
 __all__ = ["SshOptions", "read_ssh_hosts", "ssh_command", "ssh_transport", "loopback_sshd"]
@@ -46,8 +47,8 @@ class SshOptions:
     Attributes
     ----------
     remote_command : str
-        The command that runs a peer on a host; the peer's arguments are
-        appended.  Default ``python3 -m measure.peer``.
+        The command that runs an agent on a host; the agent's arguments are
+        appended.  Default ``python3 -m measure.agent``.
     port : int, optional
         ssh's ``-p``.
     identity : str, optional
@@ -61,7 +62,7 @@ class SshOptions:
         refuses beyond 10 by default).
     """
 
-    remote_command: str = f"python3 -m {PEER_MODULE}"
+    remote_command: str = f"python3 -m {AGENT_MODULE}"
     port: int | None = None
     identity: str | None = None
     config: str | None = None
@@ -117,17 +118,17 @@ def read_ssh_hosts(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def ssh_command(target: str, peer_args: list[str], options: SshOptions,
+def ssh_command(target: str, agent_args: list[str], options: SshOptions,
                 remote_command: str | None = None) -> list[str]:
-    """The local command that runs a peer on ``target`` over SSH.
+    """The local command that runs an agent on ``target`` over SSH.
 
     Examples
     --------
-    >>> ssh_command("alice@n1", ["--address", "10.0.0.1"], SshOptions(port=2222))
-    ... # doctest: +NORMALIZE_WHITESPACE
+    >>> ssh_command("alice@n1", ["--role", "probe", "--address", "10.0.0.1"],
+    ...             SshOptions(port=2222))  # doctest: +NORMALIZE_WHITESPACE
     ['ssh', '-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10',
      '-o', 'ServerAliveInterval=15', '-o', 'ServerAliveCountMax=4', '-p', '2222',
-     'alice@n1', '--', 'python3 -m measure.peer --address 10.0.0.1']
+     'alice@n1', '--', 'python3 -m measure.agent --role probe --address 10.0.0.1']
     """
     argv = ["ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
             "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4"]
@@ -140,7 +141,7 @@ def ssh_command(target: str, peer_args: list[str], options: SshOptions,
     for option in options.options:
         argv += ["-o", option]
     command = remote_command or options.remote_command
-    return argv + [target, "--", f"{command} {shlex.join(peer_args)}"]
+    return argv + [target, "--", f"{command} {shlex.join(agent_args)}"]
 
 
 def ssh_transport(hosts: pd.DataFrame, options: SshOptions = SshOptions()) -> ProcessTransport:
@@ -151,15 +152,15 @@ def ssh_transport(hosts: pd.DataFrame, options: SshOptions = SshOptions()) -> Pr
     >>> hosts = pd.DataFrame({"host": ["n1"], "ssh": ["alice@n1"], "address": ["10.0.0.1"],
     ...                       "command": [""]})
     >>> t = ssh_transport(hosts)
-    >>> t.name, t.max_starting, t.launch("n1", ["python", "-m", "measure.peer", "-x"])[-1]
-    ('ssh', 10, 'python3 -m measure.peer -x')
+    >>> t.name, t.max_starting, t.launch("n1", ["python", "-m", "measure.agent", "-x"])[-1]
+    ('ssh', 10, 'python3 -m measure.agent -x')
     """
     target = dict(zip(hosts["host"], hosts["ssh"]))
     command = dict(zip(hosts["host"], hosts["command"])) if "command" in hosts else {}
 
     def launch(host: str, argv: list[str]) -> list[str]:
-        peer_args = argv[argv.index(PEER_MODULE) + 1:]
-        return ssh_command(target[host], peer_args, options, command.get(host) or None)
+        agent_args = argv[argv.index(AGENT_MODULE) + 1:]
+        return ssh_command(target[host], agent_args, options, command.get(host) or None)
 
     return ProcessTransport(launch, name="ssh", max_starting=options.connections)
 

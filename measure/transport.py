@@ -1,16 +1,18 @@
-"""How the coordinator reaches its peers: channels carrying the peer protocol.
+"""How the coordinator reaches its agents: channels carrying the agent protocol.
 
-The coordinator (:mod:`measure.coordinator`) speaks one protocol, JSON
-objects of :mod:`measure.peer`, to every peer.  A *transport* opens one
+The coordinator (:mod:`measure.coordinator`) speaks one protocol, the JSON
+objects of :mod:`measure.agent`, to every agent (a BitTorrent peer or a
+probe agent; "peer" below stands for either).  A *transport* opens one
 *channel* per host and delivers the peer's events to a shared inbox as
 ``(channel, event)`` pairs; a channel that ends delivers
 ``{"event": "exit", "code": ...}`` last.
 
-* :class:`ProcessTransport`: the peer is a process whose standard input and
-  output carry the protocol, started by a *launcher* that turns the peer's
-  command line into the one that runs it on the host: unchanged for local
-  processes (:func:`local`), ``ip netns exec`` for a testbed namespace,
-  ``ssh TARGET --`` for a remote machine (:mod:`measure.ssh`).
+* :class:`ProcessTransport`: the peer is a process (``python -m
+  measure.agent``) whose standard input and output carry the protocol,
+  started by a *launcher* that turns the agent's command line into the one
+  that runs it on the host: unchanged for local processes (:func:`local`),
+  ``ip netns exec`` for a testbed namespace, ``ssh TARGET --`` for a remote
+  machine (:mod:`measure.ssh`).
 * :class:`measure.mpi.MpiTransport`: the peer runs beside an MPI rank, and
   MPI messages carry the protocol.
 """
@@ -24,11 +26,11 @@ import sys
 import threading
 from typing import Any, Callable, Protocol
 
-__all__ = ["Launcher", "Channel", "Transport", "Inbox", "PEER_MODULE", "peer_command",
+__all__ = ["Launcher", "Channel", "Transport", "Inbox", "AGENT_MODULE", "agent_command",
            "local", "ProcessChannel", "ProcessTransport"]
 
 Launcher = Callable[[str, list[str]], list[str]]
-PEER_MODULE = "measure.peer"
+AGENT_MODULE = "measure.agent"
 STDERR_LINES = 20  # the tail of a peer's standard error kept to explain its death
 
 
@@ -65,31 +67,31 @@ class Transport(Protocol):
     name: str             # recorded in meta.json as the launcher
     max_starting: int | None  # peers starting at once (None: all)
 
-    def open(self, host: str, peer_args: list[str], inbox: Any) -> Channel:
-        """Start a peer on ``host`` with these ``python -m measure.peer`` arguments."""
+    def open(self, host: str, agent_args: list[str], inbox: Any) -> Channel:
+        """Start an agent on ``host`` with these ``python -m measure.agent`` arguments."""
 
     def close(self) -> None:
         """End the transport once every channel is closed."""
 
 
-def peer_command(peer_args: list[str], python: str = sys.executable) -> list[str]:
-    """The command line of a peer with these arguments.
+def agent_command(agent_args: list[str], python: str = sys.executable) -> list[str]:
+    """The command line of an agent with these arguments.
 
     Examples
     --------
-    >>> peer_command(["--address", "127.0.0.2"], python="python3")
-    ['python3', '-m', 'measure.peer', '--address', '127.0.0.2']
+    >>> agent_command(["--role", "bittorrent", "--address", "127.0.0.2"], python="python3")
+    ['python3', '-m', 'measure.agent', '--role', 'bittorrent', '--address', '127.0.0.2']
     """
-    return [python, "-m", PEER_MODULE, *peer_args]
+    return [python, "-m", AGENT_MODULE, *agent_args]
 
 
 def local(host: str, argv: list[str]) -> list[str]:
-    """The launcher of local processes: run the peer's command as it is.
+    """The launcher of local processes: run the agent's command as it is.
 
     Examples
     --------
-    >>> local("h0", ["python", "-m", "measure.peer"])
-    ['python', '-m', 'measure.peer']
+    >>> local("h0", ["python", "-m", "measure.agent"])
+    ['python', '-m', 'measure.agent']
     """
     return list(argv)
 
@@ -198,8 +200,8 @@ class ProcessTransport:
                  max_starting: int | None = None, python: str = sys.executable) -> None:
         self.launch, self.name, self.max_starting, self.python = launch, name, max_starting, python
 
-    def open(self, host: str, peer_args: list[str], inbox: Any) -> ProcessChannel:
-        return ProcessChannel(host, self.launch(host, peer_command(peer_args, self.python)),
+    def open(self, host: str, agent_args: list[str], inbox: Any) -> ProcessChannel:
+        return ProcessChannel(host, self.launch(host, agent_command(agent_args, self.python)),
                               inbox)
 
     def close(self) -> None:

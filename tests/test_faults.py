@@ -212,7 +212,7 @@ def test_probe_mesh_leaves_nothing(tmp_path: Path) -> None:
 
 def _peers(mark: str) -> list[int]:
     """The peer processes of a watched run."""
-    return [int(p.split()[0]) for p in _marked(mark) if "measure.peer" in p]
+    return [int(p.split()[0]) for p in _marked(mark) if "measure.agent" in p]
 
 
 def test_hung_peer_makes_its_iteration_incomplete(tmp_path: Path) -> None:

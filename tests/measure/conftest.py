@@ -52,7 +52,7 @@ def peer_pids(addresses: set[str]) -> dict[int, str]:
     found = {}
     for line in out.splitlines():
         pid, _, args = line.strip().partition(" ")
-        if "measure.peer" in args:
+        if "measure.agent" in args:
             for address in addresses:
                 if f"--address {address} " in args + " ":
                     found[int(pid)] = address

@@ -72,7 +72,7 @@ def test_a_run_over_ssh_gives_a_complete_dataset(sshd, tmp_path: Path) -> None:
 
 
 def test_the_preflight_names_each_failed_host_in_one_line(sshd, tmp_path: Path) -> None:
-    python_without_toolkit = f"{sys.executable} -S -m measure.peer"  # no site-packages
+    python_without_toolkit = f"{sys.executable} -S -m measure.agent"  # no site-packages
     hosts = _hosts_file(tmp_path / "hosts.csv", sshd, [
         ("good1", "127.0.0.90", "", ""), ("good2", "127.0.0.91", "", ""),
         ("bare", "127.0.0.92", "", python_without_toolkit),
@@ -168,7 +168,7 @@ def test_ssh_hosts_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
     t = ssh_transport(read_ssh_hosts(_hosts_file(tmp_path / "ok.csv", {"user": "u", "port": 22},
                                                  [("n1", "10.0.0.1", "", "")])),
                       SshOptions(identity="/k", options=["Foo=bar"], connections=3))
-    argv = t.launch("n1", ["py", "-m", "measure.peer", "--address", "10.0.0.1"])
+    argv = t.launch("n1", ["py", "-m", "measure.agent", "--address", "10.0.0.1"])
     assert argv[argv.index("-i") + 1] == "/k" and "Foo=bar" in argv and t.max_starting == 3
-    assert argv[-1] == "python3 -m measure.peer --address 10.0.0.1"
+    assert argv[-1] == "python3 -m measure.agent --address 10.0.0.1"
     assert format_checks([]).endswith("0 of 0 hosts ready")
