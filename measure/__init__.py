@@ -5,6 +5,7 @@
 * :mod:`measure.peer`: the ``bittorrent`` role, one instrumented libtorrent peer,
   closed to the run;
 * :mod:`measure.coordinator`: broadcasts with a rotating root, written as they end;
+  :class:`~measure.coordinator.AgentGroup`, a run's agents;
 * :mod:`measure.transport`: how the coordinator reaches its agents (processes);
 * :mod:`measure.mpi`: peers beside the ranks of an MPI job, rank 0 coordinating;
 * :mod:`measure.ssh`: peers on remote machines started over SSH;

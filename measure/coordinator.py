@@ -1,7 +1,7 @@
 """The coordinator: instrumented BitTorrent broadcasts with a rotating root, written as they finish.
 
 :func:`run_broadcasts` starts one peer (``python -m measure.agent --role
-bittorrent``, :mod:`measure.peer`) per host through
+bittorrent``, :mod:`measure.peer`) per host, an :class:`AgentGroup`, through
 a *transport* (:mod:`measure.transport`): local processes, processes in the
 namespaces of a testbed, processes started over SSH (:mod:`measure.ssh`), or
 peers beside MPI ranks (:mod:`measure.mpi`).  It speaks the same protocol to
@@ -55,8 +55,8 @@ from tomography.dataset.meta import refuse_other_params
 from tomography.errors import DatasetError, TomographyError
 from tomography.units import listed
 
-__all__ = ["IterationResult", "RunSummary", "local", "local_hosts", "preflight",
-           "run_broadcasts"]
+__all__ = ["IterationResult", "RunSummary", "AgentGroup", "checked_agents", "local",
+           "local_hosts", "preflight", "run_broadcasts"]
 
 STARTUP_TIMEOUT = 30.0  # s for a peer to listen (dozens start at once on two cores)
 REPLY_TIMEOUT = 30.0    # s for a peer to answer add / stop
@@ -164,13 +164,15 @@ class RunSummary:
         return "\n".join(lines)
 
 
-class Swarm:
-    """The peers of a run, reached through a transport, and the waiting on their events.
+class AgentGroup:
+    """A run's agents, one per host, reached through a transport, and the waiting on their events.
 
     Starts, checks (:meth:`preflight`), clocks and closes the run's agents
-    (:mod:`measure.agent`): libtorrent peers (``role="bittorrent"``,
-    :mod:`measure.peer`) or probe agents (``role="probe"``,
-    :mod:`measure.prober`, needing ``tools``).
+    (:mod:`measure.agent`), all in one role: libtorrent peers
+    (``role="bittorrent"``, :mod:`measure.peer`, with ``params`` and
+    ``upload_limit``) or probe agents (``role="probe"``,
+    :mod:`measure.prober`, needing ``tools``).  Its ``peers`` are the
+    agents' channels by host.
     """
 
     def __init__(self, hosts: pd.DataFrame, transport: Transport, params: SwarmParams,
@@ -364,7 +366,7 @@ class Swarm:
             remove_stale("peer")   # the directory of a peer that had to be killed
 
 
-def _broadcast(swarm: Swarm, iteration: int, root: str, file_size: int, *, seed: int,
+def _broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, seed: int,
                time_limit: float, trace: bool) -> IterationResult:
     hosts = list(swarm.hosts["host"])
     params = swarm.params
@@ -418,7 +420,7 @@ def _broadcast(swarm: Swarm, iteration: int, root: str, file_size: int, *, seed:
     return result
 
 
-def _result(swarm: Swarm, iteration: int, root: str, duration: float, hosts: list[str],
+def _result(swarm: AgentGroup, iteration: int, root: str, duration: float, hosts: list[str],
             downloaders: set[str], finished: dict[str, float], reports: dict[str, dict],
             failed: dict[str, str], time_limit: float, go_wall: float) -> IterationResult:
     notes = list(failed.values())
@@ -498,16 +500,16 @@ def transport_of(launch: Launcher | Transport) -> Transport:
     return launch if hasattr(launch, "open") else ProcessTransport(launch)  # type: ignore
 
 
-def checked_swarm(frame: pd.DataFrame, transport: Transport, params: SwarmParams, port: int,
-                  upload_limit: int, skip_failed: bool, **role: Any
-                  ) -> tuple[Swarm, list[HostCheck]]:
-    """A swarm whose peers passed the preflight; failures raise unless ``skip_failed``.
+def checked_agents(frame: pd.DataFrame, transport: Transport, params: SwarmParams, port: int,
+                   upload_limit: int, skip_failed: bool, **role: Any
+                   ) -> tuple[AgentGroup, list[HostCheck]]:
+    """The run's :class:`AgentGroup`, its agents checked; failures raise unless ``skip_failed``.
 
-    ``role`` goes to :class:`Swarm` (``role``, ``tools``).
+    ``role`` goes to :class:`AgentGroup` (``role``, ``tools``).
     """
-    swarm = Swarm(frame, transport, params, port, upload_limit, **role)
+    agents = AgentGroup(frame, transport, params, port, upload_limit, **role)
     try:
-        checks = swarm.preflight()
+        checks = agents.preflight()
         bad = [c for c in checks if not c.ok]
         if bad and not skip_failed:
             raise PreflightError("\n".join(f"host {c.host} ({c.address}): {c.reason}"
@@ -516,10 +518,10 @@ def checked_swarm(frame: pd.DataFrame, transport: Transport, params: SwarmParams
             raise PreflightError(f"only {len(checks) - len(bad)} host(s) passed the preflight; "
                                  "a broadcast needs 2")
     except BaseException:
-        swarm.close()
+        agents.close()
         raise
-    swarm.drop(c.host for c in bad)
-    return swarm, checks
+    agents.drop(c.host for c in bad)
+    return agents, checks
 
 
 def preflight(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], *,
@@ -540,12 +542,12 @@ def preflight(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], *,
     >>> abs(checks[0].clock_offset_s) < 1.0
     True
     """
-    swarm = Swarm(host_frame(hosts), transport_of(launch), params, port, 0, role=role,
-                  tools=tools)
+    agents = AgentGroup(host_frame(hosts), transport_of(launch), params, port, 0, role=role,
+                        tools=tools)
     try:
-        return swarm.preflight()
+        return agents.preflight()
     finally:
-        swarm.close()
+        agents.close()
 
 
 def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
@@ -641,7 +643,7 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         start = len(existing.iteration_ids)
     else:
         refuse_existing(out, overwrite=overwrite)
-    swarm, checks = checked_swarm(frame, transport, params, port, upload_limit, skip_failed)
+    swarm, checks = checked_agents(frame, transport, params, port, upload_limit, skip_failed)
     records = {"launcher": transport.name,
                "hosts": {c.host: c.record() for c in checks if c.ok},
                "skipped_hosts": {c.host: c.reason for c in checks if not c.ok}}

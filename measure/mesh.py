@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from measure.concurrency import CONCURRENCY_COLUMNS, ConcurrencyTest, verdict
-from measure.coordinator import checked_swarm, host_frame, transport_of
+from measure.coordinator import AgentGroup, checked_agents, host_frame, transport_of
 from measure.preflight import HostCheck
 from measure.probetools import IPERF3_DEFAULTS, NETPIPE_DEFAULTS, hockney_fit
 from measure.swarm import SwarmParams
@@ -229,23 +229,23 @@ def read_pairs(path: str | Path, hosts: Sequence[str]) -> list[tuple[str, str]]:
 
 
 class _Mesh:
-    """Runs batches of tests on a checked swarm of probe agents and writes each row."""
+    """Runs batches of tests on a checked group of probe agents and writes each row."""
 
-    def __init__(self, swarm, writer: MeasurementWriter, options: MeshOptions,
+    def __init__(self, agents: AgentGroup, writer: MeasurementWriter, options: MeshOptions,
                  raw: Path) -> None:
-        self.swarm, self.writer, self.options, self.raw = swarm, writer, options, raw
+        self.agents, self.writer, self.options, self.raw = agents, writer, options, raw
         self.next_id = 0
-        self.port = {h: PORT + i for h, i in swarm.index.items()}
+        self.port = {h: PORT + i for h, i in agents.index.items()}
 
     def serve(self, hosts: Sequence[str]) -> dict[str, str]:
         """Start the tool's server on ``hosts``; the hosts that failed, with why."""
         o = self.options
         for h in hosts:
-            self.swarm.peers[h].send({"cmd": "serve", "tool": o.tool, "port": self.port[h],
-                                      "upper": o.upper, "samples": o.samples})
+            self.agents.peers[h].send({"cmd": "serve", "tool": o.tool, "port": self.port[h],
+                                       "upper": o.upper, "samples": o.samples})
         errors: dict[str, str] = {}
-        replies = self.swarm.wait(set(hosts), "serving", 30,
-                                  lambda h, m: errors.setdefault(h, m.get("message", str(m))))
+        replies = self.agents.wait(set(hosts), "serving", 30,
+                                   lambda h, m: errors.setdefault(h, m.get("message", str(m))))
         return {h: errors.get(h, "no answer") for h in hosts if h not in replies}
 
     def run(self, batch: list[tuple[str, str]], repeat: int) -> list[tuple[str, str, str]]:
@@ -273,17 +273,17 @@ class _Mesh:
                 continue
             self.next_id += 1
             sent[self.next_id] = (src, dst)
-            self.swarm.peers[src].send({"cmd": "probe", "id": self.next_id, "tool": o.tool,
-                                        "dst": self.swarm.address[dst], "port": self.port[dst],
-                                        "duration": o.duration, "parallel": o.parallel,
-                                        "omit": o.omit, "upper": o.upper,
-                                        "samples": o.samples})
+            self.agents.peers[src].send({"cmd": "probe", "id": self.next_id, "tool": o.tool,
+                                         "dst": self.agents.address[dst], "port": self.port[dst],
+                                         "duration": o.duration, "parallel": o.parallel,
+                                         "omit": o.omit, "upper": o.upper,
+                                         "samples": o.samples})
         limit = (o.duration + o.omit + 30) if o.tool == "iperf3" else 240
         pending = dict(sent)
         deadline = time.monotonic() + limit
         while pending and time.monotonic() < deadline:
-            got = self.swarm.wait({src for src, _ in pending.values()}, "probed",
-                                  max(0.1, deadline - time.monotonic()))
+            got = self.agents.wait({src for src, _ in pending.values()}, "probed",
+                                   max(0.1, deadline - time.monotonic()))
             if not got:
                 break
             for src, event in got.items():
@@ -293,7 +293,7 @@ class _Mesh:
                     out[pair] = self._write(*pair, repeat, len(batch), event)
         for s, d in pending.values():
             error = (f"no result: the agent on {s} "
-                     + ("died" if not self.swarm.peers[s].alive() else "did not answer"))
+                     + ("died" if not self.agents.peers[s].alive() else "did not answer"))
             self._write(s, d, repeat, len(batch), {"start": time.time(), "end": time.time(),
                                                    "result": {"error": error}})
             out[(s, d)] = (None, error)
@@ -333,36 +333,37 @@ class _Mesh:
 
 def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
            launch: Launcher | Transport, meta: dict[str, Any] | None, params: dict[str, Any],
-           overwrite: bool | None, skip_failed: bool) -> tuple[Any, list[HostCheck], _Mesh]:
+           overwrite: bool | None, skip_failed: bool
+           ) -> tuple[AgentGroup, list[HostCheck], _Mesh]:
     """Checked probe agents, the dataset (new, or reopened when ``overwrite`` is None) and
     the tool's servers started: what every mesh begins with."""
-    swarm, checks = checked_swarm(frame, transport_of(launch), SwarmParams(), 0, 0, skip_failed,
-                                  role="probe", tools=[options.tool])
+    agents, checks = checked_agents(frame, transport_of(launch), SwarmParams(), 0, 0,
+                                    skip_failed, role="probe", tools=[options.tool])
     try:
-        names = sorted(swarm.peers)
+        names = sorted(agents.peers)
         if overwrite is None:
             writer = MeasurementWriter.reopen(out)
         else:
             writer = MeasurementWriter(
-                out, {"method": options.tool, **(meta or {}), "launcher": swarm.transport.name,
+                out, {"method": options.tool, **(meta or {}), "launcher": agents.transport.name,
                       "hosts": {c.host: c.record() for c in checks if c.ok},
                       "skipped_hosts": {c.host: c.reason for c in checks if not c.ok},
-                      "params": params, "tools": {h: swarm.hello[h].get("tools", {})
-                                                  for h in names}},
+                      "params": params, "tools": {h: agents.hello[h].get("tools", {})
+                                                   for h in names}},
                 frame[frame["host"].isin(names)][list(HOSTS_COLUMNS)], overwrite=overwrite,
                 probes=True)
         raw = out / "raw"
         raw.mkdir(exist_ok=True)
-        mesh = _Mesh(swarm, writer, options, raw)
+        mesh = _Mesh(agents, writer, options, raw)
         if options.tool == "iperf3":
             down = mesh.serve(names)
             if down:
                 raise TomographyError("\n".join(f"host {h}: iperf3 server: {why}"
                                                 for h, why in sorted(down.items())))
     except BaseException:
-        swarm.close()
+        agents.close()
         raise
-    return swarm, checks, mesh
+    return agents, checks, mesh
 
 
 def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str | Path, *,
@@ -425,11 +426,11 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
     else:
         refuse_existing(out, overwrite=overwrite)
     params = dict(vars(options), **({"pairs": len(pairs)} if pairs is not None else {}))
-    swarm, checks, mesh = _start(frame, out, options, launch, meta, params,
-                                 None if done_keys else overwrite, skip_failed)
+    agents, checks, mesh = _start(frame, out, options, launch, meta, params,
+                                  None if done_keys else overwrite, skip_failed)
     summary = MeshSummary(path=out, resumed_from=len(done_keys), checks=checks)
     try:
-        names = sorted(swarm.peers)
+        names = sorted(agents.peers)
         wanted = [p for p in (pairs or []) if p[0] in names and p[1] in names] \
             if pairs is not None else None
         plan = [(batch, r) for r in range(options.repeats)
@@ -450,7 +451,7 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
             for s, d, error in mesh.run([(src, dst)], r):
                 summary.failed.append((s, d, r, error))
     finally:
-        swarm.close()
+        agents.close()
         summary.seconds = time.monotonic() - started
     return summary
 
@@ -485,8 +486,8 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
             if host not in known:
                 raise TomographyError(f"concurrency test names host {host!r}, not in the run")
     params = dict(vars(options), concurrency=len(tests), repeats_per_test=repeats)
-    swarm, _, mesh = _start(frame, out, options, launch, {**(meta or {}), "concurrency": True},
-                            params, overwrite, skip_failed)
+    agents, _, mesh = _start(frame, out, options, launch, {**(meta or {}), "concurrency": True},
+                             params, overwrite, skip_failed)
     rows = []
     path = out / "concurrency.csv"
     try:
@@ -521,5 +522,5 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
             if progress is not None:
                 progress(done, len(tests))
     finally:
-        swarm.close()
+        agents.close()
     return pd.DataFrame(rows, columns=list(CONCURRENCY_COLUMNS))

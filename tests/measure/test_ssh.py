@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from measure.coordinator import Swarm, local_hosts
+from measure.coordinator import AgentGroup, local_hosts
 from measure.preflight import format_checks
 from measure.ssh import SshOptions, read_ssh_hosts, ssh_transport
 from measure.swarm import SwarmParams
@@ -137,18 +137,18 @@ def test_sigterm_keeps_finished_iterations_and_resume_continues(sshd, tmp_path: 
 
 def test_the_connection_limit_bounds_the_peers_starting_at_once() -> None:
     class Counting(ProcessTransport):
-        def open(self, host, peer_args, inbox):
-            starting = [h for h in swarm.peers if h not in swarm.hello
-                        and swarm.peers[h].alive()]
+        def open(self, host, agent_args, inbox):
+            starting = [h for h in agents.peers if h not in agents.hello
+                        and agents.peers[h].alive()]
             self.most = max(getattr(self, "most", 0), len(starting) + 1)
-            return super().open(host, peer_args, inbox)
+            return super().open(host, agent_args, inbox)
 
     transport = Counting(local, max_starting=2)
-    swarm = Swarm(local_hosts(6, first=110), transport, SwarmParams(), 0, 0)
+    agents = AgentGroup(local_hosts(6, first=110), transport, SwarmParams(), 0, 0)
     try:
-        assert swarm.start(list(swarm.hosts["host"])) == []
+        assert agents.start(list(agents.hosts["host"])) == []
     finally:
-        swarm.close()
+        agents.close()
     assert transport.most == 2
 
 
