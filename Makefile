@@ -12,11 +12,11 @@ test: setup
 
 bench: setup
 	.venv/bin/pip install -q -e '.[bench]'
-	.venv/bin/python benchmarks/analysis.py
-	.venv/bin/python benchmarks/simulator.py
-	.venv/bin/python benchmarks/launchers.py
-	@if [ "$$(id -u)" -eq 0 ]; then .venv/bin/python benchmarks/testbed.py; \
-	else echo "benchmarks/testbed.py skipped: needs root (network namespaces, tc)"; fi
+	.venv/bin/python benchmarks/analysis_speed.py
+	.venv/bin/python benchmarks/simulator_speed.py
+	.venv/bin/python benchmarks/launchers_cost.py
+	@if [ "$$(id -u)" -eq 0 ]; then .venv/bin/python benchmarks/testbed_broadcast_time.py; \
+	else echo "benchmarks/testbed_broadcast_time.py skipped: needs root (network namespaces, tc)"; fi
 
 reproduce: setup
-	.venv/bin/python benchmarks/reproduce.py
+	.venv/bin/python benchmarks/reproduce_thesis.py

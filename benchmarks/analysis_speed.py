@@ -11,7 +11,7 @@ starts, and the share of internal weight kept as self-loops.
 
 Prints Markdown for ``benchmarks/RESULTS.md``.  Run::
 
-    make bench            # or: .venv/bin/python benchmarks/analysis.py [--quick]
+    make bench            # or: .venv/bin/python benchmarks/analysis_speed.py [--quick]
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
+from bench_support import machine_line
 from cluster.accuracy import hierarchy_nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
 from cluster.spanning_tree import cluster_tree
-from tomography.dataset import read_measurement, software_versions, write_measurement
+from tomography.dataset import read_measurement, write_measurement
 from tomography.synthetic import planted_hierarchy
 from tomography.weights import mean_weights
 
@@ -139,25 +139,6 @@ def part_accuracy(seeds: int) -> list[str]:
     return out
 
 
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (``platform.processor()`` elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
-def machine() -> list[str]:
-    cpu = cpu_model()
-    v = software_versions()
-    return [f"Machine: {os.cpu_count()} cores ({cpu}), {platform.system()} "
-            f"{platform.machine()}, Python {v['python']}, igraph {v['igraph']}, "
-            f"python-louvain {v['python-louvain']}, numpy {v['numpy']}, scipy {v['scipy']}."]
-
-
 HERE = Path(__file__).resolve().parent
 
 
@@ -250,7 +231,7 @@ def main() -> None:
                              "this directory (git worktree add CHECKOUT COMMIT)")
     args = parser.parse_args()
     sizes = [512] if args.quick else [512, 576, 4096]
-    lines = machine() + [""]
+    lines = [machine_line(("igraph", "python-louvain", "numpy", "scipy")), ""]
     shapes = ([((4, 8), 8, 5)] if args.quick else
               [((4, 8), 128, 5), ((4, 8), 128, 10), ((4, 8), 512, 5)])
     lines += part_reference(shapes, repeats=1 if args.quick else 2,

@@ -47,16 +47,17 @@ singletons is dropped, and so is a level equal to the one below it.
 
 Cases: planted hierarchies (:func:`tomography.synthetic.planted_hierarchy`)
 of five shapes at noise 0.5 and 1.0 and 3 and 10 iterations, and the
-simulated reference networks N1 and N2 (``tomography simulate``, cached
-under ``/tmp/communities-data``).  Times are wall-clock seconds per method,
+simulated reference networks N1 and N2 (the simulator's defaults, seed 0,
+cached under ``benchmarks/_data/simulated`` and shared with
+``benchmarks/hierarchy_defaults.py``).  Times are wall-clock seconds per method,
 the best of up to three runs (runs are repeated only while they are short).
 
 Run::
 
-    .venv/bin/python benchmarks/communities.py              # ~15 min on 2 cores
-    .venv/bin/python benchmarks/communities.py --quick      # two small cases, < 1 min
-    .venv/bin/python benchmarks/communities.py --nsbm some  # nested SBM on fewer cases, ~8 min
-    .venv/bin/python benchmarks/communities.py --nsbm none  # no graph-tool, ~2 min
+    .venv/bin/python benchmarks/community_libraries.py              # ~15 min on 2 cores
+    .venv/bin/python benchmarks/community_libraries.py --quick      # two small cases, < 1 min
+    .venv/bin/python benchmarks/community_libraries.py --nsbm some  # nested SBM on fewer cases
+    .venv/bin/python benchmarks/community_libraries.py --nsbm none  # no graph-tool, ~2 min
 
 The Markdown goes to stdout and to ``/tmp/communities.md`` (``--output``).
 It needs the optional packages ``leidenalg``, ``infomap`` and
@@ -67,10 +68,8 @@ for the nested SBM.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -83,11 +82,12 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 from scipy import sparse
 
-from analysis import cpu_model   # benchmarks/ is the script's directory
+from bench_support import machine_line, simulated_dataset   # benchmarks/ is the script's directory
 from cluster.accuracy import hierarchy_nmi, nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import IterationSampler, hierarchy_confidence, supported_levels
-from cluster.louvain import igraph_graph, louvain
+from cluster.adjacency import igraph_graph
+from cluster.louvain import louvain
 from tomography.dataset import Measurement, read_measurement
 from tomography.hierarchy import Hierarchy
 from tomography.synthetic import planted_hierarchy
@@ -107,8 +107,6 @@ PARIS_MIN_GAP = 1.25
 """Paris is cut where the merge distance grows by at least this factor."""
 NSBM_TIMEOUT = 300.0
 """Seconds after which one nested-SBM run is abandoned."""
-DATA_DIR = Path("/tmp/communities-data")
-"""Cache of the simulated datasets."""
 SYSTEM_PYTHON = "/usr/bin/python3"
 """The interpreter that has Debian's graph-tool."""
 MISSING = "—"
@@ -591,22 +589,7 @@ def simulated(name: str, iterations: int, size: str) -> Measurement:
     -------
     Measurement
     """
-    path = DATA_DIR / f"{name}-{size}-n{iterations}"
-    try:
-        m = read_measurement(path)
-        if len(m.iteration_ids) >= iterations:
-            return m
-    except Exception:   # noqa: BLE001 - absent or partial: (re)generate below
-        pass
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
-    cli = Path(sys.executable).parent / "tomography"
-    command = [str(cli), "simulate", name, "-n", str(iterations), "--size", size,
-               "-o", str(path), "--seed", str(SEED)]
-    if path.exists():
-        command.append("--resume")
-    print(f"<!-- simulating {name}: {' '.join(command[1:])} -->", file=sys.stderr, flush=True)
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return read_measurement(path)
+    return read_measurement(simulated_dataset(name, iterations, size, seed=SEED))
 
 
 def synthetic(branching: tuple[int, ...], hosts_per_group: int | list[int], noise: float,
@@ -754,20 +737,11 @@ def machine() -> list[str]:
     -------
     list of str
     """
-    cpu = cpu_model()
-    versions = []
-    for package in ("numpy", "scipy", "igraph", "leidenalg", "infomap", "scikit-network"):
-        try:
-            versions.append(f"{package} {importlib.metadata.version(package)}")
-        except importlib.metadata.PackageNotFoundError:
-            versions.append(f"{package} (not installed)")
     gt = nsbm_python()
-    versions.append(f"graph-tool {gt[1]} (run by {gt[0]})" if gt
-                    else "graph-tool (not available)")
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    return [f"- Machine: {os.cpu_count()} cores, {cpu}, {platform.system()} "
-            f"{platform.machine()}; load average at start {load}",
-            f"- Python {platform.python_version()}; " + ", ".join(versions),
+    graph_tool = (f"graph-tool {gt[1]} (run by {gt[0]})" if gt
+                  else "graph-tool (not available)")
+    return ["- " + machine_line(("numpy", "scipy", "igraph", "leidenalg", "infomap",
+                                 "scikit-network"), extra=[graph_tool], load=True),
             f"- Date: {time.strftime('%Y-%m-%d %H:%M')}; seed {SEED} everywhere "
             f"(Infomap {SEED + 1}: it needs >= 1)"]
 

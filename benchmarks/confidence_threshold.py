@@ -3,9 +3,9 @@
 Every level of the hierarchy gets a confidence (:mod:`cluster.confidence`);
 levels below :data:`cluster.confidence.SUPPORT_THRESHOLD` are not printed by
 default.  This script measures, over the planted hierarchies and the
-simulated scenarios of ``benchmarks/defaults.py`` (the same cases and cached
-datasets), the confidence of every level with all levels kept, and labels
-each level by the truth: **true** when it matches some depth of the truth
+simulated scenarios of ``benchmarks/hierarchy_defaults.py`` (the same cases
+and cached datasets), the confidence of every level with all levels kept, and
+labels each level by the truth: **true** when it matches some depth of the truth
 (NMI >= 0.95), **near** when it comes close (0.8 to 0.95: a real level seen
 through few iterations), **spurious** otherwise (a split of a homogeneous
 group, or a merge no truth has, such as equal sites paired by a near tie).
@@ -17,25 +17,26 @@ counts the true levels kept and the spurious levels hidden.  Planted cases are a
 
 Prints Markdown and saves it to ``/tmp/confidence.md``.  Run::
 
-    .venv/bin/python benchmarks/confidence.py            # ~10 min on 2 cores, data cached
-    .venv/bin/python benchmarks/confidence.py --quick    # a smoke test
+    .venv/bin/python benchmarks/confidence_threshold.py          # ~10 min on 2 cores, data cached
+    .venv/bin/python benchmarks/confidence_threshold.py --quick  # a smoke test
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from bench_support import CACHE, command_line, machine_line
 from cluster.accuracy import nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import (MERGE_GAP, SUPPORT_THRESHOLD, IterationSampler,
                                 hierarchy_confidence)
-from defaults import DATA, QUICK_SCENARIOS, SCENARIOS, Planted, Scenario, generate, planted_cases
+from hierarchy_defaults import (QUICK_SCENARIOS, SCENARIOS, Planted, Scenario, generate,
+                                planted_cases)
 from tomography.dataset import Measurement, read_measurement
 from tomography.truth import labels_at_depth, truth_depth
 
@@ -142,15 +143,15 @@ def main() -> None:
     planted = planted_cases(args.quick)
     scenarios = [s for s in (QUICK_SCENARIOS if args.quick else SCENARIOS)
                  if not s.one_host_clusters]
-    root = str(DATA / "quick") if args.quick else str(DATA)
+    root = str(CACHE / "quick") if args.quick else str(CACHE)
     levels: list[Level] = []
     with ProcessPoolExecutor(args.jobs) as pool:
         jobs = ([pool.submit(task_scenario, s, root) for s in scenarios]
                 + [pool.submit(task_planted, c) for c in planted])
         for job in jobs:
             levels += job.result()
-    lines = [f"Command: `.venv/bin/python benchmarks/confidence.py{' --quick' if args.quick else ''}`"
-             f" ({time.perf_counter() - t0:.0f} s, {platform.machine()}, {args.jobs} workers). "
+    lines = [f"Command: `{command_line()}` ({time.perf_counter() - t0:.0f} s, {args.jobs} "
+             f"workers). {machine_line(('numpy', 'igraph'))} "
              f"{len(planted)} planted cases at their own iterations and {len(scenarios)} simulated "
              f"scenarios at n = 2, 3, 5 and their last n: {len(levels)} levels. A level is true "
              f"at NMI >= {TRUE} with some depth of the truth, near from {NEAR}, spurious below.",

@@ -10,10 +10,10 @@ since igraph makes it cheap, the full cross product linkage x start (z 3, 5,
 options are also run with analysis seeds 1-4 at the last n of each scenario.
 On:
 
-* the thesis's scenarios of ``benchmarks/reproduce.py`` (bordeaux-64,
+* the thesis's scenarios of ``benchmarks/reproduce_thesis.py`` (bordeaux-64,
   grenoble-toulouse, three-sites, four-sites, bordeaux-toulouse, N1, N2,
   tree-5), simulated once with :func:`measure.simulator.simulate` (seed 0)
-  and cached under ``/tmp/defaults-data``; every ``w_n``, n = 1..N, is
+  and cached under ``benchmarks/_data/simulated``; every ``w_n``, n = 1..N, is
   analysed, N1 and N2 at 10 iterations of 32 MiB (not 5 and 15 of 64 MiB:
   about 30 s per iteration);
 * planted hierarchies of :func:`tomography.synthetic.planted_hierarchy`
@@ -28,13 +28,13 @@ level, the thesis's post-optimal merges, are counted apart), whether the
 maximum spanning tree of the flat clusters follows the physical links
 (:func:`tomography.ground_truth.tree_is_consistent`) and is right (flat
 clusters = the truth's finest clusters as well, the criterion of
-``reproduce.py``), and wall time.  python-louvain (``engine="louvain"``)
+``reproduce_thesis.py``), and wall time.  python-louvain (``engine="louvain"``)
 runs on the cases of at most 100 hosts only.
 
 Prints Markdown and saves it to ``/tmp/defaults.md``.  Run::
 
-    .venv/bin/python benchmarks/defaults.py            # ~17 min on 2 cores, ~2 once cached
-    .venv/bin/python benchmarks/defaults.py --quick    # under a minute: a smoke test
+    .venv/bin/python benchmarks/hierarchy_defaults.py          # ~17 min on 2 cores, ~2 once cached
+    .venv/bin/python benchmarks/hierarchy_defaults.py --quick  # under a minute: a smoke test
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import platform
 import subprocess
 import time
 from collections import defaultdict
@@ -57,22 +56,21 @@ import numpy as np
 import cluster
 import measure
 import tomography
+from bench_support import (CACHE, command_line, dataset_path, machine_line,
+                           simulated_dataset)
 from cluster.accuracy import hierarchy_nmi, nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.spanning_tree import cluster_tree
-from measure.simulator import simulate
-from tomography.dataset import Measurement, read_measurement, software_versions
+from tomography.dataset import Measurement, read_measurement
 from tomography.ground_truth import tree_is_consistent
 from tomography.synthetic import planted_hierarchy
 from tomography.topology import Topology, read_topology
 from tomography.truth import labels_at_depth, truth_depth
-from tomography.units import parse_size
 from tomography.weights import mean_weights
 
-DATA = Path("/tmp/defaults-data")
 OUTPUT = Path("/tmp/defaults.md")
 SMALL = 100          # python-louvain only on cases of at most this many hosts
-ANALYSIS_SEED = 0    # seed of every hierarchy and tree (as reproduce.py)
+ANALYSIS_SEED = 0    # seed of every hierarchy and tree (as reproduce_thesis.py)
 SIM_SEED = 0         # seed of the simulated datasets
 EXACT = 1 - 1e-9     # NMI counted as 1
 
@@ -178,7 +176,7 @@ class Scenario:
         File size per broadcast.
     one_host_clusters : bool
         Every host is its own cluster (tree-5): the tree's flat clustering
-        gets a heavy self-loop, as in ``reproduce.py``; the hierarchy, which
+        gets a heavy self-loop, as in ``reproduce_thesis.py``; the hierarchy, which
         cannot leave a host alone, is not scored.
     """
 
@@ -189,7 +187,7 @@ class Scenario:
 
     def path(self, root: Path) -> Path:
         """The cached dataset's directory under ``root``."""
-        return root / f"{self.name}-{self.iterations}x{self.size}-seed{SIM_SEED}"
+        return dataset_path(self.name, self.iterations, self.size, seed=SIM_SEED, root=root)
 
 
 SCENARIOS = [
@@ -285,8 +283,7 @@ def generate(scenario: Scenario, root: Path) -> float:
         Wall time of the simulation (about 0 when the dataset was complete).
     """
     t0 = time.perf_counter()
-    simulate(read_topology(scenario.name), scenario.path(root), iterations=scenario.iterations,
-             file_size=parse_size(scenario.size), seed=SIM_SEED, resume=True)
+    simulated_dataset(scenario.name, scenario.iterations, scenario.size, seed=SIM_SEED, root=root)
     return time.perf_counter() - t0
 
 
@@ -824,7 +821,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke test under a minute")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--data", type=Path, default=DATA, help="cache of simulated datasets")
+    parser.add_argument("--data", type=Path, default=CACHE, help="cache of simulated datasets")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
     t_start = time.perf_counter()
@@ -856,17 +853,14 @@ def main() -> None:
     total = time.perf_counter() - t_start
 
     scored = [s.name for s in scenarios if not s.one_host_clusters]
-    v = software_versions()
     sim_text = ", ".join(f"{s.name} {s.iterations} x {s.size} ({sim_times[s.name]:.0f} s)"
                          for s in scenarios)
     n_planted = len(cases)
     lines = [
         "# Defaults of the averaged-edge hierarchy",
         "",
-        f"Command: `.venv/bin/python benchmarks/defaults.py{' --quick' if args.quick else ''}`; "
-        f"{os.cpu_count()} cores, {args.workers} workers, {total / 60:.1f} min in all "
-        f"(simulation included); Python {platform.python_version()}, numpy {v['numpy']}, "
-        f"igraph {v.get('igraph', '?')}; {code_state()}.",
+        f"Command: `{command_line()}`; {args.workers} workers, {total / 60:.1f} min in all "
+        f"(simulation included); {code_state()}. {machine_line(('numpy', 'igraph'))}",
         "",
         f"Simulated datasets (seed {SIM_SEED}, cached in `{root}`; seconds to simulate, 0 when "
         f"cached): {sim_text}. Planted hierarchies: {n_planted} "
@@ -915,7 +909,7 @@ def main() -> None:
         "## Trees (flat clusters, collapse with the linkage, maximum spanning tree)",
         "",
         "*right* = the flat clusters are the truth's finest and every edge splits the hosts "
-        "as a router link does (reproduce.py's criterion); *follows the links* = the second "
+        "as a router link does (reproduce_thesis.py's criterion); *follows the links* = the second "
         "condition only (`tree_is_consistent`); *star* = one cluster on every edge. The tree "
         "does not depend on start, loops or z.",
         "",

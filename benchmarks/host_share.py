@@ -36,7 +36,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
@@ -162,8 +162,8 @@ def main() -> None:
         for ab in (["100Mbit/s", "20Mbit/s"] if args.testbed else []):
             rows.append(on_testbed(chain3(ab), args.iterations, Path(tmp)))
             print(rows[-1], file=sys.stderr, flush=True)
-    print(f"Command: `{' '.join([Path(sys.executable).name] + sys.argv)}`; {os.cpu_count()} "
-          f"cores; {args.iterations} x 64 MiB, seed 0; {time.perf_counter() - started:.0f} s.\n")
+    print(f"Command: `{command_line()}`; {args.iterations} x 64 MiB, seed 0; "
+          f"{time.perf_counter() - started:.0f} s. {machine_line(('numpy', 'libtorrent'))}\n")
     print("\n".join(rows))
 
 

@@ -17,15 +17,13 @@ Everything runs on this one machine, so the relays (agent ranks, ssh and
 sshd) compete with the peers for the same cores: on a cluster they sit on
 other nodes.  Run::
 
-    .venv/bin/python benchmarks/launchers.py            # ~6 min on 2 cores
+    .venv/bin/python benchmarks/launchers_cost.py            # ~6 min on 2 cores
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -34,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_support import machine_line
 from measure.ssh import loopback_sshd
 
 BIN = Path(sys.executable).parent
@@ -135,8 +134,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="runs of each launcher")
     parser.add_argument("--hosts", type=int, nargs="*", default=[4, 8, 16, 32, 48])
     args = parser.parse_args()
-    print(f"machine: {platform.node()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}")
+    print(machine_line(("libtorrent", "mpi4py", "mpich")))
     with tempfile.TemporaryDirectory() as tmp, loopback_sshd(Path(tmp) / "sshd") as sshd:
         print(f"\n1. {args.peers} peers, {args.size} per broadcast, upload cap "
               f"{args.upload_limit}, {args.iterations} iterations, {args.repeats} repeats")

@@ -18,8 +18,8 @@ as Markdown for ``benchmarks/RESULTS.md``:
 
 Run::
 
-    .venv/bin/python benchmarks/planners.py                   # about 10 s
-    .venv/bin/python benchmarks/planners.py --write-gauge datasets/gauges/gridlab-8.gauge.xml
+    .venv/bin/python benchmarks/multicast_planners.py      # about 10 s
+    .venv/bin/python benchmarks/multicast_planners.py --write-gauge datasets/gauges/gridlab-8.gauge.xml
 
 The second form (re)writes the Gauge file from the planners' ``gridlab8()``
 fixture and exits; see ``datasets/gauges/README.md``.
@@ -30,15 +30,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
-import socket
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-import scipy
 
 from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.export.gauge import gauge_to_network, read_gauge, write_gauge
@@ -168,12 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write_gauge}")
         return 0
 
+    # imported here: tests load this file by its path, without benchmarks/ on sys.path
+    from bench_support import command_line, machine_line
+
     network = gauge_to_network(read_gauge(args.gauge), "clusters", unit="MiB/s")
-    command = " ".join([".venv/bin/python", "benchmarks/planners.py", *(argv or sys.argv[1:])])
-    print(f"Command: `{command}`\n")
-    print(f"Machine: {socket.gethostname()}, {os.cpu_count()} cores, {platform.platform()}, "
-          f"Python {platform.python_version()}, numpy {np.__version__}, "
-          f"scipy {scipy.__version__} (HiGHS)\n")
+    print(f"Command: `{command_line(argv)}`\n")
+    print(machine_line(("numpy", "scipy"), extra=["linear programs by SciPy's HiGHS"]) + "\n")
     gauge = args.gauge.resolve()
     shown = gauge.relative_to(ROOT) if gauge.is_relative_to(ROOT) else gauge
     print(f"### gridlab-8 ({shown}), throughput in MB/s (2^20 bytes), number of trees in "

@@ -26,14 +26,13 @@ iterations needed at 32 hosts.  Needs root.  Run::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from bench_support import machine_line, require_root
 from cluster.accuracy import nmi
 from cluster.louvain import louvain
 from measure import testbed
@@ -104,11 +103,11 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=[], help="parts to skip: bt exclusive "
                         "rounds netpipe simulate")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("needs root (network namespaces, tc)")
+    require_root()
     topo = read_topology(args.topology)
-    print(f"machine: {platform.node()}, {os.cpu_count()} cores; network {topo.name} at "
-          f"{args.hosts_per_cluster} hosts per cluster, capacities x{args.bandwidth_scale}")
+    print(machine_line(("libtorrent",)))
+    print(f"network {topo.name} at {args.hosts_per_cluster} hosts per cluster, capacities "
+          f"x{args.bandwidth_scale}")
     size = int(parse_size(args.size))
     results: dict[str, dict] = {}
     testbed.down("cost")

@@ -1,6 +1,6 @@
 """A user's own short script: read a dataset with pandas, build w_n with SciPy, one igraph Louvain.
 
-The yardstick of ``benchmarks/analysis.py`` (part "against a short script"):
+The yardstick of ``benchmarks/analysis_speed.py`` (part "against a short script"):
 what someone who knows pandas and igraph would write instead of the toolkit,
 doing only one flat clustering.  With ``--every-n`` it clusters every
 ``w_n``, n = 1 .. N, and scores each against the hosts' labels with

@@ -13,8 +13,8 @@ simulate N broadcast iterations, then for each n = 1..N analyse ``w_n``:
 Writes the table between the ``reproduce`` markers of ``benchmarks/RESULTS.md``
 (and prints it).  Run::
 
-    .venv/bin/python benchmarks/reproduce.py            # every scenario, ~15 min on 2 cores
-    .venv/bin/python benchmarks/reproduce.py --only tree-5 N1 --iterations 3
+    .venv/bin/python benchmarks/reproduce_thesis.py            # every scenario, ~15 min on 2 cores
+    .venv/bin/python benchmarks/reproduce_thesis.py --only tree-5 N1 --iterations 3
 """
 
 from __future__ import annotations
@@ -30,13 +30,14 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_support import command_line, machine_line
 from cluster.accuracy import hierarchy_nmi, nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
 from cluster.spanning_tree import cluster_tree
 from measure.simulator import simulate
 from tomography.cli.common import Progress
-from tomography.dataset import read_measurement, software_versions
+from tomography.dataset import read_measurement
 from tomography.ground_truth import threshold_partitions, tree_is_consistent
 from tomography.topology import read_topology
 from tomography.truth import labels_at_depth, truth_depth
@@ -248,17 +249,12 @@ def main() -> None:
     bar.close()
     results = [done[i * args.seeds:(i + 1) * args.seeds] for i in range(len(chosen))]
     total = time.perf_counter() - t0
-    v = software_versions()
     lines = [
-        f"Command: `.venv/bin/python benchmarks/reproduce.py` "
-        f"{'--only ' + ' '.join(args.only) if args.only else ''}"
-        f"{' --iterations ' + str(args.iterations) if args.iterations else ''}"
-        f"{' --seeds ' + str(args.seeds) if args.seeds != 5 else ''}; "
-        f"{os.cpu_count()} cores, {args.workers} workers, {total / 60:.1f} min in all; "
-        f"Python {v['python']}, numpy {v['numpy']}, igraph {v['igraph']}. Simulator "
-        f"defaults (libtorrent's settings); the detail columns are seed 1's, the verdicts "
-        f"count seeds 1-{args.seeds}; analysis with the CLI's defaults (seed 0); wall time "
-        "of seed 1's simulation and analysis.",
+        f"Command: `{command_line()}`; {args.workers} workers, {total / 60:.1f} min in all. "
+        f"{machine_line(('numpy', 'igraph', 'numba'))} Simulator defaults (libtorrent's "
+        f"settings); the detail columns are seed 1's, the verdicts count seeds 1-{args.seeds}; "
+        "analysis with the CLI's defaults (seed 0); wall time of seed 1's simulation and "
+        "analysis.",
         "",
         "| scenario | hosts | iterations | flat clustering vs the thesis's partition | flat vs acceptable "
         "Eq 5.3 truths | hierarchy at the last n (levels, NMI per level) | tree | wall time | "

@@ -23,13 +23,13 @@ contrast the clustering feeds on.
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
+from bench_support import machine_line, require_root
 from cluster.accuracy import convergence, nmi
 from cluster.louvain import louvain
 from measure import testbed
@@ -82,9 +82,7 @@ def main() -> None:
     size = parse_size(args.size)
     real_path = args.real or root / "real"
     if args.real is None:
-        if os.geteuid() != 0:
-            raise SystemExit("benchmarks/sim_vs_real.py needs root (network namespaces, tc); "
-                             "or give --real DATASET")
+        require_root("or give --real DATASET")
         testbed.down("svr")
         bed = testbed.up(topo, name="svr")
         try:
@@ -101,6 +99,7 @@ def main() -> None:
     hosts = real.host_names
     deep = labels_at_depth(truth, truth_depth(truth), hosts)
     flat_real, flat_sim = louvain(mean_weights(real), seed=0), louvain(mean_weights(sim), seed=0)
+    print(machine_line(("libtorrent",)))
     print(f"{topo.name}, {len(hosts)} hosts, {args.iterations} iterations of {args.size}, "
           f"seed {args.seed}; latency applied on the testbed: {latency}\n")
     print(f"flat partition: real {flat_real.n_clusters} clusters (NMI vs truth "

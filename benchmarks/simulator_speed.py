@@ -15,14 +15,13 @@ Measures, on this machine, the wall time of one broadcast iteration:
 
 Prints Markdown for ``benchmarks/RESULTS.md``.  Run::
 
-    .venv/bin/python benchmarks/simulator.py [--quick]
+    .venv/bin/python benchmarks/simulator_speed.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -30,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_support import command_line, machine_line
 from measure.simulator import simulate_broadcast
 from measure.swarm import SwarmParams
-from tomography.dataset import software_versions
 from tomography.topology import Topology, parse_topology, read_topology
 
 MiB = 2**20
@@ -60,7 +59,7 @@ def one(topology: Topology, size: int, params: SwarmParams = SwarmParams()) -> t
 SIZED = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
-from benchmarks.simulator import clusters_tree, one
+from simulator_speed import clusters_tree, one
 from tomography.topology import read_topology
 one(read_topology("tree-5"), 2**20)              # load the compiled kernels first
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -73,9 +72,9 @@ print(json.dumps({"wall": wall, "steps": r.steps, "simulated": r.duration,
 
 def sized(n_hosts: int) -> dict:
     """One 16 MiB broadcast over ``clusters_tree(n_hosts)`` in a fresh process."""
-    root = Path(__file__).resolve().parent.parent
-    out = subprocess.run([sys.executable, "-c", SIZED, str(n_hosts), str(root)], check=True,
-                         capture_output=True, text=True, cwd=root)
+    here = Path(__file__).resolve().parent
+    out = subprocess.run([sys.executable, "-c", SIZED, str(n_hosts), str(here)], check=True,
+                         capture_output=True, text=True, cwd=here.parent)
     return json.loads(out.stdout)
 
 
@@ -83,9 +82,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     args = parser.parse_args()
-    v = software_versions()
-    out = [f"Command: `.venv/bin/python benchmarks/simulator.py`; {os.cpu_count()} cores, "
-           f"Python {v['python']}, numpy {v['numpy']}. One broadcast iteration each, seed 0, "
+    out = [f"Command: `{command_line()}`. {machine_line(('numpy', 'numba'))} "
+           "One broadcast iteration each, seed 0, "
            "root the first host; libtorrent's defaults (8+1 upload slots, 15 s unchoke "
            "interval, automatic piece size), peer list 35.", ""]
     out += ["### The thesis networks, 64 MiB", "",

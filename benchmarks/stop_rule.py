@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_support import machine_line
 from cluster.accuracy import nmi
 from cluster.stability import StablePartition
 from measure.simulator import simulate
@@ -76,6 +77,7 @@ def main() -> None:
     started = time.time()
     with ProcessPoolExecutor(2) as pool:
         results = list(pool.map(run, jobs))
+    print(machine_line(("numpy", "igraph", "numba")))
     print(f"{len(jobs)} runs of {args.iterations} simulated iterations of {args.size}, "
           f"{time.time() - started:.0f} s\n")
     print("| scenario | seed | final NMI | " + " | ".join(f"K={k}: stop (premature?)"

@@ -14,8 +14,8 @@
 
 Run::
 
-    .venv/bin/python benchmarks/tcp_model.py --previous /tmp/before   # git worktree add
-    .venv/bin/python benchmarks/tcp_model.py --quick                  # part 3 only
+    .venv/bin/python benchmarks/tcp_model_effects.py --previous /tmp/before   # git worktree add
+    .venv/bin/python benchmarks/tcp_model_effects.py --quick                  # part 3 only
 
 Prints Markdown for ``benchmarks/RESULTS.md``.
 """
@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench_support import command_line, machine_line
 
 MiB = 2**20
 
@@ -191,8 +193,7 @@ def main() -> None:
                         help="which parts to run, comma-separated (default: all)")
     args = parser.parse_args()
     started = time.perf_counter()
-    out = [f"Command: `{' '.join([Path(sys.executable).name] + sys.argv)}`; "
-           f"{os.cpu_count()} cores.", ""]
+    out = [f"Command: `{command_line()}`. {machine_line(('numpy', 'numba'))}", ""]
     parts = {"rtt"} if args.quick else set(args.parts.split(","))
     if "timing" in parts:
         out += ["### One iteration", ""] + timing(args.previous) + [""]

@@ -16,20 +16,19 @@ and file size / the slowest link that separates hosts (the file must cross
 every such link at least once).
 Needs root (network namespaces, tc).  Run::
 
-    sudo .venv/bin/python benchmarks/testbed.py            # ~5 min on 2 cores
+    sudo .venv/bin/python benchmarks/testbed_broadcast_time.py            # ~5 min on 2 cores
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from bench_support import machine_line, require_root
 from measure import testbed
 from measure.coordinator import run_broadcasts
 from tomography.topology import read_topology
@@ -57,12 +56,11 @@ def main() -> None:
     parser.add_argument("--size", default="16MiB", help="size for the hosts series")
     parser.add_argument("--iterations", type=int, default=3)
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("benchmarks/testbed.py needs root (network namespaces, tc)")
+    require_root()
     topo = read_topology(args.topology)
     slowest = min(min(h.nic_up, h.nic_down) for h in topo.hosts)
     cut = min(link.capacity for link in topo.links)
-    print(f"machine: {platform.node()}, {os.cpu_count()} cores, {platform.platform()}")
+    print(machine_line(("libtorrent",)))
     print(f"topology {topo.name}; {args.iterations} iterations per point; physical limit = "
           f"size / slowest NIC ({slowest / 1e6:g} Mbit/s); cut limit = size / slowest "
           f"link ({cut / 1e6:g} Mbit/s)\n")

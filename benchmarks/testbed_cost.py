@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import subprocess
 import tempfile
@@ -40,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench_support import machine_line, meminfo, require_root
 from measure import testbed
 from measure.coordinator import run_broadcasts
 from measure.testbed import resources
@@ -47,16 +47,6 @@ from tomography.topology import read_topology
 from tomography.units import parse_size
 
 MiB = 2**20
-
-
-def meminfo() -> dict[str, int]:
-    """/proc/meminfo in bytes."""
-    out = {}
-    with open("/proc/meminfo", encoding="ascii") as info:
-        for line in info:
-            key, value = line.split(":")
-            out[key] = int(value.split()[0]) * 1024
-    return out
 
 
 def settled() -> dict[str, int]:
@@ -152,9 +142,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--name", default="cost", help="testbed name (default cost)")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("benchmarks/testbed_cost.py needs root (network namespaces, tc)")
-    print(f"machine: {platform.node()}, {os.cpu_count()} cores, {platform.platform()}\n")
+    require_root()
+    print(machine_line(("libtorrent",)) + "\n")
     print("| topology | namespaces | MemAvailable MiB per namespace | unreclaimable slab MiB "
           "per namespace |")
     print("|---|---|---|---|")

@@ -63,7 +63,7 @@ __all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confide
            "with_support", "supported_hierarchy"]
 
 SUPPORT_THRESHOLD = 0.5
-"""Confidence a level needs to be reported (``benchmarks/confidence.py``: on 393 levels of
+"""Confidence a level needs to be reported (``benchmarks/confidence_threshold.py``: on 393 levels of
 planted and simulated networks, with the minimum gap, 0.5 and 0.6 make the fewest wrong
 decisions, 16 and 15; 0.5 keeps two more of the levels that are nearly right)."""
 
@@ -75,7 +75,7 @@ be found again every time and still be an artifact: groups of unequal sizes in a
 network pair up at 1.1 to 1.3 (BitTorrent gives a small group's hosts more blocks per
 outside peer, and modularity's resolution limit joins small groups); the real upper
 levels of the benchmarks stand at 1.36 (N1's two halves) to 4.  Of the minimum gaps
-tried (1.2 to 2), 1.3 makes the fewest wrong decisions (``benchmarks/confidence.py``)."""
+tried (1.2 to 2), 1.3 makes the fewest wrong decisions (``benchmarks/confidence_threshold.py``)."""
 
 DEFAULT_RESAMPLES = 4
 """Resampled analyses per confidence (an even number: split halves come in pairs)."""
@@ -301,7 +301,7 @@ def _find(graph: SharedGraph, hosts: np.ndarray | None, options: _Options, seed:
     level when that is what the level is): the same objective, several times
     faster on the noisier graphs of resampled iterations (:func:`cluster.louvain.leiden`).
     One Leiden iteration: a second one costs 20 % more time at 4096 hosts
-    and changes one decision in 393 of ``benchmarks/confidence.py``.
+    and changes one decision in 393 of ``benchmarks/confidence_threshold.py``.
     """
     g = graph.igraph()
     sub = g if hosts is None else g.induced_subgraph(hosts.tolist())

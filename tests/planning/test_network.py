@@ -159,7 +159,7 @@ def test_gridlab_gauge_file_reads_back_as_gridlab8() -> None:
 
 def test_gridlab_gauge_file_is_reproducible(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("planners_benchmark",
-                                                  ROOT / "benchmarks" / "planners.py")
+                                                  ROOT / "benchmarks" / "multicast_planners.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
