@@ -18,7 +18,7 @@ _NAMES = {
     "cluster_tree": "spanning_tree", "hierarchy_tree": "spanning_tree",
     "maximum_spanning_tree": "spanning_tree",
     "nmi": "accuracy", "overlapping_nmi": "accuracy", "hierarchy_nmi": "accuracy",
-    "convergence": "accuracy", "supported_hierarchy": "confidence",
+    "convergence": "accuracy",
 }
 
 __all__ = sorted([*_NAMES, "louvain", "FlatClustering", "modularity", "ward"])

@@ -57,10 +57,10 @@ from tomography.hierarchy import ClusterTree, Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
 from tomography.weights import IterationWeights
 
-__all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence", "flat_confidence",
-           "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
+__all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence",
+           "flat_confidence", "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
            "DEFAULT_RESAMPLES", "MERGE_RESAMPLES", "BOOTSTRAP_MIN", "MERGE_GAP", "merge_gap",
-           "with_support", "supported_hierarchy"]
+           "with_support"]
 
 SUPPORT_THRESHOLD = 0.5
 """Confidence a level needs to be reported (``benchmarks/confidence_threshold.py``: on 393 levels of
@@ -610,49 +610,6 @@ def with_support(hierarchy: Hierarchy, sampler: IterationWeights | None, *,
         return h
     keep = supported_levels(h)
     return h if len(keep) == h.depth else h.select(keep)
-
-
-def supported_hierarchy(measurement: Any, *, iterations: int | None = None,
-                        resamples: int = DEFAULT_RESAMPLES, all_levels: bool = False,
-                        seed: int = 0, n_jobs: int | None = None, **options: Any) -> Hierarchy:
-    """The hierarchy of a broadcast measurement as ``tomography hierarchy`` reports it.
-
-    :func:`cluster.averaged_edge.averaged_edge_hierarchy` on ``w_n`` of the
-    first ``iterations`` (all by default), then :func:`with_support`: each
-    level's confidence, and the levels without support left out.  A single
-    iteration cannot be resampled: the hierarchy comes without confidence.
-
-    Parameters
-    ----------
-    measurement : Measurement
-    iterations : int, optional
-    resamples : int, default 4
-    all_levels : bool, default False
-        Keep the unsupported levels too (with their confidence).
-    seed : int, default 0
-    n_jobs : int, optional
-    **options
-        Passed to ``averaged_edge_hierarchy`` (``linkage``, ``start``, ...).
-
-    Returns
-    -------
-    Hierarchy
-
-    Examples
-    --------
-    >>> from tomography.synthetic import planted_hierarchy
-    >>> m = planted_hierarchy((2, 3), 8, iterations=3, seed=0)
-    >>> h = supported_hierarchy(m)
-    >>> [len(level) for level in h.levels], len(h.params["dropped_levels"])
-    ([6, 2], 1)
-    """
-    from cluster.averaged_edge import averaged_edge_hierarchy
-
-    sampler = IterationSampler.from_measurement(measurement, n=iterations)
-    h = averaged_edge_hierarchy(sampler.graph, measurement.host_names, seed=seed,
-                                n_jobs=n_jobs, **options)
-    return with_support(h, sampler if sampler.n_iterations >= 2 else None,
-                        resamples=resamples, all_levels=all_levels, seed=seed, n_jobs=n_jobs)
 
 
 def flat_confidence(labels: np.ndarray, sampler: IterationWeights, *,

@@ -18,7 +18,7 @@ from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
 from tomography.weights import mean_weights
 
-__all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE"]
+__all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "replay_stop_rule"]
 
 # k = 3, the smallest without a premature stop on 9 simulated reference
 # scenarios x 2 seeds (benchmarks/stop_rule.py, numbers in benchmarks/RESULTS.md):
@@ -132,14 +132,13 @@ class StableHierarchy:
     def update(self, measurement: Measurement, n: int | None = None) -> bool:
         """Analyse ``w_n`` (all iterations by default); true once stable for ``k`` iterations."""
         from cluster.averaged_edge import averaged_edge_hierarchy
-        from cluster.confidence import IterationSampler, hierarchy_confidence, supported_levels
+        from cluster.confidence import IterationSampler, with_support
 
         sampler = IterationSampler.from_measurement(measurement, n=n)
         h = averaged_edge_hierarchy(sampler.graph, measurement.host_names, seed=self.seed,
                                     **self.options)
         if sampler.n_iterations >= 2:
-            h = hierarchy_confidence(h, sampler, resamples=self.resamples, seed=self.seed)
-            h = h.select(supported_levels(h))
+            h = with_support(h, sampler, resamples=self.resamples, seed=self.seed)
         reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1))
         previous = self.history[-1] if self.history else None
         self.history.append(reported)
@@ -159,3 +158,46 @@ class StableHierarchy:
         if stop:
             self.held_back = ""
         return stop
+
+
+def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
+                     iterations: int | None = None, seed: int = 0, **options) -> dict:
+    """What :class:`StableHierarchy` would have decided after each iteration of a dataset.
+
+    Parameters
+    ----------
+    measurement : Measurement
+    k : int, optional
+        Iterations every supported level must stay unchanged (default
+        :data:`DEFAULT_STABLE`).
+    iterations : int, optional
+        Replay the first ``iterations`` only.
+    seed : int, default 0
+    **options
+        Passed to :class:`StableHierarchy` (``linkage``, ``start``, ...).
+
+    Returns
+    -------
+    dict
+        ``{"k", "stops_at": n or None, "steps": [{"n", "levels", "stop",
+        "held_back"}, ...]}``.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> m = planted_hierarchy((2, 2), 12, iterations=4, seed=0)
+    >>> replay_stop_rule(m, 2)["stops_at"]
+    3
+    """
+    from tomography.weights import rounds
+
+    rule = StableHierarchy(DEFAULT_STABLE if k is None else k, seed=seed, **options)
+    steps, stops_at = [], None
+    last = rounds(measurement) if iterations is None else min(iterations, rounds(measurement))
+    for n in range(1, last + 1):
+        done = rule.update(measurement, n)
+        steps.append({"n": n, "levels": rule.levels[-1], "stop": done,
+                      "held_back": rule.held_back})
+        if done and stops_at is None:
+            stops_at = n
+    return {"k": rule.k, "stops_at": stops_at, "steps": steps}

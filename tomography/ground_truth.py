@@ -30,6 +30,7 @@ is in ``docs/ground-truth.md``; ``host_connections=1`` gives the thesis's model.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -39,7 +40,8 @@ from tomography.topology import Topology, TopologyError
 
 __all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition",
            "physical_splits", "tree_is_consistent", "nic_share", "connections_per_host",
-           "observable_labels", "HOST_CONNECTIONS"]
+           "observable_labels", "HOST_CONNECTIONS", "swarm_connections",
+           "observability_topology", "describe_connections"]
 
 HOST_CONNECTIONS = 8
 """Connections sharing a host's NIC in a broadcast: libtorrent's ``unchoke_slots_limit``.
@@ -177,6 +179,109 @@ def connections_per_host(topology: Topology,
     if host_connections < 1:
         raise ValueError(f"host_connections must be >= 1, got {host_connections}")
     return min(host_connections, max(len(topology.hosts) - 1, 1))
+
+
+def describe_connections(topology: Topology, host_connections: int = HOST_CONNECTIONS) -> str:
+    """``8 connections per host``, or why fewer: a network with fewer other hosts.
+
+    Examples
+    --------
+    >>> from tomography.topology import read_topology
+    >>> describe_connections(read_topology("tree-5"))
+    '4 connections per host, 8 capped at the 4 other hosts'
+    """
+    from tomography.units import counted
+
+    used = connections_per_host(topology, host_connections)
+    return counted(used, "connection") + " per host" + (
+        "" if used == host_connections else f", {host_connections} capped at the {used} "
+                                            "other hosts")
+
+
+def swarm_connections(meta: dict[str, Any]) -> int:
+    """Connections per host of the swarm that measured a dataset (its recorded parameters).
+
+    Examples
+    --------
+    >>> swarm_connections({"method": "simulated", "params": {"upload_slots": 8}})
+    9
+    >>> swarm_connections({"method": "bittorrent", "params": {"upload_slots": 8}})
+    8
+    >>> swarm_connections({"method": "iperf3"})
+    8
+    """
+    params = meta.get("params") or {}
+    slots = params.get("upload_slots")
+    if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
+        return HOST_CONNECTIONS
+    if meta.get("method") == "simulated":   # the simulator's optimistic slot comes on top
+        return slots + 1
+    if params.get("tit_for_tat") is False:  # libtorrent without a slot limit: every peer listed
+        return max(slots, int(params.get("peer_list") or slots))
+    return slots
+
+
+def observability_topology(measurement: Any, topology: Any = None,
+                           host_connections: int | None = None
+                           ) -> tuple[Topology | None, int, str]:
+    """The topology to check a dataset's truth against, ``K``, and a note if there is none.
+
+    Parameters
+    ----------
+    measurement : Measurement
+    topology : path, scenario name or Topology, optional
+        Given, a topology that cannot be used is an error; by default the one
+        the dataset records (the simulator's whole ``topology_model``, else
+        the ``topology`` meta.json names), and one that cannot be used is a note.
+    host_connections : int, optional
+        ``K`` (default: :func:`swarm_connections` of the dataset).
+
+    Returns
+    -------
+    topology : Topology or None
+    host_connections : int
+    note : str
+        Why the observability is not checked ("" when it is).
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> observability_topology(planted_partition(4, 2, seed=0))
+    (None, 8, 'no topology in meta.json (give --topology to mark unobservable levels)')
+    """
+    from tomography.topology import parse_topology, read_topology
+
+    k = host_connections or swarm_connections(measurement.meta)
+
+    def unchecked(text: str) -> tuple[None, int, str]:
+        if topology is not None:
+            raise TopologyError(text, path=None if isinstance(topology, Topology)
+                                else str(topology))
+        return None, k, text
+
+    if isinstance(topology, Topology):
+        topo = topology
+    else:
+        name = topology or measurement.meta.get("topology")
+        model = measurement.meta.get("topology_model")   # the simulator records the topology
+        if not name and not isinstance(model, dict):
+            return unchecked("no topology in meta.json (give --topology to mark unobservable "
+                             "levels)")
+        try:
+            topo = (parse_topology(model, source="meta.json topology_model")
+                    if isinstance(model, dict) and not topology else read_topology(name))
+        except (TopologyError, OSError) as exc:
+            if topology is not None:
+                raise
+            return unchecked(f"topology {name!r} not found ({exc}); give --topology FILE")
+    if not topo.is_tree:
+        return unchecked(f"topology {topo.name!r} has cycles: the ground-truth model needs a "
+                         "tree of routers")
+    missing = [h for h in measurement.host_names if h not in {h.name for h in topo.hosts}]
+    if missing:
+        return unchecked(f"host {missing[0]!r} of the dataset is not in topology "
+                         f"{topo.name!r} ({len(missing)} hosts missing)")
+    return topo, k, ""
 
 
 def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,

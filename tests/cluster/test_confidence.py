@@ -200,27 +200,6 @@ def test_work_inside_a_worker_stays_in_its_process() -> None:
     assert results == [[(0, 1), (1, 1)], [(10, 1), (11, 1)], [(20, 1), (21, 1)]]
 
 
-def test_supported_hierarchy_is_what_the_cli_reports(tmp_path, capsys) -> None:
-    import json
-
-    from cluster import supported_hierarchy
-    from tomography.cli import main
-    from tomography.dataset import write_measurement
-
-    m = planted_hierarchy((2, 3), 8, iterations=3, seed=0)
-    h = supported_hierarchy(m)
-    every = supported_hierarchy(m, all_levels=True)
-    assert every.depth > h.depth and h.params["dropped_levels"]          # a noise level hidden
-    assert all(h.supported(k) for k in range(1, h.depth + 1))
-    write_measurement(m, tmp_path / "d")
-    capsys.readouterr()
-    assert main(["hierarchy", str(tmp_path / "d"), "--format", "json"]) == 0
-    cli = json.loads(capsys.readouterr().out)
-    assert [len(lv["clusters"]) for lv in cli["levels"]] == [len(lv) for lv in h.levels]
-    one = supported_hierarchy(planted_hierarchy((2, 3), 8, iterations=1, seed=0))
-    assert not one.confidence                                          # nothing to resample
-
-
 def test_from_pandas_warns_when_it_sums_repeated_rows() -> None:
     df = pd.DataFrame({"src": ["a", "a", "b"], "dst": ["b", "b", "c"], "weight": [1.0, 2.0, 3.0],
                        "r": [0, 1, 0]})

@@ -1,4 +1,5 @@
-"""Helpers shared by the ``tomography`` commands: option types, dataset loading, output."""
+"""Helpers shared by the ``tomography`` commands: option types, the analysis options and
+the one call that turns them into :func:`tomography.pipeline.analyze`'s arguments, output."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["positive_int", "nonnegative_int", "add_analysis_options", "add_hierarchy_options",
-           "add_tree_level_option", "load", "load_shared", "hierarchy", "tree_of", "weight_unit",
-           "truth", "full_truth", "emit"]
+           "add_tree_level_option", "add_host_connections_option", "add_format_option",
+           "analysis", "command", "emit", "Progress", "ANALYSIS_OPTIONS"]
 
 
 def positive_int(text: str) -> int:
@@ -99,148 +100,27 @@ def add_tree_level_option(p: Any, flag: str = "--level") -> None:
                         "per router)")
 
 
-def probe_dataset(m: Any) -> bool:
-    """True for a probe mesh's dataset (pairwise bandwidths, no broadcasts)."""
-    return not m.iteration_ids and m.probes is not None
+ANALYSIS_OPTIONS = {"iterations": "iterations", "engine": "engine", "seed": "seed",
+                    "restarts": "restarts", "resolution": "resolution",
+                    "resamples": "resamples", "jobs": "n_jobs", "linkage": "linkage",
+                    "start": "start", "loops": "loops", "all_levels": "all_levels",
+                    "tree_level": "tree_level"}
+"""The options of :func:`add_analysis_options`, :func:`add_hierarchy_options` and
+:func:`add_tree_level_option` and the arguments of :func:`tomography.pipeline.analyze`
+they give."""
 
 
-def weight_unit(m: Any) -> str:
-    """The unit of the dataset's ``w_n``: blocks per iteration, or Mbit/s for probes."""
-    from tomography.units import WEIGHT_UNITS
+def analysis(args: argparse.Namespace, dataset: Any = None, **arguments: Any):
+    """:func:`tomography.pipeline.analyze` of ``dataset`` (default ``args.dataset``) with the
+    analysis options the command has, and ``arguments``; prints the analysis's notes."""
+    from tomography.pipeline import analyze
 
-    return WEIGHT_UNITS["probe" if probe_dataset(m) else "broadcast"]
-
-
-def tree_of(args: argparse.Namespace, m: Any, W: Any, h: Any, sampler: Any = None):
-    """The tree of ``h``'s level ``args.tree_level`` (with edge confidences when sampled)."""
-    from cluster.spanning_tree import hierarchy_tree
-
-    t = hierarchy_tree(W, h, args.tree_level, hosts=m.host_names, linkage=args.linkage)
-    if sampler is not None:
-        from cluster.confidence import DEFAULT_RESAMPLES, tree_confidence
-
-        t = tree_confidence(t, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
-                            seed=args.seed, n_jobs=args.jobs)
-    t.params.update(iterations=args.iterations, weight_unit=weight_unit(m))
-    return t
-
-
-def exchanged(m: Any, dataset: Any) -> None:
-    """Refuse a dataset where no two hosts exchanged anything: nothing to cluster."""
-    from tomography.errors import DatasetError
-
-    if m.iteration_ids and int(m.transfers["blocks"].sum()) == 0:
-        raise DatasetError("every block count is 0: no two hosts exchanged a block, so there "
-                           "is nothing to cluster", path=Path(dataset) / "transfers.csv",
-                           field="blocks")
-    if probe_dataset(m) and not (m.probes["bits_per_second"] > 0).any():
-        raise DatasetError("every bandwidth is 0: nothing to cluster",
-                           path=Path(dataset) / "probes.csv", field="bits_per_second")
-
-
-def load(args: argparse.Namespace, measurement: Any = None):
-    """The dataset of ``args.dataset`` (or ``measurement``) and its w_n over ``args.iterations``."""
-    from cluster.averaged_edge import DEFAULT_LINKAGE
-    from tomography.dataset import read_measurement
-    from tomography.weights import mean_weights
-
-    m = measurement if measurement is not None else read_measurement(args.dataset)
-    exchanged(m, args.dataset)
-    W = mean_weights(m, getattr(args, "iterations", None))
-    probes = probe_dataset(m)
-    if hasattr(args, "linkage") and args.linkage is None:
-        args.linkage = "sum" if probes else DEFAULT_LINKAGE
-    if probes:
-        print(f"note: {m.meta.get('method', 'probe')} dataset: the edge weight is the measured "
-              "bandwidth in Mbit/s (median over repeats, mean of the two directions); "
-              f"clusters are combined by {args.linkage if hasattr(args, 'linkage') else 'sum'}"
-              " (--linkage)", file=sys.stderr)
-    return m, W
-
-
-def load_shared(args: argparse.Namespace):
-    """The dataset, its ``w_n`` as a shared graph, and the sampler of its iterations.
-
-    The sampler is None when there is no confidence to measure: ``--resamples
-    0``, a probe dataset, or a single iteration (a note says why).
-    """
-    from cluster.adjacency import SharedGraph
-    from cluster.averaged_edge import DEFAULT_LINKAGE
-    from cluster.confidence import IterationSampler
-
-    resamples = getattr(args, "resamples", None)
-    if resamples is not None and resamples < 0:
-        raise ValueError(f"--resamples must be >= 0, got {resamples}")
-    from tomography.dataset import read_measurement
-
-    m = read_measurement(args.dataset)
-    exchanged(m, args.dataset)
-    if probe_dataset(m):
-        m, W = load(args, measurement=m)
-        return m, SharedGraph(W, m.host_names), None
-    n = getattr(args, "iterations", None)
-    if n is not None and not 1 <= n <= len(m.iteration_ids):
-        load(args, measurement=m)    # the same error as every other command
-    if "complete" in m.iterations and not m.iterations["complete"].all():
-        from tomography.units import counted
-
-        bad = int((~m.iterations["complete"].astype(bool)).sum())
-        print(f"note: {bad} of {counted(len(m.iterations), 'iteration')} "
-              f"{'is' if bad == 1 else 'are'} incomplete (a time limit or a lost peer); their "
-              "counts are in w_n (tomography info lists them)", file=sys.stderr)
-    if hasattr(args, "linkage") and args.linkage is None:
-        args.linkage = DEFAULT_LINKAGE
-    sampler = IterationSampler.from_measurement(m, n=n)
-    if resamples == 0:
-        return m, sampler.graph, None
-    if sampler.n_iterations < 2:
-        print("note: one iteration cannot be resampled: no confidence (measure at least 2)",
-              file=sys.stderr)
-        return m, sampler.graph, None
-    return m, sampler.graph, sampler
-
-
-def hierarchy(args: argparse.Namespace, W: Any, hosts: list[str], sampler: Any = None):
-    """The averaged-edge hierarchy of ``W`` with the options in ``args``.
-
-    With a sampler, each level gets its confidence and, unless
-    ``--all-levels``, the unsupported levels are left out.
-    """
-    from cluster.averaged_edge import averaged_edge_hierarchy
-
-    h = averaged_edge_hierarchy(W, hosts, linkage=args.linkage, start=args.start,
-                                loops=getattr(args, "loops", 0.5), engine=args.engine,
-                                resolution=args.resolution, restarts=args.restarts,
-                                seed=args.seed, n_jobs=getattr(args, "jobs", None))
-    if sampler is None:
-        return h
-    from cluster.confidence import DEFAULT_RESAMPLES, with_support
-
-    return with_support(h, sampler, resamples=args.resamples or DEFAULT_RESAMPLES,
-                        all_levels=getattr(args, "all_levels", False), seed=args.seed,
-                        n_jobs=args.jobs)
-
-
-def truth(args: argparse.Namespace, m: Any) -> dict[str, str]:
-    """The ground truth ``--truth`` names: hosts.csv's labels or a CSV file; may be empty."""
-    from tomography.truth import read_truth_file
-
-    return m.labels if args.truth == "labels" else read_truth_file(args.truth)
-
-
-def full_truth(args: argparse.Namespace, m: Any) -> dict[str, str]:
-    """:func:`truth`, refused unless it labels every host of the dataset ``m``."""
-    from tomography.errors import TomographyError
-
-    labels = truth(args, m)
-    if not labels:
-        raise TomographyError("no ground truth: hosts.csv has no labels; give --truth FILE "
-                              "(a CSV with columns host,label)")
-    missing = [h for h in m.host_names if h not in labels]
-    if missing:
-        raise TomographyError(f"the ground truth has no label for host {missing[0]!r} "
-                              f"({len(missing)} of {m.n_hosts} hosts unlabelled)")
-    return labels
+    given = {name: getattr(args, option) for option, name in ANALYSIS_OPTIONS.items()
+             if hasattr(args, option)}
+    result = analyze(args.dataset if dataset is None else dataset, **given, **arguments)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return result
 
 
 def emit(text: str) -> None:
@@ -255,67 +135,6 @@ def add_host_connections_option(p: argparse.ArgumentParser, default: str) -> Non
                         "splits a link giving a connection more than the NIC / K is marked "
                         f"unobservable (default: {default}; 1: the NIC unshared, the model "
                         "as the thesis published it)")
-
-
-def swarm_connections(meta: dict[str, Any]) -> int:
-    """Connections per host of the swarm that measured a dataset (its recorded parameters).
-
-    Examples
-    --------
-    >>> swarm_connections({"method": "simulated", "params": {"upload_slots": 8}})
-    9
-    >>> swarm_connections({"method": "bittorrent", "params": {"upload_slots": 8}})
-    8
-    >>> swarm_connections({"method": "iperf3"})
-    8
-    """
-    from tomography.ground_truth import HOST_CONNECTIONS
-
-    params = meta.get("params") or {}
-    slots = params.get("upload_slots")
-    if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
-        return HOST_CONNECTIONS
-    if meta.get("method") == "simulated":   # the simulator's optimistic slot comes on top
-        return slots + 1
-    if params.get("tit_for_tat") is False:  # libtorrent without a slot limit: every peer listed
-        return max(slots, int(params.get("peer_list") or slots))
-    return slots
-
-
-def observable_truths(args: argparse.Namespace, m: Any) -> tuple[Any, int, str]:
-    """The topology to check the truth's observability against, ``K``, and a note if none.
-
-    Without ``--topology`` a topology that cannot be used is a note; with it, an error.
-    """
-    from tomography.topology import TopologyError, parse_topology, read_topology
-
-    k = args.host_connections or swarm_connections(m.meta)
-
-    def unchecked(text: str) -> tuple[None, int, str]:
-        if args.topology:
-            raise TopologyError(text, path=args.topology)
-        return None, k, text
-
-    name = args.topology or m.meta.get("topology")
-    model = m.meta.get("topology_model")      # the simulator records the whole topology
-    if not name and not isinstance(model, dict):
-        return unchecked("no topology in meta.json (give --topology to mark unobservable "
-                         "levels)")
-    try:
-        topo = (parse_topology(model, source="meta.json topology_model")
-                if isinstance(model, dict) and not args.topology else read_topology(name))
-    except (TopologyError, OSError) as exc:
-        if args.topology:
-            raise
-        return unchecked(f"topology {name!r} not found ({exc}); give --topology FILE")
-    if not topo.is_tree:
-        return unchecked(f"topology {topo.name!r} has cycles: the ground-truth model needs a "
-                         "tree of routers")
-    missing = [h for h in m.host_names if h not in {h.name for h in topo.hosts}]
-    if missing:
-        return unchecked(f"host {missing[0]!r} of the dataset is not in topology "
-                         f"{topo.name!r} ({len(missing)} hosts missing)")
-    return topo, k, ""
 
 
 def command(sub: Any, name: str, summary: str, description: str,

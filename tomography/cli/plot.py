@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
-                                   add_tree_level_option, full_truth, hierarchy, load,
-                                   load_shared, positive_int, tree_of, truth)
+                                   add_tree_level_option, analysis, positive_int)
 from tomography.errors import TomographyError
 from tomography.units import counted
 
-__all__ = ["add_commands", "COMMANDS", "KINDS", "FORMATS"]
+__all__ = ["add_parser", "run", "KINDS", "FORMATS"]
 
 KINDS = {
     "layout": "Kamada-Kawai view: colour = found cluster, shape = true label (Figs 5.3-5.7)",
@@ -50,8 +49,8 @@ examples:
   tomography plot sim --kind distribution --compare real --names simulated real -o w.png"""
 
 
-def add_commands(sub: Any) -> None:
-    """Add ``plot`` to the ``tomography`` sub-parsers."""
+def add_parser(sub: Any) -> None:
+    """Add ``plot`` to the ``tomography`` sub-commands."""
     p = sub.add_parser("plot", help="draw a figure of a dataset (layout, heatmap, timeline, "
                                     "Hasse diagram, tree, convergence, edge, distribution) "
                                     "to PNG, SVG or PDF",
@@ -100,6 +99,7 @@ def add_commands(sub: Any) -> None:
                    help="legend names of DATASET and the --compare datasets")
     g.add_argument("--linear", action="store_true",
                    help="distribution: linear x axis (default logarithmic)")
+    p.set_defaults(run=run)
 
 
 def _format(path: Path) -> str:
@@ -125,12 +125,11 @@ def _short(path: Path) -> str:
     return path.parent.name if path.name == "dataset" and path.parent.name else path.name
 
 
-def _convergence(args: argparse.Namespace, m: Any) -> Any:
-    from cluster.accuracy import convergence
+def _labels(args: argparse.Namespace, m: Any) -> dict[str, str] | None:
+    """The truth labels to show: hosts.csv's or a file's (None when there are none)."""
+    from tomography.truth import read_truth_file
 
-    return convergence(m, full_truth(args, m), iterations=args.iterations, engine=args.engine,
-                       seed=args.seed, linkage=args.linkage, start=args.start,
-                       loops=args.loops, progress=True, n_jobs=args.jobs)
+    return (m.labels if args.truth == "labels" else read_truth_file(args.truth)) or None
 
 
 def _figure(args: argparse.Namespace) -> tuple[Any, str]:
@@ -144,12 +143,11 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
         info = fig.tomography_info
         return fig, (f"iteration {info['iteration']}, {info['blocks']} blocks traced, "
                      f"{info['shape'][0]} hosts")
-    m, W = load(args)
+    # the Hasse diagram and the tree show each level's, cluster's and edge's confidence
+    a = analysis(args, **({} if kind in ("hasse", "tree") else {"resamples": 0}))
+    m = a.measurement
     if kind in ("layout", "heatmap", "hasse"):
-        sampler = None
-        if kind == "hasse":   # the picture shows each level's and cluster's confidence
-            m, W, sampler = load_shared(args)
-        h = hierarchy(args, W, m.host_names, sampler)
+        h = a.hierarchy
         level = min(args.level, h.depth)
         if args.level > h.depth:
             print(f"note: the hierarchy has {h.depth} levels; using level {h.depth}",
@@ -167,12 +165,11 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
                                          iteration=args.iteration, weights=args.weights,
                                          log=args.log, **width)
             return fig, f"{m.n_hosts} x {m.n_hosts} hosts ordered by level-{level} cluster"
-        fig = visualize.plot_hasse(h, labels=truth(args, m) or None, **width)
+        fig = visualize.plot_hasse(h, labels=_labels(args, m), **width)
         return fig, f"{h.depth} levels, {len(h.levels[0])} clusters on level 1"
     if kind == "tree":
-        m, W, sampler = load_shared(args)
-        t = tree_of(args, m, W, hierarchy(args, W, m.host_names, sampler), sampler)
-        fig = visualize.plot_tree(t, labels=truth(args, m) or None, **width)
+        t = a.tree
+        fig = visualize.plot_tree(t, labels=_labels(args, m), **width)
         return fig, f"{counted(len(t.clusters), 'cluster')}, {counted(len(t.edges), 'edge')}"
     if kind == "edge":
         if not args.edge:
@@ -185,7 +182,8 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
     others = [read_measurement(path) for path in args.compare]
     names = _names(args, 1 + len(others))
     if kind == "convergence":
-        tables = [_convergence(args, x) for x in (m, *others)]
+        tables = [analysis(args, x, truth=args.truth).convergence(progress=True)
+                  for x in (m, *others)]
         if len(tables) == 1 and names is None:
             table: Any = tables[0]
         else:
@@ -200,7 +198,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
                                                    if ks is not None else "")
 
 
-def cmd_plot(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import matplotlib
 
     if "matplotlib.pyplot" not in sys.modules:
@@ -221,6 +219,3 @@ def cmd_plot(args: argparse.Namespace) -> int:
     print(f"wrote {args.kind} ({note}; {w:.1f} x {h:.1f} in) -> {args.output}",
           file=sys.stderr)
     return 0
-
-
-COMMANDS = {"plot": cmd_plot}

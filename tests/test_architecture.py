@@ -1,0 +1,122 @@
+"""The layers of the house (docs/architecture.md): imports point one way, and no circles.
+
+Every import counts, also those inside functions; only imports under
+``if TYPE_CHECKING:`` (annotations) are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("tomography", "cluster", "measure", "visualize")
+TOP = ("tomography.cli", "tomography.pipeline", "tomography.__main__")
+"""The modules on top: the one analysis pipeline and the command line."""
+MIDDLE = ("cluster", "measure", "visualize")
+"""Algorithms, measurement and views: each stands on the data model alone."""
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+class _Imports(ast.NodeVisitor):
+    def __init__(self, module: str, is_package: bool) -> None:
+        self.module, self.is_package = module, is_package
+        self.found: dict[str, int] = {}
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        if getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == \
+                "TYPE_CHECKING":
+            for child in node.orelse:
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def _add(self, name: str, line: int) -> None:
+        target = _resolve(name)
+        if target and target != self.module:
+            self.found.setdefault(target, line)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(alias.name, node.lineno)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.module.split(".")
+            base = base if self.is_package else base[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            name = ".".join(base + ([node.module] if node.module else []))
+        else:
+            name = node.module or ""
+        for alias in node.names:
+            full = f"{name}.{alias.name}"
+            self._add(full if full in MODULES else name, node.lineno)
+
+
+def _graph() -> nx.DiGraph:
+    g = nx.DiGraph()
+    for module, path in MODULES.items():
+        visitor = _Imports(module, path.name == "__init__.py")
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        g.add_node(module)
+        for target, line in visitor.found.items():
+            parent_package = path.name != "__init__.py" and module.startswith(target + ".") \
+                and MODULES[target].name == "__init__.py"
+            child_of_package = path.name == "__init__.py" and target.startswith(module + ".")
+            if not (parent_package or child_of_package):
+                g.add_edge(module, target, line=line)
+    return g
+
+
+def _layer(module: str) -> int:
+    """0: the data model; 1: algorithms, measurement, views; 2: pipeline and CLI."""
+    if any(module == t or module.startswith(t + ".") for t in TOP):
+        return 2
+    return 1 if module.split(".")[0] in MIDDLE else 0
+
+
+def test_imports_point_down() -> None:
+    """Nothing imports a layer above its own; the middle packages do not import each other."""
+    wrong = []
+    for a, b, data in _graph().edges(data=True):
+        la, lb = _layer(a), _layer(b)
+        sideways = la == lb == 1 and a.split(".")[0] != b.split(".")[0]
+        if lb > la or sideways:
+            wrong.append(f"{MODULES[a].relative_to(ROOT)}:{data['line']}: {a} imports {b}")
+    assert not wrong, "imports against the layers:\n" + "\n".join(sorted(wrong))
+
+
+def test_no_import_circles() -> None:
+    circles = [sorted(c) for c in nx.strongly_connected_components(_graph()) if len(c) > 1]
+    assert not circles, f"modules importing each other: {circles}"
+
+
+def test_the_check_sees_imports_in_functions_and_skips_annotations() -> None:
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import measure.mesh\n"
+              "def f():\n    from tomography.cli.common import emit\n")
+    visitor = _Imports("cluster.louvain", False)
+    visitor.visit(ast.parse(source))
+    assert set(visitor.found) == {"tomography.cli.common"}
+    assert _layer("tomography.cli.common") > _layer("cluster.louvain") > _layer("tomography.weights")

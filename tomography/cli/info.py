@@ -1,0 +1,66 @@
+"""``tomography info``: hosts, iterations, completeness and totals of a dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from tomography.cli.common import add_format_option, command, emit
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``info`` to the ``tomography`` sub-commands."""
+    p = command(sub, "info", "hosts, iterations, completeness and totals of a dataset",
+                "Check a measurement dataset before analysing it: how it was made (method, "
+                "topology, parameters), its hosts, its iterations (complete or not, duration, "
+                "root) and the blocks counted.",
+                ["tomography info run", "tomography info run --format json | jq .iterations"])
+    p.add_argument("dataset", type=Path, help="measurement dataset directory")
+    add_format_option(p, ("text", "json"))
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tomography.dataset import read_measurement
+
+    m = read_measurement(args.dataset)
+    it = m.iterations
+    per_iteration = m.transfers.groupby("iteration")["blocks"].sum()
+    info: dict[str, Any] = {
+        "dataset": str(args.dataset), "method": m.meta["method"],
+        "topology": m.meta.get("topology"), "created": m.meta.get("created"),
+        "hosts": m.n_hosts, "labelled_hosts": len(m.labels),
+        "labels": sorted(set(m.labels.values())),
+        "iterations": len(it), "complete_iterations": int(it["complete"].sum()),
+        "incomplete_iterations": [int(i) for i in it.loc[~it["complete"], "iteration"]],
+        "roots": sorted(set(it["root"])),
+        "total_blocks": int(m.transfers["blocks"].sum()),
+        "total_bytes": int(m.transfers["blocks"].sum()) * int(m.meta["block_size"]),
+        "mean_blocks_per_iteration": float(per_iteration.mean()) if len(per_iteration) else 0.0,
+        "pairs_measured": int(len(m.transfers[["receiver", "sender"]].drop_duplicates())),
+        "probes": 0 if m.probes is None else len(m.probes),
+        "params": m.meta.get("params", {}),
+    }
+    if args.format == "json":
+        emit(json.dumps(info, indent=2))
+        return 0
+    n = m.n_hosts
+    lines = [
+        f"dataset     {info['dataset']}  ({info['method']}, created {info['created']})",
+        f"hosts       {n}, {info['labelled_hosts']} with a ground-truth label"
+        + (f" ({len(info['labels'])} distinct)" if info["labels"] else ""),
+        f"iterations  {info['iterations']}, {info['complete_iterations']} complete"
+        + (f"; incomplete: {info['incomplete_iterations']}" if info["incomplete_iterations"] else ""),
+        f"roots       {len(info['roots'])} distinct",
+        f"blocks      {info['total_blocks']} ({info['total_bytes'] / 2**20:.1f} MiB), "
+        f"{info['mean_blocks_per_iteration']:.0f} per iteration",
+        f"pairs       {info['pairs_measured']} of {n * (n - 1)} ordered pairs exchanged blocks",
+    ]
+    if info["probes"]:
+        lines.append(f"probes      {info['probes']}")
+    emit("\n".join(lines))
+    return 0

@@ -1,0 +1,125 @@
+"""``tomography plan``: a multicast planned over a Gauge file, its throughput predicted."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from tomography.cli.common import add_format_option, emit, positive_int
+from tomography.errors import TomographyError
+from tomography.units import listed
+
+__all__ = ["add_parser", "run"]
+
+PLAN_EPILOG = """\
+methods (balanced multicasting and the trees it is compared with):
+  flat            the root sends to every node itself
+  semi-flat       minimum-height tree over live links, highest throughput
+  max-bottleneck  Prim's variant: the tree whose weakest link is strongest
+  fpfr            Fast Parallel File Replication trees, sharing capacities uncoordinated
+  balanced        FPFR trees with rates from a linear program (balanced multicasting)
+  exact           the LP over every spanning tree (small networks only)
+  binomial        MPI's binomial broadcast tree, hosts in the order of their clusters
+  all             every method side by side (default)
+
+examples:
+  tomography plan datasets/gauges/gridlab-8.gauge.xml --root fs0
+  tomography plan run.gauge.xml --root ca-00 --method balanced --format json"""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``plan`` to the ``tomography`` sub-commands."""
+    from tomography.planning import METHODS
+
+    p = sub.add_parser("plan", help="plan a multicast over a Gauge file (balanced "
+                                    "multicasting and the other trees)",
+                       description="Plan a multicast from a root over the network of a Gauge "
+                                   "file and predict its throughput, local capacities shared.",
+                       epilog=PLAN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("gauge", help="Gauge file ('-' for standard input)")
+    p.add_argument("--root", required=True,
+                   help="sending node: a cluster, or a host (then its cluster, unless "
+                        "--level hosts)")
+    p.add_argument("--method", choices=(*METHODS, "all"), default="all",
+                   help="one planner, or all side by side (default; the list below)")
+    p.add_argument("--level", choices=("clusters", "hosts"), default="clusters",
+                   help="plan between clusters (each as one node, default) or hosts "
+                        "(needs host-pair figures)")
+    p.add_argument("--unit", default="MiB/s",
+                   help="unit of the throughputs printed (default MiB/s, the 'MB/s' of "
+                        "the papers)")
+    p.add_argument("--max-nodes", type=positive_int, default=7,
+                   help="largest network the exact optimum enumerates (default 7)")
+    add_format_option(p, ("text", "json"))
+    p.set_defaults(run=run)
+
+
+def _read_gauge_arg(path: str):
+    import tempfile
+
+    from tomography.export.gauge import read_gauge
+
+    if path != "-":
+        return read_gauge(path)
+    with tempfile.NamedTemporaryFile("w", suffix=".gauge.xml", encoding="utf-8") as tmp:
+        tmp.write(sys.stdin.read())
+        tmp.flush()
+        return read_gauge(tmp.name)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tomography.export.gauge import gauge_to_network
+    from tomography.planning import METHODS, compare, plan
+
+    model = _read_gauge_arg(args.gauge)
+    net = gauge_to_network(model, args.level, unit=args.unit)
+    root = args.root
+    if args.level == "clusters" and root not in net.nodes and root in model.cluster_of:
+        root = model.cluster_of[root]
+        print(f"root host {args.root} is in cluster {root}", file=sys.stderr)
+    if root not in net.nodes:  # a clear error before any planning
+        clusters = args.level == "clusters"
+        raise TomographyError(
+            f"unknown root {args.root!r}: give "
+            + (f"a host ({listed(sorted(model.cluster_of), 8)}) or a cluster "
+               f"({listed(net.nodes, 8)})" if clusters else f"a host ({listed(net.nodes, 8)})")
+            + f" of {args.gauge}")
+    methods = METHODS if args.method == "all" else (args.method,)
+    table = compare(net, root, methods=methods, max_nodes=args.max_nodes)
+    plans = {}
+    for method in methods:
+        if table.loc[table.method == method, "note"].iloc[0]:
+            continue
+        plans[method] = plan(net, root, method, max_nodes=args.max_nodes)
+    if args.format == "json":
+        emit(json.dumps({
+            "gauge": args.gauge, "root": root, "level": args.level, "unit": args.unit,
+            "nodes": net.nodes,
+            "methods": [{"method": r.method,
+                         "throughput": None if r.throughput != r.throughput else r.throughput,
+                         "seconds": None if r.seconds != r.seconds else r.seconds,
+                         "note": r.note,
+                         "trees": [{"rate": float(rate), "edges": t.edge_names(net.nodes)}
+                                   for t, rate in zip(plans[r.method].trees,
+                                                      plans[r.method].rates)]
+                         if r.method in plans else []}
+                        for r in table.itertuples()]}, indent=2))
+        return 0
+    unit = args.unit or "(no unit)"
+    lines = [f"multicast from {root} over {net.size} {args.level} of {args.gauge} "
+             f"(throughput in {unit}, local capacities shared)", "",
+             f"  {'method':<15} {'throughput':>11} {'trees':>6} {'ms':>9}  note"]
+    for r in table.itertuples():
+        value = "-" if r.throughput != r.throughput else f"{r.throughput:.4g}"
+        ms = "-" if r.seconds != r.seconds else f"{r.seconds * 1e3:.2f}"
+        lines.append(f"  {r.method:<15} {value:>11} {r.trees:>6} {ms:>9}  {r.note}")
+    best = max(plans.values(), key=lambda p: p.throughput, default=None)
+    if best is not None:
+        lines += ["", f"trees of {best.method} ({best.throughput:.4g} {unit}):"]
+        for tree, rate in zip(best.trees, best.rates):
+            edges = ", ".join(f"{a}->{b}" for a, b in tree.edge_names(net.nodes))
+            lines.append(f"  rate {rate:>9.4g}  {edges}")
+    emit("\n".join(lines))
+    return 0
