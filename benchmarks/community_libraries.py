@@ -91,7 +91,7 @@ from cluster.louvain import louvain
 from tomography.dataset import Measurement, read_measurement
 from tomography.hierarchy import Hierarchy
 from tomography.synthetic import planted_hierarchy
-from tomography.truth import labels_at_depth, truth_depth
+from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.weights import mean_weights
 
 if TYPE_CHECKING:

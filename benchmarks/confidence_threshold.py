@@ -38,7 +38,7 @@ from cluster.confidence import (MERGE_GAP, SUPPORT_THRESHOLD, IterationSampler,
 from hierarchy_defaults import (QUICK_SCENARIOS, SCENARIOS, Planted, Scenario, generate,
                                 planted_cases)
 from tomography.dataset import Measurement, read_measurement
-from tomography.truth import labels_at_depth, truth_depth
+from tomography.truth_labels import labels_at_depth, truth_depth
 
 OUTPUT = Path("/tmp/confidence.md")
 TRUE, NEAR = 0.95, 0.8

@@ -65,7 +65,7 @@ from tomography.dataset import Measurement, read_measurement
 from tomography.ground_truth import tree_is_consistent
 from tomography.synthetic import planted_hierarchy
 from tomography.topology import Topology, read_topology
-from tomography.truth import labels_at_depth, truth_depth
+from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.weights import mean_weights
 
 OUTPUT = Path("/tmp/defaults.md")

@@ -40,7 +40,7 @@ from tomography.cli.common import Progress
 from tomography.dataset import read_measurement
 from tomography.ground_truth import threshold_partitions, tree_is_consistent
 from tomography.topology import read_topology
-from tomography.truth import labels_at_depth, truth_depth
+from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.units import parse_size
 from tomography.weights import mean_weights
 

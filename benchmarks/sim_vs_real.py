@@ -37,7 +37,7 @@ from measure.coordinator import run_broadcasts
 from measure.simulator import simulate
 from tomography.dataset import read_measurement
 from tomography.topology import read_topology
-from tomography.truth import labels_at_depth, truth_depth
+from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.units import parse_size
 from tomography.weights import mean_weights
 

@@ -29,7 +29,7 @@ from cluster.stability import StablePartition
 from measure.simulator import simulate
 from tomography.dataset import read_measurement
 from tomography.topology import read_topology
-from tomography.truth import labels_at_depth, truth_depth
+from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.units import parse_size
 
 SCENARIOS = ["bordeaux-64", "grenoble-toulouse", "three-sites", "four-sites", "N1", "N2",

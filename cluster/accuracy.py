@@ -25,7 +25,7 @@ from cluster.louvain import louvain
 from cluster.parallel import effective_jobs, fork_map
 from tomography.dataset import Measurement
 from tomography.hierarchy import Hierarchy
-from tomography.truth import labels_at_depth, truth_depth
+from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.weights import mean_weights, rounds
 
 __all__ = ["nmi", "overlapping_nmi", "hierarchy_nmi", "convergence", "partition_to_cover"]

@@ -174,7 +174,7 @@ class Analysis:
     def truth(self) -> dict[str, str]:
         """The ground truth (host to label path) that :func:`analyze` was given, checked
         to label every host; ``{}`` when none was given."""
-        from tomography.truth import read_truth_file
+        from tomography.truth_labels import read_truth_file
 
         source = self.truth_source
         if source is None:
@@ -205,7 +205,7 @@ class Analysis:
         """
         from tomography.ground_truth import nic_share, observable_labels
         from tomography.ground_truth import observability_topology
-        from tomography.truth import labels_at_depth
+        from tomography.truth_labels import labels_at_depth
 
         topo, k, note = observability_topology(self.measurement, self.topology,
                                                self.host_connections)

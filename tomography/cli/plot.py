@@ -127,7 +127,7 @@ def _short(path: Path) -> str:
 
 def _labels(args: argparse.Namespace, m: Any) -> dict[str, str] | None:
     """The truth labels to show: hosts.csv's or a file's (None when there are none)."""
-    from tomography.truth import read_truth_file
+    from tomography.truth_labels import read_truth_file
 
     return (m.labels if args.truth == "labels" else read_truth_file(args.truth)) or None
 

@@ -27,7 +27,8 @@ module             holds
 ``validation``     file, line and field checks shared by the readers; cut-line detection
 ``tables``         each file read on its own: hosts, iterations, transfers, probes, trace
 ``read``           :func:`read_measurement`: the files together, checked against each other
-``writer``         :class:`MeasurementWriter`, :func:`refuse_existing`, :func:`csv_writer`
+``incremental``    :class:`MeasurementWriter` (one iteration at a time), :func:`refuse_existing`,
+                   :func:`csv_writer`
 ``write``          :func:`write_measurement`: a :class:`Measurement` written out whole
 =================  ===================================================================
 
@@ -43,7 +44,7 @@ from tomography.dataset.schema import (BLOCK_SIZE, BROADCAST_METHODS, FORMAT, PR
                                        PROBES_EXTRA)
 from tomography.dataset.tables import read_hosts_table, read_trace
 from tomography.dataset.write import write_measurement
-from tomography.dataset.writer import MeasurementWriter, csv_writer, refuse_existing
+from tomography.dataset.incremental import MeasurementWriter, csv_writer, refuse_existing
 
 # Importable from here as well, as before the package was split (not in __all__).
 from tomography.dataset.meta import META_LIMIT  # noqa: F401

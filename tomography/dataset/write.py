@@ -13,7 +13,7 @@ import numpy as np
 from tomography.dataset.measurement import Measurement
 from tomography.dataset.meta import new_meta
 from tomography.dataset.schema import BROADCAST_METHODS
-from tomography.dataset.writer import DATA_FILES, refuse_existing
+from tomography.dataset.incremental import DATA_FILES, refuse_existing
 from tomography.errors import DatasetError
 
 __all__ = ["write_measurement"]
