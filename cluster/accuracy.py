@@ -24,6 +24,7 @@ from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
 from cluster.parallel import effective_jobs, fork_map
 from tomography.dataset import Measurement
+from tomography.errors import ParameterError
 from tomography.hierarchy import Hierarchy
 from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.weights import mean_weights, rounds
@@ -53,10 +54,11 @@ def nmi(labels_true: Sequence[Hashable], labels_pred: Sequence[Hashable]) -> flo
     """
     for labels in (labels_true, labels_pred):
         if isinstance(labels, dict) or np.ndim(labels) != 1:
-            raise ValueError("nmi takes two sequences of labels in one host order (for dicts "
-                             "of host -> label: [d[h] for h in hosts])")
+            raise ParameterError("nmi takes two sequences of labels in one host order (for dicts "
+                                 "of host -> label: [d[h] for h in hosts])")
     if len(labels_true) != len(labels_pred):
-        raise ValueError(f"the partitions label {len(labels_true)} and {len(labels_pred)} nodes")
+        raise ParameterError(f"labels_true and labels_pred label {len(labels_true)} and "
+                             f"{len(labels_pred)} nodes")
     a, ka = _codes(labels_true)
     b, kb = _codes(labels_pred)
     if ka == kb and ka <= 1:   # neither splits the nodes: the same (trivial) partition
@@ -158,9 +160,9 @@ def overlapping_nmi(cover_a: Iterable[Iterable[int]], cover_b: Iterable[Iterable
     universe = set().union(*A, *B) if (A or B) else set()
     n = len(universe) if n is None else n
     if n == 0 or not A or not B:
-        raise ValueError("both covers need at least one non-empty cluster")
+        raise ParameterError("both covers need at least one non-empty cluster")
     if universe and max(universe) >= n and all(isinstance(x, (int, np.integer)) for x in universe):
-        raise ValueError(f"node index {max(universe)} out of range for n = {n}")
+        raise ParameterError(f"node index {max(universe)} out of range for n = {n}")
     if {frozenset(c) for c in A} == {frozenset(c) for c in B}:
         return 1.0
     return float(1.0 - 0.5 * (_normalized_conditional_entropy(A, B, n)
@@ -208,11 +210,11 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
     """
     hosts = hierarchy.hosts
     if not isinstance(truth, dict):
-        raise ValueError(f"truth: expected a dict of host -> label path (m.labels), got "
-                         f"{type(truth).__name__}")
+        raise ParameterError(f"truth: expected a dict of host -> label path (m.labels), got "
+                             f"{type(truth).__name__}")
     missing = [h for h in hosts if h not in truth]
     if missing:
-        raise ValueError(f"truth: host {missing[0]!r} of the hierarchy has no label")
+        raise ParameterError(f"truth: host {missing[0]!r} of the hierarchy has no label")
     depth = truth_depth({h: truth[h] for h in hosts})
     truths = {d: labels_at_depth(truth, d, hosts) for d in range(1, depth + 1)}
     rows = []

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Hashable
 import numpy as np
 from scipy import sparse
 
+from tomography.errors import EmptyGraphError, GraphError, ParameterError
+
 if TYPE_CHECKING:
     import igraph
     import networkx as nx
@@ -51,7 +53,7 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     >>> as_adjacency(np.array([[0, 1], [2, 0]]))
     Traceback (most recent call last):
     ...
-    ValueError: the weight matrix is not symmetric: w[0, 1] = 1.0 but w[1, 0] = 2.0
+    tomography.errors.GraphError: the weight matrix is not symmetric: w[0, 1] = 1.0 but w[1, 0] = 2.0
     """
     if isinstance(graph, SharedGraph):
         return graph.matrix, graph.hosts
@@ -59,11 +61,11 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     networkx = sys.modules.get("networkx")   # a networkx graph means networkx is loaded
     pandas = sys.modules.get("pandas")
     if hasattr(graph, "transfers") and hasattr(graph, "host_names"):
-        raise ValueError("expected a weight matrix, got a measurement: take its weights with "
+        raise GraphError("expected a weight matrix, got a measurement: take its weights with "
                          "tomography.weights.mean_weights(m) (rows in m.host_names order)")
     if pandas is not None and isinstance(graph, pandas.DataFrame):
         if graph.shape[0] != graph.shape[1] or list(graph.index) != list(graph.columns):
-            raise ValueError("a DataFrame must be a square adjacency whose index and columns "
+            raise GraphError("a DataFrame must be a square adjacency whose index and columns "
                              "name the same hosts in the same order; for an edge list (one "
                              "row per pair) use tomography.interop.from_pandas(df, ...)")
         nodes = list(graph.index)
@@ -74,7 +76,7 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     elif networkx is not None and isinstance(graph, networkx.Graph):
         nx = networkx
         if graph.is_directed():
-            raise ValueError("expected an undirected graph; symmetrize it first (w = C + C^T)")
+            raise GraphError("expected an undirected graph; symmetrize it first (w = C + C^T)")
         nodes = sorted(graph.nodes)
         matrix = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight="weight", format="csr")
     elif sparse.issparse(graph):
@@ -82,24 +84,24 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     else:
         array = np.asarray(graph)
         if array.ndim != 2:
-            raise ValueError(f"expected a square weight matrix, got an array of shape {array.shape}")
+            raise GraphError(f"expected a square weight matrix, got an array of shape {array.shape}")
         matrix = sparse.csr_array(array)
     matrix = matrix.astype(np.float64)
     if matrix.shape[0] != matrix.shape[1]:
-        raise ValueError(f"expected a square weight matrix, got shape {matrix.shape}")
+        raise GraphError(f"expected a square weight matrix, got shape {matrix.shape}")
     if matrix.shape[0] == 0:
-        raise ValueError("the graph has no nodes")
+        raise EmptyGraphError("the graph has no nodes")
     if nodes is not None and len(set(nodes)) != len(nodes):
-        raise ValueError(f"host names must be distinct: {_repeated(nodes)!r} names two rows")
+        raise GraphError(f"host names must be distinct: {_repeated(nodes)!r} names two rows")
     if not np.all(np.isfinite(matrix.data)):
-        raise ValueError("the weight matrix has NaN or infinite weights")
+        raise GraphError("the weight matrix has NaN or infinite weights")
     if np.any(matrix.data < 0):
-        raise ValueError("the weight matrix has negative weights; block counts are >= 0")
+        raise GraphError("the weight matrix has negative weights; block counts are >= 0")
     diff = (matrix - matrix.T).tocoo()
     big = np.abs(diff.data) > 1e-9 * max(1.0, float(np.abs(matrix.data).max(initial=0)))
     if np.any(big):
         i, j = int(diff.row[big][0]), int(diff.col[big][0])
-        raise ValueError(f"the weight matrix is not symmetric: w[{i}, {j}] = {matrix[i, j]} "
+        raise GraphError(f"the weight matrix is not symmetric: w[{i}, {j}] = {matrix[i, j]} "
                          f"but w[{j}, {i}] = {matrix[j, i]}")
     matrix.eliminate_zeros()
     return matrix, nodes
@@ -128,27 +130,27 @@ def row_names(n: int, hosts: list[Hashable] | None = None,
     >>> row_names(2, ["b", "a"], nodes=["a", "b"])
     Traceback (most recent call last):
     ...
-    ValueError: hosts= names the rows of a graph that names them already (networkx nodes, DataFrame index): leave hosts out, or give the graph's own names in its row order
+    tomography.errors.ParameterError: hosts= names the rows of a graph that names them already (networkx nodes, DataFrame index): leave hosts out, or give the graph's own names in its row order
     >>> row_names(2, ["a", "a"])
     Traceback (most recent call last):
     ...
-    ValueError: host names must be distinct: 'a' names two rows
+    tomography.errors.ParameterError: host names must be distinct: 'a' names two rows
     """
     if hosts is not None:
         names = [str(x) for x in hosts]
         if nodes is not None and names != [str(x) for x in nodes]:
-            raise ValueError("hosts= names the rows of a graph that names them already "
-                             "(networkx nodes, DataFrame index): leave hosts out, or give "
-                             "the graph's own names in its row order")
+            raise ParameterError("hosts= names the rows of a graph that names them already "
+                                 "(networkx nodes, DataFrame index): leave hosts out, or give "
+                                 "the graph's own names in its row order")
     elif nodes is not None:
         names = [str(x) for x in nodes]
     else:
         width = len(str(max(n - 1, 0)))
         names = [f"h{i:0{width}d}" for i in range(n)]
     if len(names) != n:
-        raise ValueError(f"{len(names)} host names for a {n}-host graph")
+        raise ParameterError(f"{len(names)} host names for a {n}-host graph")
     if len(set(names)) != len(names):
-        raise ValueError(f"host names must be distinct: {_repeated(names)!r} names two rows")
+        raise ParameterError(f"host names must be distinct: {_repeated(names)!r} names two rows")
     return names
 
 

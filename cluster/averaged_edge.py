@@ -17,6 +17,7 @@ from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
 from cluster.reassign import reassign_hosts
 from cluster.refine import refine_levels
+from tomography.errors import ParameterError
 from tomography.hierarchy import Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
@@ -85,12 +86,12 @@ def collapse(graph, labels, sizes=None, *, linkage: Linkage = DEFAULT_LINKAGE
     [[2.5, 3.0], [3.0, 0.0]]
     """
     if linkage not in LINKAGES:
-        raise ValueError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
+        raise ParameterError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
     A, _ = as_adjacency(graph)
     n = A.shape[0]
     labels = np.asarray(labels)
     if labels.shape != (n,):
-        raise ValueError(f"labels has shape {labels.shape}; expected ({n},)")
+        raise ParameterError(f"labels has shape {labels.shape}; expected ({n},)")
     sizes = np.ones(n, dtype=np.int64) if sizes is None else np.asarray(sizes, dtype=np.int64)
     k = int(labels.max()) + 1
     P = sparse.csr_array((np.ones(n), (np.arange(n), labels)), shape=(n, k))
@@ -181,7 +182,7 @@ def with_self_loops(collapsed, share: float) -> sparse.csr_array:
     [2.0, 2.0, 1.0]
     """
     if share < 0:
-        raise ValueError(f"the self-loop share must be >= 0, got {share}")
+        raise ParameterError(f"the self-loop share must be >= 0, got {share}")
     A, _ = as_adjacency(collapsed)
     off = (A - sparse.diags_array(A.diagonal())).tocsr()
     off.eliminate_zeros()
@@ -265,9 +266,9 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     A, nodes = shared.matrix, shared.hosts
     names = row_names(A.shape[0], hosts, nodes)
     if linkage not in LINKAGES:
-        raise ValueError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
+        raise ParameterError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
     if start not in STARTS:
-        raise ValueError(f"unknown start {start!r}; choose one of {', '.join(STARTS)}")
+        raise ParameterError(f"unknown start {start!r}; choose one of {', '.join(STARTS)}")
     rng, recorded = check_seed(seed)
     options = {"engine": engine, "resolution": resolution, "restarts": restarts}
     partitions, internals, weights, qualities, origins = [], [], [], [], []

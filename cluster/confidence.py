@@ -52,7 +52,7 @@ from cluster.adjacency import SharedGraph, igraph_graph
 from cluster.averaged_edge import DEFAULT_LINKAGE, collapse, linked, with_self_loops
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
-from tomography.errors import TomographyError
+from tomography.errors import ParameterError, TomographyError
 from tomography.hierarchy import ClusterTree, Hierarchy
 from tomography.seeding import Seed, check_seed, spawn_seeds
 from tomography.weights import IterationWeights
@@ -130,7 +130,7 @@ def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
         raise TomographyError("one iteration cannot be resampled: measure at least 2 for a "
                               "confidence")
     if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
+        raise ParameterError(f"resamples must be >= 1, got {resamples}")
     rng, _ = check_seed(seed)
     if n_iterations >= BOOTSTRAP_MIN:
         draws = [rng.integers(0, n_iterations, n_iterations) for _ in range(resamples)]

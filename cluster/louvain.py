@@ -26,7 +26,7 @@ from scipy import sparse
 
 from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph, upper_edges
 from cluster.modularity import canonical_labels, modularity
-from tomography.errors import EmptyGraphError
+from tomography.errors import EmptyGraphError, ParameterError
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
 if TYPE_CHECKING:
@@ -84,10 +84,10 @@ class FlatClustering:
         """The cluster of each host by name: ``hosts`` (the rows' names) or the input's nodes."""
         names = list(hosts) if hosts is not None else self.nodes
         if names is None:
-            raise ValueError("the input did not name its rows: give membership(hosts), e.g. "
-                             "m.host_names for mean_weights(m)")
+            raise ParameterError("the input did not name its rows: give membership(hosts), e.g. "
+                                 "m.host_names for mean_weights(m)")
         if len(names) != len(self.labels):
-            raise ValueError(f"{len(names)} names for {len(self.labels)} rows")
+            raise ParameterError(f"{len(names)} names for {len(self.labels)} rows")
         return {h: int(c) for h, c in zip(names, self.labels)}
 
 
@@ -150,15 +150,15 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
     [0, 0, 0, 1, 1, 1]
     """
     if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+        raise ParameterError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
     if level not in ("best", "finest"):
-        raise ValueError(f"level must be 'best' or 'finest', got {level!r}")
+        raise ParameterError(f"level must be 'best' or 'finest', got {level!r}")
     if restarts < 1:
-        raise ValueError(f"restarts must be >= 1, got {restarts}")
+        raise ParameterError(f"restarts must be >= 1, got {restarts}")
     if not resolution > 0:
-        raise ValueError(f"resolution must be > 0, got {resolution}")
+        raise ParameterError(f"resolution must be > 0, got {resolution}")
     if self_loop < 0:
-        raise ValueError(f"self_loop must be >= 0, got {self_loop}")
+        raise ParameterError(f"self_loop must be >= 0, got {self_loop}")
     A, nodes = as_adjacency(graph)
     if A.shape[0] == 1:
         raise EmptyGraphError("the graph has one host: clustering needs at least two")

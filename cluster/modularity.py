@@ -6,6 +6,7 @@ import numpy as np
 from scipy import sparse
 
 from cluster.adjacency import as_adjacency
+from tomography.errors import EmptyGraphError, ParameterError
 
 __all__ = ["modularity", "canonical_labels"]
 
@@ -41,12 +42,12 @@ def modularity(graph, labels: np.ndarray, *, resolution: float = 1.0) -> float:
     A, _ = as_adjacency(graph)
     labels = np.asarray(labels)
     if labels.shape != (A.shape[0],):
-        raise ValueError(f"labels has shape {labels.shape}; expected ({A.shape[0]},)")
+        raise ParameterError(f"labels has shape {labels.shape}; expected ({A.shape[0]},)")
     diag = A.diagonal()
     degree = np.asarray(A.sum(axis=1)).ravel() + diag
     m = (degree.sum()) / 2.0
     if m == 0:
-        raise ValueError("modularity is undefined on a graph with no edge weight")
+        raise EmptyGraphError("modularity is undefined on a graph with no edge weight")
     _, codes = np.unique(labels, return_inverse=True)
     k = int(codes.max()) + 1
     P = sparse.csr_array((np.ones(len(codes)), (np.arange(len(codes)), codes)), shape=(len(codes), k))

@@ -16,6 +16,8 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
 
+from tomography.errors import ParameterError
+
 __all__ = ["PARALLEL_MIN_EDGES", "available_cores", "effective_jobs", "fork_map"]
 
 T = TypeVar("T")
@@ -60,7 +62,7 @@ def effective_jobs(n_jobs: int | None, tasks: int, edges: int = 0) -> int:
     True
     """
     if n_jobs == 0:
-        raise ValueError("n_jobs must not be 0 (1 runs in this process, -1 on every core)")
+        raise ParameterError("n_jobs must not be 0 (1 runs in this process, -1 on every core)")
     if _IN_WORKER:   # the cores are taken by the workers already
         return 1
     if n_jobs is None:

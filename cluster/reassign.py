@@ -20,6 +20,7 @@ from scipy import sparse
 
 from cluster.adjacency import as_adjacency
 from cluster.modularity import canonical_labels
+from tomography.errors import ParameterError
 
 __all__ = ["reassign_hosts"]
 
@@ -74,7 +75,7 @@ def reassign_hosts(graph, levels: Sequence[np.ndarray]) -> list[np.ndarray]:
     for level in levels:
         labels = np.asarray(level)
         if labels.shape != (n,):
-            raise ValueError(f"a level has {labels.size} labels for {n} hosts")
+            raise ParameterError(f"a level has {labels.size} labels for {n} hosts")
         labels = _moved(A, canonical_labels(labels), parent)
         out.append(labels)
         parent = labels

@@ -20,7 +20,7 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 from cluster.adjacency import as_adjacency, row_names, weight_unit_of
 from cluster.averaged_edge import DEFAULT_LINKAGE, Linkage, collapse
 from cluster.louvain import Level, louvain
-from tomography.errors import TomographyError
+from tomography.errors import ParameterError, TomographyError
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
 from tomography.seeding import Seed
 
@@ -53,7 +53,7 @@ def maximum_spanning_tree(graph, *, method: str = "scipy") -> list[tuple[int, in
     [(0, 1, 5.0), (1, 2, 3.0)]
     """
     if method not in MST_METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(MST_METHODS)}")
+        raise ParameterError(f"unknown method {method!r}; choose one of {', '.join(MST_METHODS)}")
     A, _ = as_adjacency(graph)
     upper = sparse.triu(A, k=1, format="coo")
     rows, cols, data = upper.row, upper.col, upper.data

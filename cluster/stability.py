@@ -16,6 +16,7 @@ import numpy as np
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
+from tomography.errors import ParameterError
 from tomography.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "replay_stop_rule"]
@@ -56,7 +57,7 @@ class StablePartition:
 
     def __init__(self, k: int = DEFAULT_STABLE, *, engine: str = "igraph", seed: int = 0) -> None:
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ParameterError(f"k must be >= 1, got {k}")
         self.k, self.engine, self.seed = k, engine, seed
         self.history: list[np.ndarray] = []
 
@@ -112,7 +113,7 @@ class StableHierarchy:
     def __init__(self, k: int = DEFAULT_STABLE, *, seed: int = 0, resamples: int = 4,
                  **options) -> None:
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ParameterError(f"k must be >= 1, got {k}")
         self.k, self.seed, self.resamples, self.options = k, seed, resamples, options
         self.history: list[tuple[np.ndarray, ...]] = []
         self.levels: list[int] = []

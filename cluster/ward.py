@@ -10,6 +10,7 @@ from scipy.spatial.distance import squareform
 
 from cluster.adjacency import as_adjacency
 from cluster.modularity import canonical_labels
+from tomography.errors import ParameterError
 
 __all__ = ["ward"]
 
@@ -56,11 +57,11 @@ def ward(graph, n_clusters: int, *, distance: Literal["inverse", "weight"] = "in
     [[0, 3], [1, 4], [2, 5]]
     """
     if distance not in ("inverse", "weight"):
-        raise ValueError(f"distance must be 'inverse' or 'weight', got {distance!r}")
+        raise ParameterError(f"distance must be 'inverse' or 'weight', got {distance!r}")
     A, _ = as_adjacency(graph)
     n = A.shape[0]
     if not 1 <= n_clusters <= n:
-        raise ValueError(f"n_clusters must be between 1 and {n}, got {n_clusters}")
+        raise ParameterError(f"n_clusters must be between 1 and {n}, got {n_clusters}")
     if n == 1:
         return np.zeros(1, dtype=np.int64), np.empty((0, 4))
     w = A.toarray()

@@ -52,7 +52,7 @@ from measure.transport import Channel, Launcher, ProcessTransport, Transport, lo
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
                                 refuse_existing)
 from tomography.dataset.meta import refuse_other_params
-from tomography.errors import DatasetError, TomographyError
+from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.units import listed
 
 __all__ = ["IterationResult", "RunSummary", "AgentGroup", "checked_agents", "local",
@@ -73,7 +73,7 @@ def local_hosts(n: int, *, first: int = 2) -> pd.DataFrame:
     [['h00', '127.0.0.2'], ['h01', '127.0.0.3']]
     """
     if not 1 <= n <= 250 - first:
-        raise ValueError(f"local runs take 1 to {250 - first} hosts, got {n}")
+        raise ParameterError(f"local runs take 1 to {250 - first} hosts, got {n}")
     return pd.DataFrame({"host": [f"h{i:02d}" for i in range(n)],
                          "address": [f"127.0.0.{first + i}" for i in range(n)],
                          "label": [""] * n})
@@ -471,25 +471,25 @@ def host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataF
     >>> host_frame([("a", "10.0.0.1", ""), ("b", "10.0.0.1", "")])
     Traceback (most recent call last):
     ...
-    ValueError: every host needs its own address (one address is one peer, unless a port column tells the peers apart)
+    tomography.errors.ParameterError: every host needs its own address (one address is one peer, unless a port column tells the peers apart)
     """
     frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
         list(hosts), columns=list(HOSTS_COLUMNS))
     frame = frame.sort_values("host").reset_index(drop=True)
     if len(frame) < 2:
-        raise ValueError(f"a broadcast needs at least 2 hosts, got {len(frame)}")
+        raise ParameterError(f"a broadcast needs at least 2 hosts, got {len(frame)}")
     duplicated = frame["host"][frame["host"].duplicated()]
     if len(duplicated):
-        raise ValueError(f"duplicate host name {duplicated.iloc[0]!r}")
+        raise ParameterError(f"duplicate host name {duplicated.iloc[0]!r}")
     if (frame["address"].astype(str).str.strip() == "").any():
-        raise ValueError("every host needs an address")
+        raise ParameterError("every host needs an address")
     if frame["address"].duplicated().any():
         if "port" not in frame.columns:
-            raise ValueError("every host needs its own address (one address is one peer, "
-                             "unless a port column tells the peers apart)")
+            raise ParameterError("every host needs its own address (one address is one peer, "
+                                 "unless a port column tells the peers apart)")
         fixed = frame[frame["port"].astype(int) != 0]
         if fixed[["address", "port"]].duplicated().any():
-            raise ValueError("two hosts share an address and a port")
+            raise ParameterError("two hosts share an address and a port")
     if "label" not in frame.columns:
         frame = frame.assign(label="")
     return frame
@@ -625,9 +625,9 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     True
     """
     if iterations < 1:
-        raise ValueError(f"iterations must be >= 1, got {iterations}")
+        raise ParameterError(f"iterations must be >= 1, got {iterations}")
     if file_size < 1:
-        raise ValueError(f"file_size must be >= 1 byte, got {file_size}")
+        raise ParameterError(f"file_size must be >= 1 byte, got {file_size}")
     frame = host_frame(hosts)
     transport = transport_of(launch)
     run_params = {**_run_params(file_size, seed, params), "upload_limit": upload_limit}

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from tomography.errors import ParameterError
+
 __all__ = ["max_min_rates"]
 
 
@@ -63,7 +65,7 @@ def max_min_rates(capacity: np.ndarray, flow_of: np.ndarray, resource_of: np.nda
     rate, ok = _fill(capacity, np.asarray(flow_of, dtype=np.int64),
                      np.asarray(resource_of, dtype=np.int64), w, cap)
     if not ok:
-        raise ValueError("a flow crosses no finite resource and has no cap")
+        raise ParameterError("a flow crosses no finite resource and has no cap")
     return rate
 
 

@@ -46,7 +46,7 @@ from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement,
                                 refuse_existing)
-from tomography.errors import DatasetError, TomographyError
+from tomography.errors import DatasetError, ParameterError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
            "read_pairs", "run_mesh", "run_concurrency", "SCHEDULES"]
@@ -86,14 +86,16 @@ class MeshOptions:
 
     def validate(self) -> None:
         if self.tool not in ("iperf3", "netpipe"):
-            raise ValueError(f"unknown probe tool {self.tool!r}; choose iperf3 or netpipe")
+            raise ParameterError(f"unknown probe tool {self.tool!r}; choose iperf3 or netpipe")
         if self.schedule not in SCHEDULES:
-            raise ValueError(f"unknown schedule {self.schedule!r}; choose "
-                             f"{' or '.join(SCHEDULES)}")
+            raise ParameterError(f"unknown schedule {self.schedule!r}; choose "
+                                 f"{' or '.join(SCHEDULES)}")
         if (int(self.duration) != self.duration or self.duration < 1 or self.parallel < 1
                 or int(self.omit) != self.omit or self.omit < 0 or self.repeats < 1):
-            raise ValueError("duration must be whole seconds >= 1 (iperf3 reads 0.5 as 0, "
-                             "'for ever'), omit whole seconds >= 0, parallel and repeats >= 1")
+            raise ParameterError("duration must be whole seconds >= 1 (iperf3 reads 0.5 as 0, "
+                                 "'for ever'), omit whole seconds >= 0, parallel and repeats >= 1; "
+                                 f"got duration={self.duration}, omit={self.omit}, "
+                                 f"parallel={self.parallel}, repeats={self.repeats}")
 
 
 @dataclass
@@ -476,7 +478,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
     options = MeshOptions(**{**vars(options), "tool": "iperf3"})
     options.validate()
     if repeats < 2:
-        raise ValueError("the concurrency test needs repeats >= 2 to know A's noise")
+        raise ParameterError("the concurrency test needs repeats >= 2 to know A's noise")
     out = Path(output)
     refuse_existing(out, overwrite=overwrite, resumable=False)
     frame = host_frame(hosts)

@@ -61,6 +61,7 @@ from measure.agent import (WORK_BASE, Send, check_address, event_sender, hello_e
 from measure.agent import serve as serve_agent
 from measure.swarm import SwarmParams
 from tomography.dataset import BLOCK_SIZE
+from tomography.errors import ParameterError
 
 __all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index", "Peer",
            "serve", "add_arguments", "run"]
@@ -80,7 +81,7 @@ def peer_id(index: int) -> str:
     7
     """
     if not 0 <= index < 10**12:
-        raise ValueError(f"peer index must be in [0, 10**12), got {index}")
+        raise ParameterError(f"peer index must be in [0, 10**12), got {index}")
     return f"{PEER_ID_PREFIX}{index:012d}"
 
 
@@ -186,9 +187,10 @@ def make_torrent(file_size: int, piece_size: int, name: str) -> bytes:
     (4, 100000, 'x')
     """
     if file_size < 1:
-        raise ValueError(f"file_size must be >= 1 byte, got {file_size}")
+        raise ParameterError(f"file_size must be >= 1 byte, got {file_size}")
     if piece_size < BLOCK_SIZE or piece_size % BLOCK_SIZE:
-        raise ValueError(f"piece_size must be a positive multiple of {BLOCK_SIZE}")
+        raise ParameterError(f"piece_size must be a positive multiple of {BLOCK_SIZE}, "
+                             f"got {piece_size}")
     torrent = lt.create_torrent([lt.create_file_entry(name, file_size)], piece_size,
                                 flags=lt.create_torrent.v1_only)
     full = hashlib.sha1(bytes(piece_size)).digest()

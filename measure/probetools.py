@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from tomography.errors import ParameterError, ProbeError
+
 __all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "iperf3_server", "iperf3_client", "parse_iperf3",
            "netpipe_receiver", "netpipe_transmitter", "parse_netpipe", "hockney_fit"]
 
@@ -53,8 +55,8 @@ def iperf3_client(source: str, destination: str, port: int, *, duration: int = 1
     'iperf3 -c 10.0.0.2 -p 5201 -B 10.0.0.1 -J -t 2 -P 4 -O 0'
     """
     if int(duration) != duration or duration < 1 or int(omit) != omit or omit < 0:
-        raise ValueError(f"iperf3 takes whole seconds: duration >= 1 and omit >= 0, got "
-                         f"{duration} and {omit}")
+        raise ParameterError(f"iperf3 takes whole seconds: duration >= 1 and omit >= 0, got "
+                             f"{duration} and {omit}")
     return ["iperf3", "-c", destination, "-p", str(port), "-B", source, "-J",
             "-t", str(int(duration)), "-P", str(parallel), "-O", str(int(omit))]
 
@@ -160,11 +162,11 @@ def parse_netpipe(text: str) -> np.ndarray:
         try:
             size, mbps, seconds = float(fields[0]), float(fields[1]), float(fields[2])
         except (IndexError, ValueError):
-            raise ValueError(f"NetPIPE output line {number} is not 'bytes Mbps seconds': "
+            raise ProbeError(f"NetPIPE output line {number} is not 'bytes Mbps seconds': "
                              f"{line.strip()[:80]!r}") from None
         rows.append((size, seconds, mbps * 2**20))
     if not rows:
-        raise ValueError("NetPIPE wrote no measurement")
+        raise ProbeError("NetPIPE wrote no measurement")
     return np.array(rows)
 
 
@@ -193,12 +195,12 @@ def hockney_fit(curve: np.ndarray) -> tuple[float, float]:
     """
     sizes, times = curve[:, 0], curve[:, 1]
     if len(sizes) < 3:
-        raise ValueError("a Hockney fit needs at least three message sizes")
+        raise ProbeError("a Hockney fit needs at least three message sizes")
     small = sizes <= max(64, sizes.min())
     large = sizes >= sizes.max() / 8
     if large.sum() < 2:
         large = sizes >= np.sort(sizes)[-2]
     beta = float(np.polyfit(sizes[large], times[large], 1)[0])
     if beta <= 0:
-        raise ValueError("the transfer time does not grow with the message size")
+        raise ProbeError("the transfer time does not grow with the message size")
     return float(times[small].min()), beta

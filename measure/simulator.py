@@ -75,7 +75,7 @@ from measure.swarm import SwarmParams, peer_lists, root_order
 from measure.tcp import Connections, TcpModel
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
 from tomography.dataset.meta import refuse_other_params
-from tomography.errors import DatasetError, TomographyError
+from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.seeding import Seed, check_seed
 from tomography.topology import Topology, read_topology
 from tomography.units import parse_size
@@ -260,7 +260,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     if root not in hosts:
         raise TomographyError(f"root {root!r} is not one of the hosts")
     if file_size <= 0:
-        raise ValueError(f"file_size must be positive, got {file_size}")
+        raise ParameterError(f"file_size must be positive, got {file_size}")
     rng, _ = check_seed(seed)
     seed_kernels(int(rng.integers(2**32)))
     net = network or _Network(topology, hosts)
@@ -461,9 +461,9 @@ def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathL
     if isinstance(file_size, str):
         file_size = parse_size(file_size)
     if iterations < 1:
-        raise ValueError(f"iterations must be >= 1, got {iterations}")
+        raise ParameterError(f"iterations must be >= 1, got {iterations}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
     hosts = sorted(h.name for h in topology.hosts)
     sim_params = {"model": "flow-level-tcp", "file_size": file_size, "seed": seed,
                   **asdict(params), "piece_bytes": params.piece_bytes(file_size),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tomography.dataset import BLOCK_SIZE
+from tomography.errors import ParameterError
 
 __all__ = ["SwarmParams", "peer_lists", "root_order"]
 
@@ -48,12 +49,15 @@ class SwarmParams:
     def __post_init__(self) -> None:
         if self.piece_size is not None and (self.piece_size <= 0
                                             or self.piece_size % BLOCK_SIZE):
-            raise ValueError(f"piece_size must be a positive multiple of {BLOCK_SIZE}, "
-                             f"got {self.piece_size}")
+            raise ParameterError(f"piece_size must be a positive multiple of {BLOCK_SIZE}, "
+                                 f"got {self.piece_size}")
         if self.upload_slots < 1 or self.peer_list < 1:
-            raise ValueError("upload_slots and peer_list must be >= 1")
+            raise ParameterError(f"upload_slots and peer_list must be >= 1, got "
+                                 f"{self.upload_slots} and {self.peer_list}")
         if min(self.unchoke_interval, self.optimistic_unchoke_interval, self.time_limit) <= 0:
-            raise ValueError("intervals and time_limit must be > 0")
+            raise ParameterError(f"unchoke_interval, optimistic_unchoke_interval and "
+                                 f"time_limit must be > 0, got {self.unchoke_interval}, "
+                                 f"{self.optimistic_unchoke_interval} and {self.time_limit}")
 
     def piece_bytes(self, file_size: int) -> int:
         """The piece size for a file: ``piece_size``, or libtorrent's automatic choice.

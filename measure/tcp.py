@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tomography.dataset import BLOCK_SIZE
+from tomography.errors import ParameterError
 
 __all__ = ["TcpModel", "Connections", "slow_start_bytes", "restart_window", "pipeline_rate",
            "mathis_rate", "MSS"]
@@ -91,15 +92,18 @@ class TcpModel:
 
     def __post_init__(self) -> None:
         if self.initial_window < 1:
-            raise ValueError(f"initial_window must be >= 1 byte, got {self.initial_window}")
+            raise ParameterError(f"initial_window must be >= 1 byte, got {self.initial_window}")
         if self.rto_min < 0 or self.request_queue_time <= 0:
-            raise ValueError("rto_min must be >= 0 and request_queue_time > 0")
+            raise ParameterError(f"rto_min must be >= 0 and request_queue_time > 0, got "
+                                 f"{self.rto_min} and {self.request_queue_time}")
         if self.receive_window is not None and self.receive_window < 1:
-            raise ValueError(f"receive_window must be >= 1 byte or None, got {self.receive_window}")
+            raise ParameterError(f"receive_window must be >= 1 byte or None, got "
+                                 f"{self.receive_window}")
         if not 1 <= self.min_requests <= self.max_requests:
-            raise ValueError("requests: need 1 <= min_requests <= max_requests")
+            raise ParameterError(f"requests: need 1 <= min_requests <= max_requests, got "
+                                 f"{self.min_requests} and {self.max_requests}")
         if not 0 <= self.loss < 1:
-            raise ValueError(f"loss must be in [0, 1), got {self.loss}")
+            raise ParameterError(f"loss must be in [0, 1), got {self.loss}")
 
     @classmethod
     def off(cls) -> "TcpModel":

@@ -36,6 +36,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from tomography.errors import ParameterError
 from tomography.topology import Topology, TopologyError
 
 __all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition",
@@ -177,7 +178,7 @@ def connections_per_host(topology: Topology,
     (8, 4)
     """
     if host_connections < 1:
-        raise ValueError(f"host_connections must be >= 1, got {host_connections}")
+        raise ParameterError(f"host_connections must be >= 1, got {host_connections}")
     return min(host_connections, max(len(topology.hosts) - 1, 1))
 
 
@@ -323,7 +324,7 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,
     [6, 7]
     """
     if not min_gap >= 1:
-        raise ValueError(f"min_gap is a ratio of bandwidths, at least 1; got {min_gap}")
+        raise ParameterError(f"min_gap is a ratio of bandwidths, at least 1; got {min_gap}")
     table = link_table(topology)
     nic = min(min(c.nic_up, c.nic_down) for c in topology.clusters)
     share = nic_share(topology, host_connections)

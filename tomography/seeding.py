@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tomography.errors import ParameterError
+
 __all__ = ["Seed", "check_seed", "spawn_seeds"]
 
 Seed = int | np.random.Generator | None
@@ -35,7 +37,8 @@ def check_seed(seed: Seed) -> tuple[np.random.Generator, int | None]:
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**32))
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or a numpy Generator, got {seed!r}")
+        raise ParameterError(f"seed must be a non-negative integer or a numpy Generator, "
+                             f"got {seed!r}")
     return np.random.default_rng(int(seed)), int(seed)
 
 

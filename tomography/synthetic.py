@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from tomography.dataset import BLOCK_SIZE, Measurement
+from tomography.errors import ParameterError
 from tomography.seeding import Seed, check_seed
 
 __all__ = ["planted_hierarchy", "planted_partition"]
@@ -72,16 +73,19 @@ def planted_hierarchy(branching: Sequence[int], hosts_per_group: int | Sequence[
     """
     branching = tuple(int(b) for b in branching)
     if not branching or min(branching) < 1:
-        raise ValueError(f"branching must be a non-empty sequence of positive integers, got {branching!r}")
+        raise ParameterError(f"branching must be a non-empty sequence of positive integers, "
+                             f"got {branching!r}")
     leaves = int(np.prod(branching))
     counts = ([int(hosts_per_group)] * leaves if np.isscalar(hosts_per_group)
               else [int(c) for c in hosts_per_group])
     if len(counts) != leaves:
-        raise ValueError(f"hosts_per_group has {len(counts)} counts for {leaves} leaf groups")
+        raise ParameterError(f"hosts_per_group has {len(counts)} counts for {leaves} leaf groups")
     if min(counts) < 1 or iterations < 1 or file_size < 1:
-        raise ValueError("hosts_per_group, iterations and file_size must be positive")
+        raise ParameterError("hosts_per_group, iterations and file_size must be positive, got "
+                             f"{min(counts)} (the smallest group), {iterations} and {file_size}")
     if ratio < 1 or noise < 0 or peers < 1:
-        raise ValueError("ratio must be >= 1, noise >= 0 and peers >= 1")
+        raise ParameterError(f"ratio must be >= 1, noise >= 0 and peers >= 1, got {ratio}, "
+                             f"{noise} and {peers}")
     rng, recorded = check_seed(seed)
     paths = _group_paths(branching, counts)
     n = len(paths)
@@ -158,9 +162,10 @@ def planted_partition(n_hosts: int, n_groups: int, *, iterations: int = 3,
     ('synthetic', 8)
     """
     if n_groups < 1 or n_hosts < 1 or n_hosts % n_groups:
-        raise ValueError(f"n_hosts ({n_hosts}) must be a positive multiple of n_groups ({n_groups})")
+        raise ParameterError(f"n_hosts ({n_hosts}) must be a positive multiple of n_groups "
+                             f"({n_groups})")
     if iterations < 1:
-        raise ValueError(f"iterations must be positive, got {iterations}")
+        raise ParameterError(f"iterations must be positive, got {iterations}")
     return planted_hierarchy((n_groups,), n_hosts // n_groups, iterations=iterations,
                              file_size=file_size, ratio=ratio, peers=peers, noise=noise,
                              seed=seed)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from tomography.errors import ParameterError
+
 __all__ = ["parse_bandwidth", "parse_time", "parse_size", "format_bandwidth", "format_time",
            "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS", "counted",
            "listed"]
@@ -30,14 +32,14 @@ _SIZE = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9,
 
 def _parse(text: object, table: dict[str, float], kind: str) -> float:
     if isinstance(text, bool) or not isinstance(text, str) or re.fullmatch(r"\s*[\d.]+\s*", text):
-        raise ValueError(f"a {kind} needs its unit written out, e.g. "
-                         f"{_EXAMPLE[kind]!r}; got {text!r}")
+        raise ParameterError(f"a {kind} needs its unit written out, e.g. "
+                             f"{_EXAMPLE[kind]!r}; got {text!r}")
     if text.strip().startswith("-"):
-        raise ValueError(f"a {kind} cannot be negative: {text!r}")
+        raise ParameterError(f"a {kind} cannot be negative: {text!r}")
     match = re.fullmatch(_NUMBER, text.strip())
     if not match or match["unit"] not in table:
         units = ", ".join(table)
-        raise ValueError(f"not a {kind}: {text!r} (expected a number and one of {units})")
+        raise ParameterError(f"not a {kind}: {text!r} (expected a number and one of {units})")
     factor = table[match["unit"]]
     value = float(match["value"])
     # divide by the reciprocal for sub-unit factors: 100 / 1e4 is exact, 100 * 1e-4 is not
@@ -57,7 +59,7 @@ def parse_bandwidth(text: object) -> float:
     """
     value = _parse(text, _BANDWIDTH, "bandwidth")
     if value <= 0:
-        raise ValueError(f"a bandwidth must be positive, got {text!r}")
+        raise ParameterError(f"a bandwidth must be positive, got {text!r}")
     return value
 
 
@@ -82,7 +84,7 @@ def parse_size(text: object) -> int:
     """
     value = _parse(text, _SIZE, "size")
     if value != int(value) or value <= 0:
-        raise ValueError(f"a size must be a positive whole number of bytes, got {text!r}")
+        raise ParameterError(f"a size must be a positive whole number of bytes, got {text!r}")
     return int(value)
 
 

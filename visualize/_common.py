@@ -8,6 +8,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from tomography.errors import ParameterError
+
 __all__ = ["natural_key", "cluster_map", "truth_summary", "group_order"]
 
 
@@ -67,14 +69,14 @@ def cluster_map(clusters: Any, hosts: Sequence[str]) -> dict[str, str] | None:
     else:
         labels = np.asarray(getattr(clusters, "labels", clusters))
         if labels.ndim != 1 or len(labels) != len(hosts):
-            raise ValueError(f"clusters: {len(labels)} labels for {len(hosts)} hosts "
-                             "(give a mapping host -> cluster, or one label per host in "
-                             "sorted host order)")
+            raise ParameterError(f"clusters: {len(labels)} labels for {len(hosts)} hosts "
+                                 "(give a mapping host -> cluster, or one label per host in "
+                                 "sorted host order)")
         found = {h: str(c) for h, c in zip(hosts, labels.tolist())}
     missing = [h for h in hosts if h not in found]
     if missing:
-        raise ValueError(f"clusters: no cluster for host {missing[0]!r} "
-                         f"({len(missing)} of {len(hosts)} hosts missing)")
+        raise ParameterError(f"clusters: no cluster for host {missing[0]!r} "
+                             f"({len(missing)} of {len(hosts)} hosts missing)")
     return {h: found[h] for h in hosts}
 
 

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, MaxNLocator
 
+from tomography.errors import ParameterError
 from visualize._common import natural_key
 from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
 
@@ -37,8 +38,8 @@ _DASHES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 2)))
 def _series(table: pd.DataFrame, levels: bool, overlapping: bool) -> list[tuple[str, str]]:
     """(column, legend name) of the curves a table gives."""
     if "n" not in table.columns or "nmi" not in table.columns:
-        raise ValueError("a convergence table needs the columns n and nmi (the output of "
-                         "cluster.accuracy.convergence)")
+        raise ParameterError("a convergence table needs the columns n and nmi (the output of "
+                             "cluster.accuracy.convergence)")
     out = [("nmi", "flat (Louvain)")]
     if overlapping and "overlapping_nmi" in table.columns:
         out.append(("overlapping_nmi", "flat, overlapping NMI"))
@@ -90,12 +91,12 @@ def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels
     [0.5, 0.9, 1.0]
     """
     if kind not in ("line", "bar"):
-        raise ValueError(f"kind must be 'line' or 'bar', got {kind!r}")
+        raise ParameterError(f"kind must be 'line' or 'bar', got {kind!r}")
     tables = dict(table) if isinstance(table, Mapping) else {"": table}
     if not tables:
-        raise ValueError("no convergence table to plot")
+        raise ParameterError("no convergence table to plot")
     if kind == "bar" and len(tables) > 1:
-        raise ValueError("kind='bar' draws one table; use kind='line' to compare several")
+        raise ParameterError("kind='bar' draws one table; use kind='line' to compare several")
     several = len(tables) > 1
     kinds: list[str] = []   # every curve kind of every table, in a stable order
     for frame in tables.values():

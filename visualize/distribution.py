@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from tomography.dataset import Measurement
-from tomography.errors import TomographyError
+from tomography.errors import ParameterError, TomographyError
 from tomography.units import listed
 from tomography.weights import mean_weights
 from visualize.style import (NEUTRAL, PALETTE, block_unit, figure_of, new_figure, paper_style,
@@ -199,7 +199,7 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
             names = [f"{name} #{i + 1}" for i, name in enumerate(names)]
     names = list(names)
     if len(names) != len(datasets):
-        raise ValueError(f"{len(names)} names for {len(datasets)} datasets")
+        raise ParameterError(f"{len(names)} names for {len(datasets)} datasets")
     values = [_pair_values(m, n) for m in datasets]
     zero = [int((v == 0).sum()) for v in values]
     ks = None

@@ -22,7 +22,7 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 
 from tomography.dataset import Measurement
-from tomography.errors import TomographyError
+from tomography.errors import ParameterError, TomographyError
 from tomography.weights import directed_counts, mean_weights
 from visualize._common import cluster_map, group_order, truth_summary
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_style,
@@ -75,7 +75,7 @@ def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: An
     (16 KiB blocks, mean of 2)
     """
     if weights not in ("received", "w"):
-        raise ValueError(f"weights must be 'received' or 'w', got {weights!r}")
+        raise ParameterError(f"weights must be 'received' or 'w', got {weights!r}")
     ids = measurement.iteration_ids
     if not ids:
         raise TomographyError("the dataset has no broadcast iterations")

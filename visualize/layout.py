@@ -37,7 +37,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import shortest_path
 
 from tomography.dataset import Measurement
-from tomography.errors import TomographyError
+from tomography.errors import GraphError, ParameterError, TomographyError
 from tomography.weights import mean_weights
 from visualize._common import cluster_map, natural_key
 from visualize.style import (MIN_FONT, NEUTRAL, cluster_style, figure_of, marker_of,
@@ -56,7 +56,7 @@ def _edges(weights: Any) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """Upper-triangle edges (i < j) with positive weight of a symmetric matrix."""
     W = sparse.csr_array(weights)
     if W.shape[0] != W.shape[1]:
-        raise ValueError(f"the weight matrix must be square, got {W.shape}")
+        raise GraphError(f"the weight matrix must be square, got {W.shape}")
     upper = sparse.triu(W + W.T, k=1).tocoo()
     keep = upper.data > 0
     # W + W.T doubles a symmetric matrix; halve so that weights stay w_n
@@ -94,7 +94,7 @@ def layout_positions(weights: Any, *, engine: str = "auto", seed: int = 0
     True
     """
     if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     n, rows, cols, w = _edges(weights)
     if engine == "auto":
         engine = "networkx" if n < AUTO_LIMIT else "igraph"
@@ -218,9 +218,9 @@ def plot_layout(measurement: Measurement, *, clusters: Any = None, n: int | None
     ('networkx', 24, True)
     """
     if not 0 < top <= 1:
-        raise ValueError(f"top must be in (0, 1], got {top}")
+        raise ParameterError(f"top must be in (0, 1], got {top}")
     if colour_by not in ("cluster", "label"):
-        raise ValueError(f"colour_by must be 'cluster' or 'label', got {colour_by!r}")
+        raise ParameterError(f"colour_by must be 'cluster' or 'label', got {colour_by!r}")
     hosts = measurement.host_names
     W = mean_weights(measurement, n)
     pos, ran = layout_positions(W, engine=engine, seed=seed)

@@ -44,6 +44,8 @@ import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from tomography.errors import ParameterError
+
 __all__ = ["SINGLE", "DOUBLE", "PALETTE", "MARKERS", "SEQUENTIAL", "NEUTRAL", "RC",
            "paper_style", "new_figure", "figure_of", "cluster_style", "marker_of",
            "set_info", "block_unit", "tint", "box_layout", "text_size", "inches",
@@ -207,7 +209,7 @@ def inches(width: str | float) -> float:
     """
     if isinstance(width, str):
         if width not in ("single", "double"):
-            raise ValueError(f"width must be 'single', 'double' or inches, got {width!r}")
+            raise ParameterError(f"width must be 'single', 'double' or inches, got {width!r}")
         return SINGLE if width == "single" else DOUBLE
     return float(width)
 

@@ -40,7 +40,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from tomography.dataset import Measurement, read_measurement, read_trace
-from tomography.errors import DatasetError, TomographyError
+from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.units import listed
 from visualize._common import group_order
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, inches,
@@ -172,9 +172,9 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
     ('time since the broadcast started (s)', 'host', ['a (root)', 'b'])
     """
     if metric not in ("blocks", "peers"):
-        raise ValueError(f"metric must be 'blocks' or 'peers', got {metric!r}")
+        raise ParameterError(f"metric must be 'blocks' or 'peers', got {metric!r}")
     if bins < 1:
-        raise ValueError(f"bins must be >= 1, got {bins}")
+        raise ParameterError(f"bins must be >= 1, got {bins}")
     m, trace = _load(dataset, trace)
     traced = sorted(int(i) for i in trace["iteration"].unique())
     if not traced:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
+from tomography.errors import ParameterError
 from tomography.topology import HostGroup, Topology
 
 __all__ = ["scaled", "FirstHosts"]
@@ -60,13 +61,13 @@ def scaled(topology: Topology, *, bandwidth: float = 1.0,
     """
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float)) \
             or not math.isfinite(bandwidth) or bandwidth <= 0:
-        raise ValueError(f"bandwidth: the factor on capacities must be a positive number, "
-                         f"got {bandwidth!r}")
+        raise ParameterError(f"bandwidth: the factor on capacities must be a positive number, "
+                             f"got {bandwidth!r}")
     if hosts_per_cluster is not None and (isinstance(hosts_per_cluster, bool)
                                           or not isinstance(hosts_per_cluster, int)
                                           or hosts_per_cluster < 1):
-        raise ValueError(f"hosts_per_cluster: must be an integer >= 1 (or None for all), "
-                         f"got {hosts_per_cluster!r}")
+        raise ParameterError(f"hosts_per_cluster: must be an integer >= 1 (or None for all), "
+                             f"got {hosts_per_cluster!r}")
     return Topology(name=topology.name, routers=list(topology.routers),
                     links=[replace(link, capacity=link.capacity * bandwidth)
                            for link in topology.links],
