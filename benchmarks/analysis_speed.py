@@ -1,13 +1,18 @@
 """Benchmark of the analysis phase, and accuracy of the hierarchy options.
 
-Part 1 times the whole analysis (load the dataset from disk, aggregate w_n,
-flat clustering, averaged-edge hierarchy, cluster tree) on planted datasets
-of 512, 576 and 4096 hosts, with the igraph engine and with python-louvain
-(the reference a user would otherwise pick), side by side in one run.
+Part 1 times the whole analysis, :func:`tomography.analyze` as the commands
+call it but without confidence (``resamples=0``; the whole-process part
+times the commands with it), one part at a time: load the dataset from
+disk, w_n, flat clustering, averaged-edge hierarchy, the tree of its flat
+clusters; on planted datasets of 512, 576 and 4096 hosts, with the igraph
+engine and with python-louvain (the reference a user would otherwise pick),
+side by side in one run.
 
 Part 2 measures how often the averaged-edge hierarchy recovers every level
 of planted hierarchies, for the thesis and the mean linkage, the three
-starts, and the share of internal weight kept as self-loops.
+starts, and the share of internal weight kept as self-loops.  It studies
+the options of :func:`cluster.averaged_edge.averaged_edge_hierarchy` itself,
+so it calls it directly, on raw hierarchies (every level, no confidence).
 
 Prints Markdown for ``benchmarks/RESULTS.md``.  Run::
 
@@ -26,8 +31,7 @@ from pathlib import Path
 from bench_support import machine_line
 from cluster.accuracy import hierarchy_nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.louvain import louvain
-from cluster.spanning_tree import cluster_tree
+from tomography import analyze
 from tomography.dataset import read_measurement, write_measurement
 from tomography.synthetic import planted_hierarchy
 from tomography.weights import mean_weights
@@ -36,22 +40,23 @@ SIZES = {512: ((2, 4), 64), 576: ((3, 3), 64), 4096: ((8, 8), 64)}
 
 
 def analyse(path: Path, engine: str) -> tuple[dict[str, float], dict[str, object]]:
-    """Run the whole analysis; return the time of each stage and what it found."""
+    """Run the whole analysis (:func:`tomography.analyze`, no confidence); return the time
+    of each stage and what it found.  The Analysis computes each part when first asked."""
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     m = read_measurement(path)
     t1 = time.perf_counter()
-    W = mean_weights(m)
+    a = analyze(m, engine=engine, seed=0, resamples=0, truth=m.labels)   # w_n
     t2 = time.perf_counter()
-    flat = louvain(W, engine=engine, seed=0)
+    flat = a.flat.clustering
     t3 = time.perf_counter()
-    h = averaged_edge_hierarchy(W, m.host_names, engine=engine, seed=0)
+    h = a.hierarchy
     t4 = time.perf_counter()
-    t = cluster_tree(W, m.host_names, engine=engine, seed=0)
+    t = a.tree
     t5 = time.perf_counter()
     times.update(load=t1 - t0, aggregate=t2 - t1, cluster=t3 - t2, hierarchy=t4 - t3,
                  tree=t5 - t4, total=t5 - t0)
-    levels = hierarchy_nmi(h, m.labels)
+    levels = a.accuracy
     found = {"flat": flat.n_clusters, "levels": [len(lv) for lv in h.levels],
              "level_nmi": [round(x, 3) for x in levels["nmi"]], "tree_edges": len(t.edges)}
     return times, found
@@ -60,9 +65,11 @@ def analyse(path: Path, engine: str) -> tuple[dict[str, float], dict[str, object
 def part_speed(iterations: int, sizes: list[int], repeats: int) -> list[str]:
     out = ["### Whole analysis: igraph engine against python-louvain", "",
            f"Planted hierarchies of 64-host groups, {iterations} iterations each, written "
-           "to disk and read back; stages: load (read and validate), aggregate (w_n), "
-           "cluster (flat Louvain), hierarchy (averaged edge), tree (flat + collapse + "
-           f"maximum spanning tree). Best of {repeats} runs, seconds.", "",
+           "to disk and read back, analysed by `tomography.analyze` (seed 0, no confidence: "
+           "`resamples=0`); stages: load (read and validate), aggregate (w_n), cluster "
+           "(flat Louvain), hierarchy (averaged edge), tree (the hierarchy's level of "
+           "Louvain's best partition collapsed, maximum spanning tree). Best of "
+           f"{repeats} runs, seconds.", "",
            "| hosts | groups | transfers rows | engine | load | aggregate | cluster | "
            "hierarchy | tree | **total** | levels found | level NMI |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]

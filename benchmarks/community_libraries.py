@@ -7,7 +7,12 @@ against the full truth labels, level 2 against the labels one part shorter,
 and so on.  The methods:
 
 ``ours``
-    :func:`cluster.averaged_edge.averaged_edge_hierarchy` with its defaults.
+    :func:`cluster.averaged_edge.averaged_edge_hierarchy` with its defaults:
+    the algorithm itself, every level, on the same ``w_n`` as the others.
+``ours, shown``
+    The hierarchy as ``tomography hierarchy`` reports it: the ``hierarchy``
+    of :func:`tomography.analyze` (seed 0), each level with its confidence
+    and the unsupported levels left out.
 ``louvain``
     :func:`cluster.louvain.louvain`, flat (one level).
 ``leiden``
@@ -85,9 +90,9 @@ from scipy import sparse
 from bench_support import machine_line, simulated_dataset   # benchmarks/ is the script's directory
 from cluster.accuracy import hierarchy_nmi, nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.confidence import IterationSampler, hierarchy_confidence, supported_levels
 from cluster.adjacency import igraph_graph
 from cluster.louvain import louvain
+from tomography import analyze
 from tomography.dataset import Measurement, read_measurement
 from tomography.hierarchy import Hierarchy
 from tomography.synthetic import planted_hierarchy
@@ -259,23 +264,23 @@ def run_ours(W: sparse.sparray, hosts: list[str]) -> Levels:
 
 
 def run_ours_shown(m: Measurement, W: sparse.sparray, hosts: list[str]) -> Levels:
-    """Our hierarchy as the CLI prints it: the levels its confidence and gap support.
+    """Our hierarchy as ``tomography hierarchy`` reports it: :func:`tomography.analyze`'s,
+    the levels its confidence and gap support.
 
     Parameters
     ----------
     m : Measurement
-        The dataset of ``W``: its iterations are resampled.
+        The dataset of ``W``: the analysis takes ``w_n`` of all its iterations
+        and resamples them.
     W : scipy sparse array
+        Not used (the analysis makes its own ``w_n``, the same); the methods' signature.
     hosts : list of str
 
     Returns
     -------
     list of ndarray
     """
-    sampler = IterationSampler.from_measurement(m)
-    h = averaged_edge_hierarchy(sampler.graph, hosts, seed=SEED)
-    h = hierarchy_confidence(h, sampler, seed=SEED)
-    h = h.select(supported_levels(h))
+    h = analyze(m, seed=SEED).hierarchy
     return [h.labels(k, hosts) for k in range(1, h.depth + 1)]
 
 

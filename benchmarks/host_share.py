@@ -22,7 +22,8 @@ gives 2 Mbit/s in both.
 
 For each (N2: at least 15 iterations): the truth's finest level, what the rule says a broadcast can
 reveal of it, and what Louvain and the averaged-edge hierarchy find after
-``--iterations`` x 64 MiB, and the contrast at the link in question: mean
+``--iterations`` x 64 MiB (:func:`tomography.analyze`, seed 0, every level:
+no confidence, ``resamples=0``), and the contrast at the link in question: mean
 w_n of the pairs inside the first two clusters (A and B; the first pod's
 racks; N2's R1R2 and R3R4) over the pairs between them.  Prints Markdown
 for ``benchmarks/RESULTS.md``.
@@ -46,14 +47,12 @@ import numpy as np
 
 from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
-from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.louvain import louvain
 from measure.simulator import simulate
 from measure.swarm import SwarmParams
+from tomography import analyze
 from tomography.dataset import read_measurement
 from tomography.ground_truth import observable_labels
 from tomography.topology import Topology, parse_topology, read_topology
-from tomography.weights import mean_weights
 
 MiB = 2**20
 
@@ -109,9 +108,8 @@ def analyse(topo: Topology, path: Path, connections: int, t0: float, real: bool 
     hosts = m.host_names
     truth = {h: m.labels[h] for h in hosts}
     seen = observable_labels(topo, truth, host_connections=connections)
-    W = mean_weights(m)
-    flat = louvain(W, seed=0)
-    h = averaged_edge_hierarchy(W, hosts, seed=0)
+    a = analyze(m, seed=0, resamples=0)     # w_n of every iteration; every level kept
+    flat, h = a.flat.clustering, a.hierarchy
     finest = [truth[x] for x in hosts]
     reveal = [seen[x] for x in hosts]
     levels = [len(level) for level in h.levels]

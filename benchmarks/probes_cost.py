@@ -13,7 +13,8 @@ by side in one run:
     the largest message).
 
 Each mesh's cost is its wall time (start-up included), its accuracy the NMI
-of its flat partition.  Then each cost is extrapolated to 128 and 512 hosts
+of its flat partition (:func:`tomography.analyze`'s, as ``tomography
+cluster`` finds it).  Then each cost is extrapolated to 128 and 512 hosts
 from the measured per-test, per-round and per-iteration times: a mesh costs
 N(N-1)/2 tests (exclusive, NetPIPE) or N-1 rounds; a broadcast's time
 comes from the flow-level simulator of the same network at that size
@@ -34,21 +35,22 @@ import numpy as np
 
 from bench_support import machine_line, require_root
 from cluster.accuracy import nmi
-from cluster.louvain import louvain
 from measure import testbed
 from measure.coordinator import run_broadcasts
 from measure.mesh import MeshOptions, run_mesh
 from measure.simulator import simulate
 from measure.transport import ProcessTransport
+from tomography import analyze
 from tomography.dataset import read_measurement
 from tomography.topology import parse_topology, read_topology, scenario_path
 from tomography.units import parse_size
-from tomography.weights import mean_weights
 
 
 def flat_nmi(m, n: int | None = None) -> float:
+    """NMI against the truth of the flat clusters of the first ``n`` iterations (or repeats)."""
     truth = [m.labels[h] for h in m.host_names]
-    return nmi(truth, louvain(mean_weights(m, n), seed=0).labels)
+    flat = analyze(m, iterations=n, seed=0, resamples=0).flat.clustering   # no confidence
+    return nmi(truth, flat.labels)
 
 
 def bittorrent(bed, out: Path, iterations: int, size: int) -> dict:

@@ -1,12 +1,17 @@
 """Reproduce the thesis's scenarios with simulated tomography.
 
 For every reference scenario (the built-in topologies of ``datasets/topologies``):
-simulate N broadcast iterations, then for each n = 1..N analyse ``w_n``:
+simulate N broadcast iterations, then for each n = 1..N analyse ``w_n`` with
+:func:`tomography.analyze` (``iterations=n``, the CLI's defaults, seed 0, no
+confidence: ``resamples=0`` keeps every level, as the thesis scored them and
+as the convergence table of ``tomography evaluate`` does):
 
 * flat: Louvain (best level) against the full truth labels;
-* hierarchy: the averaged-edge hierarchy (the CLI's defaults), and which
-  depths of the truth appear as levels with NMI 1;
-* tree: the maximum spanning tree of the flat clusters; right when the flat
+* hierarchy: the averaged-edge hierarchy, and which depths of the truth
+  appear as levels with NMI 1;
+* tree: the tree ``tomography tree`` reports, the maximum spanning tree of
+  the clusters of the hierarchy's level of Louvain's best partition (level 0,
+  the hosts, for the networks of one host per router); right when its
   clusters are the truth's finest clusters and every tree edge splits the
   hosts as a physical link does (:func:`tomography.ground_truth.tree_is_consistent`).
 
@@ -31,18 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_support import command_line, machine_line
-from cluster.accuracy import hierarchy_nmi, nmi
-from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.louvain import louvain
-from cluster.spanning_tree import cluster_tree
+from cluster.accuracy import nmi
 from measure.simulator import simulate
+from tomography import analyze
 from tomography.cli.common import Progress
 from tomography.dataset import read_measurement
 from tomography.ground_truth import threshold_partitions, tree_is_consistent
 from tomography.topology import read_topology
 from tomography.truth_labels import labels_at_depth, truth_depth
 from tomography.units import parse_size
-from tomography.weights import mean_weights
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 START, END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
@@ -140,8 +142,9 @@ def run(scenario: Scenario, iterations: int | None, seed: int = 1) -> dict:
                   if topo.is_tree else [])
     model_ok, model_best = [], []
     for n in range(1, n_iter + 1):
-        W = mean_weights(m, n)
-        flat = louvain(W, seed=0)
+        a = analyze(m, iterations=n, seed=0, resamples=0,
+                    tree_level=0 if scenario.one_host_clusters else None, truth=truth)
+        flat = a.flat.clustering
         score = nmi(target, flat.labels)
         flat_nmi.append(score)
         flat_ok.append(score > 1 - 1e-9)
@@ -149,23 +152,22 @@ def run(scenario: Scenario, iterations: int | None, seed: int = 1) -> dict:
             against = [nmi([a[h_] for h_ in hosts], flat.labels) for a in acceptable]
             model_best.append((max(against), len(set(acceptable[int(np.argmax(against))].values()))))
             model_ok.append(max(against) > 1 - 1e-9)
-        h = averaged_edge_hierarchy(W, hosts, seed=0)
-        table = hierarchy_nmi(h, truth)
+        h = a.hierarchy
+        table = a.accuracy
         matched = {d for d in range(1, depth + 1)
                    if any(nmi(labels_at_depth(truth, d, hosts), h.labels(k)) > 1 - 1e-9
                           for k in range(1, h.depth + 1))}
         depths_ok.append(matched == set(range(1, depth + 1)))
         levels.append(([len(lv) for lv in h.levels], [round(x, 2) for x in table["nmi"]]))
         if topo.is_tree:
-            t = cluster_tree(W, hosts, seed=0,
-                             self_loop=float(W.max()) * 100 if scenario.one_host_clusters else 0.0)
+            t = a.tree
             groups = [next(i for i, c in enumerate(t.clusters) if h_ in c.hosts) for h_ in hosts]
             same = nmi(finest, groups) > 1 - 1e-9
             tree_ok.append(same and tree_is_consistent(t, topo))
     wall = time.perf_counter() - t0
     return {"scenario": scenario, "hosts": len(hosts), "iterations": n_iter,
             "flat_first": first_kept(flat_ok), "flat_final": flat_nmi[-1],
-            "flat_clusters": louvain(mean_weights(m), seed=0).n_clusters,
+            "flat_clusters": flat.n_clusters,          # n = n_iter: every iteration
             "model_first": first_kept(model_ok) if model_ok else None,
             "model_final": model_best[-1] if model_best else None,
             "depths_first": first_kept(depths_ok), "depth": depth, "levels": levels[-1],
@@ -253,8 +255,8 @@ def main() -> None:
         f"Command: `{command_line()}`; {args.workers} workers, {total / 60:.1f} min in all. "
         f"{machine_line(('numpy', 'igraph', 'numba'))} Simulator defaults (libtorrent's "
         f"settings); the detail columns are seed 1's, the verdicts count seeds 1-{args.seeds}; "
-        "analysis with the CLI's defaults (seed 0); wall time of seed 1's simulation and "
-        "analysis.",
+        "analysis: `tomography.analyze` with the CLI's defaults (seed 0), without confidence "
+        "(every level kept); wall time of seed 1's simulation and analysis.",
         "",
         "| scenario | hosts | iterations | flat clustering vs the thesis's partition | flat vs acceptable "
         "Eq 5.3 truths | hierarchy at the last n (levels, NMI per level) | tree | wall time | "

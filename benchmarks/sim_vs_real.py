@@ -9,6 +9,9 @@ the emulated testbed, and the flow-level simulator.  Compares
   (blocks are 16 KiB in both, but the swarms differ in speed), with the
   two-sample Kolmogorov-Smirnov statistic.
 
+The partitions and the curves are :func:`tomography.analyze`'s (seed 0, no
+confidence), as ``tomography cluster`` and ``tomography evaluate`` report them.
+
 Needs root.  Run::
 
     sudo .venv/bin/python benchmarks/sim_vs_real.py             # ~6 min on 2 cores
@@ -30,11 +33,11 @@ import numpy as np
 from scipy import stats
 
 from bench_support import machine_line, require_root
-from cluster.accuracy import convergence, nmi
-from cluster.louvain import louvain
+from cluster.accuracy import nmi
 from measure import testbed
 from measure.coordinator import run_broadcasts
 from measure.simulator import simulate
+from tomography import analyze
 from tomography.dataset import read_measurement
 from tomography.topology import read_topology
 from tomography.truth_labels import labels_at_depth, truth_depth
@@ -98,7 +101,9 @@ def main() -> None:
     truth = real.labels
     hosts = real.host_names
     deep = labels_at_depth(truth, truth_depth(truth), hosts)
-    flat_real, flat_sim = louvain(mean_weights(real), seed=0), louvain(mean_weights(sim), seed=0)
+    a_real = analyze(real, seed=0, resamples=0, truth=truth)   # no confidence: not shown
+    a_sim = analyze(sim, seed=0, resamples=0, truth=truth)
+    flat_real, flat_sim = a_real.flat.clustering, a_sim.flat.clustering
     print(machine_line(("libtorrent",)))
     print(f"{topo.name}, {len(hosts)} hosts, {args.iterations} iterations of {args.size}, "
           f"seed {args.seed}; latency applied on the testbed: {latency}\n")
@@ -106,7 +111,7 @@ def main() -> None:
           f"{nmi(deep, flat_real.labels):.2f}), simulated {flat_sim.n_clusters} "
           f"(NMI {nmi(deep, flat_sim.labels):.2f}); NMI real vs simulated "
           f"{nmi(flat_real.labels, flat_sim.labels):.2f}\n")
-    cr, cs = convergence(real, truth), convergence(sim, truth)
+    cr, cs = a_real.convergence(), a_sim.convergence()
     levels = [c for c in cr.columns if c.startswith("level_") and c in cs.columns]
     print("| n | real flat NMI | sim flat NMI | " + " | ".join(
         f"real {c} | sim {c}" for c in levels) + " |")

@@ -147,12 +147,11 @@ def distributions(previous: Path | None, iterations: int) -> list[str]:
 
 def rtt_only() -> list[str]:
     from cluster.accuracy import nmi
-    from cluster.louvain import louvain
     from measure.simulator import simulate
     from measure.tcp import TcpModel
+    from tomography import analyze
     from tomography.dataset import read_measurement
     from tomography.topology import read_topology
-    from tomography.weights import mean_weights
 
     topo = read_topology("two-sites-rtt")
     models = {"on (defaults)": TcpModel(), "all off": TcpModel.off(),
@@ -169,10 +168,10 @@ def rtt_only() -> list[str]:
             path = simulate(topo, Path(tmp) / label.replace(" ", "-").replace("/", ""),
                             iterations=3, file_size=16 * MiB, seed=0, tcp=model)
             m = read_measurement(path)
-            W = mean_weights(m)
+            a = analyze(m, seed=0, resamples=0)     # the flat clusters, no confidence
             truth = [m.labels[h] for h in m.host_names]
-            score = nmi(truth, louvain(W, seed=0).labels)
-            dense = W.toarray() if hasattr(W, "toarray") else np.asarray(W)
+            score = nmi(truth, a.flat.clustering.labels)
+            dense = a.graph.matrix.toarray()        # w_n
             site = np.array([t == "a" for t in truth])
             same = site[:, None] == site[None, :]
             np.fill_diagonal(same, False)
