@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import igraph
-import networkx as nx
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
@@ -63,10 +61,14 @@ def maximum_spanning_tree(graph, *, method: str = "scipy") -> list[tuple[int, in
         tree = minimum_spanning_tree(flipped).tocoo()
         chosen = {(min(i, j), max(i, j)) for i, j in zip(tree.row.tolist(), tree.col.tolist())}
     elif method == "igraph":
+        import igraph   # the optional engines load on use
+
         g = igraph.Graph(n=A.shape[0], edges=np.column_stack([rows, cols]).tolist())
         ids = g.spanning_tree(weights=(-data).tolist(), return_tree=False)
         chosen = {(int(rows[e]), int(cols[e])) for e in ids}
     else:
+        import networkx as nx
+
         g = nx.Graph()
         g.add_nodes_from(range(A.shape[0]))
         g.add_weighted_edges_from(zip(rows.tolist(), cols.tolist(), data.tolist()))

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from scipy.cluster.hierarchy import fcluster, linkage
-from scipy.spatial.distance import squareform
 
 from cluster.adjacency import as_adjacency
 from cluster.modularity import canonical_labels
@@ -74,5 +72,9 @@ def ward(graph, n_clusters: int, *, distance: Literal["inverse", "weight"] = "in
     else:
         d = w.copy()
     np.fill_diagonal(d, 0.0)
+    # on use: SciPy's hierarchy and spatial modules take ~0.3 s to import
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
     Z = linkage(squareform(d, checks=False), method="ward")
     return canonical_labels(fcluster(Z, t=n_clusters, criterion="maxclust")), Z
