@@ -117,7 +117,7 @@ def analysis(args: argparse.Namespace, dataset: Any = None, **arguments: Any):
 
     given = {name: getattr(args, option) for option, name in ANALYSIS_OPTIONS.items()
              if hasattr(args, option)}
-    result = analyze(args.dataset if dataset is None else dataset, **given, **arguments)
+    result = analyze(args.dataset if dataset is None else dataset, **{**given, **arguments})
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     return result
