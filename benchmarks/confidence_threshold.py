@@ -51,7 +51,7 @@ Level = tuple[str, str, int, int, float, float, str, float]
 
 def levels_of(m: Measurement, n: int | None, source: str, case: str) -> list[Level]:
     """Every level of the hierarchy of ``w_n`` with its confidence and its best NMI."""
-    sampler = IterationSampler.from_measurement(m, n=n)
+    sampler = IterationSampler.from_measurement(m, iterations=n)
     h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
     h = hierarchy_confidence(h, sampler, seed=0, n_jobs=1)
     hosts = m.host_names

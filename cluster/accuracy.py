@@ -235,7 +235,7 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
 
 def convergence(measurement: Measurement, truth: dict[str, str], *,
                 iterations: int | None = None, engine: str = "igraph",
-                hierarchy: bool = True, seed: int | None = 0, progress: bool = False,
+                hierarchy: bool = True, seed: int = 0, progress: bool = False,
                 n_jobs: int | None = None, **options) -> pd.DataFrame:
     """NMI after each number of iterations ``n = 1 .. N`` (Figs 5.13, 5.21).
 

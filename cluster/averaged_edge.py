@@ -195,7 +195,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
                             loops: float = 0.5, engine: str = "igraph",
                             resolution: float = 1.0, restarts: int = 1,
                             shuffles: int = 10, z: float = 5.0, reassign: bool = True,
-                            seed: Seed = None, n_jobs: int | None = None) -> Hierarchy:
+                            seed: Seed = 0, n_jobs: int | None = None) -> Hierarchy:
     """Build the hierarchy of bandwidth clusters by repeated partition and collapse.
 
     Parameters
@@ -233,7 +233,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         the highest mean weight to, among those of its parent, on the levels
         below the merged ones (:func:`cluster.reassign.reassign_hosts`): the
         few hosts Louvain misplaces on noisy data.
-    seed : int, Generator or None
+    seed : int, Generator or None, default 0
         Randomness; the integer is recorded in ``params``.
     n_jobs : int or None
         Processes for the permutation tests of a level's clusters

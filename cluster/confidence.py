@@ -54,6 +54,7 @@ from cluster.louvain import leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
 from tomography.errors import ParameterError, TomographyError
 from tomography.hierarchy import ClusterTree, Hierarchy
+from tomography.deprecation import renamed_parameter
 from tomography.seeding import Seed, check_seed, spawn_seeds
 from tomography.weights import IterationWeights
 
@@ -100,7 +101,7 @@ def _halves(n_iterations: int, resamples: int, rng: np.random.Generator) -> list
 
 
 def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
-                  seed: Seed = None) -> tuple[str, list[np.ndarray]]:
+                  seed: Seed = 0) -> tuple[str, list[np.ndarray]]:
     """How often each iteration enters each resample.
 
     Parameters
@@ -109,7 +110,8 @@ def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
         Iterations in the data (at least 2).
     resamples : int, default DEFAULT_RESAMPLES
         Number of resampled data sets (rounded up to even for split halves).
-    seed : int, Generator or None
+    seed : int, Generator or None, default 0
+        The same seed gives the same result; None draws a fresh one.
 
     Returns
     -------
@@ -195,22 +197,23 @@ class IterationSampler(IterationWeights):
         return out
 
     @classmethod
+    @renamed_parameter("n", "iterations")
     def from_measurement(cls, measurement: Any, graph: SharedGraph | None = None,
-                         n: int | None = None) -> "IterationSampler":
+                         iterations: int | None = None) -> "IterationSampler":
         """The sampler of a broadcast :class:`tomography.dataset.Measurement`.
 
         Parameters
         ----------
         measurement : Measurement
         graph : SharedGraph, optional
-            ``w_n`` of its first ``n`` iterations; built here from the same
+            ``w_n`` of its first ``iterations``; built here from the same
             rows when not given (then ``sampler.graph`` is ``w_n``, Eq 4.2,
             as :func:`tomography.weights.mean_weights` computes it).
-        n : int, optional
-            The first ``n`` iterations (all by default).
+        iterations : int, optional
+            The first ``iterations`` iterations (all by default; ``n=``, deprecated).
         """
         data = IterationWeights.from_measurement(
-            measurement, n, weights=None if graph is None else graph.matrix)
+            measurement, iterations, weights=None if graph is None else graph.matrix)
         return cls.of(data, graph)
 
     def resample(self, multiplicity: Sequence[int] | np.ndarray,
@@ -328,7 +331,7 @@ def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
 
 def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationWeights, *,
                          resamples: int = DEFAULT_RESAMPLES, threshold: float = SUPPORT_THRESHOLD,
-                         seed: Seed = None, n_jobs: int | None = None) -> Hierarchy:
+                         seed: Seed = 0, n_jobs: int | None = None) -> Hierarchy:
     """The hierarchy with a confidence for every level and cluster.
 
     Parameters
@@ -343,7 +346,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationWeights, *,
     threshold : float, default SUPPORT_THRESHOLD
         Confidence a level needs to be supported; recorded in
         ``params["confidence"]``.
-    seed : int, Generator or None
+    seed : int, Generator or None, default 0
+        The same seed gives the same result; None draws a fresh one.
     n_jobs : int or None
         Processes for the resamples (:func:`cluster.parallel.effective_jobs`:
         by default every core on graphs of
@@ -614,7 +618,7 @@ def with_support(hierarchy: Hierarchy, sampler: IterationWeights | None, *,
 
 def flat_confidence(labels: np.ndarray, sampler: IterationWeights, *,
                     resamples: int = DEFAULT_RESAMPLES, engine: str = "igraph",
-                    resolution: float = 1.0, level: str = "best", seed: Seed = None,
+                    resolution: float = 1.0, level: str = "best", seed: Seed = 0,
                     n_jobs: int | None = None) -> tuple[np.ndarray, float, str, int]:
     """Confidence of each cluster of a flat Louvain partition, and of the partition.
 
@@ -665,7 +669,7 @@ def flat_confidence(labels: np.ndarray, sampler: IterationWeights, *,
 
 
 def tree_confidence(tree: ClusterTree, sampler: IterationWeights, *,
-                    resamples: int = DEFAULT_RESAMPLES, seed: Seed = None,
+                    resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0,
                     n_jobs: int | None = None) -> ClusterTree:
     """The tree with a confidence on every edge and cluster.
 

@@ -91,7 +91,7 @@ class FlatClustering:
         return {h: int(c) for h, c in zip(names, self.labels)}
 
 
-def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: Seed = None,
+def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: Seed = 0,
             restarts: int = 1, level: Level = "best", self_loop: float = 0.0) -> FlatClustering:
     """Partition a weighted graph by Louvain modularity maximization.
 
@@ -105,7 +105,7 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
         The implementation (see the module docstring).
     resolution : float, default 1.0
         Modularity resolution; above 1 favours smaller clusters.
-    seed : int, Generator or None
+    seed : int, Generator or None, default 0
         Randomness of the node order; the integer is recorded in the result.
     restarts : int, default 1
         Independent runs; the one of highest modularity is kept.

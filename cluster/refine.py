@@ -41,7 +41,7 @@ CLEAR_Z = 5.0
 __all__ = ["shuffle_weights", "significant_split", "significance", "refine_levels", "CLEAR_Z"]
 
 
-def shuffle_weights(graph, seed: Seed = None) -> sparse.csr_array:
+def shuffle_weights(graph, seed: Seed = 0) -> sparse.csr_array:
     """The same edges with their weights randomly permuted (self-loops dropped).
 
     Examples
@@ -61,7 +61,7 @@ def shuffle_weights(graph, seed: Seed = None) -> sparse.csr_array:
 
 def significant_split(graph, *, shuffles: int = 10, z: float = 5.0, min_size: int = 4,
                       engine: str = "igraph", resolution: float = 1.0,
-                      seed: Seed = None) -> np.ndarray | None:
+                      seed: Seed = 0) -> np.ndarray | None:
     """Louvain's partition of a cluster, if it is more than the peer graph's noise.
 
     Parameters
@@ -374,7 +374,7 @@ def significance(found: float, null, *, z: float = 5.0, min_copies: int = 4) -> 
 
 def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size: int = 4,
                   engine: str = "igraph", resolution: float = 1.0,
-                  seed: Seed = None, n_jobs: int | None = None) -> list[np.ndarray]:
+                  seed: Seed = 0, n_jobs: int | None = None) -> list[np.ndarray]:
     """Finer and finer partitions below ``labels``, splitting only significant clusters.
 
     Parameters

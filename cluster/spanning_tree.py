@@ -79,7 +79,7 @@ def maximum_spanning_tree(graph, *, method: str = "scipy") -> list[tuple[int, in
 
 def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DEFAULT_LINKAGE,
                  level: Level = "best", engine: str = "igraph", resolution: float = 1.0,
-                 restarts: int = 1, self_loop: float = 0.0, seed: Seed = None,
+                 restarts: int = 1, self_loop: float = 0.0, seed: Seed = 0,
                  method: str = "scipy") -> ClusterTree:
     """The topology as a tree of bandwidth clusters.
 

@@ -16,6 +16,7 @@ import numpy as np
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
+from tomography.deprecation import renamed_parameter
 from tomography.errors import ParameterError
 from tomography.weights import mean_weights
 
@@ -71,9 +72,12 @@ class StablePartition:
             run += 1
         return run
 
-    def update(self, measurement: Measurement, n: int | None = None) -> bool:
-        """Cluster ``w_n`` (all iterations by default); true once stable for ``k`` iterations."""
-        flat = louvain(mean_weights(measurement, n), engine=self.engine, seed=self.seed)
+    @renamed_parameter("n", "iterations")
+    def update(self, measurement: Measurement, iterations: int | None = None) -> bool:
+        """Cluster ``w_n`` of the first ``iterations`` (all by default); true once stable for
+        ``k`` iterations."""
+        flat = louvain(mean_weights(measurement, iterations), engine=self.engine,
+                       seed=self.seed)
         self.history.append(canonical_labels(flat.labels))
         return self.stable_for >= self.k
 
@@ -130,12 +134,14 @@ class StableHierarchy:
             run += 1
         return run
 
-    def update(self, measurement: Measurement, n: int | None = None) -> bool:
-        """Analyse ``w_n`` (all iterations by default); true once stable for ``k`` iterations."""
+    @renamed_parameter("n", "iterations")
+    def update(self, measurement: Measurement, iterations: int | None = None) -> bool:
+        """Analyse ``w_n`` of the first ``iterations`` (all by default); true once stable for
+        ``k`` iterations."""
         from cluster.averaged_edge import averaged_edge_hierarchy
         from cluster.confidence import IterationSampler, with_support
 
-        sampler = IterationSampler.from_measurement(measurement, n=n)
+        sampler = IterationSampler.from_measurement(measurement, iterations=iterations)
         h = averaged_edge_hierarchy(sampler.graph, measurement.host_names, seed=self.seed,
                                     **self.options)
         if sampler.n_iterations >= 2:

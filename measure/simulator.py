@@ -227,7 +227,7 @@ def _interrupts_pass_through_kernels(function: Callable[..., Any]) -> Callable[.
 @_interrupts_pass_through_kernels
 def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_size: int, *,
                        params: SwarmParams = SwarmParams(), tcp: TcpModel = TcpModel(),
-                       seed: Seed = None, network: _Network | None = None) -> BroadcastResult:
+                       seed: Seed = 0, network: _Network | None = None) -> BroadcastResult:
     """Simulate one BitTorrent broadcast from ``root`` to every other host.
 
     Parameters
@@ -242,7 +242,8 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     params : SwarmParams
     tcp : TcpModel
         The connection model; ``TcpModel.off()`` for plain max-min shares.
-    seed : int, Generator or None
+    seed : int, Generator or None, default 0
+        The same seed gives the same result; None draws a fresh one.
 
     Returns
     -------

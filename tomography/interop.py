@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from tomography.deprecation import renamed_parameter
 from tomography.errors import TomographyError
 from tomography.hierarchy import (hierarchy_frame, hierarchy_from_graph, hierarchy_graph,
                                   tree_frame, tree_graph)
@@ -178,15 +179,16 @@ def from_networkx(graph: "nx.Graph", *, weight: str = "weight", unit: str = "wei
     return from_pandas(frame, hosts=sorted(str(node) for node in graph.nodes), unit=unit)
 
 
-def edges_frame(measurement: "Measurement", n: int | None = None, *,
+@renamed_parameter("n", "iterations")
+def edges_frame(measurement: "Measurement", iterations: int | None = None, *,
                 per_iteration: bool = False) -> pd.DataFrame:
     """The edges of ``w_n`` as a tidy DataFrame.
 
     Parameters
     ----------
     measurement : Measurement
-    n : int, optional
-        The first ``n`` iterations (all by default).
+    iterations : int, optional
+        The first ``iterations`` iterations (all by default; ``n=``, deprecated).
     per_iteration : bool, default False
         One row per iteration and pair (``iteration, src, dst, weight``, Eq 4.1)
         instead of one per pair.
@@ -195,7 +197,7 @@ def edges_frame(measurement: "Measurement", n: int | None = None, *,
     -------
     pandas.DataFrame
         ``src, dst, w_n, iterations`` (``src < dst``; ``iterations``: in how
-        many of the ``n`` iterations the pair exchanged blocks), heaviest first.
+        many of those iterations the pair exchanged blocks), heaviest first.
 
     Examples
     --------
@@ -205,7 +207,7 @@ def edges_frame(measurement: "Measurement", n: int | None = None, *,
     >>> list(e.columns), bool(abs(e["w_n"].sum() - m.transfers["blocks"].sum() / 2) < 1e-9)
     (['src', 'dst', 'w_n', 'iterations'], True)
     """
-    ids = measurement.iteration_ids[: n if n is not None else None]
+    ids = measurement.iteration_ids[:iterations]
     t = measurement.transfers[measurement.transfers["iteration"].isin(ids)]
     a, b = t["receiver"].astype(str), t["sender"].astype(str)
     low = np.where(a < b, a, b)

@@ -395,7 +395,7 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
                      f"{'is' if bad == 1 else 'are'} incomplete (a time limit or a lost peer); "
                      "their counts are in w_n (tomography info lists them)")
     options["linkage"] = linkage or DEFAULT_LINKAGE
-    sampler = IterationSampler.from_measurement(m, n=iterations)
+    sampler = IterationSampler.from_measurement(m, iterations=iterations)
     if resamples == 0:
         return Analysis(m, options, sampler.graph, None, notes, **extra)
     if sampler.n_iterations < 2:

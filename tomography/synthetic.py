@@ -33,7 +33,7 @@ __all__ = ["planted_hierarchy", "planted_partition"]
 def planted_hierarchy(branching: Sequence[int], hosts_per_group: int | Sequence[int], *,
                       iterations: int = 3,
                       file_size: int = 4 * 2**20, ratio: float = 4.0, peers: int = 40,
-                      noise: float = 0.5, seed: Seed = None) -> Measurement:
+                      noise: float = 0.5, seed: Seed = 0) -> Measurement:
     """A synthetic dataset over a planted hierarchy of host groups.
 
     Parameters
@@ -54,7 +54,7 @@ def planted_hierarchy(branching: Sequence[int], hosts_per_group: int | Sequence[
         Size of each receiver's random peer list (capped at hosts - 1).
     noise : float, default 0.5
         Standard deviation of the log-normal noise on each peer's share.
-    seed : int, Generator or None
+    seed : int, Generator or None, default 0
         Randomness; the integer is recorded in ``meta["params"]["seed"]``.
 
     Returns
@@ -139,7 +139,7 @@ def planted_hierarchy(branching: Sequence[int], hosts_per_group: int | Sequence[
 
 def planted_partition(n_hosts: int, n_groups: int, *, iterations: int = 3,
                       file_size: int = 4 * 2**20, ratio: float = 4.0, peers: int = 40,
-                      noise: float = 0.5, seed: Seed = None) -> Measurement:
+                      noise: float = 0.5, seed: Seed = 0) -> Measurement:
     """A synthetic dataset over ``n_groups`` equal flat groups of hosts.
 
     Parameters

@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import sparse
 
 from tomography.dataset import Measurement
+from tomography.deprecation import renamed_parameter
 from tomography.errors import TomographyError
 
 if TYPE_CHECKING:
@@ -92,17 +93,19 @@ def iteration_weights(measurement: Measurement, iteration: int) -> sparse.csr_ar
     return (counts + counts.T).tocsr()
 
 
-def mean_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_array:
-    """Eq 4.2: ``w_n``, the mean over the first ``n`` iterations of Eq 4.1.
+@renamed_parameter("n", "iterations")
+def mean_weights(measurement: Measurement, iterations: int | None = None) -> sparse.csr_array:
+    """Eq 4.2: ``w_n``, the mean of Eq 4.1 over the first ``iterations`` iterations.
 
     For a probe dataset (iperf3, NetPIPE) the weights are the measured
-    bandwidths instead (:func:`probe_weights`), ``n`` counting repeats.
+    bandwidths instead (:func:`probe_weights`), ``iterations`` counting repeats.
 
     Parameters
     ----------
     measurement : Measurement
-    n : int, optional
-        How many iterations, in increasing iteration order; all by default.
+    iterations : int, optional
+        ``n``, how many iterations, in increasing iteration order; all by default.
+        (``n=`` is its deprecated former name.)
 
     Returns
     -------
@@ -112,7 +115,7 @@ def mean_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_a
     Raises
     ------
     TomographyError
-        When the dataset has no iterations or ``n`` is out of range.
+        When the dataset has no iterations or ``iterations`` is out of range.
 
     Examples
     --------
@@ -123,16 +126,15 @@ def mean_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_a
     True
     """
     if measurement.probes is not None and not measurement.iteration_ids:
-        return probe_weights(measurement, n)
+        return probe_weights(measurement, iterations)
     ids = measurement.iteration_ids
     if not ids:
         raise TomographyError("the dataset has no broadcast iterations")
-    if n is None:
-        n = len(ids)
+    n = len(ids) if iterations is None else iterations
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TomographyError(f"n is a number of iterations, a whole number; got {n!r}")
+        raise TomographyError(f"iterations is a number of iterations, a whole number; got {n!r}")
     if not 1 <= n <= len(ids):
-        raise TomographyError(f"n must be between 1 and {len(ids)} (the iterations in the "
+        raise TomographyError(f"iterations must be between 1 and {len(ids)} (the iterations in the "
                               f"dataset), got {n}")
     counts = directed_counts(measurement, ids[:n])
     return ((counts + counts.T) / n).tocsr()
@@ -155,11 +157,12 @@ def rounds(measurement: Measurement) -> int:
     return int(probes["repeat"].max()) + 1 if "repeat" in probes else 1
 
 
-def probe_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_array:
+@renamed_parameter("n", "iterations")
+def probe_weights(measurement: Measurement, iterations: int | None = None) -> sparse.csr_array:
     """Measured bandwidth between hosts, in Mbit/s, from a probe dataset.
 
     Per ordered pair the median of its successful tests over the first
-    ``n`` repeats (solo and concurrent alike, as measured); per host pair
+    ``iterations`` repeats (``n=``, deprecated) (solo and concurrent alike, as measured); per host pair
     the mean of its two directions, or the one measured.
 
     Raises
@@ -184,10 +187,9 @@ def probe_weights(measurement: Measurement, n: int | None = None) -> sparse.csr_
     if probes is None or probes.empty:
         raise TomographyError("the dataset has no probes (probes.csv)")
     total = rounds(measurement)
-    if n is None:
-        n = total
+    n = total if iterations is None else iterations
     if not 1 <= n <= total:
-        raise TomographyError(f"n must be between 1 and {total} (the probe repeats in the "
+        raise TomographyError(f"iterations must be between 1 and {total} (the probe repeats in the "
                               f"dataset), got {n}")
     ok = probes["bits_per_second"].notna()
     if "error" in probes:
@@ -249,14 +251,15 @@ def to_networkx(weights: sparse.sparray | np.ndarray, hosts: list[str],
     return graph
 
 
-def weight_graph(measurement: Measurement, n: int | None = None) -> nx.Graph:
+@renamed_parameter("n", "iterations")
+def weight_graph(measurement: Measurement, iterations: int | None = None) -> nx.Graph:
     """``w_n`` as a :class:`networkx.Graph` in sorted host order, labels as node attributes.
 
     Parameters
     ----------
     measurement : Measurement
-    n : int, optional
-        Number of iterations to average (Eq 4.2); all by default.
+    iterations : int, optional
+        Number of iterations to average (Eq 4.2); all by default (``n=``, deprecated).
 
     Returns
     -------
@@ -269,7 +272,7 @@ def weight_graph(measurement: Measurement, n: int | None = None) -> nx.Graph:
     >>> g.number_of_nodes(), g.nodes["h000"]["label"]
     (8, 'g0')
     """
-    return to_networkx(mean_weights(measurement, n), measurement.host_names, measurement.labels)
+    return to_networkx(mean_weights(measurement, iterations), measurement.host_names, measurement.labels)
 
 
 class IterationWeights:
@@ -332,15 +335,16 @@ class IterationWeights:
         self._order, self._sorted_keys = order, sorted_keys
 
     @classmethod
-    def from_measurement(cls, measurement: Measurement, n: int | None = None, *,
+    @renamed_parameter("n", "iterations")
+    def from_measurement(cls, measurement: Measurement, iterations: int | None = None, *,
                          weights: sparse.csr_array | None = None) -> "IterationWeights":
-        """The per-iteration weights of a broadcast measurement's first ``n`` iterations.
+        """The per-iteration weights of a broadcast measurement's first ``iterations`` iterations.
 
         Parameters
         ----------
         measurement : Measurement
-        n : int, optional
-            The first ``n`` iterations (all by default).
+        iterations : int, optional
+            The first ``iterations`` (all by default; ``n=``, deprecated).
         weights : scipy.sparse.csr_array, optional
             ``w_n`` of those iterations, when it is at hand; built here from
             the same rows otherwise (Eq 4.2, as :func:`mean_weights`).
@@ -350,7 +354,7 @@ class IterationWeights:
         TomographyError
             No broadcast iterations, or negative or non-finite counts.
         """
-        ids = measurement.iteration_ids[: n if n is not None else None]
+        ids = measurement.iteration_ids[:iterations]
         if len(ids) < 1:
             raise TomographyError("the dataset has no broadcast iterations to resample")
         t = measurement.transfers

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from tomography.dataset import Measurement
+from tomography.deprecation import renamed_parameter
 from tomography.errors import ParameterError, TomographyError
 from tomography.units import listed
 from tomography.weights import mean_weights
@@ -132,9 +133,9 @@ def plot_edge_weight(measurement: Measurement, a: str, b: str, *, hist: bool = T
     return fig
 
 
-def _pair_values(measurement: Measurement, n: int | None) -> np.ndarray:
+def _pair_values(measurement: Measurement, iterations: int | None) -> np.ndarray:
     """``w_n`` of every unordered pair of hosts, divided by its mean over all pairs."""
-    W = mean_weights(measurement, n).toarray()
+    W = mean_weights(measurement, iterations).toarray()
     values = W[np.triu_indices_from(W, 1)]
     mean = values.mean()
     if mean <= 0:
@@ -149,8 +150,10 @@ def _name(measurement: Measurement) -> str:
                                                               else "")
 
 
+@renamed_parameter("n", "iterations")
 def plot_weight_distribution(measurement: Measurement, *others: Measurement,
-                             names: Sequence[str] | None = None, n: int | None = None,
+                             names: Sequence[str] | None = None,
+                             iterations: int | None = None,
                              log: bool = True, bins: int = 40, width: str | float = "single",
                              ax: Axes | Sequence[Axes] | None = None) -> Figure:
     """Distribution of ``w_n`` over all pairs of hosts, normalized by its mean; several overlaid.
@@ -162,9 +165,9 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
         More datasets drawn over the first (e.g. simulated against real).
     names : sequence of str, optional
         Legend names; by default the method and topology of each dataset.
-    n : int, optional
-        Use ``w_n`` over the first ``n`` iterations of every dataset (App. A
-        uses n = 30); all iterations of each by default.
+    iterations : int, optional
+        Use ``w_n`` over the first ``iterations`` of every dataset (App. A
+        uses 30); all iterations of each by default (``n=``, deprecated).
     log : bool, default True
         Logarithmic x axis (``w_n`` spans decades between a cluster and
         across a bottleneck); pairs with ``w_n = 0`` cannot be drawn on it
@@ -200,7 +203,7 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
     names = list(names)
     if len(names) != len(datasets):
         raise ParameterError(f"{len(names)} names for {len(datasets)} datasets")
-    values = [_pair_values(m, n) for m in datasets]
+    values = [_pair_values(m, iterations) for m in datasets]
     zero = [int((v == 0).sum()) for v in values]
     ks = None
     if len(values) >= 2:
@@ -238,7 +241,7 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
                 xs = np.sort(v)
                 cdf_ax.step(xs, np.arange(1, len(xs) + 1) / len(xs), where="post",
                             color=colour, linewidth=1.1, label=label, gid=f"cdf:{name}")
-        what = "w_n / mean of w_n over all pairs" + (f" (n = {n})" if n else "")
+        what = "w_n / mean of w_n over all pairs" + (f" (n = {iterations})" if iterations else "")
         stacked = cdf_ax is not None and hist_ax.get_shared_x_axes().joined(hist_ax, cdf_ax)
         for a in (hist_ax, cdf_ax):
             if a is None:

@@ -22,6 +22,7 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 
 from tomography.dataset import Measurement
+from tomography.deprecation import renamed_parameter
 from tomography.errors import ParameterError, TomographyError
 from tomography.weights import directed_counts, mean_weights
 from visualize._common import cluster_map, group_order, truth_summary
@@ -31,7 +32,9 @@ from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_
 __all__ = ["plot_heatmap"]
 
 
-def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: Any = None,
+@renamed_parameter("n", "iterations")
+def plot_heatmap(measurement: Measurement, *, iterations: int | None = None,
+                 clusters: Any = None,
                  iteration: int | None = None, weights: str = "received", log: bool = False,
                  width: str | float = "single", ax: Axes | None = None) -> Figure:
     """Heat map of the blocks each host received from each other host.
@@ -39,8 +42,8 @@ def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: An
     Parameters
     ----------
     measurement : Measurement
-    n : int, optional
-        Average over the first ``n`` iterations (default: all of them).
+    iterations : int, optional
+        Average over the first ``iterations`` (default: all of them; ``n=``, deprecated).
     clusters : mapping, Hierarchy, list of Cluster, FlatClustering or sequence, optional
         Found clusters to order the hosts by (a Hierarchy gives its level 1);
         by default the hosts are ordered by true label.
@@ -90,15 +93,15 @@ def plot_heatmap(measurement: Measurement, *, n: int | None = None, clusters: An
                  if weights == "w" else f"blocks received in iteration {iteration}\n"
                                         f"({unit} blocks)")
     else:
-        count = len(ids) if n is None else n
+        count = len(ids) if iterations is None else iterations
         if weights == "w":
             matrix = mean_weights(measurement, count).toarray()
             label = (f"w_n (Eq 4.2): blocks exchanged per iteration\n"
                      f"({unit} blocks, n = {count})")
         else:
             if not 1 <= count <= len(ids):
-                raise TomographyError(f"n must be between 1 and {len(ids)} (the iterations "
-                                      f"in the dataset), got {count}")
+                raise TomographyError(f"iterations must be between 1 and {len(ids)} (the "
+                                      f"iterations in the dataset), got {count}")
             matrix = directed_counts(measurement, ids[:count]).toarray() / count
             label = (f"blocks received per iteration\n({unit} blocks, "
                      f"{'mean of ' + str(count) if count > 1 else 'one iteration'})")

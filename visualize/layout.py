@@ -37,6 +37,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import shortest_path
 
 from tomography.dataset import Measurement
+from tomography.deprecation import renamed_parameter
 from tomography.errors import GraphError, ParameterError, TomographyError
 from tomography.weights import mean_weights
 from visualize._common import cluster_map, natural_key
@@ -168,7 +169,9 @@ def _neato(n: int, rows: np.ndarray, cols: np.ndarray, length: np.ndarray,
                      for i in range(n)], dtype=float)
 
 
-def plot_layout(measurement: Measurement, *, clusters: Any = None, n: int | None = None,
+@renamed_parameter("n", "iterations")
+def plot_layout(measurement: Measurement, *, clusters: Any = None,
+                iterations: int | None = None,
                 top: float = 0.5, engine: str = "auto", seed: int = 0,
                 colour_by: str = "cluster", width: str | float = "single",
                 ax: Axes | None = None) -> Figure:
@@ -182,8 +185,8 @@ def plot_layout(measurement: Measurement, *, clusters: Any = None, n: int | None
         The clusters found (see :func:`visualize._common.cluster_map`); a
         Hierarchy gives its level 1.  Without it, colour and shape both show
         the ground truth.
-    n : int, optional
-        Use ``w_n`` over the first ``n`` iterations (default: all).
+    iterations : int, optional
+        Use ``w_n`` over the first ``iterations`` (default: all; ``n=``, deprecated).
     top : float, default 0.5
         Share of the edges drawn, heaviest first (the thesis: the top half).
         The layout uses every edge.
@@ -222,7 +225,7 @@ def plot_layout(measurement: Measurement, *, clusters: Any = None, n: int | None
     if colour_by not in ("cluster", "label"):
         raise ParameterError(f"colour_by must be 'cluster' or 'label', got {colour_by!r}")
     hosts = measurement.host_names
-    W = mean_weights(measurement, n)
+    W = mean_weights(measurement, iterations)
     pos, ran = layout_positions(W, engine=engine, seed=seed)
     _, rows, cols, w = _edges(W)
     k = math.ceil(top * w.size)

@@ -38,7 +38,7 @@ def test_graphml_read_by_networkx(planted, inferred, tmp_path):
 
 def test_gexf_read_by_networkx(planted, inferred, tmp_path):
     path = tmp_path / "hosts.gexf"
-    write_gexf(planted, path, hierarchy=inferred, n=2)
+    write_gexf(planted, path, hierarchy=inferred, iterations=2)
     assert 'version="1.2"' in path.read_text()
     graph = nx.read_gexf(path)
     check_graph(graph, planted, inferred, n=2)

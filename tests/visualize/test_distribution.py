@@ -73,7 +73,7 @@ def test_a_long_dataset_name_does_not_squeeze_the_plots(two_sites) -> None:
 
 
 def test_distribution_options(two_sites) -> None:
-    fig = plot_weight_distribution(two_sites, n=2, log=False, width="double")
+    fig = plot_weight_distribution(two_sites, iterations=2, log=False, width="double")
     assert fig.get_size_inches()[0] == 7.0 and fig.tomography_info["ks"] is None
     assert fig.axes[0].get_xscale() == "linear" and "n = 2" in fig.axes[1].get_xlabel()
     assert fig.tomography_info["names"] == ["simulated (two-sites-demo)"]

@@ -56,7 +56,7 @@ def test_one_iteration_and_w(two_sites, tmp_path) -> None:
     # grouped by true label without clusters
     assert [g[0] for g in fig.tomography_info["groups"]] == ["east/e1", "east/e2", "west/w1",
                                                             "west/w2"]
-    fig = plot_heatmap(two_sites, weights="w", n=2, log=True)
+    fig = plot_heatmap(two_sites, weights="w", iterations=2, log=True)
     saved(fig, tmp_path / "w.svg")
     data = np.ma.filled(_image(fig), 0.0)
     assert np.allclose(data, data.T)
@@ -68,7 +68,7 @@ def test_heatmap_errors(two_sites) -> None:
     with pytest.raises(TomographyError, match="no iteration 7"):
         plot_heatmap(two_sites, iteration=7)
     with pytest.raises(TomographyError, match="between 1 and 3"):
-        plot_heatmap(two_sites, n=4)
+        plot_heatmap(two_sites, iterations=4)
     with pytest.raises(ValueError, match="weights"):
         plot_heatmap(two_sites, weights="sent")
 

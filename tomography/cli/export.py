@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output == "-":
             raise TomographyError(f"--format {kind} writes a file; give -o FILE")
         write = write_graphml if kind == "graphml" else write_gexf
-        write(m, args.output, hierarchy=h, n=args.iterations)
+        write(m, args.output, hierarchy=h, iterations=args.iterations)
         text = None
     elif kind in ("gauge", "simgrid"):
         clusters = clusters_from(h, level=min(args.level, h.depth))

@@ -153,7 +153,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
             print(f"note: the hierarchy has {h.depth} levels; using level {h.depth}",
                   file=sys.stderr)
         if kind == "layout":
-            fig = visualize.plot_layout(m, clusters=h.level(level), n=args.iterations,
+            fig = visualize.plot_layout(m, clusters=h.level(level), iterations=args.iterations,
                                         top=args.top, engine=args.layout, seed=args.seed,
                                         **width)
             info = fig.tomography_info
@@ -161,7 +161,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
                          f"{info['edges']} of {info['edges_total']} edges drawn, colour = "
                          f"level-{level} cluster")
         if kind == "heatmap":
-            fig = visualize.plot_heatmap(m, n=args.iterations, clusters=h.level(level),
+            fig = visualize.plot_heatmap(m, iterations=args.iterations, clusters=h.level(level),
                                          iteration=args.iteration, weights=args.weights,
                                          log=args.log, **width)
             return fig, f"{m.n_hosts} x {m.n_hosts} hosts ordered by level-{level} cluster"
@@ -191,7 +191,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
             table = dict(zip(keys, tables))
         fig = visualize.plot_convergence(table, kind="bar" if args.bars else "line", **width)
         return fig, f"NMI after 1..{len(tables[0])} iterations"
-    fig = visualize.plot_weight_distribution(m, *others, names=names, n=args.iterations,
+    fig = visualize.plot_weight_distribution(m, *others, names=names, iterations=args.iterations,
                                              log=not args.linear, **width)
     ks = fig.tomography_info["ks"]
     return fig, f"{len(others) + 1} dataset(s)" + (f", Kolmogorov-Smirnov D = {ks:.3f}"

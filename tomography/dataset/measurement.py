@@ -8,6 +8,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from tomography.dataset.schema import ITERATIONS_COLUMNS, TRANSFERS_COLUMNS
+from tomography.deprecation import renamed_parameter
 
 __all__ = ["Measurement"]
 
@@ -68,7 +69,9 @@ class Measurement:
         """Ground-truth label per host, for the hosts that have one."""
         return {h: lab for h, lab in zip(self.hosts["host"], self.hosts["label"]) if lab}
 
-    def edges(self, n: int | None = None, *, per_iteration: bool = False) -> pd.DataFrame:
+    @renamed_parameter("n", "iterations")
+    def edges(self, iterations: int | None = None, *, per_iteration: bool = False
+              ) -> pd.DataFrame:
         """The edges of ``w_n``: ``src, dst, w_n, iterations`` (see :func:`tomography.interop.edges_frame`).
 
         Examples
@@ -79,9 +82,10 @@ class Measurement:
         """
         from tomography.interop import edges_frame
 
-        return edges_frame(self, n, per_iteration=per_iteration)
+        return edges_frame(self, iterations, per_iteration=per_iteration)
 
-    def weight_matrix(self, n: int | None = None):
+    @renamed_parameter("n", "iterations")
+    def weight_matrix(self, iterations: int | None = None):
         """``w_n`` (Eq 4.2) as a SciPy sparse matrix, and its host order.
 
         Examples
@@ -93,7 +97,7 @@ class Measurement:
         """
         from tomography.weights import mean_weights
 
-        return mean_weights(self, n), self.host_names
+        return mean_weights(self, iterations), self.host_names
 
 
 def empty_frame(columns: Iterable[str]) -> pd.DataFrame:

@@ -19,6 +19,7 @@ import os
 import networkx as nx
 
 from tomography.dataset import Measurement
+from tomography.deprecation import renamed_parameter
 from tomography.errors import TomographyError
 from tomography.hierarchy import Hierarchy
 from tomography.weights import mean_weights, to_networkx
@@ -26,8 +27,9 @@ from tomography.weights import mean_weights, to_networkx
 __all__ = ["host_graph", "write_graphml", "write_gexf"]
 
 
+@renamed_parameter("n", "iterations")
 def host_graph(measurement: Measurement, *, hierarchy: Hierarchy | None = None,
-               n: int | None = None) -> nx.Graph:
+               iterations: int | None = None) -> nx.Graph:
     """The host graph with ``w_n`` edge weights and cluster ids per level.
 
     Parameters
@@ -35,8 +37,8 @@ def host_graph(measurement: Measurement, *, hierarchy: Hierarchy | None = None,
     measurement : Measurement
     hierarchy : Hierarchy, optional
         Over the hosts of ``measurement``; adds ``level_<k>`` node attributes.
-    n : int, optional
-        Iterations averaged (Eq 4.2); all by default.
+    iterations : int, optional
+        Iterations averaged (Eq 4.2); all by default (``n=``, deprecated).
 
     Returns
     -------
@@ -57,7 +59,7 @@ def host_graph(measurement: Measurement, *, hierarchy: Hierarchy | None = None,
     """
     hosts = measurement.host_names
     labels = measurement.labels
-    graph = to_networkx(mean_weights(measurement, n), hosts)
+    graph = to_networkx(mean_weights(measurement, iterations), hosts)
     for host in hosts:
         graph.nodes[host]["truth"] = labels.get(host, "")
     if hierarchy is not None:
@@ -70,8 +72,9 @@ def host_graph(measurement: Measurement, *, hierarchy: Hierarchy | None = None,
     return graph
 
 
+@renamed_parameter("n", "iterations")
 def write_graphml(measurement: Measurement, path: str | os.PathLike[str], *,
-                  hierarchy: Hierarchy | None = None, n: int | None = None) -> None:
+                  hierarchy: Hierarchy | None = None, iterations: int | None = None) -> None:
     """Write :func:`host_graph` as GraphML.
 
     Examples
@@ -84,11 +87,12 @@ def write_graphml(measurement: Measurement, path: str | os.PathLike[str], *,
     >>> nx.read_graphml(path).nodes["h000"]["truth"]
     'g0'
     """
-    nx.write_graphml(host_graph(measurement, hierarchy=hierarchy, n=n), path)
+    nx.write_graphml(host_graph(measurement, hierarchy=hierarchy, iterations=iterations), path)
 
 
+@renamed_parameter("n", "iterations")
 def write_gexf(measurement: Measurement, path: str | os.PathLike[str], *,
-               hierarchy: Hierarchy | None = None, n: int | None = None) -> None:
+               hierarchy: Hierarchy | None = None, iterations: int | None = None) -> None:
     """Write :func:`host_graph` as GEXF 1.2, for Gephi.
 
     Examples
@@ -101,4 +105,4 @@ def write_gexf(measurement: Measurement, path: str | os.PathLike[str], *,
     >>> nx.read_gexf(path).number_of_nodes()
     6
     """
-    nx.write_gexf(host_graph(measurement, hierarchy=hierarchy, n=n), path, version="1.2draft")
+    nx.write_gexf(host_graph(measurement, hierarchy=hierarchy, iterations=iterations), path, version="1.2draft")
