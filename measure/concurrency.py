@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,7 @@ import pandas as pd
 from tomography.errors import DatasetError, TomographyError
 
 __all__ = ["ConcurrencyTest", "choose_tests", "verdict", "shared_bottlenecks",
-           "format_bottlenecks", "clusters_of", "CONCURRENCY_COLUMNS"]
+           "format_bottlenecks", "clusters_of", "cluster_bandwidths", "CONCURRENCY_COLUMNS"]
 
 CONCURRENCY_COLUMNS = ("cluster_a", "cluster_b", "a_src", "a_dst", "b_src", "b_dst",
                        "a_alone_bps", "a_alone_sd", "a_together_bps", "b_together_bps",
@@ -173,3 +173,37 @@ def clusters_of(labels: Mapping[str, str]) -> dict[str, list[str]]:
     for host, label in sorted(labels.items()):
         out.setdefault(label, []).append(host)
     return out
+
+
+def cluster_bandwidths(weights: Any, hosts: Sequence[str], labels: Mapping[str, str]
+                       ) -> dict[tuple[str, str], float]:
+    """The mean weight between every two clusters: the ``bandwidth`` of :func:`choose_tests`.
+
+    Parameters
+    ----------
+    weights : sparse array or ndarray
+        Host-by-host weights in the order of ``hosts``: ``w_n`` of a
+        broadcast dataset (blocks per iteration) or a probe dataset's
+        bandwidths.
+    hosts : sequence of str
+        The host of each row and column of ``weights``.
+    labels : mapping
+        Host -> its cluster, for every host to count (e.g. a flat clustering).
+
+    Returns
+    -------
+    dict
+        ``(a, b) -> mean weight`` over the host pairs of clusters ``a`` and
+        ``b``, for every two different clusters, in both orders.
+
+    Examples
+    --------
+    >>> w = np.array([[0, 9, 1, 2], [9, 0, 1, 0], [1, 1, 0, 8], [2, 0, 8, 0]])
+    >>> cluster_bandwidths(w, ["a", "b", "c", "d"], {"a": "x", "b": "x", "c": "y", "d": "y"})
+    {('x', 'y'): 1.0, ('y', 'x'): 1.0}
+    """
+    dense = weights.toarray() if hasattr(weights, "toarray") else np.asarray(weights, dtype=float)
+    index = {h: i for i, h in enumerate(hosts)}
+    rows = {c: [index[h] for h in members] for c, members in clusters_of(labels).items()}
+    return {(a, b): float(np.mean(dense[np.ix_(rows[a], rows[b])]))
+            for a in rows for b in rows if a != b}

@@ -606,7 +606,7 @@ def test_down_cleans_up_after_a_crash_and_touches_nothing_else(as_root) -> None:
 
 @pytest.mark.root
 def test_status_lists_every_testbed_whole_or_half_built(as_root) -> None:
-    from tomography.cli.measure import format_testbeds
+    from tomography.cli.testbed import format_testbeds
 
     whole, half = fresh_name(), fresh_name()
     try:

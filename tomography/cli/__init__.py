@@ -17,8 +17,8 @@ import argparse
 import sys
 from typing import Sequence
 
-from tomography.cli import (cluster, evaluate, export, hierarchy, import_results, info, measure,
-                            plan, plot, synthetic, tree, truth)
+from tomography.cli import (cluster, demo, evaluate, export, hierarchy, import_results, info,
+                            measure, plan, plot, simulate, synthetic, testbed, tree, truth)
 from tomography.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
@@ -43,7 +43,7 @@ iterations.csv (the README's section "The measurement dataset" lists every colum
 
 
 COMMANDS = (info, cluster, hierarchy, tree, evaluate, truth, import_results, synthetic,
-            measure, export, plan, plot)
+            simulate, measure, testbed, demo, export, plan, plot)
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -1,0 +1,240 @@
+"""What the BitTorrent broadcast commands share: ``simulate``, ``measure bittorrent``, ``demo``.
+
+The option group of the BitTorrent settings and its parsing into
+:class:`measure.swarm.SwarmParams`, the stop rule of ``--until-converged``,
+the progress of simulated and real broadcasts, and the messages of
+``--resume`` and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from tomography.cli.common import Progress, positive_int
+from tomography.errors import TomographyError
+from tomography.units import counted
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from measure.coordinator import RunSummary
+    from measure.swarm import SwarmParams
+    from measure.transport import Launcher, Transport
+
+__all__ = ["add_swarm_options", "parse_option", "swarm_params", "resuming", "stop_rule",
+           "simulation_step", "measure_broadcasts", "interrupted"]
+
+
+def add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str, size: str = "16MiB",
+                      why_size: str = "", simulated: bool = False) -> None:
+    """The group "BitTorrent settings": file size, seed and the swarm's settings.
+
+    Parameters
+    ----------
+    p : ArgumentParser
+        The command's parser.
+    time_limit : str
+        The default ``--time-limit`` (the simulator's broadcasts may take longer).
+    size : str, default "16MiB"
+        The default ``--size``.
+    why_size : str, optional
+        Why that size, appended to the default in ``--help``.
+    simulated : bool, default False
+        Whether the simulator runs the broadcasts (its optimistic unchoke is an
+        extra slot; libtorrent's counts among the slots).
+    """
+    g = p.add_argument_group("BitTorrent settings (recorded in meta.json)")
+    g.add_argument("--size", default=size,
+                   help=f"file size, with its unit (default {size}{why_size})")
+    g.add_argument("--seed", type=int, default=0,
+                   help="random seed: roots, peer lists (default 0)")
+    g.add_argument("--tit-for-tat", choices=("on", "off"), default="on",
+                   help="unchoke the peers that sent most (on, default) or without preference")
+    g.add_argument("--unchoke-interval", default="15s",
+                   help="time between choking decisions (default 15s, libtorrent's)")
+    g.add_argument("--upload-slots", type=positive_int, default=8,
+                   help=("unchoked peers per uploader, plus one optimistic (default 8)"
+                         if simulated else "unchoked peers per uploader, libtorrent's "
+                         "unchoke_slots_limit: its optimistic unchoke counts among them "
+                         "(default 8)"))
+    g.add_argument("--peer-list", type=positive_int, default=35,
+                   help="random peers given to each peer (default 35)")
+    g.add_argument("--piece-size", default=None,
+                   help="piece size (default: libtorrent's automatic choice, the file size "
+                        "over 2048 rounded up to a power of two, at least 16KiB)")
+    g.add_argument("--time-limit", default=time_limit,
+                   help=f"time after which an iteration is incomplete (default {time_limit})")
+
+
+def parse_option(option: str, text: str, parse: Callable[[str], Any]) -> Any:
+    """``text``, the value of ``option``, read by ``parse``; a number must be positive.
+
+    Parameters
+    ----------
+    option : str
+        The option as the user writes it, e.g. ``"--size"``, for the error.
+    text : str
+        Its value.
+    parse : callable
+        Reads the value, raising ValueError on a bad one.
+
+    Raises
+    ------
+    TomographyError
+        A bad value or a number that is not positive, naming the option.
+
+    Examples
+    --------
+    >>> from tomography.units import parse_size, parse_time
+    >>> parse_option("--size", "1KiB", parse_size)
+    1024
+    >>> parse_option("--size", "1 pint", parse_size)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tomography.errors.TomographyError: --size: not a size: '1 pint' (expected a number and ...)
+    >>> parse_option("--time-limit", "0s", parse_time)
+    Traceback (most recent call last):
+    ...
+    tomography.errors.TomographyError: --time-limit must be positive, got '0s'
+    """
+    try:
+        value = parse(text)
+    except ValueError as e:
+        raise TomographyError(f"{option}: {e}") from None
+    if isinstance(value, (int, float)) and value <= 0:
+        raise TomographyError(f"{option} must be positive, got {text!r}")
+    return value
+
+
+def swarm_params(args: argparse.Namespace) -> SwarmParams:
+    """The swarm settings of the options :func:`add_swarm_options` declares.
+
+    Raises
+    ------
+    TomographyError
+        A bad value, naming its option.
+    """
+    from measure.swarm import SwarmParams
+    from tomography.units import parse_size, parse_time
+
+    try:
+        return SwarmParams(
+            piece_size=(parse_option("--piece-size", args.piece_size, parse_size)
+                        if args.piece_size else None),
+            upload_slots=args.upload_slots,
+            unchoke_interval=parse_option("--unchoke-interval", args.unchoke_interval,
+                                          parse_time),
+            tit_for_tat=args.tit_for_tat == "on", peer_list=args.peer_list,
+            time_limit=parse_option("--time-limit", args.time_limit, parse_time))
+    except ValueError as e:         # what the options alone cannot say (piece size in blocks)
+        raise TomographyError(str(e).replace("piece_size", "--piece-size")) from None
+
+
+def resuming(resume: bool, output: Path) -> bool:
+    """``resume``, saying so on stderr when ``output`` holds no dataset to continue.
+
+    Examples
+    --------
+    >>> resuming(False, Path("/nonexistent"))
+    False
+    """
+    if resume and not (Path(output) / "meta.json").exists():
+        print(f"note: no dataset in {output} to resume: starting a new one", file=sys.stderr)
+    return resume
+
+
+def stop_rule(output: Path, k: int | None = None, *, seed: int = 0) -> Callable[[int], bool]:
+    """The stop rule of ``--until-converged``: ``stop(iteration)`` after each iteration.
+
+    It reads the dataset in ``output`` and says on stderr whether every
+    supported level of the hierarchy has held for ``k`` iterations
+    (:class:`cluster.stability.StableHierarchy`); a resumed dataset's earlier
+    iterations are caught up first.
+
+    Parameters
+    ----------
+    output : path
+        The dataset directory the broadcasts write.
+    k : int, optional
+        Iterations every supported level must hold (default
+        :data:`cluster.stability.DEFAULT_STABLE`).
+    seed : int, default 0
+        The analysis's seed.
+    """
+    from tqdm import tqdm
+
+    from cluster.stability import DEFAULT_STABLE, StableHierarchy
+    from tomography.dataset import read_measurement
+
+    rule = StableHierarchy(DEFAULT_STABLE if k is None else k, seed=seed)
+
+    def stop(iteration: int) -> bool:
+        m = read_measurement(output)
+        while len(rule.history) < len(m.iteration_ids) - 1:  # resumed: catch up
+            rule.update(m, len(rule.history) + 1)
+        done = rule.update(m)
+        tqdm.write(f"stop rule after {counted(len(m.iteration_ids), 'iteration')}: "
+                   + (f"converged, {rule.levels[-1]} supported level(s) unchanged for "
+                      f"{rule.k} iterations" if done else f"not yet: {rule.held_back}"),
+                   file=sys.stderr)
+        return done
+    return stop
+
+
+def simulation_step(bar: Progress) -> Callable[[int, Any], None]:
+    """The simulator's progress callback, moving ``bar`` one iteration per broadcast."""
+    def step(i: int, result: Any) -> None:
+        bar.set(i + 1, note=f"{result.duration:.1f}s simulated"
+                + ("" if result.complete else ", incomplete"))
+    return step
+
+
+def measure_broadcasts(hosts: pd.DataFrame, launch: Launcher | Transport, output: Path, *,
+                       iterations: int, **options: Any) -> RunSummary:
+    """:func:`measure.coordinator.run_broadcasts` with a progress bar on stderr.
+
+    Parameters
+    ----------
+    hosts : DataFrame
+        The hosts, as ``run_broadcasts`` takes them.
+    launch : callable or transport
+        How to run a peer on a host.
+    output : path
+        The dataset directory.
+    iterations : int
+        Iterations wanted (the most, with a stop rule).
+    **options
+        The other keyword arguments of ``run_broadcasts``.
+
+    Returns
+    -------
+    RunSummary
+    """
+    from measure.coordinator import run_broadcasts
+
+    bar = Progress("broadcasts", total=iterations)
+
+    def step(result: Any) -> None:
+        bar.set(bar.done + 1, note=f"last took {result.duration:.1f}s" + ("" if result.complete
+                                                                else ", incomplete"))
+    try:
+        return run_broadcasts(hosts, output, iterations=iterations, launch=launch,
+                              progress=step, **options)
+    finally:
+        bar.close()
+
+
+def interrupted(output: Path) -> int:
+    """Say how many iterations a run stopped by Ctrl-C kept in ``output``; the exit status."""
+    from tomography.dataset import read_measurement
+
+    try:
+        kept = len(read_measurement(output).iteration_ids)
+    except TomographyError:
+        kept = 0
+    print(f"tomography: interrupted; {kept} finished iteration(s) are in {output}; continue "
+          "with the same command and --resume", file=sys.stderr)
+    return 130

@@ -1,0 +1,201 @@
+"""``tomography demo``: the whole method on a built-in network, measured and analysed.
+
+Real BitTorrent broadcasts in an emulated testbed of ``two-sites-demo`` when
+this machine can raise one (root, iproute2, enough cores and memory), the
+flow-level simulator otherwise, until the stop rule says the hierarchy is
+stable; then the report of :func:`tomography.pipeline.analyze`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from tomography.cli.broadcasts import (interrupted, measure_broadcasts, parse_option,
+                                       simulation_step, stop_rule)
+from tomography.cli.common import Progress, command, positive_int
+from tomography.units import counted
+
+if TYPE_CHECKING:
+    from measure.swarm import SwarmParams
+    from tomography.topology import Topology
+
+__all__ = ["add_parser", "run", "DEMO_TOPOLOGY", "DEMO_SIZE"]
+
+DEMO_TOPOLOGY = "two-sites-demo"
+DEMO_SIZE = {"testbed": "8MiB", "simulated": "16MiB"}
+"""The demo's broadcast size: real broadcasts of 8 MiB take about 20 s on the testbed; the
+simulator needs 16 MiB (about 5 choke rounds) to show the clusters as real swarms do."""
+DEMO_TIME_LIMIT = 120.0
+"""Seconds after which a demo iteration is incomplete; the other swarm settings are
+:class:`measure.swarm.SwarmParams`'s defaults."""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``demo`` to the ``tomography`` sub-commands."""
+    p = command(sub, "demo", "measure a built-in emulated network with real BitTorrent "
+                "broadcasts and show what was found",
+                "The whole method on a built-in network (two-sites-demo: 2 sites x 2 clusters "
+                "x 5 hosts): real libtorrent broadcasts inside an emulated testbed (needs root; "
+                "the simulator otherwise) until the clusters are stable, then the hierarchy, "
+                "the tree and the accuracy against the truth; the dataset, hierarchy.json and "
+                "tree.json under -o (an earlier demo there is replaced). docs/guide.md goes on "
+                "from there: exports, a multicast plan, pictures.",
+                ["sudo tomography demo                # ~3 min; results in out/demo",
+                 "tomography demo --simulate -o sim   # the simulator, no root needed"])
+    p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
+                   help="where to write the dataset and results (default out/demo)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed: roots, peer lists (default 0)")
+    p.add_argument("--size", help=f"file size per broadcast (default {DEMO_SIZE['testbed']} on "
+                   f"the testbed, {DEMO_SIZE['simulated']} simulated: the model's choke rounds "
+                   "need longer broadcasts to concentrate exchanges inside the clusters)")
+    p.add_argument("--iterations", "-n", type=positive_int, default=12,
+                   help="most iterations before giving up on convergence (default 12)")
+    p.add_argument("--simulate", action="store_true",
+                   help="use the flow-level simulator instead of the testbed (what the demo "
+                        "does anyway without root)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure (or simulate) the demo network until stable, then print the report."""
+    from measure.swarm import SwarmParams
+    from tomography.dataset import read_measurement
+    from tomography.topology import read_topology
+    from tomography.units import parse_size
+
+    out = args.output
+    data = out / "dataset"
+    topo = read_topology(DEMO_TOPOLOGY)
+    print(f"demonstration network {topo.name}: {topo.description}")
+    if (data / "meta.json").exists():
+        print(f"replacing the earlier demo's dataset in {data}")
+    why_not = "--simulate was given" if args.simulate else _can_emulate(topo)
+    size = args.size or DEMO_SIZE["simulated" if why_not else "testbed"]
+    file_size = parse_option("--size", size, parse_size)
+    params = SwarmParams(time_limit=DEMO_TIME_LIMIT)
+    stop = stop_rule(data, seed=args.seed)
+    if why_not:
+        print(f"not emulating it: {why_not}.\nSIMULATING it instead with the flow-level "
+              "model (measure/simulator.py); run as root for real BitTorrent broadcasts.")
+        print(f"simulated broadcasts of {size} until every supported level of the hierarchy "
+              f"is stable for 3 iterations (at most {args.iterations}):")
+        _simulate(topo, data, iterations=args.iterations, file_size=file_size, seed=args.seed,
+                  params=params, stop=stop)
+    else:
+        status = _emulate(topo, data, size, iterations=args.iterations, file_size=file_size,
+                          seed=args.seed, params=params, stop=stop)
+        if status:
+            return status
+    m = read_measurement(data)
+    print(f"\ndataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
+    _report(data, out, args.seed)
+    return 0
+
+
+def _simulate(topo: Topology, data: Path, *, iterations: int, file_size: int, seed: int,
+              params: SwarmParams, stop: Callable[[int], bool]) -> None:
+    """Simulated broadcasts into ``data``, one at a time, until ``stop`` or ``iterations``."""
+    from measure.simulator import simulate
+
+    bar = Progress(f"simulating {topo.name}", total=iterations)
+    step = simulation_step(bar)
+    for n in range(1, iterations + 1):
+        simulate(topo, data, iterations=n, file_size=file_size, seed=seed, params=params,
+                 overwrite=n == 1, resume=n > 1, progress=step)
+        if stop(n):
+            break
+    bar.close()
+
+
+def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_size: int,
+             seed: int, params: SwarmParams, stop: Callable[[int], bool]) -> int:
+    """Real broadcasts into ``data`` in a testbed ``demo`` raised for them, then removed;
+    the exit status (130 when interrupted)."""
+    from measure import testbed
+
+    with testbed.claim("demo"):  # refused while another demo runs
+        testbed.down("demo")  # leftovers of an interrupted demo
+        print("raising it in network namespaces (testbed 'demo') ...")
+        bed = testbed.up(topo, name="demo")
+        try:
+            if not bed.latency_applied:
+                print(f"note: {bed.latency_note}")
+            print(f"real BitTorrent broadcasts of {size} until every supported level "
+                  f"of the hierarchy is stable for 3 iterations (at most {iterations}):")
+            summary = measure_broadcasts(bed.host_table(), bed.command, data,
+                                         iterations=iterations, file_size=file_size, seed=seed,
+                                         params=params, trace=True, overwrite=True, stop=stop,
+                                         meta={"topology": topo.name, "testbed": bed.to_meta()})
+        except KeyboardInterrupt:
+            return interrupted(data)
+        finally:
+            testbed.down("demo")
+    print(summary.describe())
+    print("testbed removed")
+    return 0
+
+
+def _can_emulate(topology: Topology) -> str | None:
+    """Why the demo cannot raise a testbed of ``topology`` here, or None when it can."""
+    import shutil
+
+    from measure import testbed
+
+    if os.geteuid() != 0:
+        return "not root (network namespaces and tc need root)"
+    missing = [tool for tool in ("ip", "tc") if shutil.which(tool) is None]
+    if missing:
+        return f"missing {' and '.join(missing)} (apt-get install iproute2)"
+    need, here = testbed.estimate(topology), testbed.machine()
+    return None if need.fits(here) else f"more than this machine can carry: {need.describe(here)}"
+
+
+def _report(data: Path, out: Path, seed: int) -> None:
+    """Print the flat clusters, the Hasse diagram, the tree and NMIs; write the JSON files.
+
+    The analysis is that of ``tomography cluster``, ``hierarchy`` and ``tree``
+    with their defaults (confidence, unsupported levels left out), so the JSON
+    files and ids are those the commands give on the dataset.
+    """
+    from cluster.accuracy import hierarchy_nmi, nmi
+    from tomography.pipeline import analyze
+    from tomography.truth_labels import labels_at_depth, truth_depth
+    from visualize.text import cluster_tree_text, hasse_text
+
+    a = analyze(data, seed=seed)
+    for note in a.notes:
+        print(f"note: {note}", file=sys.stderr)
+    truth, hosts = a.measurement.labels, a.hosts
+    flat = a.flat.clustering
+    print(f"\nflat clustering (Louvain): {counted(flat.n_clusters, 'cluster')}, modularity "
+          f"{flat.modularity:.3f}")
+    if truth:
+        for depth in range(1, truth_depth(truth) + 1):
+            cut = labels_at_depth(truth, depth, hosts)
+            print(f"  NMI against the truth cut to depth {depth} "
+                  f"({counted(len(set(cut)), 'group')}): {nmi(cut, flat.labels):.3f}")
+    h = a.hierarchy
+    print("\naveraged-edge hierarchy (Hasse diagram; lower = more bandwidth)\n")
+    print(hasse_text(h, truth))
+    if truth:
+        print("\n  NMI per level (level 1 is the finest; truth depth 1 the coarsest):")
+        for r in hierarchy_nmi(h, truth).itertuples():
+            print(f"    level {int(r.level)} ({counted(int(r.clusters), 'cluster')}) against "
+                  f"truth depth {int(r.truth_depth)} ({counted(int(r.truth_clusters), 'group')})"
+                  f": {r.nmi:.3f}" + (f"; best against depth {int(r.best_depth)}: {r.best_nmi:.3f}"
+                                      if r.best_depth != r.truth_depth else ""))
+        print("  (tomography evaluate also says which truth levels bandwidth cannot reveal)")
+    t = a.tree
+    print(f"\ntopology as a tree (maximum spanning tree of the level-"
+          f"{t.params['hierarchy_level']} clusters; {t.weight_caption})\n")
+    print(cluster_tree_text(t, truth))
+    (out / "hierarchy.json").write_text(h.to_json(indent=2) + "\n", encoding="utf-8")
+    (out / "tree.json").write_text(t.to_json(indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}\n"
+          f"next: docs/guide.md from section 3 on this dataset, e.g. "
+          f"{Path(sys.executable).parent / 'tomography'} hierarchy {data}")
