@@ -151,12 +151,8 @@ class IterationSampler(IterationWeights):
     ----------
     graph : SharedGraph
         ``w_n`` of the iterations below, with its host order.
-    iteration, receiver, sender : array of int
-        Per observation: iteration position ``0 .. T-1`` and host indices.
-    blocks : array of float
-        Per observation: the count (or weight).
-    n_iterations : int
-        ``T``.
+    iteration, receiver, sender, blocks, n_iterations
+        The observations, as :class:`tomography.weights.IterationWeights` takes them.
 
     Examples
     --------
