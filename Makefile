@@ -1,5 +1,5 @@
 # The two commands of the README; each sets everything up first.
-.PHONY: demo test bench reproduce setup
+.PHONY: demo test quick bench reproduce setup
 
 setup:
 	@scripts/setup.sh
@@ -9,6 +9,10 @@ demo: setup
 
 test: setup
 	.venv/bin/python -m pytest
+
+# The fast lane for developers: leaves out the tests marked slow or root (conftest.py).
+quick: setup
+	.venv/bin/python -m pytest -m "not slow and not root" -q
 
 bench: setup
 	.venv/bin/pip install -q -e '.[bench]'

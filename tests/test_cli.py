@@ -41,6 +41,7 @@ def test_cluster_json(capsys, hierarchy_dataset: Path) -> None:
     assert [c["hosts"] for c in json.loads(out2)["clusters"]] == [c["hosts"] for c in data["clusters"]]
 
 
+@pytest.mark.slow  # over 2 s
 def test_hierarchy_json_levels(capsys, hierarchy_dataset: Path) -> None:
     code, out, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "json")
     data = json.loads(out)
@@ -58,6 +59,7 @@ def test_hierarchy_json_levels(capsys, hierarchy_dataset: Path) -> None:
     assert [len(lv["clusters"]) for lv in json.loads(out)["levels"]] == [9, 3, 2]
 
 
+@pytest.mark.slow  # over 2 s
 def test_hierarchy_text_formats(capsys, hierarchy_dataset: Path) -> None:
     _, hasse, _ = run(capsys, "hierarchy", hierarchy_dataset)
     assert "level 2" in hasse and "level 1" in hasse and hasse.index("level 2") < hasse.index("level 1")
@@ -67,6 +69,7 @@ def test_hierarchy_text_formats(capsys, hierarchy_dataset: Path) -> None:
     assert dot.startswith("digraph hasse") and dot.count("->") == 9
 
 
+@pytest.mark.slow  # over 2 s
 def test_tree_json(capsys, hierarchy_dataset: Path) -> None:
     code, out, _ = run(capsys, "tree", hierarchy_dataset, "--format", "json")
     data = json.loads(out)
@@ -80,6 +83,7 @@ def test_tree_json(capsys, hierarchy_dataset: Path) -> None:
     assert dot.startswith("graph tree") and dot.count(" -- ") == 2
 
 
+@pytest.mark.slow  # over 2 s
 def test_tree_names_clusters_as_the_hierarchy(capsys, hierarchy_dataset: Path,
                                               tmp_path: Path) -> None:
     """One naming scheme: a tree's node is the hierarchy's cluster of the same id and hosts."""
@@ -99,6 +103,7 @@ def test_tree_names_clusters_as_the_hierarchy(capsys, hierarchy_dataset: Path,
     assert code == 2 and "no level 5" in err
 
 
+@pytest.mark.slow  # over 2 s
 def test_evaluate(capsys, hierarchy_dataset: Path, tmp_path: Path) -> None:
     code, out, _ = run(capsys, "evaluate", hierarchy_dataset, "--format", "json")
     data = json.loads(out)
@@ -126,6 +131,7 @@ def test_user_errors_are_one_line(capsys, tmp_path: Path) -> None:
     assert code == 2 and "between 1 and 2" in err
 
 
+@pytest.mark.slow  # over 2 s
 def test_module_entry_point_and_help(tmp_path: Path) -> None:
     help_text = subprocess.run([sys.executable, "-m", "tomography", "--help"],
                                capture_output=True, text=True, check=True).stdout
@@ -136,6 +142,7 @@ def test_module_entry_point_and_help(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # over 2 s
 def test_synthetic_and_demo(capsys, tmp_path: Path) -> None:
     code, out, _ = run(capsys, "synthetic", "-o", tmp_path / "s", "--branching", "2,2",
                        "--hosts-per-group", "6", "--iterations", "2")
@@ -155,6 +162,7 @@ def test_synthetic_and_demo(capsys, tmp_path: Path) -> None:
     assert "simulated broadcasts of 16MiB" in out and "stop rule after 2 iterations" in err
 
 
+@pytest.mark.slow  # over 2 s
 def test_dot_is_one_statement_per_line(capsys, hierarchy_dataset: Path) -> None:
     for command in ("hierarchy", "tree"):
         _, dot, _ = run(capsys, command, hierarchy_dataset, "--format", "dot")
@@ -165,6 +173,7 @@ def test_dot_is_one_statement_per_line(capsys, hierarchy_dataset: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("dot") is None,
                     reason="Graphviz 'dot' is not installed (scripts/setup.sh installs it)")
+@pytest.mark.slow  # over 2 s
 def test_graphviz_renders_the_dot(capsys, hierarchy_dataset: Path, tmp_path: Path) -> None:
     for command in ("hierarchy", "tree"):
         _, dot, _ = run(capsys, command, hierarchy_dataset, "--format", "dot")
@@ -226,6 +235,7 @@ def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Pat
     assert code == 2 and "unknown mechanism 'nagle'" in err
 
 
+@pytest.mark.slow  # over 2 s
 def test_evaluate_says_when_it_leaves_levels_out(capsys, tmp_path: Path) -> None:
     out_dir = tmp_path / "sim"
     assert run(capsys, "simulate", "four-sites", "-n", "3", "--size", "4MiB", "-o",
@@ -329,6 +339,7 @@ def test_measure_names_a_bad_hosts_file(capsys, tmp_path: Path) -> None:
     assert code == 2 and "duplicate host" in err and "line 3" in err
 
 
+@pytest.mark.slow  # over 2 s
 def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: Path) -> None:
     import yaml
 
@@ -371,6 +382,7 @@ def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: 
     assert code == 2 and "not in topology 'N1'" in err
 
 
+@pytest.mark.slow  # over 2 s
 def test_a_file_that_cannot_be_written_is_one_line(capsys, hierarchy_dataset: Path,
                                                    tmp_path: Path) -> None:
     target = tmp_path / "missing" / "dir" / "topology.json"

@@ -36,6 +36,7 @@ def four_by_16(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow  # over 2 s
 def test_pipeline_simulate_hierarchy_gauge_plan(four_by_16: Path, tmp_path: Path) -> None:
     """One shell pipeline: export the found clusters as a Gauge, plan a balanced multicast."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -66,6 +67,7 @@ def test_pipeline_simulate_hierarchy_gauge_plan(four_by_16: Path, tmp_path: Path
     assert balanced_multicast(net, net.nodes[0]).throughput > 0
 
 
+@pytest.mark.slow  # over 2 s
 def test_export_every_format(capsys, four_by_16: Path, tmp_path: Path) -> None:
     out = {}
     for kind in ("json", "graphml", "gexf", "dot", "simgrid", "mpi", "hostfile", "rankfile"):
@@ -91,6 +93,7 @@ def test_export_every_format(capsys, four_by_16: Path, tmp_path: Path) -> None:
     assert code == 0 and tree_dot.startswith("graph tree") and tree_dot.count(" -- ") == 3
 
 
+@pytest.mark.slow  # over 2 s
 def test_export_errors(capsys, four_by_16: Path, tmp_path: Path) -> None:
     code, _, err = run(capsys, "export", four_by_16, "--format", "graphml", "-o", "-")
     assert code == 2 and "give -o FILE" in err

@@ -79,6 +79,7 @@ def test_distribution_and_convergence_compare(capsys, dataset: Path, tmp_path: P
     assert code == 2 and "--names gives 1 names for 2 datasets" in err
 
 
+@pytest.mark.slow  # real libtorrent peers
 def test_timeline_from_a_traced_real_run(capsys, dataset: Path, tmp_path: Path) -> None:
     traced = tmp_path / "bt"
     code, _, err = run(capsys, "measure", "bittorrent", "--local", 4, "-n", 1, "--size", "1MiB",
@@ -119,6 +120,7 @@ def test_help_lists_kinds_and_examples(capsys) -> None:
     assert "examples:" in text and "tomography plot run --kind layout -o layout.png" in text
 
 
+@pytest.mark.slow  # over 2 s
 def test_hasse_of_n2_fits_the_page(capsys, tmp_path: Path) -> None:
     """The built-in N2 (576 hosts), 2 short broadcasts: --start finest finds tens of clusters.
 

@@ -37,6 +37,7 @@ INTERNAL = re.compile(r"\.\./shared|SPEC\.md|SPEC section|\bSPEC \d|DESIGN\.md|S
                       r"|\b00\d (?:section|Fig|Table)")
 
 
+@pytest.mark.slow  # over 2 s
 def test_nothing_shipped_names_an_internal_document() -> None:
     """Docstrings, scenario files and examples cite what a user can read, not the
     project's working documents (which do not ship)."""

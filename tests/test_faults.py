@@ -24,6 +24,9 @@ from pathlib import Path
 
 import pytest
 
+# every test runs the CLI in subprocesses; most run networks of real peers
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 TOMOGRAPHY = str(Path(sys.executable).parent / "tomography")
 MARK = "TOMOGRAPHY_RESIDUE_TEST"

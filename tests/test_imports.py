@@ -61,6 +61,7 @@ def numpy_seconds() -> float:
     return import_seconds("numpy")
 
 
+@pytest.mark.slow  # over 2 s with its numpy_seconds fixture
 @pytest.mark.parametrize("package", sorted(BUDGETS))
 def test_import_time_within_budget(package: str, numpy_seconds: float) -> None:
     seconds = import_seconds(package)

@@ -20,6 +20,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,6 +92,7 @@ def _reads_or_names_the_file(reader, name: str, content: bytes) -> None:
             assert _names_the_file(exc, name), f"error does not name {name}: {exc}"
 
 
+@pytest.mark.slow  # over 2 s
 @SETTINGS
 @given(data=st.data(), name=st.sampled_from(sorted(SMALL)))
 def test_dataset_files(data, name) -> None:

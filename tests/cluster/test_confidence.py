@@ -29,6 +29,7 @@ def _analysed(m: Measurement, seed: int = 0) -> Hierarchy:
     return hierarchy_confidence(h, sampler, seed=seed)
 
 
+@pytest.mark.slow  # over 2 s
 def test_nmi_is_scikit_learns() -> None:
     rng = np.random.default_rng(0)
     for _ in range(200):
@@ -37,6 +38,7 @@ def test_nmi_is_scikit_learns() -> None:
             normalized_mutual_info_score(a, b, average_method="arithmetic"), abs=1e-12)
 
 
+@pytest.mark.slow  # over 2 s
 def test_confidence_is_deterministic_under_a_seed() -> None:
     m = planted_hierarchy((2, 3), 16, iterations=6, seed=5, noise=1.0)
     first, again, other = _analysed(m, 1), _analysed(m, 1), _analysed(m, 2)
@@ -45,6 +47,7 @@ def test_confidence_is_deterministic_under_a_seed() -> None:
     assert other.params["confidence"]["seed"] == 2
 
 
+@pytest.mark.slow  # over 2 s
 def test_workers_give_the_same_confidence() -> None:
     m = planted_hierarchy((2, 3), 16, iterations=6, seed=5, noise=1.0)
     sampler = IterationSampler.from_measurement(m)
@@ -89,6 +92,7 @@ def test_resample_plans() -> None:
         resample_plan(1)
 
 
+@pytest.mark.slow  # over 2 s
 @pytest.mark.parametrize("per", [16, [8, 16, 24, 48]])
 def test_flat_dataset_gives_one_level(per: int | list[int]) -> None:
     groups = 8 if per == 16 else 4
@@ -114,6 +118,7 @@ def test_merge_gap_of_a_real_upper_level() -> None:
     assert supported_levels(h) == [1, 3]
 
 
+@pytest.mark.slow  # over 2 s
 def test_two_levels_supported_and_a_noise_level_flagged() -> None:
     m = planted_hierarchy((4, 3), 16, iterations=6, seed=2)
     h = _analysed(m)
@@ -127,6 +132,7 @@ def test_two_levels_supported_and_a_noise_level_flagged() -> None:
     assert shown.params["dropped_levels"][0]["clusters"] == 2
 
 
+@pytest.mark.slow  # over 2 s
 def test_stop_rule_waits_for_an_upper_level() -> None:
     """Level 1 (six leaf groups) is clear from the start; level 2 (two sites) only late."""
     flat = planted_hierarchy((6,), 12, iterations=2, seed=7)              # no sites yet

@@ -39,6 +39,7 @@ def test_app_b_ward() -> None:
     assert labels.tolist() == [0, 1, 2, 0, 1, 2]
 
 
+@pytest.mark.slow  # over 2 s
 def test_planted_512_hosts_8_groups_both_engines() -> None:
     m = planted_partition(512, 8, iterations=5, seed=5)
     W = mean_weights(m)

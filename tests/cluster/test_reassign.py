@@ -67,6 +67,7 @@ def test_wrong_number_of_labels_is_an_error() -> None:
         reassign_hosts(_blocks([4, 4]), [np.array([0, 1, 1])])
 
 
+@pytest.mark.slow  # over 2 s
 def test_heavy_noise_leaf_level_improves() -> None:
     # 3 x 3 x 64 at noise 1.0 and 3 iterations: Louvain leaves 6 hosts misplaced
     m = planted_hierarchy((3, 3), 64, iterations=3, noise=1.0, seed=0)

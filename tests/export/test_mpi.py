@@ -369,6 +369,7 @@ def test_example_stages_follow_the_schedule(inferred, root, slots):
     assert sends == schedule
 
 
+@pytest.mark.slow  # needs MPI (the installed mpiexec)
 def test_the_hostfile_follows_the_installed_mpiexec(inferred, tmp_path):
     launcher = mpiexec()
     assert mpi_flavor(launcher) == "mpich"  # the set-up installs MPICH's Hydra
@@ -379,6 +380,7 @@ def test_the_hostfile_follows_the_installed_mpiexec(inferred, tmp_path):
     assert mpi_flavor(str(fake)) == "openmpi"
 
 
+@pytest.mark.slow  # needs MPI (the installed mpiexec)
 def test_example_runs_under_mpiexec(inferred, tmp_path):
     launcher = mpiexec()
     sub = Hierarchy.from_partitions(["n0", "n1", "n2", "n3"], [[0, 0, 1, 1]])
@@ -394,6 +396,7 @@ def test_example_runs_under_mpiexec(inferred, tmp_path):
     assert "all ranks got the data" in done.stdout
 
 
+@pytest.mark.slow  # over 2 s
 def test_cli_export(tmp_path, planted):
     from tomography.cli import main
     from tomography.dataset import write_measurement

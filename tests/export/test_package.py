@@ -22,6 +22,7 @@ def test_unknown_name():
         export.nope  # noqa: B018
 
 
+@pytest.mark.slow  # over 2 s
 def test_import_does_not_load_lxml():
     code = ("import sys, tomography.export as e; print('lxml' in sys.modules); "
             "e.read_gauge; print('lxml' in sys.modules)")

@@ -24,6 +24,7 @@ from .conftest import peer_pids, wait_for_iterations
 MiB = 2**20
 
 
+@pytest.mark.slow  # real libtorrent peers
 def test_counts_conserve_data(tmp_path: Path) -> None:
     size = 4 * MiB + 12345  # a short last piece and a short last block
     run = run_broadcasts(local_hosts(5, first=20), tmp_path / "bt", iterations=2,
@@ -49,6 +50,7 @@ def test_counts_conserve_data(tmp_path: Path) -> None:
     assert len(trace) - 1 == m.transfers["blocks"].sum()
 
 
+@pytest.mark.slow  # real libtorrent peers
 def test_swarm_is_closed(tmp_path: Path) -> None:
     settings = session_settings("127.0.0.30", 0)
     assert not any(settings[k] for k in ("enable_dht", "enable_lsd", "enable_upnp",
@@ -94,6 +96,7 @@ def test_swarm_is_closed(tmp_path: Path) -> None:
             assert peer in allowed or fields[1] == "LISTEN", line
 
 
+@pytest.mark.slow  # real libtorrent peers
 def test_killed_peer_gives_incomplete_iteration_and_run_goes_on(tmp_path: Path) -> None:
     hosts = local_hosts(4, first=40)
     params = SwarmParams(time_limit=60)
@@ -133,6 +136,7 @@ def test_killed_peer_gives_incomplete_iteration_and_run_goes_on(tmp_path: Path) 
     assert "incomplete" in run.describe()
 
 
+@pytest.mark.slow  # real libtorrent peers
 def test_ctrl_c_keeps_iterations_and_resume_finishes(tmp_path: Path) -> None:
     out = tmp_path / "bt"
     hosts = tmp_path / "hosts.csv"

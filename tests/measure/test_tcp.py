@@ -109,6 +109,7 @@ def test_model_is_validated() -> None:
         TcpModel(min_requests=0)
 
 
+@pytest.mark.slow  # over 2 s
 def test_sites_that_differ_only_in_rtt_are_separated_with_the_model(tmp_path: Path) -> None:
     # two sites of 8 hosts, the same 1 Gbit/s NICs, a core that is never the
     # bottleneck: only the round-trip time (1 ms inside a site, 40 ms across) differs

@@ -368,6 +368,7 @@ def holding(name: str) -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.slow  # over 2 s
 def test_a_claim_is_refused_while_another_process_holds_it(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(names, "STATE_DIR", tmp_path)
     other = holding("wtb1")

@@ -141,6 +141,7 @@ def gridlab_plans() -> dict[str, dict[str, Plan | MethodUnavailable]]:
     return plans
 
 
+@pytest.mark.slow  # the gridlab_plans fixture takes over 2 s
 @pytest.mark.parametrize("root", list(GRIDLAB))
 def test_gridlab_throughputs(gridlab_plans, root: str) -> None:
     for method, expected in zip(METHODS, GRIDLAB[root]):
@@ -153,6 +154,7 @@ def test_gridlab_throughputs(gridlab_plans, root: str) -> None:
             assert got.throughput == pytest.approx(expected, abs=1e-6), method
 
 
+@pytest.mark.slow  # the gridlab_plans fixture takes over 2 s
 @pytest.mark.parametrize("root", list(GRIDLAB))
 def test_gridlab_balanced_beats_the_other_methods(gridlab_plans, root: str) -> None:
     plans = gridlab_plans[root]
@@ -163,6 +165,7 @@ def test_gridlab_balanced_beats_the_other_methods(gridlab_plans, root: str) -> N
     assert exact >= balanced - 1e-9
 
 
+@pytest.mark.slow  # the gridlab_plans fixture takes over 2 s
 @pytest.mark.parametrize("root", list(GRIDLAB))
 def test_gridlab_plans_are_sound(gridlab_plans, root: str) -> None:
     net = gridlab8()
@@ -174,6 +177,7 @@ def test_gridlab_plans_are_sound(gridlab_plans, root: str) -> None:
                 assert len(p.trees) == 1
 
 
+@pytest.mark.slow  # the gridlab_plans fixture takes over 2 s
 @pytest.mark.parametrize("root", list(GRIDLAB))
 def test_gridlab_exact_reaches_the_local_capacity_bound(gridlab_plans, root: str) -> None:
     """No multicast beats the root's outgoing capacity or a receiver's incoming one; on

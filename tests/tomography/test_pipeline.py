@@ -27,6 +27,7 @@ def _cli_json(capsys, *argv: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow  # over 2 s
 def test_the_commands_print_the_pipelines_results(dataset, capsys) -> None:
     m, path = dataset
     a = analyze(path)

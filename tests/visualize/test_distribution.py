@@ -38,6 +38,7 @@ def test_edge_errors(two_sites) -> None:
         plot_edge_weight(two_sites, "e1-00", "e1-00")
 
 
+@pytest.mark.slow  # over 2 s
 def test_distribution_of_two_datasets(two_sites, planted, tmp_path) -> None:
     fig = plot_weight_distribution(two_sites, planted, names=["simulated", "planted"])
     saved(fig, tmp_path / "distribution.png")
@@ -61,6 +62,7 @@ def test_distribution_of_two_datasets(two_sites, planted, tmp_path) -> None:
     assert_legible(fig)
 
 
+@pytest.mark.slow  # over 2 s
 def test_a_long_dataset_name_does_not_squeeze_the_plots(two_sites) -> None:
     """The legend goes under the plots: before, inside them, a long name shrank them."""
     fig = plot_weight_distribution(two_sites, names=["simulated (bordeaux-toulouse), seed 7"])

@@ -160,6 +160,7 @@ def test_hasse_of_a_simulated_network(two_sites, two_sites_hierarchy, tmp_path) 
     assert fig.get_size_inches()[0] == 3.4                 # fits one column
 
 
+@pytest.mark.slow  # over 2 s
 def test_three_levels_and_no_truth() -> None:
     hosts = [f"h{i}" for i in range(8)]
     h = Hierarchy.from_partitions(hosts, [[0, 0, 1, 1, 2, 2, 3, 3], [0, 0, 0, 0, 1, 1, 2, 2],
@@ -197,6 +198,7 @@ def n2() -> tuple[Hierarchy, dict[str, str]]:
     return h, labels
 
 
+@pytest.mark.slow  # over 2 s
 def test_n2_fits_a_page_legibly(n2, tmp_path) -> None:
     """18 clusters on level 1: at 6 pt or more they do not fit one row of 7 in, and wrap."""
     h, labels = n2
@@ -216,6 +218,7 @@ def test_n2_fits_a_page_legibly(n2, tmp_path) -> None:
     assert matplotlib.image.imread(tmp_path / "tight.png").shape[1] <= 7.5 * 100
 
 
+@pytest.mark.slow  # over 2 s
 def test_many_small_clusters_fold_to_keep_a_page() -> None:
     """300 clusters of 2 hosts: wrapped they would fill pages; the smallest ones are folded."""
     hosts = [f"h{i:03}" for i in range(600)]
@@ -233,6 +236,7 @@ def test_many_small_clusters_fold_to_keep_a_page() -> None:
     _check_diagram(fig, h, labels)
 
 
+@pytest.mark.slow  # over 2 s
 def test_too_many_clusters_above_level_1_fold_to_keep_the_width() -> None:
     """12 clusters on level 2 do not fit side by side at 6 pt: the smallest are folded."""
     hosts = [f"h{i:03}" for i in range(120)]

@@ -45,6 +45,7 @@ def test_heatmap_of_received_blocks(two_sites, two_sites_hierarchy, tmp_path) ->
     assert_legible(fig)
 
 
+@pytest.mark.slow  # over 2 s
 def test_one_iteration_and_w(two_sites, tmp_path) -> None:
     fig = plot_heatmap(two_sites, iteration=1)
     data, order = _image(fig), fig.tomography_info["order"]
@@ -73,6 +74,7 @@ def test_heatmap_errors(two_sites) -> None:
         plot_heatmap(two_sites, weights="sent")
 
 
+@pytest.mark.slow  # over 2 s
 def test_hosts_without_groups_are_named_one_in_k(tmp_path) -> None:
     """64 hosts without labels or clusters: one host in k named at 6 pt, and said so."""
     m = planted_partition(64, 4, iterations=1, seed=0)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import pytest
 
 import visualize
 from visualize.style import MARKERS, PALETTE, RC, new_figure, paper_style
@@ -14,6 +15,7 @@ from visualize.style import MARKERS, PALETTE, RC, new_figure, paper_style
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # over 2 s
 def test_import_does_not_load_matplotlib() -> None:
     code = ("import sys, visualize; print('matplotlib' in sys.modules); "
             "visualize.plot_hasse; print('matplotlib' in sys.modules)")

@@ -14,6 +14,7 @@ from visualize import plot_timeline
 from .helpers import assert_legible, points, saved
 
 
+@pytest.mark.slow  # the traced fixture runs real libtorrent peers
 def test_timeline_of_a_real_broadcast(traced, tmp_path) -> None:
     fig = plot_timeline(traced, bins=50)
     saved(fig, tmp_path / "timeline.png")
@@ -39,6 +40,7 @@ def test_timeline_of_a_real_broadcast(traced, tmp_path) -> None:
     _check_axes(fig)
 
 
+@pytest.mark.slow  # the traced fixture runs real libtorrent peers
 def test_peers_metric_and_measurement_input(traced) -> None:
     m = read_measurement(traced)
     fig = plot_timeline(m, trace=read_trace(traced), metric="peers", bins=20)
@@ -92,6 +94,7 @@ def _check_axes(fig) -> list[str]:
     return ticks
 
 
+@pytest.mark.slow  # over 2 s
 @pytest.mark.parametrize("hosts, labelled", [(24, True), (64, True), (64, False)])
 def test_every_axis_says_what_it_shows(tmp_path, hosts: int, labelled: bool) -> None:
     fig = plot_timeline(_synthetic_trace(tmp_path / "run", hosts, labelled), bins=40)
