@@ -74,7 +74,7 @@ class FlatResult:
     resamples: int = 0
 
 
-@dataclass
+@dataclass(repr=False)
 class Analysis:
     """The analysis of one dataset with one set of options (see :func:`analyze`).
 
@@ -101,6 +101,34 @@ class Analysis:
     truth_source: Any = None
     topology: "str | os.PathLike[str] | Topology | None" = None
     host_connections: int | None = None
+
+    def __repr__(self) -> str:
+        """One line: the data, the options that differ from the defaults, what is computed.
+
+        Examples
+        --------
+        >>> from tomography.synthetic import planted_partition
+        >>> a = analyze(planted_partition(8, 2, iterations=3, seed=0), seed=1)
+        >>> a
+        Analysis(8 hosts, 3 iterations (synthetic); seed=1; computed: nothing yet)
+        >>> _ = a.hierarchy; a
+        Analysis(8 hosts, 3 iterations (synthetic); seed=1; computed: hierarchy)
+        """
+        m = self.measurement
+        data = (f"{len(self.hosts)} hosts, "
+                + (counted(self.sampler.n_iterations if self.sampler else
+                           len(m.iteration_ids[:self.options["iterations"]]), "iteration")
+                   if m.iteration_ids else "probes")
+                + f" ({m.meta.get('method', '?')})")
+        defaults = {"iterations": None, "engine": "igraph", "seed": 0, "restarts": 1,
+                    "resolution": 1.0, "resamples": None, "n_jobs": None, "start": "refined",
+                    "loops": 0.5, "all_levels": False, "tree_level": None,
+                    "flat_level": "best"}
+        changed = ", ".join(f"{k}={v!r}" for k, v in self.options.items()
+                            if k in defaults and v != defaults[k])
+        done = [k for k in ("flat", "hierarchy", "tree", "accuracy") if k in self.__dict__]
+        return (f"Analysis({data}{'; ' + changed if changed else ''}; "
+                f"computed: {', '.join(done) or 'nothing yet'})")
 
     @property
     def hosts(self) -> list[str]:
