@@ -236,7 +236,8 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
 def convergence(measurement: Measurement, truth: dict[str, str], *,
                 iterations: int | None = None, engine: str = "igraph",
                 hierarchy: bool = True, seed: int = 0, progress: bool = False,
-                n_jobs: int | None = None, **options) -> pd.DataFrame:
+                n_jobs: int | None = None, resolution: float = 1.0, restarts: int = 1,
+                **options) -> pd.DataFrame:
     """NMI after each number of iterations ``n = 1 .. N`` (Figs 5.13, 5.21).
 
     For each ``n``, ``w_n`` (Eq 4.2) is clustered flat (Louvain, best level)
@@ -259,6 +260,8 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
     n_jobs : int or None
         Processes over ``n`` (:func:`cluster.parallel.effective_jobs`: by
         default every core on large datasets); the table does not depend on it.
+    resolution, restarts : float, int
+        Louvain's, for the flat clustering and the hierarchy.
     **options
         Passed to :func:`cluster.averaged_edge.averaged_edge_hierarchy`
         (``linkage``, ``start``, ...).
@@ -284,13 +287,14 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
 
     def row_of(n: int) -> dict[str, float]:
         W = SharedGraph(mean_weights(measurement, n), hosts)   # one igraph graph per n
-        flat = louvain(W, engine=engine, seed=seed)
+        flat = louvain(W, engine=engine, seed=seed, resolution=resolution, restarts=restarts)
         row = {"n": n, "clusters": flat.n_clusters, "modularity": flat.modularity,
                "nmi": nmi(flat_truth, flat.labels),
                "overlapping_nmi": overlapping_nmi(partition_to_cover(flat_truth),
                                                   partition_to_cover(flat.labels), len(hosts))}
         if hierarchy:
-            h = averaged_edge_hierarchy(W, hosts, engine=engine, seed=seed, **options)
+            h = averaged_edge_hierarchy(W, hosts, engine=engine, seed=seed,
+                                        resolution=resolution, restarts=restarts, **options)
             levels = hierarchy_nmi(h, truth)
             row["levels"] = h.depth
             row.update({f"level_{int(r.level)}_nmi": r.nmi for r in levels.itertuples()})

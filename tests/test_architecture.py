@@ -33,6 +33,22 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+def _lazy_names() -> dict[str, str]:
+    """``package.name`` -> module for the names a package loads on first use (``_NAMES``)."""
+    out = {}
+    for package in PACKAGES:
+        tree = ast.parse((ROOT / package / "__init__.py").read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_NAMES":
+                table = ast.literal_eval(node.value)
+                out.update({f"{package}.{name}": f"{package}.{module}"
+                            for name, module in table.items()})
+    return out
+
+
+LAZY = _lazy_names()
+
+
 def _resolve(name: str) -> str | None:
     while name and name not in MODULES:
         name = name.rpartition(".")[0]
@@ -72,7 +88,7 @@ class _Imports(ast.NodeVisitor):
             name = node.module or ""
         for alias in node.names:
             full = f"{name}.{alias.name}"
-            self._add(full if full in MODULES else name, node.lineno)
+            self._add(full if full in MODULES else LAZY.get(full, name), node.lineno)
 
 
 def _graph() -> nx.DiGraph:
@@ -115,8 +131,9 @@ def test_no_import_circles() -> None:
 
 def test_the_check_sees_imports_in_functions_and_skips_annotations() -> None:
     source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import measure.mesh\n"
-              "def f():\n    from tomography.cli.common import emit\n")
+              "def f():\n    from tomography.cli.common import emit\n"
+              "    from tomography import analyze\n")
     visitor = _Imports("cluster.louvain", False)
     visitor.visit(ast.parse(source))
-    assert set(visitor.found) == {"tomography.cli.common"}
+    assert set(visitor.found) == {"tomography.cli.common", "tomography.pipeline"}
     assert _layer("tomography.cli.common") > _layer("cluster.louvain") > _layer("tomography.weights")

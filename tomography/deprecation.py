@@ -13,14 +13,14 @@ __all__ = ["renamed_parameter"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def renamed_parameter(old: str, new: str, *, since: str = "0.2") -> Callable[[F], F]:
+def renamed_parameter(old: str, new: str, *, since: str = "0.1") -> Callable[[F], F]:
     """Accept keyword ``old`` as ``new``, with a :class:`DeprecationWarning`.
 
     Parameters
     ----------
     old, new : str
         The former and the current keyword.
-    since : str, default "0.2"
+    since : str, default "0.1"
         The release that renamed it; the old name goes in the next.
 
     Examples
@@ -32,7 +32,7 @@ def renamed_parameter(old: str, new: str, *, since: str = "0.2") -> Callable[[F]
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     first([1, 2, 3], n=2), str(caught[0].message)
-    ([1, 2], 'first(n=...) is deprecated since 0.2: use iterations=...')
+    ([1, 2], 'first(n=...) is deprecated since 0.1: use iterations=...')
     >>> first([1, 2, 3], n=1, iterations=2)
     Traceback (most recent call last):
     ...

@@ -26,13 +26,14 @@ algorithms, views); nothing below imports it.
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tomography.errors import DatasetError, TomographyError
+from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.units import WEIGHT_UNITS, counted
 
 if TYPE_CHECKING:
@@ -120,10 +121,8 @@ class Analysis:
                            len(m.iteration_ids[:self.options["iterations"]]), "iteration")
                    if m.iteration_ids else "probes")
                 + f" ({m.meta.get('method', '?')})")
-        defaults = {"iterations": None, "engine": "igraph", "seed": 0, "restarts": 1,
-                    "resolution": 1.0, "resamples": None, "n_jobs": None, "start": "refined",
-                    "loops": 0.5, "all_levels": False, "tree_level": None,
-                    "flat_level": "best"}
+        defaults = {name: p.default for name, p in inspect.signature(analyze).parameters.items()}
+        defaults["linkage"] = "sum" if is_probe_dataset(m) else "mean"   # as analyze resolves it
         changed = ", ".join(f"{k}={v!r}" for k, v in self.options.items()
                             if k in defaults and v != defaults[k])
         done = [k for k in ("flat", "hierarchy", "tree", "accuracy") if k in self.__dict__]
@@ -229,7 +228,9 @@ class Analysis:
         ``{"topology": Topology or None, "host_connections": K, "note": why
         not checked, "nic_share_bps": ..., "hidden": [(depth, clusters,
         observable clusters), ...]}``; see
-        :func:`tomography.ground_truth.observability_of`.
+        :func:`tomography.ground_truth.observability_topology`; ``"levels"``: per
+        level of :attr:`accuracy`, whether its truth depth is observable and its NMI
+        against what is.
         """
         from tomography.ground_truth import nic_share, observable_labels
         from tomography.ground_truth import observability_topology
@@ -287,18 +288,22 @@ class Analysis:
             raise TomographyError("no ground truth to score against: give analyze(truth=...)")
         return convergence(self.measurement, self.truth, iterations=o["iterations"],
                            engine=o["engine"], seed=o["seed"], linkage=o["linkage"],
-                           start=o["start"], loops=o["loops"], progress=progress,
-                           n_jobs=o["n_jobs"])
+                           start=o["start"], loops=o["loops"], resolution=o["resolution"],
+                           restarts=o["restarts"], progress=progress, n_jobs=o["n_jobs"])
 
     def stop_rule(self, k: int | None = None) -> dict[str, Any]:
         """What ``measure --until-converged K`` would have decided after each iteration
-        (:func:`cluster.stability.replay_stop_rule` with these options)."""
+        (:func:`cluster.stability.replay_stop_rule` with these options).
+
+        ``k``: iterations every supported level must stay unchanged (default 3,
+        :data:`cluster.stability.DEFAULT_STABLE`)."""
         from cluster.stability import replay_stop_rule
 
         o = self.options
         return replay_stop_rule(self.measurement, k, iterations=o["iterations"], seed=o["seed"],
                                 linkage=o["linkage"], start=o["start"], loops=o["loops"],
-                                engine=o["engine"])
+                                engine=o["engine"], resolution=o["resolution"],
+                                restarts=o["restarts"])
 
 
 def is_probe_dataset(measurement: "Measurement") -> bool:
@@ -338,8 +343,9 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
         ``w_n`` over the first ``iterations`` iterations (all by default).
     engine : {"igraph", "louvain"}, default "igraph"
         Louvain implementation.
-    seed : int, default 0
-        One seed for every random step (recorded in the results' params).
+    seed : int, Generator or None, default 0
+        One seed for every random step (recorded in the results' params);
+        None or a Generator give one integer, drawn once, that every part uses.
     restarts : int, default 1
         Louvain runs; the best modularity is kept.
     resolution : float, default 1.0
@@ -378,8 +384,11 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
 
     Raises
     ------
+    ParameterError
+        An option out of range or not one of its choices (before any work).
     TomographyError
-        Unreadable or empty dataset, options out of range.
+        An unreadable or empty dataset; a truth that does not label every host
+        (when :attr:`Analysis.truth` is first used).
 
     Examples
     --------
@@ -397,8 +406,14 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
     from tomography.dataset import read_measurement
     from tomography.weights import mean_weights
 
-    if resamples is not None and resamples < 0:
-        raise TomographyError(f"resamples must be >= 0, got {resamples}")
+    seed = _checked(iterations=iterations, engine=engine, seed=seed, restarts=restarts,
+                    resolution=resolution, resamples=resamples, linkage=linkage, start=start,
+                    loops=loops, tree_level=tree_level, flat_level=flat_level)
+    if not hasattr(data, "host_names") and not isinstance(data, (str, os.PathLike)):
+        raise ParameterError(f"analyze() takes a Measurement or a dataset directory, got "
+                             f"{type(data).__name__}; for a weight matrix or a graph call the "
+                             "building blocks (cluster.louvain, cluster.averaged_edge_hierarchy, "
+                             "cluster.hierarchy_tree)")
     where = None if hasattr(data, "host_names") else Path(data)
     m = read_measurement(where) if where is not None else data
     _exchanged(m, where)
@@ -416,7 +431,7 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
                      f"directions); clusters are combined by {options['linkage']} (--linkage)")
         return Analysis(m, options, graph, None, notes, **extra)
     if iterations is not None and not 1 <= iterations <= len(m.iteration_ids):
-        mean_weights(m, iterations)    # the error every function gives for this n
+        mean_weights(m, iterations)    # the error every function gives for this number
     if "complete" in m.iterations and not m.iterations["complete"].all():
         bad = int((~m.iterations["complete"].astype(bool)).sum())
         notes.append(f"{bad} of {counted(len(m.iterations), 'iteration')} "
@@ -430,3 +445,38 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
         notes.append("one iteration cannot be resampled: no confidence (measure at least 2)")
         return Analysis(m, options, sampler.graph, None, notes, **extra)
     return Analysis(m, options, sampler.graph, sampler, notes, **extra)
+
+
+def _checked(*, iterations: Any, engine: str, seed: Any, restarts: Any, resolution: Any,
+             resamples: Any, linkage: Any, start: str, loops: Any, tree_level: Any,
+             flat_level: str) -> int:
+    """Refuse bad options before any work; the one integer seed every part uses."""
+    from cluster.averaged_edge import LINKAGES, STARTS
+    from cluster.louvain import ENGINES
+    from tomography.seeding import check_seed, spawn_seeds
+
+    def whole(name: str, value: Any, low: int) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < low):
+            raise ParameterError(f"{name} must be a whole number >= {low}, got {value!r}")
+
+    for name, value, choices in (("engine", engine, ENGINES), ("linkage", linkage, LINKAGES),
+                                 ("start", start, STARTS),
+                                 ("flat_level", flat_level, ("best", "finest"))):
+        if value not in choices and not (name == "linkage" and value is None):
+            raise ParameterError(f"unknown {name} {value!r}; choose one of "
+                                 f"{', '.join(choices)}")
+    whole("iterations", iterations, 1)
+    whole("restarts", restarts, 1)
+    whole("resamples", resamples, 0)
+    whole("tree_level", tree_level, 0)
+    for name, value, positive in (("resolution", resolution, True), ("loops", loops, False)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                value > 0 if positive else value >= 0):
+            raise ParameterError(f"{name} must be a number {'> 0' if positive else '>= 0'}, "
+                                 f"got {value!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        rng, _ = check_seed(seed)     # None: a fresh seed; a Generator: one drawn from it
+        return spawn_seeds(rng, 1)[0]
+    check_seed(seed)
+    return seed

@@ -57,5 +57,31 @@ def test_accuracy_needs_a_truth_and_scores_every_level(dataset) -> None:
     a = analyze(m, truth="labels", all_levels=True)
     assert list(a.accuracy["level"]) == list(range(1, a.hierarchy.depth + 1))
     assert a.observability["note"].startswith("no topology")
-    with pytest.raises(TomographyError, match="resamples must be >= 0"):
+    with pytest.raises(TomographyError, match="resamples must be a whole number >= 0"):
         analyze(m, resamples=-1)
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("engine", "x", "unknown engine 'x'"), ("linkage", "bogus", "unknown linkage"),
+    ("iterations", 2.5, "iterations must be a whole number"), ("iterations", True, "whole"),
+    ("restarts", 0, "restarts must be a whole number >= 1"),
+    ("resolution", -1, "resolution must be a number > 0"), ("loops", -1, "loops must be")])
+def test_bad_options_are_refused_before_any_work(dataset, option, value, message) -> None:
+    from tomography.errors import ParameterError
+
+    m, _ = dataset
+    with pytest.raises(ParameterError, match=message):
+        analyze(m, **{option: value})
+
+
+def test_one_seed_for_every_part_and_every_option_reaches_every_part(dataset) -> None:
+    m, _ = dataset
+    a = analyze(m, seed=None, resamples=2)
+    assert isinstance(a.options["seed"], int)
+    assert a.hierarchy.params["seed"] == a.flat.clustering.seed == a.options["seed"]
+    high = analyze(m, resolution=3.0, truth="labels", resamples=0)
+    last = high.convergence().iloc[-1]
+    assert last["clusters"] == high.flat.clustering.n_clusters
+    assert "linkage='thesis'" in repr(analyze(m, linkage="thesis"))
+    with pytest.raises(TomographyError, match="a Measurement or a dataset directory"):
+        analyze(m.transfers)
