@@ -60,7 +60,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
                    help="Louvain runs; the best modularity is kept (default 1)")
     p.add_argument("--resolution", type=float, default=1.0,
                    help="modularity resolution (default 1.0)")
-    p.add_argument("--resamples", type=int, default=None, metavar="B",
+    p.add_argument("--resamples", type=nonnegative_int, default=None, metavar="B",
                    help="resampled analyses for the confidence of every level, cluster and "
                         "tree edge (default 4: bootstrap over iterations, split halves below "
                         "4 iterations; 0: no confidence)")

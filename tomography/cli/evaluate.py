@@ -42,6 +42,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the NMI of every level and after every iteration, and what bandwidth can reveal."""
     from tomography.ground_truth import describe_connections
     from tomography.units import counted, format_bandwidth
 

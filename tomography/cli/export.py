@@ -185,6 +185,7 @@ def _write(output: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write the dataset's hierarchy (and tree) in the chosen format."""
     from tomography.export import mpi
     from tomography.export.bandwidth import clusters_from
     from tomography.export.dot import cluster_tree_to_dot, hierarchy_to_dot

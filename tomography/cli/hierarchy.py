@@ -28,6 +28,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the dataset's hierarchy as a Hasse diagram, an indented tree, JSON or DOT."""
     from tomography.export.dot import hierarchy_to_dot
     from visualize.text import hasse_text, hierarchy_text
 

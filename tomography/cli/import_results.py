@@ -33,6 +33,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Import pScheduler throughput results as a probe dataset."""
     from tomography.dataset import read_hosts_table
     from tomography.pscheduler import import_pscheduler
 

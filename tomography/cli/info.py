@@ -25,6 +25,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print how a dataset was made, its hosts, iterations and totals."""
     from tomography.dataset import read_measurement
 
     m = read_measurement(args.dataset)

@@ -70,6 +70,7 @@ def _read_gauge_arg(path: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Plan a multicast over a Gauge file with one or every planner and print the throughputs."""
     from tomography.export.gauge import gauge_to_network
     from tomography.planning import METHODS, compare, plan
 

@@ -199,6 +199,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Draw one figure of the dataset to a PNG, SVG or PDF file."""
     import matplotlib
 
     if "matplotlib.pyplot" not in sys.modules:

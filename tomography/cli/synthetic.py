@@ -35,6 +35,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Write a planted-hierarchy dataset."""
     from tomography.dataset import write_measurement
     from tomography.synthetic import planted_hierarchy
 

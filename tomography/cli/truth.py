@@ -39,6 +39,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the ground-truth model of a topology: per link, and the partitions thresholds give."""
     from tomography.ground_truth import (HOST_CONNECTIONS, describe_connections, link_table,
                                          nic_share, threshold_partitions)
     from tomography.topology import read_topology
