@@ -243,10 +243,10 @@ class Analysis:
                                "hidden": [], "levels": []}
         if topo is None:
             return out
-        from cluster.accuracy import hierarchy_nmi, nmi
+        from cluster.accuracy import nmi
 
         truth, h = self.truth, self.hierarchy
-        for row in hierarchy_nmi(h, truth).itertuples():
+        for row in self._scores.itertuples():
             cut = dict(zip(self.hosts, labels_at_depth(truth, row.truth_depth, self.hosts)))
             seen = observable_labels(topo, cut, host_connections=k)
             found = len(set(seen.values()))
@@ -258,17 +258,21 @@ class Analysis:
         return out
 
     @cached_property
+    def _scores(self) -> "pd.DataFrame":
+        """:func:`cluster.accuracy.hierarchy_nmi` of :attr:`hierarchy` against :attr:`truth`."""
+        from cluster.accuracy import hierarchy_nmi
+
+        if not self.truth:
+            raise TomographyError("no ground truth to score against: give analyze(truth=...)")
+        return hierarchy_nmi(self.hierarchy, self.truth)
+
+    @cached_property
     def accuracy(self) -> "pd.DataFrame":
         """NMI of every level of :attr:`hierarchy` against the truth
         (:func:`cluster.accuracy.hierarchy_nmi`), with ``observable`` and
         ``nmi_observable`` when the topology is known, and each level's
         ``confidence`` and ``supported`` when it has one."""
-        from cluster.accuracy import hierarchy_nmi
-
-        if not self.truth:
-            raise TomographyError("no ground truth to score against: give analyze(truth=...)")
-        h = self.hierarchy
-        levels = hierarchy_nmi(h, self.truth)
+        h, levels = self.hierarchy, self._scores.copy()
         seen = self.observability
         if seen["topology"] is not None:
             levels["observable"] = [o for o, _ in seen["levels"]]
