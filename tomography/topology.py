@@ -10,8 +10,11 @@ out::
       nic: 1Gbit/s                             # both directions, or nic_up / nic_down
       latency: 50us                            # one-way, host to its router
     routers: [R1, R2, R9]                      # routers or switches, by name
-    links:                                     # full duplex; capacity per direction
-      - {between: [R1, R9], capacity: 1Gbit/s, latency: 100us}
+    links:                                     # full duplex
+      - {between: [R1, R9], capacity: 1Gbit/s, latency: 100us}   # each direction
+      - between: [R2, R9]                      # one capacity per direction, keyed
+        capacity: {R2: 100Mbit/s, R9: 40Mbit/s}  # by the sending router: R2 -> R9
+        latency: 1ms                           # at 100Mbit/s, R9 -> R2 at 40Mbit/s
     clusters:                                  # hosts attached to a router
       - name: R1                               # unique
         router: R1
@@ -25,9 +28,20 @@ Units: see :mod:`tomography.units` (``1Gbit/s``, ``100Mbit/s``, ``20ms``,
 ``100us``); a bare number is an error.  Unknown keys are errors, so that a
 typo does not pass silently.
 
+A link's ``capacity`` is one bandwidth for both directions, or a mapping
+from each of its two routers to the bandwidth it sends over the link (both
+ends named, nothing else).  ``none`` for one end makes the link one-way:
+nothing is routed from that end over it (a dead direction, as behind a
+misconfigured firewall; traffic that way takes another route, and every
+router with hosts must still reach every other).  A mapping with two equal
+bandwidths is the same as one bandwidth.  :class:`Link` keeps both
+(:meth:`Link.capacity_from`); its ``capacity`` is then the smaller
+direction.
+
 Routing: between two routers, the unique path when the router graph is a
 tree; when it has cycles, the shortest path by total latency (Dijkstra; ties
-broken by the order of the links in the file).  A host reaches its router
+broken by the order of the links in the file), over the directions links
+carry (a one-way link only the way it carries).  A host reaches its router
 over its NIC; two hosts of one cluster share only their NICs (the switch is
 not a bottleneck).
 """
@@ -37,7 +51,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -71,12 +85,79 @@ class TopologyError(TomographyError):
 
 @dataclass(frozen=True)
 class Link:
-    """A full-duplex link between two routers; ``capacity`` in bit/s per direction."""
+    """A full-duplex link between two routers.
+
+    Attributes
+    ----------
+    a, b : str
+        Its routers, in the order of ``between``.
+    capacity : float
+        Bit/s in each direction; for a link with one capacity per direction,
+        the smaller of the two (0 for a one-way link): what the link carries
+        both ways at once, the figure for consumers that treat a link as
+        undirected (the ground-truth model).  Directed consumers (routes,
+        the simulator, the testbed's shaping, the bandwidth model) use
+        :meth:`capacity_from`.
+    latency : float
+        One-way seconds, the same both ways.
+    capacity_ab, capacity_ba : float or None
+        Bit/s from ``a`` to ``b`` and from ``b`` to ``a`` (0: nothing goes
+        that way), for a link given one capacity per direction; None (both)
+        for a link with one capacity.
+
+    Examples
+    --------
+    >>> link = Link.directed("R1", "R2", 100e6, 40e6, 0.001)
+    >>> link.capacity, link.capacity_from("R1"), link.capacity_from("R2"), link.symmetric
+    (40000000.0, 100000000.0, 40000000.0, False)
+    >>> Link("R1", "R2", 1e9, 0.001).capacity_from("R2")
+    1000000000.0
+    """
 
     a: str
     b: str
     capacity: float
     latency: float
+    capacity_ab: float | None = None
+    capacity_ba: float | None = None
+
+    def __post_init__(self) -> None:
+        ab, ba = self.capacity_ab, self.capacity_ba
+        if (ab is None) != (ba is None):
+            raise ValueError("give both capacity_ab and capacity_ba, or neither")
+        if ab is not None and (min(ab, ba) < 0 or max(ab, ba) <= 0
+                               or self.capacity != min(ab, ba)):
+            raise ValueError(f"link {self.a}-{self.b}: capacity must be the smaller of "
+                             f"capacity_ab and capacity_ba (>= 0, one > 0), got "
+                             f"{self.capacity!r}, {ab!r}, {ba!r}")
+
+    @classmethod
+    def directed(cls, a: str, b: str, ab: float, ba: float, latency: float) -> "Link":
+        """A link with ``ab`` bit/s from ``a`` to ``b`` and ``ba`` back; one capacity when equal."""
+        if ab == ba:
+            return cls(a, b, ab, latency)
+        return cls(a, b, min(ab, ba), latency, ab, ba)
+
+    @property
+    def symmetric(self) -> bool:
+        """True when both directions have the same capacity."""
+        return self.capacity_ab is None
+
+    def capacity_from(self, router: str) -> float:
+        """Bit/s the link carries from ``router`` (one of its ends) to the other end."""
+        if router == self.a:
+            return self.capacity if self.capacity_ab is None else self.capacity_ab
+        if router == self.b:
+            return self.capacity if self.capacity_ba is None else self.capacity_ba
+        raise ValueError(f"{router!r} is not an end of link {self.a}-{self.b}")
+
+    def scaled(self, factor: float) -> "Link":
+        """The same link with every capacity multiplied by ``factor`` (> 0)."""
+        if self.capacity_ab is None:
+            return replace(self, capacity=self.capacity * factor)
+        return replace(self, capacity=self.capacity * factor,
+                       capacity_ab=self.capacity_ab * factor,
+                       capacity_ba=self.capacity_ba * factor)
 
 
 @dataclass(frozen=True)
@@ -141,7 +222,12 @@ class Topology:
 
     @cached_property
     def graph(self) -> nx.Graph:
-        """The router graph; edges carry ``capacity``, ``latency`` and ``index``."""
+        """The router graph; edges carry ``capacity``, ``latency`` and ``index``.
+
+        Undirected: ``capacity`` is :attr:`Link.capacity` (the smaller
+        direction of a link with one per direction); the capacity of one
+        direction is :meth:`link_capacity`.
+        """
         g = nx.Graph()
         g.add_nodes_from(self.routers)
         for i, link in enumerate(self.links):
@@ -164,8 +250,37 @@ class Topology:
         """Host by name."""
         return {h.name: h for h in self.hosts}
 
+    @property
+    def symmetric(self) -> bool:
+        """True when every link has one capacity for both directions."""
+        return all(link.symmetric for link in self.links)
+
+    def link_capacity(self, u: str, v: str) -> float:
+        """Bit/s of the link between routers ``u`` and ``v`` in the direction ``u -> v``.
+
+        Examples
+        --------
+        >>> t = read_topology("gridlab-8")
+        >>> t.link_capacity("mike4", "helix") / 8 / 2**20, t.link_capacity("helix", "mike4") / 8 / 2**20
+        (6.39, 4.76)
+        """
+        try:
+            index = self.graph.edges[u, v]["index"]
+        except KeyError:
+            raise TopologyError(f"no link between {u!r} and {v!r}") from None
+        return self.links[index].capacity_from(u)
+
     @cached_property
     def _routes(self) -> dict[str, dict[str, list[str]]]:
+        if any(0 in (link.capacity_ab, link.capacity_ba) for link in self.links):
+            live = nx.DiGraph()                 # one-way links: only the ways they carry
+            live.add_nodes_from(self.routers)
+            for link in self.links:
+                for u, v in ((link.a, link.b), (link.b, link.a)):
+                    if link.capacity_from(u) > 0:
+                        live.add_edge(u, v, latency=link.latency)
+            return {a: nx.single_source_dijkstra_path(live, a, weight="latency")
+                    for a in self.routers}
         if self.is_tree:
             return {a: nx.single_source_shortest_path(self.graph, a) for a in self.routers}
         return {a: nx.single_source_dijkstra_path(self.graph, a, weight="latency")
@@ -376,8 +491,13 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
         if frozenset((a, b)) in seen:
             raise fail(f"duplicate link {a}-{b}", f"{where}.between")
         seen.add(frozenset((a, b)))
-        links.append(Link(a, b, _quantity(item, "capacity", parse_bandwidth, where, fail),
-                          _quantity(item, "latency", parse_time, where, fail)))
+        if isinstance(item.get("capacity"), dict):
+            ab, ba = _capacities(item["capacity"], a, b, where, fail)
+            links.append(Link.directed(a, b, ab, ba,
+                                       _quantity(item, "latency", parse_time, where, fail)))
+        else:
+            links.append(Link(a, b, _quantity(item, "capacity", parse_bandwidth, where, fail),
+                              _quantity(item, "latency", parse_time, where, fail)))
 
     clusters: list[HostGroup] = []
     hosts_seen: set[str] = set()
@@ -441,7 +561,34 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
     if unlinked:
         raise fail(f"router {unlinked[0]!r} has no path to the routers with hosts: link it "
                    "or leave it out", "routers")
+    hosted = [r for r in names if r in used]
+    one_way = any(0 in (link.capacity_ab, link.capacity_ba) for link in links)
+    for r in hosted if one_way else []:
+        cut_off = [d for d in hosted if d not in topo._routes[r]]
+        if cut_off:
+            raise fail(f"router {r!r} cannot reach router {cut_off[0]!r}: the one-way links "
+                       "(a capacity of none) leave no route that way", "links")
     return topo
+
+
+def _capacities(capacity: dict, a: str, b: str, where: str, fail) -> tuple[float, float]:
+    """Bit/s from ``a`` to ``b`` and back, of ``capacity: {a: ..., b: ...}`` (0 for none)."""
+    place = f"{where}.capacity"
+    given = {str(k): v for k, v in capacity.items()}
+    for key in given:
+        if key not in (a, b):
+            raise fail(f"{key!r} is not an end of this link ({a}, {b}): key each capacity by "
+                       "the router that sends", f"{place}.{key}")
+    missing = [r for r in (a, b) if r not in given]
+    if missing:
+        raise fail(f"give the capacity from each end of the link: {missing[0]!r} is missing "
+                   f"(a one-way link gives it as none)", place)
+    dead = [r for r in (a, b) if given[r] == "none"]
+    if len(dead) == 2:
+        raise fail("a link carries traffic at least one way: both directions are none", place)
+    ab, ba = (0.0 if r in dead else _quantity(given, r, parse_bandwidth, place, fail)
+              for r in (a, b))
+    return ab, ba
 
 
 def _no_unknown(item: dict, allowed: set[str], where: str, fail) -> None:

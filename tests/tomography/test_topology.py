@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tomography.topology import SCENARIO_DIR, TopologyError, parse_topology, read_topology
+from tomography.topology import (SCENARIO_DIR, Link, TopologyError, parse_topology,
+                                 read_topology)
 from tomography.units import parse_bandwidth, parse_size, parse_time
 
 BASE = {
@@ -128,7 +129,8 @@ def test_file_errors(tmp_path: Path) -> None:
 EXPECTED = {"bordeaux-2x2": 4, "bordeaux-64": 64, "bordeaux-toulouse": 64,
             "grenoble-toulouse": 64, "three-sites": 96, "four-sites": 64, "N1": 512, "N2": 576,
             "tree-5": 5, "emulated-4x16-fast": 64, "emulated-4x16-slow": 64,
-            "two-sites-demo": 20, "two-sites-rtt": 16}
+            "two-sites-demo": 20, "two-sites-rtt": 16, "gridlab-8": 8, "das-2x8": 16,
+            "das-chain-3x8": 24}
 
 
 def test_every_scenario_is_a_valid_file() -> None:
@@ -159,3 +161,121 @@ def test_a_mistyped_scenario_name_gets_a_suggestion() -> None:
         read_topology("two-site-demo")
     with pytest.raises(TopologyError, match="did you mean N1"):
         read_topology("n1")
+
+
+# ----------------------------------------------------------------- capacity per direction
+
+def directed(capacity, between=("A", "B")):
+    return {"between": list(between), "capacity": capacity, "latency": "1ms"}
+
+
+def test_a_link_may_give_one_capacity_per_direction() -> None:
+    links = [directed({"A": "100Mbit/s", "B": "40Mbit/s"}), BASE["links"][1]]
+    t = parse_topology(variant(links=links))
+    ab, bc = t.links
+    assert (ab.capacity_from("A"), ab.capacity_from("B"), ab.capacity) == (1e8, 4e7, 4e7)
+    assert not ab.symmetric and bc.symmetric and not t.symmetric
+    assert bc.capacity_from("B") == bc.capacity_from("C") == bc.capacity == 1e8
+    assert t.link_capacity("A", "B") == 1e8 and t.link_capacity("B", "A") == 4e7
+    assert t.graph.edges["A", "B"]["capacity"] == 4e7        # undirected: the slower way
+    with pytest.raises(ValueError, match="not an end"):
+        ab.capacity_from("C")
+    with pytest.raises(TopologyError, match="no link between 'A' and 'C'"):
+        t.link_capacity("A", "C")
+    # keyed by the sender, whatever the order of between; equal directions are one capacity
+    swapped = parse_topology(variant(links=[directed({"B": "40Mbit/s", "A": "100Mbit/s"}),
+                                            BASE["links"][1]]))
+    assert swapped.links[0] == ab
+    same = parse_topology(variant(links=[directed({"A": "1Gbit/s", "B": "1000Mbit/s"}),
+                                         BASE["links"][1]]))
+    assert same.links == parse_topology(variant()).links and same.symmetric
+
+
+@pytest.mark.parametrize("capacity, field, words", [
+    ({"A": "100Mbit/s"}, "links[0].capacity", "'B' is missing"),
+    ({"A": "100Mbit/s", "B": "1Gbit/s", "C": "1Gbit/s"}, "links[0].capacity.C",
+     "'C' is not an end of this link"),
+    ({"A": "100Mbit/s", "Z": "1Gbit/s"}, "links[0].capacity.Z", "not an end"),
+    ({"A": "100Mbit/s", "B": "40"}, "links[0].capacity.B", "unit written out"),
+    ({"A": "100Mbit/s", "B": "0Mbit/s"}, "links[0].capacity.B", "positive"),
+    ({"A": "none", "B": "none"}, "links[0].capacity", "at least one way"),
+    ({"A": "none", "B": "1Gbit/s"}, "links", "router 'A' cannot reach router 'C'"),
+])
+def test_bad_capacities_per_direction_name_the_field(capacity, field, words) -> None:
+    links = [directed(capacity), BASE["links"][1]]
+    with pytest.raises(TopologyError) as info:
+        parse_topology(variant(links=links), source="net.yaml")
+    assert info.value.field == field and words in str(info.value)
+
+
+def test_both_spellings_of_a_capacity_at_once_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "net.yaml"
+    bad.write_text("name: n\nrouters: [A, B]\nlinks:\n"
+                   "- between: [A, B]\n"
+                   "  capacity: 1Gbit/s\n"
+                   "  capacity: {A: 1Gbit/s, B: 2Gbit/s}\n"     # line 6
+                   "  latency: 1ms\n"
+                   "clusters: [{name: a, router: A, hosts: 1, nic: 1Gbit/s}, "
+                   "{name: b, router: B, hosts: 1, nic: 1Gbit/s}]\n")
+    with pytest.raises(TopologyError, match="line 6: key 'capacity' given twice"):
+        read_topology(bad)
+    bad.write_text(bad.read_text().replace("  capacity: 1Gbit/s\n", "")
+                   .replace("B: 2Gbit/s", "R2: 2Gbit/s"))
+    with pytest.raises(TopologyError) as info:
+        read_topology(bad)
+    assert info.value.field == "links[0].capacity.R2" and info.value.line == 5
+
+
+def test_a_one_way_link_is_routed_only_the_way_it_carries() -> None:
+    links = [directed({"A": "none", "B": "1Gbit/s"}), BASE["links"][1],
+             {"between": ["A", "C"], "capacity": "1Gbit/s", "latency": "10ms"}]
+    t = parse_topology(variant(links=links))
+    assert t.links[0].capacity == 0.0 and t.links[0].capacity_from("B") == 1e9
+    assert t.route("B", "A") == [("B", "A")]
+    assert t.route("A", "B") == [("A", "C"), ("C", "B")]      # not back over the dead way
+    assert t.route("C", "A") == [("C", "B"), ("B", "A")]      # 3 ms beats the direct 10 ms
+
+
+def test_links_check_their_capacities() -> None:
+    assert Link.directed("A", "B", 5.0, 5.0, 0.1) == Link("A", "B", 5.0, 0.1)
+    assert Link.directed("A", "B", 5.0, 2.0, 0.1).scaled(2) == Link.directed("A", "B", 10.0,
+                                                                              4.0, 0.1)
+    for capacity, ab, ba in [(5.0, 5.0, None),      # one direction without the other
+                             (5.0, 5.0, 3.0),       # capacity is not the slower way
+                             (0.0, 0.0, 0.0)]:      # carries nothing at all
+        with pytest.raises(ValueError):
+            Link("A", "B", capacity, 0.1, ab, ba)
+
+
+def test_gridlab_8_is_den_burgers_tables() -> None:
+    from tomography.planning import gridlab8
+    t, net = read_topology("gridlab-8"), gridlab8()
+    mib = parse_bandwidth("1MiB/s")
+    assert [c.name for c in t.clusters] == net.nodes == t.routers
+    assert [h.name for h in t.hosts] == [f"{site}-00" for site in net.nodes]
+    assert [h.label for h in t.hosts] == net.nodes
+    for i, a in enumerate(net.nodes):
+        host = t.host_index[f"{a}-00"]
+        assert (host.router, host.nic_up, host.nic_down) == (a, net.out_capacity[i] * mib,
+                                                             net.in_capacity[i] * mib)
+        for j, b in enumerate(net.nodes):
+            if i == j:
+                continue
+            if net.bandwidth[i, j] > 0:           # live: the direct link, at the table's figure
+                assert t.route(a, b) == [(a, b)], (a, b)
+                assert t.link_capacity(a, b) == net.bandwidth[i, j] * mib, (a, b)
+            else:                                 # dead: no link that way
+                assert len(t.route(a, b)) == 2, (a, b)
+    assert len(t.links) == 8 * 7 // 2 - 4                     # 4 pairs dead both ways
+    assert t.link_capacity("mike4", "n0") == 0.93 * mib and t.link_capacity("n0", "mike4") == 0
+
+
+@pytest.mark.parametrize("name, clusters", [("das-2x8", 2), ("das-chain-3x8", 3)])
+def test_clusters_behind_a_wan(name: str, clusters: int) -> None:
+    t = read_topology(name)
+    assert len(t.clusters) == clusters and all(c.count == 8 for c in t.clusters)
+    assert {h.label for h in t.hosts} == {c.name for c in t.clusters}
+    assert t.is_tree and len(t.links) == clusters - 1
+    for link in t.links:                       # 4 NICs fill a WAN link
+        assert link.capacity == 4 * t.hosts[0].nic_up == 4 * t.hosts[0].nic_down
+    assert all(h.nic_up == t.hosts[0].nic_up for h in t.hosts)
