@@ -11,12 +11,13 @@ The role says what the agent measures with; each role is a module that
 this one imports only once the role is known, so a probe agent never
 imports libtorrent:
 
-==============  ======================  =====================================
-role            module                  what it runs
-==============  ======================  =====================================
-``bittorrent``  :mod:`measure.peer`     an instrumented libtorrent peer
-``probe``       :mod:`measure.prober`   iperf3 and NetPIPE servers and tests
-==============  ======================  =====================================
+==============  ==========================  =====================================
+role            module                      what it runs
+==============  ==========================  =====================================
+``bittorrent``  :mod:`measure.peer`         an instrumented libtorrent peer
+``probe``       :mod:`measure.prober`       iperf3 and NetPIPE servers and tests
+``multicast``   :mod:`measure.multicaster`  the streams of a planned multicast
+==============  ==========================  =====================================
 
 A role module has ``add_arguments(parser)``, which adds its own options,
 and ``run(args) -> int``, which serves the protocol (with :func:`serve`)
@@ -82,7 +83,8 @@ from tomography import __version__ as TOOLKIT_VERSION
 __all__ = ["ROLES", "Role", "Send", "WORK_BASE", "host_facts", "check_address", "work_directory",
            "remove_stale", "hello_event", "event_sender", "read_commands", "serve", "main"]
 
-ROLES: dict[str, str] = {"bittorrent": "measure.peer", "probe": "measure.prober"}
+ROLES: dict[str, str] = {"bittorrent": "measure.peer", "probe": "measure.prober",
+                         "multicast": "measure.multicaster"}
 """Each role and the module that runs it (imported only when an agent takes the role)."""
 
 WORK_BASE = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())

@@ -56,7 +56,7 @@ from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.units import listed
 
 __all__ = ["IterationResult", "RunSummary", "AgentGroup", "checked_agents", "local",
-           "local_hosts", "preflight", "run_broadcasts"]
+           "local_hosts", "preflight", "broadcast", "run_broadcasts"]
 
 STARTUP_TIMEOUT = 30.0  # s for a peer to listen (dozens start at once on two cores)
 REPLY_TIMEOUT = 30.0    # s for a peer to answer add / stop
@@ -170,8 +170,9 @@ class AgentGroup:
     Starts, checks (:meth:`preflight`), clocks and closes the run's agents
     (:mod:`measure.agent`), all in one role: libtorrent peers
     (``role="bittorrent"``, :mod:`measure.peer`, with ``params`` and
-    ``upload_limit``) or probe agents (``role="probe"``,
-    :mod:`measure.prober`, needing ``tools``).  Its ``peers`` are the
+    ``upload_limit``), probe agents (``role="probe"``,
+    :mod:`measure.prober`, needing ``tools``) or multicast agents
+    (``role="multicast"``, :mod:`measure.multicaster`).  Its ``peers`` are the
     agents' channels by host.
     """
 
@@ -203,6 +204,8 @@ class AgentGroup:
                   "--peer-id", str(self.index[name])]
         if self.role == "probe":
             return common + ["--tools", ",".join(self.tools)]
+        if self.role == "multicast":
+            return common
         return common + ["--upload-limit", str(self.upload_limit),
                          "--params", json.dumps(asdict(self.params))]
 
@@ -353,21 +356,36 @@ class AgentGroup:
             if channel is not None:
                 channel.close()
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Ask every peer to quit at once; kill those still there after ``timeout`` in all."""
+    def close(self, timeout: float = 5.0, *, transport: bool = True) -> None:
+        """Ask every peer to quit at once; kill those still there after ``timeout`` in all.
+
+        ``transport=False`` keeps the transport open for agents of another role
+        (a multicast run's BitTorrent baseline on the same MPI ranks).
+        """
         for channel in self.peers.values():
             channel.send({"cmd": "quit"})
         deadline = time.monotonic() + timeout
         for channel in self.peers.values():
             channel.close(timeout=max(0.1, deadline - time.monotonic()))
         self.peers.clear()
-        self.transport.close()
+        if transport:
+            self.transport.close()
         if self.transport.name in ("local", "testbed"):   # peers on this machine
             remove_stale("peer")   # the directory of a peer that had to be killed
 
 
-def _broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, seed: int,
-               time_limit: float, trace: bool) -> IterationResult:
+def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, seed: int,
+              time_limit: float, trace: bool) -> IterationResult:
+    """One instrumented broadcast of ``file_size`` bytes from ``root`` among the group's peers.
+
+    The four steps of the module's docstring; a peer that died before is
+    started again first.  :func:`run_broadcasts` runs one per iteration, a
+    multicast run (:mod:`measure.multicast`) one as its BitTorrent baseline.
+
+    Returns
+    -------
+    IterationResult
+    """
     hosts = list(swarm.hosts["host"])
     params = swarm.params
     failed: dict[str, str] = {}
@@ -673,7 +691,7 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                          stop_rule=stop is not None, checks=checks)
     try:
         for i in range(start, iterations):
-            result = _broadcast(swarm, i, roots[i % len(roots)], file_size, seed=seed,
+            result = broadcast(swarm, i, roots[i % len(roots)], file_size, seed=seed,
                                 time_limit=params.time_limit, trace=trace)
             if trace:
                 writer.add_trace(i, result.trace)

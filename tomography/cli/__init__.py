@@ -18,7 +18,8 @@ import sys
 from typing import Sequence
 
 from tomography.cli import (cluster, demo, evaluate, export, hierarchy, import_results, info,
-                            measure, plan, plot, simulate, synthetic, testbed, tree, truth)
+                            measure, multicast, plan, plot, simulate, synthetic, testbed, tree,
+                            truth)
 from tomography.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
@@ -36,6 +37,7 @@ examples:
   tomography truth N1                          # the ground-truth model of a topology
   tomography simulate N2 -n 5 --size 64MiB -o n2   # simulated BitTorrent broadcasts
   tomography export DATASET --format gauge -o - | tomography plan - --root HOST
+  tomography multicast --testbed two-sites-demo --dataset run --root w1-00 -o mc
   tomography export DATASET --format graphml -o hosts.graphml   # for Gephi
 
 DATASET is a measurement directory: meta.json, hosts.csv, transfers.csv,
@@ -43,7 +45,7 @@ iterations.csv (the README's section "The measurement dataset" lists every colum
 
 
 COMMANDS = (info, cluster, hierarchy, tree, evaluate, truth, import_results, synthetic,
-            simulate, measure, testbed, demo, export, plan, plot)
+            simulate, measure, testbed, demo, export, plan, multicast, plot)
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -13,7 +13,7 @@ from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
 from tomography.errors import TomographyError
 from tomography.units import counted
 
-__all__ = ["add_parser", "run", "FORMATS", "BANDWIDTH_SOURCES"]
+__all__ = ["add_parser", "run", "gauge_model", "FORMATS", "BANDWIDTH_SOURCES"]
 
 FORMATS = {
     "gauge": "Gauge XML (Pool + Gauge) for multicast planners, schema-checked",
@@ -116,25 +116,53 @@ def _topology_of(m: Any, path: str | None):
     return topo
 
 
-def _bandwidth_model(args: argparse.Namespace, m: Any, clusters: dict[str, Any]):
-    """The absolute figures of the clusters, from the source ``args.bandwidth`` names."""
+def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | None = None,
+                topology: str | None = None, host_pairs: bool = False,
+                iterations: int | None = None):
+    """The absolute figures of an analysis's clusters on ``level``, as Gauge and SimGrid need.
+
+    The ``--bandwidth`` sources of ``export`` (the epilog lists them); the
+    notes (a level clamped to the hierarchy's depth, shared links) go to
+    standard error.  ``multicast --dataset`` plans over the same model.
+
+    Returns
+    -------
+    tomography.export.bandwidth.BandwidthModel
+    """
+    from tomography.export.bandwidth import clusters_from
+
+    h = a.hierarchy
+    clusters = clusters_from(h, level=min(level, h.depth))
+    if level > h.depth:
+        print(f"note: the hierarchy has {h.depth} levels; exporting level {h.depth}",
+              file=sys.stderr)
+    model = _bandwidth_model(a.measurement, clusters, source=source, probes=probes,
+                             topology=topology, host_pairs=host_pairs, iterations=iterations)
+    model.notes.extend(_shared_links(h, min(level, h.depth)))
+    for note in model.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return model
+
+
+def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: Path | None,
+                     topology: str | None, host_pairs: bool, iterations: int | None):
+    """The absolute figures of the clusters, from the source ``source`` names."""
     from tomography.export.bandwidth import from_broadcasts, from_probes, from_topology
 
-    source = args.bandwidth
-    if args.probes is not None:  # a probe mesh run beside the broadcasts
+    if probes is not None:  # a probe mesh run beside the broadcasts
         from tomography.dataset import read_measurement
 
-        probes = read_measurement(args.probes)
-        unknown = sorted(set(m.host_names) - set(probes.host_names))
+        mesh = read_measurement(probes)
+        unknown = sorted(set(m.host_names) - set(mesh.host_names))
         if unknown:
-            raise TomographyError(f"--probes {args.probes}: host {unknown[0]!r} of the dataset "
+            raise TomographyError(f"--probes {probes}: host {unknown[0]!r} of the dataset "
                                   f"is not in the probe dataset ({len(unknown)} missing)")
         if source in ("auto", "probes"):
-            return from_probes(probes, clusters, host_pairs=args.host_pairs)
+            return from_probes(mesh, clusters, host_pairs=host_pairs)
     if source == "auto":
         if m.probes is not None and len(m.probes):
             source = "probes"
-        elif m.meta.get("topology") or args.topology:
+        elif m.meta.get("topology") or topology:
             source = "topology"
         elif "duration_s" in m.iterations and m.iterations["duration_s"].notna().all():
             source = "broadcasts"
@@ -142,16 +170,15 @@ def _bandwidth_model(args: argparse.Namespace, m: Any, clusters: dict[str, Any])
             raise TomographyError("no source of absolute bandwidths: the dataset has no "
                                   "probes, no topology and no broadcast durations")
     if source == "probes":
-        return from_probes(m, clusters, host_pairs=args.host_pairs)
+        return from_probes(m, clusters, host_pairs=host_pairs)
     if source == "topology":
-        model = from_topology(_topology_of(m, args.topology), clusters,
-                              host_pairs=args.host_pairs)
+        model = from_topology(_topology_of(m, topology), clusters, host_pairs=host_pairs)
         if m.meta.get("testbed", {}).get("latency_applied") is False:
             model.notes.append("the delays are the topology's: the testbed that measured the "
                                "dataset ran without them (no netem)")
         return model
-    return from_broadcasts(m, clusters, iterations=None if args.iterations is None
-                           else m.iteration_ids[:args.iterations], host_pairs=args.host_pairs)
+    return from_broadcasts(m, clusters, iterations=None if iterations is None
+                           else m.iteration_ids[:iterations], host_pairs=host_pairs)
 
 
 def _shared_links(h: Any, level: int) -> list[str]:
@@ -187,7 +214,6 @@ def _write(output: str, text: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the dataset's hierarchy (and tree) in the chosen format."""
     from tomography.export import mpi
-    from tomography.export.bandwidth import clusters_from
     from tomography.export.dot import cluster_tree_to_dot, hierarchy_to_dot
     from tomography.export.gauge import gauge_to_xml
     from tomography.export.graph import write_gexf, write_graphml
@@ -204,14 +230,9 @@ def run(args: argparse.Namespace) -> int:
         write(m, args.output, hierarchy=h, iterations=args.iterations)
         text = None
     elif kind in ("gauge", "simgrid"):
-        clusters = clusters_from(h, level=min(args.level, h.depth))
-        if args.level > h.depth:
-            print(f"note: the hierarchy has {h.depth} levels; exporting level {h.depth}",
-                  file=sys.stderr)
-        model = _bandwidth_model(args, m, clusters)
-        model.notes.extend(_shared_links(h, min(args.level, h.depth)))
-        for note in model.notes:
-            print(f"note: {note}", file=sys.stderr)
+        model = gauge_model(a, level=args.level, source=args.bandwidth, probes=args.probes,
+                            topology=args.topology, host_pairs=args.host_pairs,
+                            iterations=args.iterations)
         text = (gauge_to_xml(model, unit=args.unit) if kind == "gauge"
                 else simgrid_platform(model))
     elif kind == "json":

@@ -166,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
         if comm.Get_rank() != 0:
             mpi.gather_hosts(comm, args.network)
             return mpi.serve_agent(comm)
-    _terminate_as_interrupt(args.output)
+    terminate_as_interrupt(args.output)
     with ExitStack() as held:  # the launcher's set-up, undone in reverse on the way out
         try:
             hosts, transport, meta = open_launcher(args, held, comm)
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _terminate_as_interrupt(output: Path | None) -> None:
+def terminate_as_interrupt(output: Path | None) -> None:
     """SIGTERM (a batch scheduler ending the allocation) stops a run as Ctrl-C does.
 
     The hint to resume is printed at once: under mpiexec the other ranks end

@@ -1,0 +1,645 @@
+"""Multicasts that run: planned trees, chains and BitTorrent, executed and measured.
+
+:func:`run_multicasts` starts a multicast agent (``python -m measure.agent
+--role multicast``, :mod:`measure.multicaster`) on every host through the
+run's transport (local, testbed, SSH or MPI, with the same preflight as the
+measurements), then runs each :class:`~tomography.planning.delivery.Delivery`
+``repeats`` times, the methods in a different order each repeat (rotated
+from a seeded shuffle, so that none always goes first), and writes every
+multicast to the dataset as it finishes.  BitTorrent (``"bittorrent"``)
+runs as the receiver-initiated baseline: one instrumented broadcast from
+the same root among peers of the same hosts (:func:`measure.coordinator.broadcast`).
+
+One multicast:
+
+1. ``prepare``: every agent learns its part of every stream (parent,
+   children and their addresses, byte range, rate) and the addresses it
+   may accept streams from;
+2. ``connect``: every sender opens its children's connections and sets
+   their pacing; a child it cannot reach fails the multicast at once;
+3. ``go``: the root sends each stream; interior hosts forward as data
+   arrives; every host reports each stream's end (bytes, BLAKE2b digest,
+   first and last byte);
+4. ``finish`` closes what is left.  A receiver that died ends its subtree
+   (its children see the end of their input short); a receiver that stops
+   taking data is dropped by its parent after ``stall`` seconds and its
+   agent killed, so its subtree ends too; nothing waits past ``time_limit``.
+
+The dataset (docs/formats.md, "Multicast datasets"): ``meta.json`` (plans,
+rates, pacing, launcher, versions), ``hosts.csv``, ``multicasts.csv`` (one
+row per multicast), ``receivers.csv`` (one row per receiver and multicast)
+and ``streams.csv`` (one row per receiver, multicast and stream: the tree
+it came by, its parent, its rate against the target).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from measure.coordinator import (REPLY_TIMEOUT, AgentGroup, broadcast, checked_agents,
+                                 host_frame, transport_of)
+from measure.multicaster import PACINGS, payload_digest
+from measure.preflight import HostCheck
+from measure.swarm import SwarmParams
+from measure.transport import Launcher, Transport, local
+from tomography.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
+from tomography.dataset.meta import META_LIMIT, refuse_other_params, software_versions
+from tomography.dataset.validation import regular_file
+from tomography.errors import DatasetError, ParameterError
+from tomography.planning.delivery import Delivery
+from tomography.units import listed
+
+__all__ = ["FORMAT", "BITTORRENT", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
+           "MulticastResult", "MulticastSummary", "method_order", "run_multicasts",
+           "read_multicasts", "summary_table"]
+
+FORMAT = "tomography-multicast/1"
+"""The ``format`` of a multicast dataset's ``meta.json``."""
+
+BITTORRENT = "bittorrent"
+"""The name of the BitTorrent baseline among the methods."""
+
+MULTICAST_COLUMNS = ("run", "method", "repeat", "root", "bytes", "streams", "pacing",
+                     "predicted_Bps", "achieved_Bps", "completion_s", "complete",
+                     "receivers_complete", "started", "note")
+RECEIVER_COLUMNS = ("run", "method", "repeat", "receiver", "bytes", "expected_bytes",
+                    "digest_ok", "first_s", "last_s", "throughput_Bps", "complete", "parents",
+                    "error")
+STREAM_COLUMNS = ("run", "method", "repeat", "stream", "receiver", "parent", "bytes",
+                  "expected_bytes", "digest_ok", "first_s", "last_s", "rate_Bps", "target_Bps",
+                  "error")
+STALL = 10.0   # s a sender waits for a child that takes no data before dropping it
+
+
+@dataclass
+class MulticastResult:
+    """One multicast as the coordinator saw it.
+
+    Attributes
+    ----------
+    run : str
+        ``METHOD-REPEAT``.
+    method : str
+    repeat : int
+    complete : bool
+        Every receiver got every byte, digests right.
+    achieved : float
+        Payload bytes over the time from ``go`` to the last receiver's last
+        byte (bytes/s); NaN when incomplete.
+    completion : float
+        Seconds from ``go`` to the last byte that arrived.
+    receivers : list of dict
+        One row of ``receivers.csv`` per receiver.
+    streams : list of dict
+        One row of ``streams.csv`` per receiver and stream.
+    notes : list of str
+        What went wrong, in words.
+    """
+
+    run: str
+    method: str
+    repeat: int
+    complete: bool
+    achieved: float
+    completion: float
+    predicted: float
+    receivers: list[dict[str, Any]] = field(default_factory=list)
+    streams: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MulticastSummary:
+    """What a run of multicasts did."""
+
+    path: Path
+    results: list[MulticastResult]
+    kept: int = 0   # multicasts already on disk (resume)
+    checks: list[HostCheck] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """A few lines for the operator."""
+        lines = [f"left out after the preflight: {c.host} ({c.reason})"
+                 for c in self.checks if not c.ok]
+        lines.append(f"{len(self.results)} multicast(s) run"
+                     + (f" after {self.kept} already on disk" if self.kept else "")
+                     + f"; dataset in {self.path}")
+        for r in self.results:
+            if not r.complete:
+                lines.append(f"{r.run} incomplete: " + "; ".join(r.notes))
+        return "\n".join(lines)
+
+
+def method_order(methods: Sequence[str], repeats: int, seed: int = 0) -> list[tuple[str, int]]:
+    """``(method, repeat)`` in the order they run: a seeded shuffle, rotated each repeat.
+
+    Every method runs first once in every ``len(methods)`` repeats, so that
+    none is favoured by a warm network or a cold one.
+
+    Examples
+    --------
+    >>> method_order(["a", "b", "c"], 3, seed=1)
+    [('a', 0), ('b', 0), ('c', 0), ('b', 1), ('c', 1), ('a', 1), ('c', 2), ('a', 2), ('b', 2)]
+    """
+    base = list(methods)
+    np.random.default_rng(seed).shuffle(base)
+    out = []
+    for r in range(repeats):
+        shift = r % len(base)
+        out.extend((m, r) for m in base[shift:] + base[:shift])
+    return out
+
+
+def _parts(delivery: Delivery, host: str, group: AgentGroup) -> list[dict[str, Any]]:
+    """The streams as the agent on ``host`` takes them in ``prepare``."""
+    parts = []
+    for s in delivery.streams:
+        parts.append({"stream": s.index, "offset": s.offset, "length": s.length,
+                      "rate": s.rate, "parent": s.parent.get(host),
+                      "children": [[c, group.address[c], group.ports[c]]
+                                   for c in s.children(host)]})
+    return parts
+
+
+def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int, pacing: str,
+               stall: float, time_limit: float) -> MulticastResult:
+    """Run one delivery once (the four steps of the module's docstring)."""
+    run_id = f"{delivery.method}-{repeat}"
+    hosts = delivery.hosts
+    notes: list[str] = []
+    failed: dict[str, str] = {}
+
+    def note(host: str, message: dict[str, Any]) -> None:
+        if message.get("event") == "exit":
+            failed.setdefault(host, group.describe_death(host))
+        elif message.get("event") == "error":
+            failed.setdefault(host, f"agent {host}: {message.get('message')}")
+
+    for name in group.start(hosts):   # an agent that died in an earlier multicast
+        failed[name] = group.describe_death(name)
+    allow = sorted({group.address[h] for h in hosts})
+    live = [h for h in hosts if h not in failed]
+    for h in live:
+        group.peers[h].send({"cmd": "prepare", "run": run_id, "seed": seed, "pacing": pacing,
+                             "stall": stall, "allow": allow,
+                             "streams": _parts(delivery, h, group)})
+    ready = group.wait(set(live), "prepared", REPLY_TIMEOUT, note)
+    for h in set(live) - set(ready):
+        failed.setdefault(h, group.describe_death(h))
+    for h in ready:
+        group.peers[h].send({"cmd": "connect", "run": run_id})
+    connected = group.wait(set(ready), "connected", REPLY_TIMEOUT, note)
+    for h in set(ready) - set(connected):
+        failed.setdefault(h, group.describe_death(h))
+    reports: dict[tuple[str, int], dict[str, Any]] = {}
+    go = time.time()
+    if delivery.root in connected and not failed:
+        group.peers[delivery.root].send({"cmd": "go", "run": run_id})
+        reports = _collect(group, delivery, run_id, time_limit, note, failed)
+    else:
+        notes.append("not started: " + "; ".join(f"{h}: {why}" for h, why in failed.items()))
+    for h in hosts:
+        if h in group.peers and group.peers[h].alive():
+            group.peers[h].send({"cmd": "finish", "run": run_id})
+    return _result(group, delivery, repeat, run_id, go, reports, failed, notes, seed)
+
+
+def _collect(group: AgentGroup, delivery: Delivery, run_id: str, time_limit: float,
+             note: Callable[[str, dict[str, Any]], None], failed: dict[str, str]
+             ) -> dict[tuple[str, int], dict[str, Any]]:
+    """Every host's report of every stream, until all are in, dead, or the time is up."""
+    wanted = {(h, s.index) for s in delivery.streams for h in delivery.hosts}
+    got: dict[tuple[str, int], dict[str, Any]] = {}
+    deadline = time.monotonic() + time_limit
+    while wanted - set(got):
+        gone = {h for h in delivery.hosts if not group.peers[h].alive()}
+        if all(h in gone for h, _ in wanted - set(got)):
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            channel, message = group.inbox.get(timeout=min(left, 0.5))
+        except queue.Empty:
+            continue
+        host = channel.host
+        if group.peers.get(host) is not channel:
+            continue
+        if message.get("event") in ("received", "sent") and message.get("run") == run_id:
+            got[(host, int(message["stream"]))] = message
+            for child, why in (message.get("dropped") or {}).items():
+                failed.setdefault(child, f"dropped by {host}: {why}")
+                if "took no data" in why and group.peers[child].alive():
+                    group.peers[child].kill()   # stopped: its subtree ends with it
+        else:
+            note(host, message)
+    return got
+
+
+def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, go: float,
+            reports: dict[tuple[str, int], dict[str, Any]], failed: dict[str, str],
+            notes: list[str], seed: int) -> MulticastResult:
+    """Rows of ``receivers.csv`` and ``streams.csv``, and the multicast's figures."""
+    common = {"run": run_id, "method": delivery.method, "repeat": repeat}
+    receivers, streams = [], []
+    expected = {s.index: payload_digest(seed, s.offset, s.length) for s in delivery.streams}
+    lasts = []
+    for h in delivery.hosts:
+        if h == delivery.root:
+            continue
+        total, ok, firsts, host_lasts, errors = 0, True, [], [], []
+        shift = group.offsets.get(h, 0.0)
+        for s in delivery.streams:
+            report = reports.get((h, s.index))
+            row = {**common, "stream": s.index, "receiver": h, "parent": s.parent[h],
+                   "bytes": 0, "expected_bytes": s.length, "digest_ok": False,
+                   "first_s": float("nan"), "last_s": float("nan"), "rate_Bps": float("nan"),
+                   "target_Bps": s.rate or float("nan"), "error": ""}
+            if report is None:
+                row["error"] = failed.get(h) or failed.get(s.parent[h]) or "no report"
+            else:
+                row["bytes"] = int(report["bytes"])
+                row["digest_ok"] = (row["bytes"] == s.length
+                                    and report.get("digest") == expected[s.index])
+                row["error"] = report.get("error") or ""
+                if report.get("first") is not None:
+                    row["first_s"] = float(report["first"]) - shift - go
+                    row["last_s"] = float(report["last"]) - shift - go
+                    span = row["last_s"] - row["first_s"]
+                    row["rate_Bps"] = row["bytes"] / span if span > 0 else float("nan")
+                    firsts.append(row["first_s"])
+                    host_lasts.append(row["last_s"])
+                if row["bytes"] < s.length and not row["error"]:
+                    row["error"] = (failed.get(s.parent[h])
+                                    or f"{row['bytes']} of {s.length} bytes: the stream "
+                                    "ended short")
+            total += row["bytes"]
+            ok = ok and row["digest_ok"]
+            if row["error"]:
+                errors.append(f"stream {s.index}: {row['error']}")
+            streams.append(row)
+        last = max(host_lasts) if host_lasts else float("nan")
+        complete = ok and total == delivery.size
+        receivers.append({**common, "receiver": h, "bytes": total,
+                          "expected_bytes": delivery.size, "digest_ok": ok,
+                          "first_s": min(firsts) if firsts else float("nan"), "last_s": last,
+                          "throughput_Bps": delivery.size / last if complete and last > 0
+                          else float("nan"),
+                          "complete": complete,
+                          "parents": " ".join(f"{s.index}:{s.parent[h]}"
+                                              for s in delivery.streams),
+                          "error": "; ".join(errors)})
+        if host_lasts:
+            lasts.append(last)
+    bad = [r["receiver"] for r in receivers if not r["complete"]]
+    if bad:
+        notes.append(f"{len(bad)} receiver(s) incomplete: {listed(bad)}")
+        notes.extend(f"{h}: {why}" for h, why in sorted(failed.items()))
+    completion = max(lasts) if lasts else float("nan")
+    complete = not bad
+    return MulticastResult(run_id, delivery.method, repeat, complete,
+                           delivery.size / completion if complete and completion > 0
+                           else float("nan"), completion, delivery.predicted,
+                           receivers, streams, notes)
+
+
+def _bittorrent(group: AgentGroup, root: str, size: int, repeat: int, *, seed: int,
+                time_limit: float) -> MulticastResult:
+    """The BitTorrent baseline: one instrumented broadcast from ``root``, as a multicast."""
+    run_id = f"{BITTORRENT}-{repeat}"
+    common = {"run": run_id, "method": BITTORRENT, "repeat": repeat}
+    result = broadcast(group, repeat, root, size, seed=seed, time_limit=time_limit, trace=False)
+    receivers = []
+    for h in sorted(group.peers):
+        if h == root:
+            continue
+        done = result.finished.get(h)
+        receivers.append({**common, "receiver": h, "bytes": result.payload.get(h, 0),
+                          "expected_bytes": size, "digest_ok": done is not None,
+                          "first_s": float("nan"),
+                          "last_s": float("nan") if done is None else done,
+                          "throughput_Bps": float("nan") if not done else size / done,
+                          "complete": done is not None, "parents": "swarm",
+                          "error": "" if done is not None else "did not finish"})
+    complete = result.complete
+    return MulticastResult(run_id, BITTORRENT, repeat, complete,
+                           size / result.duration if complete and result.duration > 0
+                           else float("nan"), result.duration, float("nan"), receivers, [],
+                           list(result.notes))
+
+
+class _Writer:
+    """The dataset's CSV files, one row appended (and flushed) per multicast."""
+
+    def __init__(self, path: Path, fresh: bool) -> None:
+        self.files = {}
+        for name, columns in (("multicasts", MULTICAST_COLUMNS),
+                              ("receivers", RECEIVER_COLUMNS), ("streams", STREAM_COLUMNS)):
+            target = path / f"{name}.csv"
+            new = fresh or not target.exists()
+            fh = open(target, "w" if new else "a", encoding="utf-8", newline="")
+            writer = csv_writer(fh)
+            if new:
+                writer.writerow(columns)
+            self.files[name] = (fh, writer, columns)
+
+    def add(self, result: MulticastResult, root: str, size: int, streams: int, pacing: str,
+            started: str) -> None:
+        row = {"run": result.run, "method": result.method, "repeat": result.repeat,
+               "root": root, "bytes": size, "streams": streams, "pacing": pacing,
+               "predicted_Bps": result.predicted, "achieved_Bps": result.achieved,
+               "completion_s": result.completion, "complete": result.complete,
+               "receivers_complete": sum(r["complete"] for r in result.receivers),
+               "started": started, "note": "; ".join(result.notes)}
+        # the details first: a multicast is on disk once its row of multicasts.csv is
+        for name, rows in (("receivers", result.receivers), ("streams", result.streams),
+                           ("multicasts", [row])):
+            fh, writer, columns = self.files[name]
+            for r in rows:
+                writer.writerow([_cell(r[c]) for c in columns])
+            fh.flush()
+
+    def close(self) -> None:
+        for fh, _, _ in self.files.values():
+            fh.close()
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return "" if value != value else f"{value:.6g}" if abs(value) < 1e5 else f"{value:.0f}"
+    return value
+
+
+def _done(path: Path) -> set[str]:
+    """The multicasts already in a dataset (``run`` ids); detail rows of others are dropped."""
+    frame = pd.read_csv(path / "multicasts.csv", dtype=str, keep_default_na=False)
+    runs = set(frame["run"])
+    for name in ("receivers", "streams"):
+        target = path / f"{name}.csv"
+        if target.exists():
+            rows = pd.read_csv(target, dtype=str, keep_default_na=False)
+            rows[rows["run"].isin(runs)].to_csv(target, index=False, lineterminator="\n")
+    return runs
+
+
+def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
+                   deliveries: Sequence[Delivery], output: str | Path, *,
+                   launch: Launcher | Transport = local, repeats: int = 3, seed: int = 0,
+                   bittorrent: bool = False, bittorrent_params: SwarmParams = SwarmParams(),
+                   pacing: str = "kernel", stall: float = STALL, time_limit: float = 300.0,
+                   port: int = 0, meta: dict[str, Any] | None = None, resume: bool = False,
+                   overwrite: bool = False, skip_failed: bool = False,
+                   progress: Callable[[MulticastResult], None] | None = None
+                   ) -> MulticastSummary:
+    """Run multicasts with each method ``repeats`` times among ``hosts`` and write the dataset.
+
+    Parameters
+    ----------
+    hosts : DataFrame or sequence of (host, address, label)
+        The run's hosts (as :func:`measure.coordinator.run_broadcasts` takes them).
+    deliveries : sequence of Delivery
+        One per static method (planned trees, chains), all from one root
+        with one payload size over exactly these hosts.
+    output : path
+        The dataset directory.
+    launch : callable or transport
+        How agents start on the hosts (as for the broadcasts).
+    repeats : int
+        Multicasts per method.
+    seed : int
+        The payload's bytes and the methods' order derive from it.
+    bittorrent : bool
+        Also run the BitTorrent baseline (``bittorrent_params``).
+    pacing : {"kernel", "sleep"}
+        How senders pace a stream with a rate (:mod:`measure.multicaster`).
+    stall : float
+        Seconds a sender waits for a child that takes no data.
+    time_limit : float
+        Seconds after ``go`` when a multicast is cut short.
+    port : int
+        The agents' listening port (0: any).
+    meta : dict, optional
+        More keys for ``meta.json``.
+    resume : bool
+        Run only the multicasts not yet in the dataset (same hosts and parameters).
+    overwrite, skip_failed : bool
+        As for the broadcasts.
+    progress : callable, optional
+        Called with each :class:`MulticastResult`.
+
+    Returns
+    -------
+    MulticastSummary
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from measure.coordinator import local_hosts
+    >>> from tomography.planning.delivery import chain_delivery
+    >>> hosts = local_hosts(3, first=90)
+    >>> d = chain_delivery(list(hosts["host"]), "h00", 2**20)
+    >>> run = run_multicasts(hosts, [d], tempfile.mkdtemp() + "/mc", repeats=1)
+    >>> r = run.results[0]
+    >>> r.run, r.complete, [x["bytes"] for x in r.receivers]
+    ('chain-hosts-0', True, [1048576, 1048576])
+    """
+    if not deliveries and not bittorrent:
+        raise ParameterError("no method to run")
+    if repeats < 1:
+        raise ParameterError(f"repeats must be >= 1, got {repeats}")
+    if pacing not in PACINGS:
+        raise ParameterError(f"unknown pacing {pacing!r}; choose {' or '.join(PACINGS)}")
+    if not (stall > 0 and time_limit > 0):
+        raise ParameterError(f"stall and time_limit must be > 0, got {stall}, {time_limit}")
+    frame = host_frame(hosts)
+    names = sorted(frame["host"])
+    roots = {d.root for d in deliveries}
+    sizes = {d.size for d in deliveries}
+    if len(roots) > 1 or len(sizes) > 1:
+        raise ParameterError("every method must multicast one payload from one root, got "
+                             f"roots {sorted(roots)} and sizes {sorted(sizes)}")
+    for d in deliveries:
+        if sorted(d.hosts) != names:
+            others = sorted(set(d.hosts) ^ set(names))
+            raise ParameterError(f"the plan of {d.method} is over other hosts than the run's: "
+                                 f"{listed(others)} in one but not the other")
+    methods = [d.method for d in deliveries] + ([BITTORRENT] if bittorrent else [])
+    if len(set(methods)) < len(methods):
+        raise ParameterError(f"a method is given twice: {methods}")
+    root = deliveries[0].root if deliveries else names[0]
+    size = deliveries[0].size if deliveries else 0
+    if bittorrent and not deliveries:
+        raise ParameterError("the BitTorrent baseline needs a root and a size: give at least "
+                             "one other method")
+    transport = transport_of(launch)
+    params = {"root": root, "bytes": size, "seed": seed, "pacing": pacing, "stall": stall,
+              "time_limit": time_limit, "repeats": repeats}
+    out = Path(output)
+    done: set[str] = set()
+    resuming = resume and (out / "meta.json").exists() and (out / "multicasts.csv").exists()
+    if resuming:
+        old = _read_meta(out / "meta.json")
+        if sorted(old.get("hosts", {})) != names:
+            raise DatasetError("cannot resume: the dataset was made with other hosts",
+                               path=out / "meta.json", field="hosts")
+        refuse_other_params(old, params, out / "meta.json")
+        done = _done(out)
+    else:
+        refuse_existing(out, overwrite=overwrite)
+    by_method = {d.method: d for d in deliveries}
+    todo = [(m, r) for m, r in method_order(methods, repeats, seed) if f"{m}-{r}" not in done]
+    summary = MulticastSummary(out, [], kept=len(done))
+    group: AgentGroup | None = None
+    writer: _Writer | None = None
+    try:
+        for method, repeat in todo:
+            role = "bittorrent" if method == BITTORRENT else "multicast"
+            if group is None or group.role != role:
+                if group is not None:
+                    group.close(transport=False)
+                    group = None
+                group, checks = checked_agents(frame, transport, bittorrent_params, port, 0,
+                                               skip_failed, role=role)
+                if not summary.checks:
+                    summary.checks = checks
+                    bad = [c.host for c in checks if not c.ok]
+                    if bad:   # the plans span every host: a multicast cannot leave one out
+                        raise ParameterError(f"{listed(bad)} failed the preflight, and every "
+                                             "plan reaches every host")
+                    if not resuming:
+                        out.mkdir(parents=True, exist_ok=True)
+                        _write_meta(out, frame, params, deliveries, methods, checks,
+                                    transport.name, meta, bittorrent_params if bittorrent
+                                    else None)
+                    writer = _Writer(out, fresh=not resuming)
+            started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            if method == BITTORRENT:
+                result = _bittorrent(group, root, size, repeat, seed=seed,
+                                     time_limit=time_limit)
+                streams = 0
+            else:
+                result = _multicast(group, by_method[method], repeat, seed=seed, pacing=pacing,
+                                    stall=stall, time_limit=time_limit)
+                streams = len(by_method[method].streams)
+            writer.add(result, root, size, streams, pacing, started)
+            summary.results.append(result)
+            if progress is not None:
+                progress(result)
+    finally:
+        if group is not None:
+            group.close()
+        else:
+            transport.close()
+        if writer is not None:
+            writer.close()
+    return summary
+
+
+def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
+                deliveries: Sequence[Delivery], methods: list[str], checks: list[HostCheck],
+                launcher: str, meta: dict[str, Any] | None, bt: SwarmParams | None) -> None:
+    from dataclasses import asdict
+
+    content = {"format": FORMAT, "method": "multicast",
+               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               **(meta or {}), "params": params, "methods": methods, "launcher": launcher,
+               "hosts": {c.host: c.record() for c in checks if c.ok},
+               "plans": {d.method: d.to_meta() for d in deliveries},
+               **({"bittorrent": asdict(bt)} if bt is not None else {}),
+               "software": software_versions()}
+    (out / "meta.json").write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
+    frame[list(HOSTS_COLUMNS)].to_csv(out / "hosts.csv", index=False, lineterminator="\n")
+
+
+def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    """A multicast dataset: its meta, its multicasts and its receivers, as DataFrames.
+
+    Raises
+    ------
+    DatasetError
+        When ``path`` holds no multicast dataset.
+    """
+    path = Path(path)
+    meta = _read_meta(path / "meta.json")
+    frames = []
+    for name, columns in (("multicasts", MULTICAST_COLUMNS), ("receivers", RECEIVER_COLUMNS)):
+        target = path / f"{name}.csv"
+        regular_file(target)
+        frame = pd.read_csv(target)
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise DatasetError(f"missing column(s) {', '.join(missing)}", path=target)
+        frames.append(frame)
+    return meta, frames[0], frames[1]
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """A multicast dataset's ``meta.json``; a clear error for anything else."""
+    if not path.exists():
+        raise DatasetError("no meta.json: not a multicast dataset", path=path.parent)
+    regular_file(path)
+    with path.open("rb") as fh:
+        raw = fh.read(META_LIMIT + 1)
+    try:
+        meta = json.loads(raw.decode("utf-8-sig")) if len(raw) <= META_LIMIT else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        meta = None
+    if not isinstance(meta, dict):
+        raise DatasetError("not a JSON object of at most 16 MiB", path=path)
+    if meta.get("format") != FORMAT:
+        what = ("a measurement dataset" if meta.get("method") else f"format {meta.get('format')!r}")
+        raise DatasetError(f"not a multicast dataset ({what}; expected format {FORMAT!r})",
+                           path=path, field="format")
+    return meta
+
+
+def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20) -> pd.DataFrame:
+    """Per method: predicted, achieved median and spread, achieved/predicted, completion time.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        ``multicasts.csv``.
+    unit_bytes : float
+        Bytes/s of the unit the throughputs are given in (default MiB/s).
+
+    Returns
+    -------
+    DataFrame
+        ``method, runs, complete, predicted, achieved, low, high, ratio, completion_s``,
+        best achieved first; ``low``/``high`` are the smallest and largest
+        achieved of the complete multicasts.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"method": ["a", "a", "b"], "predicted_Bps": [2**21] * 3,
+    ...                      "achieved_Bps": [2**21, 2**20, 2**19], "completion_s": [1, 2, 4],
+    ...                      "complete": [True, True, True]})
+    >>> summary_table(runs)[["method", "achieved", "ratio"]].values.tolist()
+    [['a', 1.5, 0.75], ['b', 0.5, 0.25]]
+    """
+    rows = []
+    for method, g in runs.groupby("method", sort=False):
+        ok = g[g["complete"].astype(bool)]
+        achieved = ok["achieved_Bps"].astype(float) / unit_bytes
+        predicted = float(g["predicted_Bps"].astype(float).median()) / unit_bytes
+        median = float(achieved.median()) if len(ok) else float("nan")
+        rows.append({"method": method, "runs": len(g), "complete": len(ok),
+                     "predicted": predicted, "achieved": median,
+                     "low": float(achieved.min()) if len(ok) else float("nan"),
+                     "high": float(achieved.max()) if len(ok) else float("nan"),
+                     "ratio": median / predicted if predicted > 0 else float("nan"),
+                     "completion_s": float(ok["completion_s"].astype(float).median())
+                     if len(ok) else float("nan")})
+    table = pd.DataFrame(rows)
+    return table.sort_values("achieved", ascending=False, na_position="last",
+                             kind="stable").reset_index(drop=True)

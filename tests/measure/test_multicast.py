@@ -1,0 +1,195 @@
+"""Multicasts that run (local processes): every byte arrives, paced rates hold, faults end cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from measure.coordinator import local_hosts
+from measure.multicast import read_multicasts, run_multicasts
+from tomography.cli import main
+from tomography.errors import DatasetError, ParameterError
+from tomography.export.bandwidth import BandwidthModel, Source
+from tomography.export.gauge import write_gauge
+from tomography.planning.delivery import Delivery, Stream, chain_delivery
+
+from .conftest import peer_pids
+
+MiB = 2**20
+
+
+def two_cluster_gauge(path: Path, hosts: list[str], *, mbit: float = 400.0) -> Path:
+    """A Gauge file of ``hosts`` in two clusters (first half, second half), figures in Mbit/s."""
+    half = len(hosts) // 2
+    clusters = {"A": hosts[:half], "B": hosts[half:]}
+    source = Source("topology-model", "written by the test")
+    n = len(hosts)
+    model = BandwidthModel(clusters, host_out=[mbit * 1e6] * n, host_in=[mbit * 1e6] * n,
+                           cluster_out=[mbit * 1e6] * 2, cluster_in=[mbit * 1e6] * 2,
+                           cluster_bandwidth=[[np.nan, mbit * 1e6 / 2],
+                                              [mbit * 1e6 / 2, np.nan]],
+                           sources={"host_capacity": source, "cluster_capacity": source,
+                                    "cluster_bandwidth": source})
+    write_gauge(model, path, unit="Mbit/s")
+    return path
+
+
+def test_a_chain_and_a_paced_balanced_plan_deliver_every_byte(tmp_path: Path) -> None:
+    hosts = local_hosts(4, first=100)
+    names = list(hosts["host"])
+    two = Delivery("two-trees", "h00", names, 3 * MiB + 7, [
+        Stream(0, 0, 2 * MiB, 40 * MiB, {"h01": "h00", "h02": "h01", "h03": "h02"}),
+        Stream(1, 2 * MiB, MiB + 7, 20 * MiB, {"h03": "h00", "h02": "h03", "h01": "h00"})])
+    chain = chain_delivery(names, "h00", 3 * MiB + 7)
+    run = run_multicasts(hosts, [chain, two], tmp_path / "mc", repeats=1, seed=3)
+    assert [r.complete for r in run.results] == [True, True]
+    meta, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert meta["params"]["bytes"] == 3 * MiB + 7 and set(meta["plans"]) == {"chain-hosts",
+                                                                             "two-trees"}
+    assert len(receivers) == 6 and receivers["digest_ok"].all()
+    assert (receivers["bytes"] == 3 * MiB + 7).all()
+    assert (receivers["last_s"] >= receivers["first_s"]).all()
+    streams = pd.read_csv(tmp_path / "mc" / "streams.csv")
+    assert len(streams) == 3 + 6 and streams["digest_ok"].all()
+    two_rows = streams[streams["run"] == "two-trees-0"]
+    assert sorted(zip(two_rows["stream"], two_rows["receiver"], two_rows["parent"])) == [
+        (0, "h01", "h00"), (0, "h02", "h01"), (0, "h03", "h02"),
+        (1, "h01", "h00"), (1, "h02", "h03"), (1, "h03", "h00")]
+    assert runs["achieved_Bps"].gt(0).all() and runs["complete"].all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pacing", ["kernel", "sleep"])
+def test_a_paced_stream_holds_its_rate(tmp_path: Path, pacing: str) -> None:
+    hosts = local_hosts(2, first=110)
+    rate = 8 * MiB
+    d = Delivery("paced", "h00", ["h00", "h01"], 24 * MiB,
+                 [Stream(0, 0, 24 * MiB, rate, {"h01": "h00"})])
+    run = run_multicasts(hosts, [d], tmp_path / "mc", repeats=1, pacing=pacing)
+    row = run.results[0].streams[0]
+    assert row["digest_ok"]
+    assert row["rate_Bps"] == pytest.approx(rate, rel=0.1)   # loopback would go 100x faster
+
+
+def _kill_when_receiving(address: str, sig: int, stop: threading.Event) -> None:
+    """Send ``sig`` to the multicast agent on ``address`` once it has started."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not stop.is_set():
+        pids = [p for p, a in peer_pids({address}).items()]
+        if pids:
+            time.sleep(1.0)   # the multicast is under way (it is paced to last several s)
+            for pid in pids:
+                os.kill(pid, sig)
+            return
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "stopped"])
+def test_a_receiver_that_dies_or_stops_ends_its_subtree_and_the_run(tmp_path: Path,
+                                                                     sig: int) -> None:
+    hosts = local_hosts(4, first=120)
+    names = list(hosts["host"])
+    chain = Delivery("slow-chain", "h00", names, 16 * MiB,
+                     [Stream(0, 0, 16 * MiB, 2 * MiB, {"h01": "h00", "h02": "h01",
+                                                      "h03": "h00"})])
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_when_receiving, args=("127.0.0.121", sig, stop))
+    killer.start()
+    started = time.monotonic()
+    try:
+        run = run_multicasts(hosts, [chain], tmp_path / "mc", repeats=1, stall=2.0,
+                             time_limit=60)
+    finally:
+        stop.set()
+        killer.join()
+        for pid in peer_pids({"127.0.0.121"}):
+            os.kill(pid, signal.SIGKILL)
+    assert time.monotonic() - started < 40   # neither the time limit nor a hang
+    result = run.results[0]
+    assert not result.complete
+    done = {r["receiver"]: r["complete"] for r in result.receivers}
+    assert done == {"h01": False, "h02": False, "h03": True}   # h03 is not below h01
+    assert "h01" in " ".join(result.notes)
+    _, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert runs["receivers_complete"].tolist() == [1]
+    assert receivers.set_index("receiver").loc["h02", "error"]
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_resumes_with_what_is_missing(tmp_path: Path) -> None:
+    hosts = local_hosts(3, first=130)
+    names = list(hosts["host"])
+    plans = [chain_delivery(names, "h00", MiB),
+             chain_delivery(names[::-1], "h00", MiB, method="chain-back")]
+    seen = []
+
+    def interrupt(result):
+        seen.append(result.run)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_multicasts(hosts, plans, tmp_path / "mc", repeats=2, progress=interrupt)
+    _, runs, _ = read_multicasts(tmp_path / "mc")
+    assert runs["run"].tolist() == seen
+    again = run_multicasts(hosts, plans, tmp_path / "mc", repeats=2, resume=True)
+    assert again.kept == 2 and sorted(r.run for r in again.results) == sorted(
+        {"chain-hosts-0", "chain-hosts-1", "chain-back-0", "chain-back-1"} - set(seen))
+    _, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert len(runs) == 4 and len(receivers) == 8 and runs["complete"].all()
+    with pytest.raises(DatasetError, match="another repeats"):
+        run_multicasts(hosts, plans, tmp_path / "mc", repeats=3, resume=True)
+
+
+def test_plans_over_other_hosts_are_refused_before_any_start(tmp_path: Path) -> None:
+    hosts = local_hosts(3, first=140)
+    other = chain_delivery(["h00", "h01", "x"], "h00", MiB)
+    with pytest.raises(ParameterError, match="x in one but not the other"):
+        run_multicasts(hosts, [other], tmp_path / "mc")
+    assert not (tmp_path / "mc").exists()
+
+
+def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys) -> None:
+    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(4)])
+    code = main(["multicast", "--local", "4", "--gauge", str(gauge), "--root", "h01",
+                 "--size", "2MiB", "--repeats", "1", "--method",
+                 "balanced,flat,binomial,chain-clusters,chain-hosts", "-o",
+                 str(tmp_path / "mc")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    _, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert runs["complete"].all() and receivers["digest_ok"].all()
+    assert sorted(runs["method"]) == sorted(["balanced", "flat", "binomial", "chain-clusters",
+                                             "chain-hosts"])
+    for method in ("balanced", "chain-clusters", "flat"):
+        assert any(line.split()[:1] == [method] for line in out.splitlines()), out
+    chain = pd.read_csv(tmp_path / "mc" / "streams.csv").query("run == 'chain-clusters-0'")
+    assert dict(zip(chain["receiver"], chain["parent"])) == {"h00": "h01", "h02": "h00",
+                                                            "h03": "h02"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--method", "balanced"], "needs a plan: give --gauge FILE or --dataset DIR"),
+    (["--method", "fastest"], "unknown method 'fastest'"),
+    (["--gauge", "{gauge}", "--root", "nobody"], "--root 'nobody' is not a host of the run"),
+    (["--gauge", "{other}"], "the plan's hosts are not the run's: not in the run: x00, x01"),
+])
+def test_bad_plans_and_hosts_give_one_line(tmp_path: Path, capsys, argv, message) -> None:
+    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", ["h00", "h01"])
+    other = two_cluster_gauge(tmp_path / "o.gauge.xml", ["x00", "x01"])
+    argv = [a.format(gauge=gauge, other=other) for a in argv]
+    if "--root" not in argv:
+        argv += ["--root", "h00"]
+    code = main(["multicast", "--local", "2", "-o", str(tmp_path / "mc"), *argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.startswith("tomography: error")]
+    assert len(lines) == 1 and message in lines[0], err

@@ -1,0 +1,94 @@
+"""Multicasts inside an emulated network (root): every byte arrives, paced trees keep their
+rates on shaped links, a dead link in the plan is a recorded failure."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from measure import testbed
+from measure.multicast import read_multicasts
+from tomography.cli import main
+from tomography.export.bandwidth import from_topology
+from tomography.export.gauge import write_gauge
+from tomography.topology import read_topology
+
+TWO_SITES = """\
+name: two-sites-mc
+description: two sites of 3 hosts; 40 Mbit/s NICs, 16 Mbit/s between the sites
+host_defaults: {nic: 40Mbit/s, latency: 50us}
+routers: [A, B]
+links:
+- {between: [A, B], capacity: 16Mbit/s, latency: 2ms}
+clusters:
+- {name: a, router: A, hosts: 3, label: A}
+- {name: b, router: B, hosts: 3, label: B}
+"""
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def bed(as_root, tmp_path_factory):
+    """The two sites raised once for the module, with their Gauge file."""
+    where = tmp_path_factory.mktemp("bed")
+    path = where / "two.yaml"
+    path.write_text(TWO_SITES)
+    topo = read_topology(path)
+    name = f"mc{random.randrange(10**4):04d}"
+    up = testbed.up(topo, name=name)
+    gauge = where / "two.gauge.xml"
+    write_gauge(from_topology(topo, {"a": [f"a-0{i}" for i in range(3)],
+                                     "b": [f"b-0{i}" for i in range(3)]}), gauge)
+    try:
+        yield up, path, gauge
+    finally:
+        testbed.down(name)
+
+
+def test_planned_multicasts_deliver_and_balanced_holds_its_rates(bed, tmp_path: Path,
+                                                                 capsys) -> None:
+    up, path, gauge = bed
+    out = tmp_path / "mc"
+    code = main(["multicast", "--testbed", str(path), "--name", up.name, "--gauge",
+                 str(gauge), "--root", "a-00", "--method", "balanced,flat,chain-clusters",
+                 "--size", "3MiB", "--repeats", "1", "-o", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    meta, runs, receivers = read_multicasts(out)
+    assert runs["complete"].all() and receivers["digest_ok"].all(), runs
+    assert meta["launcher"] == "testbed" and meta["testbed"]["name"] == up.name
+    by = runs.set_index("method")
+    # the WAN (16 Mbit/s, 2e6 bytes/s) bounds every method, and each crosses it once
+    # (flat over the two clusters reaches b through its leader)
+    assert (runs["achieved_Bps"] < 1.05 * 2e6).all() and (runs["achieved_Bps"] > 0.7 * 2e6).all()
+    assert by.loc["balanced", "achieved_Bps"] >= 0.8 * by.loc["balanced", "predicted_Bps"]
+    streams = pd.read_csv(out / "streams.csv").query("method == 'balanced'")
+    across = streams[streams["receiver"].str.startswith("b") & streams["parent"].str.startswith("a")]
+    assert len(across) and (across["rate_Bps"] <= 1.1 * across["target_Bps"]).all()
+    assert (across["rate_Bps"] >= 0.8 * across["target_Bps"]).all(), across
+
+
+def test_a_dead_link_in_the_plan_is_a_recorded_failure(bed, tmp_path: Path, capsys) -> None:
+    up, path, gauge = bed
+    namespace = up.hosts["a-00"]
+    blocked = up.addresses["b-00"]
+    subprocess.run(["ip", "-n", namespace, "route", "add", "prohibit", f"{blocked}/32"],
+                   check=True)
+    try:
+        code = main(["multicast", "--testbed", str(path), "--name", up.name, "--gauge",
+                     str(gauge), "--root", "a-00", "--method", "flat", "--size", "1MiB",
+                     "--repeats", "1", "-o", str(tmp_path / "mc")])
+    finally:
+        subprocess.run(["ip", "-n", namespace, "route", "del", "prohibit", f"{blocked}/32"],
+                       check=True)
+    printed = capsys.readouterr().out
+    assert code == 0
+    _, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert not runs["complete"].any()
+    assert "cannot connect to b-00" in runs["note"].iloc[0]
+    assert "flat-0 incomplete" in printed

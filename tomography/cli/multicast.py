@@ -1,0 +1,323 @@
+"""``tomography multicast``: run planned multicasts, chains and BitTorrent; measure what they achieve."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tomography.cli.broadcasts import parse_option, resuming
+from tomography.cli.common import Progress, positive_int
+from tomography.cli.launchers import add_launcher_options, open_launcher
+from tomography.errors import ParameterError, TomographyError
+from tomography.units import listed
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tomography.planning.delivery import Delivery
+
+__all__ = ["add_parser", "run", "CHAINS", "ALL_METHODS"]
+
+CHAINS = ("chain-hosts", "chain-clusters")
+"""Pipelined chains: hosts in name order (Kascade's, topology-oblivious) or cluster by cluster."""
+
+MULTICAST_EPILOG = """\
+methods (comma-separated, or all):
+  flat, semi-flat, max-bottleneck, fpfr, balanced, exact, binomial
+                  the planners of `tomography plan`, over the Gauge file's clusters
+                  (or hosts with --level hosts); balanced and exact are paced
+  chain-hosts     a pipelined chain through the hosts in name order (Kascade's,
+                  topology-oblivious)
+  chain-clusters  a pipelined chain cluster by cluster, in the order of a
+                  maximum-bottleneck tree over the clusters (topology-aware)
+  bittorrent      one BitTorrent broadcast (receiver-initiated, adaptive)
+  all             every method the plan source allows (default)
+
+A cluster-level plan reaches each cluster through one leader (the root in its
+own cluster, else the first host by name); inside, the leader passes the data
+down a chain of the cluster's hosts. Every receiver checks length and digest.
+
+examples:
+  tomography multicast --testbed gridlab-8 --gauge datasets/gauges/gridlab-8.gauge.xml \\
+      --root fs0 --size 32MiB -o mc
+  tomography multicast --testbed two-sites-demo --dataset run --root w1-00 -o mc
+  tomography multicast --local 6 --method chain-hosts,bittorrent --root h00 -o mc
+  mpiexec -n 17 tomography multicast --mpi --gauge site.gauge.xml --root node-1 -o mc"""
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``multicast`` to the ``tomography`` sub-commands."""
+    from tomography.cli.export import BANDWIDTH_SOURCES
+
+    p = sub.add_parser("multicast", help="run planned multicasts (and chains, BitTorrent) "
+                                         "among real hosts and measure their throughput",
+                       description="Multicast a payload from a root to every other host with "
+                                   "each method, several times, over the launchers of "
+                                   "`measure`; record what every receiver got and when, and "
+                                   "print achieved against predicted throughput.",
+                       epilog=MULTICAST_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_launcher_options(p)
+    g = p.add_argument_group("the multicast")
+    g.add_argument("--root", help="the sending host (required unless --check)")
+    g.add_argument("--size", default="64MiB", help="payload, with its unit (default 64MiB)")
+    g.add_argument("--method", default="all", metavar="M[,M...]",
+                   help="methods to run (the list below; default all)")
+    g.add_argument("--repeats", type=positive_int, default=3,
+                   help="multicasts per method, in rotated orders (default 3)")
+    g.add_argument("--pacing", choices=("kernel", "sleep"), default="kernel",
+                   help="how senders hold a paced tree to its rate: the kernel's TCP pacing "
+                        "(SO_MAX_PACING_RATE, default) or a sleeping sender")
+    g.add_argument("--time-limit", default="300s",
+                   help="time after which a multicast is cut short (default 300s)")
+    g.add_argument("--seed", type=int, default=0,
+                   help="payload bytes, method order, analysis (default 0)")
+    g.add_argument("--resume", action="store_true",
+                   help="run only the multicasts the dataset does not have yet")
+    g.add_argument("--force", action="store_true", help="replace an existing dataset")
+    g.add_argument("--unit", default="MiB/s", help="unit of the table (default MiB/s)")
+    g = p.add_argument_group("the plan (one of --gauge or --dataset for the planners)")
+    source = g.add_mutually_exclusive_group()
+    source.add_argument("--gauge", type=Path, metavar="FILE",
+                        help="a Gauge file of the run's hosts (as `plan` reads)")
+    source.add_argument("--dataset", type=Path, metavar="DIR",
+                        help="a measurement of the run's hosts: analysed and exported as "
+                             "`export --format gauge` does, then planned")
+    g.add_argument("--level", choices=("clusters", "hosts"), default="clusters",
+                   help="plan between clusters (default) or hosts (needs host-pair figures)")
+    g.add_argument("--max-nodes", type=positive_int, default=7,
+                   help="largest network the exact optimum enumerates (default 7)")
+    g.add_argument("--hierarchy-level", type=positive_int, default=1, metavar="K",
+                   help="--dataset: the hierarchy level whose clusters are planned over "
+                        "(default 1, the finest)")
+    g.add_argument("--bandwidth", choices=BANDWIDTH_SOURCES, default="auto",
+                   help="--dataset: where absolute figures come from, as for export "
+                        "(default auto)")
+    g.add_argument("--probes", type=Path, metavar="DATASET",
+                   help="--dataset: a probe dataset of the same hosts for --bandwidth probes")
+    g.add_argument("--topology", metavar="FILE",
+                   help="--dataset: topology file for --bandwidth topology")
+    p.set_defaults(run=run)
+
+
+ALL_METHODS = ("flat", "semi-flat", "max-bottleneck", "fpfr", "balanced", "exact", "binomial",
+               *CHAINS, "bittorrent")
+"""Every method ``--method`` takes, in the order ``all`` runs them."""
+
+
+def _methods(text: str, planned: bool) -> tuple[list[str], bool]:
+    """The static methods and whether BitTorrent runs, from ``--method``."""
+    from tomography.planning import METHODS
+
+    wanted = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in wanted if m not in (*ALL_METHODS, "all")]
+    if unknown or not wanted:
+        raise ParameterError(f"--method: unknown method {unknown[0] if unknown else text!r}; "
+                             f"choose among {', '.join(ALL_METHODS)} or all")
+    if "all" in wanted:
+        wanted = [m for m in ALL_METHODS if planned or m in ("chain-hosts", "bittorrent")]
+        if not planned:
+            print("note: without --gauge or --dataset only chain-hosts and bittorrent run "
+                  "(the planners and chain-clusters need a plan)", file=sys.stderr)
+    needs_plan = [m for m in wanted if m in METHODS or m == "chain-clusters"]
+    if needs_plan and not planned:
+        raise ParameterError(f"--method {needs_plan[0]} needs a plan: give --gauge FILE or "
+                             "--dataset DIR")
+    return [m for m in wanted if m != "bittorrent"], "bittorrent" in wanted
+
+
+def _model(args: argparse.Namespace):
+    """The Gauge model of ``--gauge`` or ``--dataset``, or None."""
+    if args.gauge is not None:
+        from tomography.export.gauge import read_gauge
+
+        return read_gauge(args.gauge)
+    if args.dataset is not None:
+        from tomography.cli.common import analysis
+        from tomography.cli.export import gauge_model
+
+        a = analysis(args, dataset=args.dataset)
+        return gauge_model(a, level=args.hierarchy_level, source=args.bandwidth,
+                           probes=args.probes, topology=args.topology,
+                           host_pairs=args.level == "hosts")
+    return None
+
+
+def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model: Any, *,
+               level: str = "clusters", max_nodes: int = 7) -> list[Delivery]:
+    """The :class:`~tomography.planning.delivery.Delivery` of each static method.
+
+    Parameters
+    ----------
+    methods : list of str
+        Planners, ``chain-hosts``, ``chain-clusters``.
+    hosts : list of str
+        The run's hosts.
+    root : str
+    size : int
+        Payload bytes.
+    model : BandwidthModel or None
+        The plan source (a Gauge file's model); None for ``chain-hosts`` alone.
+    level : {"clusters", "hosts"}
+    max_nodes : int
+        For ``exact``.
+
+    Returns
+    -------
+    list of Delivery
+        A planner that cannot plan on this network (flat over a dead link,
+        exact above ``max_nodes``) is left out with a note on standard error.
+    """
+    from tomography.export.gauge import gauge_to_network
+    from tomography.planning import MethodUnavailable, plan
+    from tomography.planning.delivery import (chain_delivery, chain_prediction, cluster_order,
+                                              delivery_of_plan)
+    from tomography.units import parse_bandwidth
+
+    if root not in hosts:
+        raise ParameterError(f"--root {root!r} is not a host of the run ({listed(hosts, 8)})")
+    out = []
+    net = cluster_of = None
+    if model is not None:
+        planned = sorted(model.hosts)
+        if planned != sorted(hosts):
+            extra = sorted(set(planned) - set(hosts))
+            missing = sorted(set(hosts) - set(planned))
+            raise TomographyError(
+                "the plan's hosts are not the run's: "
+                + "; ".join(x for x in (f"not in the run: {listed(extra)}" if extra else "",
+                                        f"not in the plan: {listed(missing)}" if missing else "")
+                            if x))
+        net = gauge_to_network(model, level, unit="MiB/s")
+        cluster_of = dict(model.cluster_of) if level == "clusters" else {h: h for h in hosts}
+    unit_bytes = parse_bandwidth("1MiB/s") / 8
+    node = cluster_of[root] if cluster_of is not None else root
+    for method in methods:
+        if method == "chain-hosts":
+            predicted = (chain_prediction(net, _rotated(sorted(hosts), root), cluster_of)
+                         * unit_bytes if net is not None else float("nan"))
+            out.append(chain_delivery(sorted(hosts), root, size, predicted=predicted))
+        elif method == "chain-clusters":
+            order = [h for c in cluster_order(net, node)
+                     for h in sorted((x for x in hosts if cluster_of[x] == c),
+                                     key=lambda x: (x != root, x))]
+            out.append(chain_delivery(order, root, size, method="chain-clusters",
+                                      predicted=chain_prediction(net, order, cluster_of)
+                                      * unit_bytes))
+        else:
+            try:
+                p = plan(net, node, method, max_nodes=max_nodes)
+            except MethodUnavailable as exc:
+                print(f"note: {method} left out: {exc}", file=sys.stderr)
+                continue
+            out.append(delivery_of_plan(p, net, size=size, unit_bytes=unit_bytes,
+                                        cluster_of=cluster_of, root_host=root, hosts=hosts))
+    return out
+
+
+def _rotated(order: list[str], root: str) -> list[str]:
+    at = order.index(root)
+    return order[at:] + order[:at]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the multicasts of ``args`` and print the table of what they achieved."""
+    from tomography.cli.measure import terminate_as_interrupt
+    from tomography.units import parse_bandwidth, parse_size, parse_time
+
+    comm = None
+    if args.mpi:
+        from measure import mpi
+
+        comm = mpi.world()
+        if comm.Get_rank() != 0:
+            mpi.gather_hosts(comm, args.network)
+            return mpi.serve_agent(comm)
+    size = parse_option("--size", args.size, parse_size)
+    time_limit = parse_option("--time-limit", args.time_limit, parse_time)
+    unit_bytes = parse_option("--unit", f"1{args.unit}", parse_bandwidth) / 8
+    static, bittorrent = _methods(args.method, args.gauge is not None or args.dataset is not None)
+    if not args.check and args.root is None:
+        raise ParameterError("--root HOST is needed (the sending host)")
+    model = _model(args) if not args.check else None   # a bad plan source fails before any start
+    terminate_as_interrupt(args.output)
+    with ExitStack() as held:
+        try:
+            hosts, transport, meta = open_launcher(args, held, comm)
+            if args.check:
+                from measure.coordinator import preflight
+                from measure.preflight import format_checks
+
+                checks = preflight(hosts, launch=transport, port=args.port, role="multicast")
+                print(format_checks(checks))
+                return 0 if all(c.ok for c in checks) else 2
+            if args.output is None:
+                raise TomographyError("-o/--output DIR is needed (or --check for the "
+                                      "preflight alone)")
+            plans = deliveries(static, list(hosts["host"]), args.root, size, model,
+                               level=args.level, max_nodes=args.max_nodes)
+            summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit)
+        except KeyboardInterrupt:
+            return _interrupted(args.output)
+    print(summary.describe())
+    print(_table(args.output, unit_bytes, args.unit))
+    return 0
+
+
+def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: dict[str, Any],
+         plans: list[Delivery], bittorrent: bool, time_limit: float):
+    from measure.multicast import run_multicasts
+    from measure.swarm import SwarmParams
+
+    total = (len(plans) + bittorrent) * args.repeats
+    bar = Progress("multicasts", total=total, unit="multicast")
+    source = ({"gauge": str(args.gauge)} if args.gauge else
+              {"dataset": str(args.dataset), "bandwidth": args.bandwidth,
+               "hierarchy_level": args.hierarchy_level} if args.dataset else {})
+    try:
+        return run_multicasts(hosts, plans, args.output, launch=transport,
+                              repeats=args.repeats, seed=args.seed, bittorrent=bittorrent,
+                              bittorrent_params=SwarmParams(time_limit=time_limit),
+                              pacing=args.pacing, time_limit=time_limit, port=args.port,
+                              meta={**meta, "plan_source": source, "level": args.level},
+                              resume=resuming(args.resume, args.output), overwrite=args.force,
+                              skip_failed=args.skip_failed,
+                              progress=lambda result: bar.set(bar.done + 1))
+    finally:
+        bar.close()
+
+
+def _interrupted(output: Path | None) -> int:
+    import pandas as pd
+
+    kept = 0
+    if output is not None and (Path(output) / "multicasts.csv").exists():
+        kept = len(pd.read_csv(Path(output) / "multicasts.csv"))
+    print(f"tomography: interrupted; {kept} finished multicast(s) are in {output}; run the "
+          "same command with --resume for the rest", file=sys.stderr)
+    return 130
+
+
+def _table(output: Path, unit_bytes: float, unit: str) -> str:
+    """The table of a multicast dataset: method, predicted, achieved (median, range), ratio."""
+    from measure.multicast import read_multicasts, summary_table
+
+    meta, runs, _ = read_multicasts(output)
+    table = summary_table(runs, unit_bytes=unit_bytes)
+
+    def number(x: float) -> str:
+        return "-" if x != x else f"{x:.4g}"
+
+    lines = [f"multicast of {meta['params']['bytes']} bytes from {meta['params']['root']} "
+             f"to {len(meta['hosts']) - 1} hosts (throughput in {unit})", "",
+             f"  {'method':<15} {'predicted':>9} {'achieved':>9} {'range':>17} "
+             f"{'ach/pred':>8} {'seconds':>8} {'complete':>8}"]
+    for r in table.itertuples():
+        spread = f"{number(r.low)}-{number(r.high)}" if r.complete else "-"
+        lines.append(f"  {r.method:<15} {number(r.predicted):>9} {number(r.achieved):>9} "
+                     f"{spread:>17} {number(r.ratio):>8} {number(r.completion_s):>8} "
+                     f"{r.complete:>4}/{r.runs:<3}")
+    return "\n".join(lines)
