@@ -33,7 +33,9 @@ The model of one broadcast (one iteration), stepped in simulated time:
   the piece in transfer; it is fetched again later (libtorrent keeps the
   blocks already received; the difference is at most one piece per choke).
 * **Bandwidth.**  Each transfer is a TCP flow from the uploader's NIC,
-  along the routers' path, into the downloader's NIC.  Rates are weighted
+  along the routers' path, into the downloader's NIC; each direction of a
+  router link is a resource of its own, with its own capacity
+  (:meth:`tomography.topology.Link.capacity_from`).  Rates are weighted
   max-min fair on every resource of the path (:mod:`measure.flows`), with
   the weights and caps of the connection model (:mod:`measure.tcp`): slow
   start for a new connection and again after idle (a choked connection is
@@ -160,9 +162,12 @@ class _Network:
         for i, link in enumerate(links):
             directed[(link.a, link.b)] = 2 * n + 2 * i
             directed[(link.b, link.a)] = 2 * n + 2 * i + 1
+        # each direction of a link its own capacity (0 for the dead way of a one-way
+        # link, which no route takes)
         self.capacity = np.concatenate([
             [index[h].nic_up for h in hosts], [index[h].nic_down for h in hosts],
-            np.repeat([link.capacity for link in links], 2)]).astype(float)
+            [link.capacity_from(end) for link in links for end in (link.a, link.b)]]
+        ).astype(float)
         routers = sorted({index[h].router for h in hosts})
         self.router_of = np.array([routers.index(index[h].router) for h in hosts])
         host_lat = np.array([index[h].latency for h in hosts])

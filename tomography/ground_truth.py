@@ -6,6 +6,13 @@ For a link that splits the hosts of a tree into sides ``A`` and ``B``:
   ``conn(A, B) = min(|A|, |B|) / max(|A|, |B|) * (|A| + |B|) / 2``;
 * Eq 5.3, bandwidth per connection: ``capacity / conn``.
 
+A link with one capacity per direction enters the model at its slower
+direction (:attr:`~tomography.topology.Link.capacity`).  The thesis's model
+has one capacity per link; a broadcast rotates its root, so data crosses a
+link both ways, and ``w_n`` is the mean of both directions' counts: the
+slower way is what holds the counts across the link down.  That is an
+assumption of this toolkit, not of the thesis.
+
 Inside a cluster (switched Ethernet) bandwidth is not shared.  A ground truth
 is a threshold on bandwidth per connection: hosts joined by links above it
 share a cluster.  Every threshold between two neighbouring values gives a
@@ -92,7 +99,8 @@ def link_table(topology: Topology) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``link`` (``a-b``), ``a``, ``b`` (the routers), ``capacity_bps``,
+        Columns ``link`` (``a-b``), ``a``, ``b`` (the routers), ``capacity_bps``
+        (the slower direction of a link with one capacity per direction),
         ``hosts_a``, ``hosts_b``,
         ``connections``, ``bw_per_connection_bps``, sorted by the last,
         lowest first.  Links with no host on one side have no connection

@@ -330,13 +330,21 @@ def _link_address(j: int, end: int) -> str:
 
 
 def _plan_links(p: TestbedPlan) -> None:
-    """Each router link: a veth between the two routers, shaped both ways."""
+    """Each router link: a veth between the two routers, shaped both ways.
+
+    Each end's egress at the capacity of the direction it sends into
+    (:meth:`~tomography.topology.Link.capacity_from`).  The dead way of a
+    one-way link carries no route, only ARP: it is shaped at the other way's
+    rate (tbf needs a rate).
+    """
     for j, link in enumerate(p.topology.links):
-        ends = [(p.routers[link.a], 1), (p.routers[link.b], 2)]
+        ends = [(p.routers[link.a], 1, link.a), (p.routers[link.b], 2, link.b)]
         p.veths.append(Veth(ends[0][0], f"l{j}", ends[1][0], f"l{j}"))
-        for ns, end in ends:
+        for ns, end, router in ends:
             p.ports.append(Port(ns, f"l{j}", f"{_link_address(j, end)}/30"))
-            p.shapers.append(Shaper(ns, f"l{j}", link.capacity, link.latency))
+            rate = link.capacity_from(router) or max(link.capacity_from(link.a),
+                                                     link.capacity_from(link.b))
+            p.shapers.append(Shaper(ns, f"l{j}", rate, link.latency))
 
 
 def _plan_routes(p: TestbedPlan, number: dict[str, int]) -> None:

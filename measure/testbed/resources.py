@@ -11,8 +11,9 @@ queues, all on this machine's cores.  So::
 ``rate`` (:func:`broadcast_rate`) is the most a broadcast moves at once
 through the shapers: for each host, the lower of its download capacity and
 the narrowest cut between the root and it (the root's upload, the minimum cut
-of the link capacities), summed over the hosts, for the root whose broadcast
-moves most.  A host cannot go on receiving faster than the file crosses every
+of the link capacities from the root's router to its router: each direction
+of a link at its own capacity), summed over the hosts, for the root whose
+broadcast moves most.  A host cannot go on receiving faster than the file crosses every
 cut between it and the root, so this bounds a broadcast's sustained rate;
 the shapers' own sum (every NIC at full speed at once) is never reached
 behind slower links.  A measurement also keeps one copy of the broadcast
@@ -141,7 +142,16 @@ def machine() -> Machine:
 
 
 def _cuts(topology: Topology) -> Callable[[str, str], float]:
-    """The minimum cut of link capacities between two routers (a Gomory-Hu tree)."""
+    """The minimum cut of link capacities from one router to another.
+
+    A Gomory-Hu tree of the undirected router graph when every link has one
+    capacity for both directions.  Otherwise the cut from ``a`` to ``b``
+    depends on the direction: the maximum flow from ``a`` to ``b`` over each
+    direction's own capacity (:func:`_directed_cuts`); neither direction
+    alone, nor the undirected graph at either, would bound it right.
+    """
+    if not topology.symmetric:
+        return _directed_cuts(topology)
     graph = topology.graph
     narrowest: dict[str, dict[str, float]] = {}
     for part in nx.connected_components(graph):
@@ -153,6 +163,25 @@ def _cuts(topology: Topology) -> Callable[[str, str], float]:
             for u, v in nx.bfs_edges(tree, source):
                 along[v] = min(along[u], tree[u][v]["weight"])
     return lambda a, b: math.inf if a == b else narrowest.get(a, {}).get(b, 0.0)
+
+
+def _directed_cuts(topology: Topology) -> Callable[[str, str], float]:
+    """The minimum cut from router ``a`` to router ``b`` (a maximum flow), each pair once."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(topology.routers)
+    for link in topology.links:
+        for u, v in ((link.a, link.b), (link.b, link.a)):
+            if link.capacity_from(u) > 0:
+                graph.add_edge(u, v, capacity=link.capacity_from(u))
+    known: dict[tuple[str, str], float] = {}
+
+    def cut(a: str, b: str) -> float:
+        if a == b:
+            return math.inf
+        if (a, b) not in known:
+            known[a, b] = float(nx.maximum_flow_value(graph, a, b))
+        return known[a, b]
+    return cut
 
 
 def broadcast_rate(topology: Topology, cut: Callable[[str, str], float] | None = None

@@ -36,7 +36,8 @@ def scaled(topology: Topology, *, bandwidth: float = 1.0,
     topology : Topology
         Left unchanged.
     bandwidth : float
-        Factor on every capacity: links, ``nic_up`` and ``nic_down``.
+        Factor on every capacity: links (each direction), ``nic_up`` and
+        ``nic_down``.
     hosts_per_cluster : int, optional
         Keep at most this many hosts per cluster: the first ones, with their
         names unchanged.  None keeps them all.
@@ -69,8 +70,7 @@ def scaled(topology: Topology, *, bandwidth: float = 1.0,
         raise ParameterError(f"hosts_per_cluster: must be an integer >= 1 (or None for all), "
                              f"got {hosts_per_cluster!r}")
     return Topology(name=topology.name, routers=list(topology.routers),
-                    links=[replace(link, capacity=link.capacity * bandwidth)
-                           for link in topology.links],
+                    links=[link.scaled(bandwidth) for link in topology.links],
                     clusters=[_scaled_group(c, bandwidth, hosts_per_cluster)
                               for c in topology.clusters],
                     description=topology.description, source=topology.source)

@@ -2,8 +2,8 @@
 
 Egress only, each capacity on the device that sends into it: a host's upload
 on its ``eth0`` (``nic_up``), its download on the router's bridge port
-(``nic_down``), each router link on the port at each end (the link's
-capacity, per direction).  See :func:`tbf` for the queue settings.  One-way
+(``nic_down``), each router link on the port at each end (the capacity of
+the direction that end sends into, which may differ from the other's).  See :func:`tbf` for the queue settings.  One-way
 latency (the host's on both directions of its NIC, each link's on both
 directions) is added with ``netem`` when the kernel has it (:func:`probe_netem`);
 when it has not, only bandwidth is shaped and the testbed says so

@@ -81,6 +81,37 @@ def test_from_topology_tree5(tree5):
     assert m.missing() == []                                   # diagonals do not count
 
 
+def test_from_topology_takes_each_direction_of_a_link_at_its_own():
+    from tomography.topology import parse_topology
+    t = parse_topology({
+        "name": "asym", "routers": ["A", "B"],
+        "links": [{"between": ["A", "B"], "capacity": {"A": "16Mbit/s", "B": "4Mbit/s"},
+                   "latency": "1ms"}],
+        "host_defaults": {"nic": "100Mbit/s"},
+        "clusters": [{"name": "a", "router": "A", "hosts": 2},
+                     {"name": "b", "router": "B", "hosts": 2}]})
+    m = from_topology(t, topology_clusters(t), host_pairs=True)
+    assert (m.cluster_bandwidth / M).tolist()[0][1] == 16 and m.cluster_bandwidth[1, 0] == 4 * M
+    assert (m.cluster_out / M).tolist() == [16, 4] and (m.cluster_in / M).tolist() == [4, 16]
+    i, j = m.hosts.index("a-00"), m.hosts.index("b-01")
+    assert (m.host_bandwidth[i, j], m.host_bandwidth[j, i]) == (16 * M, 4 * M)
+
+
+def test_from_topology_of_gridlab_8_is_den_burgers_table():
+    from tomography.planning import gridlab8
+    from tomography.topology import read_topology
+    from tomography.units import parse_bandwidth
+    t, net, mib = read_topology("gridlab-8"), gridlab8(), parse_bandwidth("1MiB/s")
+    m = from_topology(t, {c.name: c.host_names for c in t.clusters})
+    assert list(m.clusters) == net.nodes
+    # a live pair: its link in its direction, unless a NIC is narrower (eltoro's 0.95 out)
+    expected = np.minimum(np.minimum.outer(net.out_capacity, net.in_capacity), net.bandwidth)
+    live = net.live & ~np.eye(net.size, dtype=bool)
+    np.testing.assert_allclose(m.cluster_bandwidth[live], expected[live] * mib, rtol=1e-12)
+    h, k = net.index("helix"), net.index("mike4")
+    assert (m.cluster_bandwidth[h, k], m.cluster_bandwidth[k, h]) == (4.76 * mib, 6.39 * mib)
+
+
 def test_from_topology_unknown_host(two_sites):
     with pytest.raises(TomographyError, match="cluster 'x': unknown host 'nope'"):
         from_topology(two_sites, {"x": ["w1-00", "nope"]})

@@ -78,6 +78,27 @@ def test_round_trip_minimal_model(tmp_path):
     assert back.host_bandwidth is None and back.cluster_delay is None
 
 
+def test_the_topology_model_of_gridlab_8_plans_as_den_burgers_gauge(tmp_path):
+    # the built-in topology, exported, gives the planners the Gauge file's network
+    # wherever a site's NIC does not bind and the pair is live
+    from tomography.planning import gridlab8
+    from tomography.topology import read_topology
+    t = read_topology("gridlab-8")
+    path = tmp_path / "gridlab.gauge.xml"
+    write_gauge(from_topology(t, topology_clusters(t)), path, unit="MiB/s")
+    net, table = gauge_to_network(read_gauge(path), "clusters", unit="MiB/s"), gridlab8()
+    assert net.nodes == table.nodes
+    expected = np.minimum(np.minimum.outer(table.out_capacity, table.in_capacity),
+                          table.bandwidth)
+    live = table.live & ~np.eye(table.size, dtype=bool)
+    np.testing.assert_allclose(net.bandwidth[live], expected[live], rtol=1e-9)
+    # a site's local capacity, or all its live links out (in) when they carry less
+    np.testing.assert_allclose(net.out_capacity, np.minimum(table.out_capacity,
+                                                            table.bandwidth.sum(axis=1)))
+    np.testing.assert_allclose(net.in_capacity, np.minimum(table.in_capacity,
+                                                           table.bandwidth.sum(axis=0)))
+
+
 def test_schema_file_is_in_the_package():
     assert SCHEMA_PATH.name == "gauge.xsd" and SCHEMA_PATH.parent.name == "export"
     assert isinstance(gauge_schema(), etree.XMLSchema)

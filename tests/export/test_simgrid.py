@@ -114,6 +114,16 @@ def test_simgrid_loads_tree5_with_a_dead_link(tree5, tmp_path):
     assert min(got["routes"]["h3-00>h4-00"]["bandwidths"]) == pytest.approx(200e6 / 8)
 
 
+def test_a_link_with_a_capacity_per_direction_gives_two_pair_links():
+    from tomography.topology import read_topology
+    t = read_topology("gridlab-8")
+    root = etree.fromstring(simgrid_platform(from_topology(t, topology_clusters(t))).encode())
+    bandwidth = {link.get("id"): link.get("bandwidth") for link in root.iter("link")}
+    mib = 2**20 / 1e6                                    # MBps (10^6 bytes/s) per MiB/s
+    assert bandwidth["wan:helix:mike4"] == f"{4.76 * mib:.12g}MBps"
+    assert bandwidth["wan:mike4:helix"] == f"{6.39 * mib:.12g}MBps"
+
+
 def test_unknown_figures_are_refused(model):
     m = model.fill_missing(0.0)
     m.cluster_bandwidth[0, 1] = np.nan

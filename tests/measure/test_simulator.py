@@ -125,3 +125,48 @@ def test_ctrl_c_inside_a_compiled_kernel_is_a_keyboard_interrupt() -> None:
         kernel_interrupted()
     with pytest.raises(SystemError, match="a real fault"):
         kernel_broken()
+
+
+def asymmetric(ab: str = "40Mbit/s", ba: str = "10Mbit/s", hosts: int = 1) -> object:
+    return parse_topology({
+        "name": "asym", "routers": ["A", "B"],
+        "links": [{"between": ["A", "B"], "capacity": {"A": ab, "B": ba}, "latency": "1ms"}],
+        "host_defaults": {"nic": "1Gbit/s", "latency": "50us"},
+        "clusters": [{"name": "a", "router": "A", "hosts": hosts, "label": "a"},
+                     {"name": "b", "router": "B", "hosts": hosts, "label": "b"}]})
+
+
+def test_each_direction_of_a_link_has_its_own_capacity() -> None:
+    from measure.simulator import _Network
+    from measure.tcp import TcpModel
+    t = asymmetric()
+    hosts = ["a-00", "b-00"]
+    net = _Network(t, hosts)
+    flows, resources = net.incidence(np.array([0, 1]), np.array([1, 0]))
+    assert max_min_rates(net.capacity, flows, resources, 2).tolist() == [40e6, 10e6]
+    # a broadcast from a crosses at 40 Mbit/s, one from b at 10
+    size = 8 * 2**20
+    rate = {root: size * 8 / simulate_broadcast(t, hosts, root, size, seed=0,
+                                                tcp=TcpModel.off()).duration
+            for root in hosts}
+    assert rate == pytest.approx({"a-00": 40e6, "b-00": 10e6}, rel=1e-3)
+    # symmetric again when both directions are equal
+    same = asymmetric("25Mbit/s", "25Mbit/s")
+    assert _Network(same, hosts).capacity.tolist()[-2:] == [25e6, 25e6]
+
+
+def test_a_one_way_link_is_never_crossed_the_dead_way() -> None:
+    t = parse_topology({
+        "name": "one-way", "routers": ["A", "B", "C"],
+        "links": [{"between": ["A", "B"], "capacity": {"A": "none", "B": "50Mbit/s"},
+                   "latency": "1ms"},
+                  {"between": ["A", "C"], "capacity": "5Mbit/s", "latency": "1ms"},
+                  {"between": ["C", "B"], "capacity": "5Mbit/s", "latency": "1ms"}],
+        "host_defaults": {"nic": "1Gbit/s", "latency": "50us"},
+        "clusters": [{"name": "a", "router": "A", "hosts": 1},
+                     {"name": "b", "router": "B", "hosts": 1}]})
+    hosts = ["a-00", "b-00"]
+    r = simulate_broadcast(t, hosts, "a-00", 2**20, seed=0)     # a -> b over C at 5 Mbit/s
+    assert r.complete and 2**20 * 8 / r.duration < 5e6 * 1.001
+    r = simulate_broadcast(t, hosts, "b-00", 2**20, seed=0)     # b -> a direct at 50
+    assert r.complete and 2**20 * 8 / r.duration > 20e6

@@ -123,3 +123,21 @@ def test_sites_that_differ_only_in_rtt_are_separated_with_the_model(tmp_path: Pa
         assert m.meta["params"]["tcp"]["slow_start"] is (name == "on")
     assert scores["on"] == pytest.approx(1.0)
     assert scores["off"] < 0.3
+
+
+def test_a_connection_reaches_the_capacity_of_its_own_direction() -> None:
+    # one flow each way over a link of 40 Mbit/s one way and 10 the other: with the
+    # whole TCP model on, each transfer ends at its own direction's capacity
+    from measure.simulator import simulate_broadcast
+    from tomography.topology import parse_topology
+    t = parse_topology({
+        "name": "asym", "routers": ["A", "B"],
+        "links": [{"between": ["A", "B"], "capacity": {"A": "40Mbit/s", "B": "10Mbit/s"},
+                   "latency": "1ms"}],
+        "host_defaults": {"nic": "1Gbit/s", "latency": "50us"},
+        "clusters": [{"name": "a", "router": "A", "hosts": 1},
+                     {"name": "b", "router": "B", "hosts": 1}]})
+    size = 8 * 2**20
+    for root, capacity in [("a-00", 40e6), ("b-00", 10e6)]:
+        r = simulate_broadcast(t, ["a-00", "b-00"], root, size, seed=0, tcp=TcpModel())
+        assert size * 8 / r.duration == pytest.approx(capacity, rel=0.01)

@@ -127,6 +127,47 @@ def test_plan_shapes_each_direction_with_tbf_at_the_right_rate() -> None:
     assert not any("netem" in line for line in lines)
 
 
+ASYMMETRIC = {**TWO, "links": [{"between": ["A", "B"],
+                                 "capacity": {"A": "16Mbit/s", "B": "4Mbit/s"},
+                                 "latency": "1ms"}]}
+
+
+def test_plan_shapes_each_end_of_a_link_at_its_own_direction() -> None:
+    p = plan(parse_topology(ASYMMETRIC), name="t2")
+    lines = text(p.commands())
+    link = {ns: line.split(" rate ")[1].split()[0] for line in lines
+            if " tbf " in line and " dev l0 " in line for ns in [line.split()[2]]}
+    assert link == {"tomo-t2-r-A": "16000000bit", "tomo-t2-r-B": "4000000bit"}
+    # scaled: both directions, each its own
+    half = plan(scaled(parse_topology(ASYMMETRIC), bandwidth=0.5), name="t2")
+    assert [(s.namespace, s.rate) for s in half.shapers if s.device == "l0"] == [
+        ("tomo-t2-r-A", 8e6), ("tomo-t2-r-B", 2e6)]
+
+
+def test_plan_routes_a_one_way_link_only_the_way_it_carries() -> None:
+    t = parse_topology({**TWO, "routers": ["A", "B", "C"], "links": [
+        {"between": ["A", "B"], "capacity": {"A": "none", "B": "16Mbit/s"}, "latency": "1ms"},
+        {"between": ["A", "C"], "capacity": "8Mbit/s", "latency": "1ms"},
+        {"between": ["C", "B"], "capacity": "8Mbit/s", "latency": "1ms"}]})
+    p = plan(t, name="t2")
+    assert forwarded_path(p, "B", "A") == [("B", "A")]
+    assert forwarded_path(p, "A", "B") == [("A", "C"), ("C", "B")]
+    # the dead way carries only ARP; tbf needs a rate: the other way's
+    assert [(s.namespace, s.rate) for s in p.shapers if s.device == "l0"] == [
+        ("tomo-t2-r-A", 16e6), ("tomo-t2-r-B", 16e6)]
+
+
+def test_gridlab_8_forwards_every_live_pair_over_its_direct_link() -> None:
+    from tomography.planning import gridlab8
+    net, p = gridlab8(), plan(read_topology("gridlab-8"), name="gl")
+    for i, a in enumerate(net.nodes):
+        for j, b in enumerate(net.nodes):
+            if i != j:
+                path = forwarded_path(p, a, b)
+                assert path == p.topology.route(a, b)
+                assert (path == [(a, b)]) == (net.bandwidth[i, j] > 0), (a, b)
+
+
 def test_plan_configures_nothing_in_the_root_namespace() -> None:
     for argv in plan(read_topology("N2"), name="t2").commands(netem=True):
         assert (argv[1] == "-n" or argv[1:3] in (["netns", "add"], ["netns", "exec"])
@@ -283,6 +324,15 @@ def test_status_tells_a_half_built_testbed_from_one_that_is_up(tmp_path: Path,
     assert [f.name for f in (tmp_path / "run").iterdir()] == ["testbed-wtb3.json"]
 
 
+def test_state_keeps_the_capacity_of_each_direction(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
+    tb = made(plan(parse_topology(ASYMMETRIC), name="t9"))
+    state.write_state("t9", state.record(tb))
+    back = load("t9")
+    assert back.topology.links == tb.topology.links and not back.topology.symmetric
+    assert back.topology.link_capacity("B", "A") == 4e6
+
+
 def test_load_says_what_is_wrong(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(names, "STATE_DIR", tmp_path)
     with pytest.raises(TestbedError, match="no testbed 't8' is up"):
@@ -308,6 +358,28 @@ def test_estimate_counts_namespaces_peers_and_what_a_broadcast_moves() -> None:
     # from a root in a: its neighbour at 100 Mbit/s, b's two hosts behind the 16 Mbit/s link
     assert resources.broadcast_rate(two()) == 100e6 + 2 * 16e6
     assert estimate(scaled(two(), bandwidth=2)).rate == 2 * (100e6 + 2 * 16e6)
+
+
+def test_what_a_broadcast_moves_takes_each_direction_of_a_link_at_its_own() -> None:
+    # from a root in a: 100 to its neighbour, 2 x 16 across; from b: 50 to its neighbour
+    # (its NIC down), 2 x 4 across; the larger wins
+    assert resources.broadcast_rate(parse_topology(ASYMMETRIC)) == 100e6 + 2 * 16e6
+    slow_out = {**ASYMMETRIC, "links": [{**ASYMMETRIC["links"][0],
+                                         "capacity": {"A": "1Mbit/s", "B": "60Mbit/s"}}]}
+    assert resources.broadcast_rate(parse_topology(slow_out)) == 50e6 + 2 * 60e6
+    # the cut from a router is the maximum flow over each direction's own capacity
+    t = parse_topology({**TWO, "routers": ["A", "B", "C"], "links": [
+        {"between": ["A", "B"], "capacity": {"A": "none", "B": "16Mbit/s"}, "latency": "1ms"},
+        {"between": ["A", "C"], "capacity": {"A": "8Mbit/s", "C": "1Mbit/s"}, "latency": "1ms"},
+        {"between": ["C", "B"], "capacity": "2Mbit/s", "latency": "1ms"}]})
+    cut = resources._cuts(t)
+    # A -> B only over C (2); B -> A direct 16 + 1 over C; B -> C 2 + 8 over A; C -> A 1 + 2
+    assert (cut("A", "B"), cut("B", "A"), cut("B", "C"), cut("C", "A")) == (2e6, 17e6, 10e6, 3e6)
+
+
+def test_gridlab_8_fits_two_cores() -> None:
+    e = resources.check(read_topology("gridlab-8"), m=TWO_CORES)
+    assert e.fits(TWO_CORES) and e.peers == 8 and e.namespaces == 16
 
 
 def test_the_demo_fits_two_cores_and_n1_is_refused_with_options_that_fit() -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from tests.tomography.test_topology import BASE, variant
+from tomography.cli import main
 from tomography.ground_truth import (connections, link_table, nic_share, observable_labels,
                                      threshold_partitions)
 from tomography.topology import TopologyError, parse_topology, read_topology
@@ -43,6 +45,27 @@ def test_n1_and_n2_match_the_thesis_thresholds() -> None:
     # thesis 5.11.4: thresholds at R3-R4, R2-R3 or R5-R6; its result is the 7-cluster cut
     assert n2[7].clusters[:2] == (("R1", "R2"), ("R3", "R4")) and n2[7].acceptable
     assert n2[6].acceptable and n2[8].clusters[0] == ("R1", "R2")
+
+
+def test_a_link_with_a_capacity_per_direction_enters_at_its_slower_one(capsys,
+                                                                       tmp_path) -> None:
+    links = [{"between": ["A", "B"], "capacity": {"A": "1Gbit/s", "B": "100Mbit/s"},
+              "latency": "1ms"}, BASE["links"][1]]
+    t = parse_topology(variant(links=links))
+    table = link_table(t).set_index("link")
+    assert table.loc["A-B", "capacity_bps"] == 1e8
+    assert table.loc["A-B", "bw_per_connection_bps"] == pytest.approx(6e7)
+    # the same as a symmetric link at the slower direction
+    slow = parse_topology(variant(links=[{**links[0], "capacity": "100Mbit/s"}, links[1]]))
+    assert [p.clusters for p in threshold_partitions(t)] == [
+        p.clusters for p in threshold_partitions(slow)]
+    # and the command says so
+    path = tmp_path / "asym.yaml"
+    path.write_text(yaml.safe_dump(variant(links=links)))
+    assert main(["truth", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert ("link with a capacity per direction is taken at the slower one: A-B "
+            "(A->B 1Gbit/s, B->A 100Mbit/s)") in out
 
 
 def test_cycles_are_refused() -> None:

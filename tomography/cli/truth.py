@@ -86,6 +86,14 @@ def run(args: argparse.Namespace) -> int:
                   "a host's NIC share: block counts cannot tell their sides apart by bandwidth "
                   "(only a difference in latency can); --host-connections 1 is the model "
                   "without the share (the NIC unshared)"]
+    uneven = [f"{link.a}-{link.b} ({link.a}->{link.b} "
+              f"{format_bandwidth(link.capacity_from(link.a))}, {link.b}->{link.a} "
+              f"{format_bandwidth(link.capacity_from(link.b))})"
+              for link in topo.links if not link.symmetric]
+    if uneven:
+        lines += ["", f"{'links' if len(uneven) > 1 else 'link'} with a capacity per direction "
+                  f"{'are' if len(uneven) > 1 else 'is'} taken at the slower one: "
+                  f"{listed(uneven)}"]
     nic = min(min(c.nic_up, c.nic_down) for c in topo.clusters)
     fast = [r.link for r in table.itertuples()
             if np.isfinite(r.bw_per_connection_bps) and r.bw_per_connection_bps >= nic]

@@ -42,9 +42,9 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
           whichever is less.  When some other host sits on one of the
           cluster's routers, or there is no other host, only the NICs bound it;
         * pair bandwidth A -> B: the bottleneck of a route from a host of A
-          to a host of B (the sender's NIC up, the router links, the
-          receiver's NIC down), the median over host pairs: what one flow
-          gets alone on an idle network.  Concurrent flows share links (see
+          to a host of B (the sender's NIC up, the router links in the
+          direction A -> B, the receiver's NIC down), the median over host
+          pairs: what one flow gets alone on an idle network.  Concurrent flows share links (see
           :mod:`tomography.ground_truth` for the share during a broadcast);
         * delay A -> B: median over host pairs of the one-way latency (both
           host links and the route).
@@ -123,7 +123,7 @@ def _router_matrices(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
         for j, b in enumerate(topology.routers):
             if i != j:
                 path = topology.route(a, b)
-                bottleneck[i, j] = min(edges[u, v]["capacity"] for u, v in path)
+                bottleneck[i, j] = min(topology.link_capacity(u, v) for u, v in path)
                 latency[i, j] = sum(edges[u, v]["latency"] for u, v in path)
     return bottleneck, latency
 
@@ -132,7 +132,8 @@ def _access(topology: Topology, mine: np.ndarray, others: np.ndarray, *, out: bo
     """Total capacity of the links by which routes leave (or enter) a cluster's routers.
 
     ``mine`` and ``others`` are router indices; infinite when some route to
-    (from) another host needs no such link, or there is no other host.
+    (from) another host needs no such link, or there is no other host.  Each
+    link counts with the capacity of the direction the routes cross it in.
     """
     names = topology.routers
     own = {names[i] for i in mine}
@@ -140,14 +141,14 @@ def _access(topology: Topology, mine: np.ndarray, others: np.ndarray, *, out: bo
     for a in own:
         for b in own:
             region.update(x for link in topology.route(a, b) for x in link)
-    links: set[frozenset[str]] = set()
+    links: set[tuple[str, str]] = set()     # (from, to): the direction crossed
     for a in own:
         for b in {names[i] for i in others}:
             path = topology.route(a, b) if out else topology.route(b, a)[::-1]
             crossing = [(u, v) for u, v in path if (u in region) != (v in region)]
             if not crossing:
                 return float("inf")
-            links.add(frozenset(crossing[0]))
+            links.add(crossing[0])
     if not links:
         return float("inf")
-    return float(sum(topology.graph.edges[tuple(link)]["capacity"] for link in links))
+    return float(sum(topology.link_capacity(u, v) for u, v in sorted(links)))
