@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import queue
 import socket
 import sys
 import threading
@@ -68,7 +69,8 @@ PACINGS = ("kernel", "sleep")
 """How a sender paces a stream: the kernel's TCP pacing, or a sleeping sender."""
 
 BLOCK = 1 << 20       # bytes of the pseudo-random block the payload repeats
-CHUNK = 1 << 18       # bytes read, hashed and forwarded at a time
+CHUNK = 1 << 16       # bytes read, hashed and forwarded at a time
+QUEUE_CHUNKS = 64     # chunks waiting for one child (4 MiB): a child falls this far behind
 SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)   # Linux
 HEADER_LIMIT = 1024   # bytes of a connection's header line
 HEADER_TIMEOUT = 5.0  # s for a connecting parent to send its header
@@ -116,55 +118,107 @@ def payload_digest(seed: int, offset: int, length: int) -> str:
     return digest.hexdigest()
 
 
+class _Child(threading.Thread):
+    """One child's connection, fed from a bounded queue by a thread of its own.
+
+    Each child drains at its own pace, so a sender with several children
+    does not hand them their chunks in turn, each waiting for the one
+    before (a paced child would hold the others back by a chunk's time).
+    """
+
+    def __init__(self, host: str, sock: socket.socket, stall: float) -> None:
+        super().__init__(daemon=True)
+        self.host, self.sock, self.stall = host, sock, stall
+        self.queue: queue.Queue[bytes | memoryview | None] = queue.Queue(maxsize=QUEUE_CHUNKS)
+        self.sent = 0
+        self.error = ""
+        sock.settimeout(stall)
+        self.start()
+
+    def run(self) -> None:
+        while True:
+            data = self.queue.get()
+            if data is None:
+                break
+            try:
+                self.sock.sendall(data)
+                self.sent += len(data)
+            except socket.timeout:
+                self.error = f"took no data for {self.stall:g} s (stopped or stuck)"
+                break
+            except OSError as exc:
+                self.error = self.error or f"connection broke: {exc.strerror or exc}"
+                break
+        try:
+            self.sock.shutdown(socket.SHUT_WR)   # the child sees the end of its input
+        except OSError:
+            pass
+        self.sock.close()
+
+    def put(self, data: bytes | memoryview) -> bool:
+        """Queue ``data``; False when the child is gone or took nothing for ``stall`` s."""
+        if self.error or not self.is_alive():
+            return False
+        try:
+            self.queue.put(data, timeout=self.stall)
+            return True
+        except queue.Full:
+            self.error = f"took no data for {self.stall:g} s (stopped or stuck)"
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)   # ends a sendall blocked on it
+            except OSError:
+                pass
+            return False
+
+
 class _Children:
     """The connections a host sends one stream on, paced, each dropped when it breaks."""
 
     def __init__(self, sockets: dict[str, socket.socket], rate: float, pacing: str,
                  stall: float) -> None:
-        self.sockets = dict(sockets)
         self.rate, self.pacing, self.stall = rate, pacing, stall
-        self.dropped: dict[str, str] = {}
-        self.sent = dict.fromkeys(sockets, 0)
-        for sock in self.sockets.values():
-            sock.settimeout(stall)
+        for sock in sockets.values():
             if rate > 0 and pacing == "kernel":
                 sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE,
                                 int(min(rate, 2**32 - 1)))
+        self.children = {host: _Child(host, sock, stall) for host, sock in sockets.items()}
         self.start: float | None = None
         self.count = 0
 
-    def send(self, data: memoryview) -> None:
-        """Send ``data`` to every child still there; sleep to the rate if ``sleep`` pacing."""
+    @property
+    def dropped(self) -> dict[str, str]:
+        """The children the stream stopped reaching, and why."""
+        return {h: c.error for h, c in self.children.items() if c.error}
+
+    @property
+    def live(self) -> bool:
+        """Whether a child is still reached (or there never was one)."""
+        return not self.children or any(not c.error for c in self.children.values())
+
+    def send(self, data: bytes | memoryview) -> None:
+        """Queue ``data`` (not changed afterwards) for every child still there; sleep to the
+        rate if ``sleep`` pacing."""
         if self.start is None:
             self.start = time.monotonic()
-        for host, sock in list(self.sockets.items()):
-            try:
-                sock.sendall(data)
-                self.sent[host] += len(data)
-            except socket.timeout:
-                self._drop(host, f"took no data for {self.stall:g} s (stopped or stuck)")
-            except OSError as exc:
-                self._drop(host, f"connection broke: {exc.strerror or exc}")
+        for child in self.children.values():
+            child.put(data)
         self.count += len(data)
         if self.rate > 0 and self.pacing == "sleep":
             ahead = self.start + self.count / self.rate - time.monotonic()
             if ahead > 0:
                 time.sleep(ahead)
 
-    def _drop(self, host: str, why: str) -> None:
-        self.dropped[host] = why
-        sock = self.sockets.pop(host)
-        sock.close()
-
     def close(self) -> None:
-        """End every child's stream (they see the end of their input)."""
-        for sock in self.sockets.values():
-            try:
-                sock.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-            sock.close()
-        self.sockets.clear()
+        """End every child's stream once its queue is sent (they see the end of their input)."""
+        for child in self.children.values():
+            if not child.error:
+                try:
+                    child.queue.put(None, timeout=self.stall)
+                except queue.Full:
+                    child.error = f"took no data for {self.stall:g} s (stopped or stuck)"
+                    child.sock.close()
+        for child in self.children.values():
+            child.join(self.stall + 5)
 
 
 class Multicaster:
@@ -311,7 +365,7 @@ class Multicaster:
             for piece in payload_chunks(self.seed, int(s["offset"]), int(s["length"])):
                 children.send(piece)
                 count += len(piece)
-                if not children.sockets and children.dropped:
+                if not children.live:
                     break
         except OSError as exc:
             error = str(exc)
@@ -342,7 +396,7 @@ class Multicaster:
                 digest.update(view[:n])
                 count += n
                 if children is not None:
-                    children.send(view[:n])
+                    children.send(bytes(view[:n]))
         except OSError as exc:
             error = f"connection from the parent broke: {exc.strerror or exc}"
         finally:
@@ -392,7 +446,7 @@ def run(args: argparse.Namespace) -> int:
             reply(agent.prepare(command))
         elif kind == "connect":
             if str(command.get("run")) != agent.run_id:
-                raise ValueError(f"run {command.get('run')!r} is not prepared")
+                raise RuntimeError(f"run {command.get('run')!r} is not prepared")
             reply(agent.connect())
         elif kind == "go":
             agent.go()

@@ -78,14 +78,17 @@ def test_a_paced_stream_holds_its_rate(tmp_path: Path, pacing: str) -> None:
     assert row["rate_Bps"] == pytest.approx(rate, rel=0.1)   # loopback would go 100x faster
 
 
-def _kill_when_receiving(address: str, sig: int, stop: threading.Event) -> None:
-    """Send ``sig`` to the multicast agent on ``address`` once it has started."""
-    deadline = time.monotonic() + 30
+def _kill_when_receiving(address: str, sig: int, started: Path, stop: threading.Event) -> None:
+    """Send ``sig`` to the multicast agent on ``address`` once the multicast is under way.
+
+    ``started`` (the dataset's meta.json) is written after the preflight; the
+    multicast is paced to last 8 s.
+    """
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not stop.is_set():
-        pids = [p for p, a in peer_pids({address}).items()]
-        if pids:
-            time.sleep(1.0)   # the multicast is under way (it is paced to last several s)
-            for pid in pids:
+        if started.exists():
+            time.sleep(1.5)
+            for pid in peer_pids({address}):
                 os.kill(pid, sig)
             return
         time.sleep(0.05)
@@ -101,7 +104,8 @@ def test_a_receiver_that_dies_or_stops_ends_its_subtree_and_the_run(tmp_path: Pa
                      [Stream(0, 0, 16 * MiB, 2 * MiB, {"h01": "h00", "h02": "h01",
                                                       "h03": "h00"})])
     stop = threading.Event()
-    killer = threading.Thread(target=_kill_when_receiving, args=("127.0.0.121", sig, stop))
+    killer = threading.Thread(target=_kill_when_receiving,
+                              args=("127.0.0.121", sig, tmp_path / "mc" / "meta.json", stop))
     killer.start()
     started = time.monotonic()
     try:
@@ -160,7 +164,7 @@ def test_plans_over_other_hosts_are_refused_before_any_start(tmp_path: Path) -> 
 def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys) -> None:
     gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(4)])
     code = main(["multicast", "--local", "4", "--gauge", str(gauge), "--root", "h01",
-                 "--size", "2MiB", "--repeats", "1", "--method",
+                 "--size", "2MiB", "--repeats", "1", "--parallel", "2", "--method",
                  "balanced,flat,binomial,chain-clusters,chain-hosts", "-o",
                  str(tmp_path / "mc")])
     out = capsys.readouterr().out
@@ -171,6 +175,7 @@ def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys)
                                              "chain-hosts"])
     for method in ("balanced", "chain-clusters", "flat"):
         assert any(line.split()[:1] == [method] for line in out.splitlines()), out
+    assert runs.set_index("method").loc["flat", "streams"] == 2   # two hosts side by side
     chain = pd.read_csv(tmp_path / "mc" / "streams.csv").query("run == 'chain-clusters-0'")
     assert dict(zip(chain["receiver"], chain["parent"])) == {"h00": "h01", "h02": "h00",
                                                             "h03": "h02"}
@@ -193,3 +198,19 @@ def test_bad_plans_and_hosts_give_one_line(tmp_path: Path, capsys, argv, message
     assert code == 2
     lines = [line for line in err.splitlines() if line.startswith("tomography: error")]
     assert len(lines) == 1 and message in lines[0], err
+
+
+def test_the_gridlab_testbed_gauge_has_the_testbeds_hosts_and_the_tables_figures() -> None:
+    from tomography.export.gauge import gauge_to_network, read_gauge
+    from tomography.planning import gridlab8
+    from tomography.topology import read_topology
+
+    gauges = Path(__file__).parents[2] / "datasets" / "gauges"
+    model = read_gauge(gauges / "gridlab-8-testbed.gauge.xml")
+    topology = read_topology("gridlab-8")
+    assert sorted(model.hosts) == sorted(h.name for h in topology.hosts)
+    assert all(model.cluster_of[h.name] == h.cluster for h in topology.hosts)
+    net, fixture = gauge_to_network(model, unit="MiB/s"), gridlab8()
+    assert net.nodes == fixture.nodes
+    assert np.array_equal(net.bandwidth, fixture.bandwidth)
+    assert np.array_equal(net.out_capacity, fixture.out_capacity)

@@ -31,8 +31,8 @@ methods (comma-separated, or all):
                   (or hosts with --level hosts); balanced and exact are paced
   chain-hosts     a pipelined chain through the hosts in name order (Kascade's,
                   topology-oblivious)
-  chain-clusters  a pipelined chain cluster by cluster, in the order of a
-                  maximum-bottleneck tree over the clusters (topology-aware)
+  chain-clusters  a pipelined chain cluster by cluster, each next cluster the
+                  one the last reaches best (topology-aware)
   bittorrent      one BitTorrent broadcast (receiver-initiated, adaptive)
   all             every method the plan source allows (default)
 
@@ -88,6 +88,10 @@ def add_parser(sub: Any) -> None:
                              "`export --format gauge` does, then planned")
     g.add_argument("--level", choices=("clusters", "hosts"), default="clusters",
                    help="plan between clusters (default) or hosts (needs host-pair figures)")
+    g.add_argument("--parallel", default="auto", metavar="K|auto",
+                   help="hosts of each cluster that carry a tree side by side: auto (default) "
+                        "as many as the tree's rate needs over the hosts' own capacities (the "
+                        "Gauge file's host figures), or K")
     g.add_argument("--max-nodes", type=positive_int, default=7,
                    help="largest network the exact optimum enumerates (default 7)")
     g.add_argument("--hierarchy-level", type=positive_int, default=1, metavar="K",
@@ -147,7 +151,8 @@ def _model(args: argparse.Namespace):
 
 
 def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model: Any, *,
-               level: str = "clusters", max_nodes: int = 7) -> list[Delivery]:
+               level: str = "clusters", max_nodes: int = 7,
+               parallel: int | str = "auto") -> list[Delivery]:
     """The :class:`~tomography.planning.delivery.Delivery` of each static method.
 
     Parameters
@@ -164,6 +169,9 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
     level : {"clusters", "hosts"}
     max_nodes : int
         For ``exact``.
+    parallel : int or "auto"
+        Hosts per cluster that carry a tree side by side
+        (:func:`~tomography.planning.delivery.parallel_hosts` for ``"auto"``).
 
     Returns
     -------
@@ -174,7 +182,7 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
     from tomography.export.gauge import gauge_to_network
     from tomography.planning import MethodUnavailable, plan
     from tomography.planning.delivery import (chain_delivery, chain_prediction, cluster_order,
-                                              delivery_of_plan)
+                                              delivery_of_plan, parallel_hosts)
     from tomography.units import parse_bandwidth
 
     if root not in hosts:
@@ -213,14 +221,45 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
             except MethodUnavailable as exc:
                 print(f"note: {method} left out: {exc}", file=sys.stderr)
                 continue
+            counts = parallel
+            if parallel == "auto":
+                counts = (parallel_hosts(p, net, _members_of(cluster_of), _host_capacity(model))
+                          if level == "clusters" else 1)
             out.append(delivery_of_plan(p, net, size=size, unit_bytes=unit_bytes,
-                                        cluster_of=cluster_of, root_host=root, hosts=hosts))
+                                        cluster_of=cluster_of, root_host=root, hosts=hosts,
+                                        parallel=counts))
     return out
+
+
+def _members_of(cluster_of: dict[str, str]) -> dict[str, list[str]]:
+    members: dict[str, list[str]] = {}
+    for host, cluster in sorted(cluster_of.items()):
+        members.setdefault(cluster, []).append(host)
+    return members
+
+
+def _host_capacity(model: Any) -> dict[str, float]:
+    """Each host's smaller capacity (in or out) in MiB/s, the unit the plans are made in."""
+    from tomography.units import parse_bandwidth
+
+    unit = parse_bandwidth("1MiB/s")
+    return {h: min(float(o), float(i)) / unit
+            for h, o, i in zip(model.hosts, model.host_out, model.host_in)}
 
 
 def _rotated(order: list[str], root: str) -> list[str]:
     at = order.index(root)
     return order[at:] + order[:at]
+
+
+def _parallel(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise ParameterError(f"--parallel takes auto or a whole number >= 1, got {text!r}") \
+            from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -240,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
     time_limit = parse_option("--time-limit", args.time_limit, parse_time)
     unit_bytes = parse_option("--unit", f"1{args.unit}", parse_bandwidth) / 8
     static, bittorrent = _methods(args.method, args.gauge is not None or args.dataset is not None)
+    _parallel(args.parallel)
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
     model = _model(args) if not args.check else None   # a bad plan source fails before any start
@@ -258,7 +298,8 @@ def run(args: argparse.Namespace) -> int:
                 raise TomographyError("-o/--output DIR is needed (or --check for the "
                                       "preflight alone)")
             plans = deliveries(static, list(hosts["host"]), args.root, size, model,
-                               level=args.level, max_nodes=args.max_nodes)
+                               level=args.level, max_nodes=args.max_nodes,
+                               parallel=_parallel(args.parallel))
             summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit)
         except KeyboardInterrupt:
             return _interrupted(args.output)
@@ -282,7 +323,8 @@ def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: di
                               repeats=args.repeats, seed=args.seed, bittorrent=bittorrent,
                               bittorrent_params=SwarmParams(time_limit=time_limit),
                               pacing=args.pacing, time_limit=time_limit, port=args.port,
-                              meta={**meta, "plan_source": source, "level": args.level},
+                              meta={**meta, "plan_source": source, "level": args.level,
+                                    "parallel": args.parallel},
                               resume=resuming(args.resume, args.output), overwrite=args.force,
                               skip_failed=args.skip_failed,
                               progress=lambda result: bar.set(bar.done + 1))

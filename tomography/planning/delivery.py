@@ -14,8 +14,8 @@ that gives every member the full rate of a local network.
 
 Two topology-oblivious and topology-aware chains complete the methods
 (:func:`chain_delivery`, :func:`cluster_order`): the hosts in the order of
-their names (how Kascade broadcasts on Grid'5000), or cluster after cluster
-in the order of a maximum-bottleneck tree over the clusters.
+their names (how Kascade broadcasts on Grid'5000), or cluster after cluster,
+each next cluster the one the last reaches best.
 
 Rates are in bytes per second; a rate of 0 means "as fast as TCP goes"
 (no pacing).
@@ -41,10 +41,11 @@ import numpy as np
 from tomography.errors import ParameterError, TomographyError
 from tomography.planning.balanced import Plan
 from tomography.planning.network import Network
-from tomography.planning.trees import Tree, max_bottleneck_tree
+from tomography.planning.trees import Tree
 from tomography.units import listed
 
-__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "split_payload", "delivery_of_plan",
+__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "split_payload", "parallel_hosts",
+           "delivery_of_plan",
            "chain_delivery", "cluster_order", "chain_prediction"]
 
 SHAPED_METHODS = ("balanced", "exact")
@@ -216,9 +217,58 @@ def _members(network: Network, cluster_of: Mapping[str, str] | None, hosts: Sequ
     return members
 
 
+def parallel_hosts(plan: Plan, network: Network, members: Mapping[str, Sequence[str]],
+                   host_capacity: Mapping[str, float]) -> list[int]:
+    """How many hosts of each cluster carry each tree: the tree's rate over the hosts' capacity.
+
+    Den Burger's clusters (2009, section 2.5.2) reach the wide area through
+    each host's own interface: a tree faster than one host's capacity
+    needs several hosts side by side in every cluster it crosses, up to the
+    clusters' sizes.  For tree ``k`` this is the ceiling of its rate over
+    the smallest capacity of the hosts of the clusters it links, at most
+    the smallest of those clusters; 1 when a capacity is unknown.
+
+    Parameters
+    ----------
+    plan : Plan
+    network : Network
+        The clusters, in the unit of ``host_capacity``.
+    members : mapping
+        Cluster -> its hosts.
+    host_capacity : mapping
+        Host -> the smaller of its capacities in and out, in the network's unit.
+
+    Returns
+    -------
+    list of int
+        One count per tree of ``plan``.
+
+    Examples
+    --------
+    >>> from tomography.planning import Network, plan
+    >>> net = Network(["A", "B"], [48, 48], [48, 48], [[0, 48], [48, 0]])
+    >>> members = {"A": [f"a{i}" for i in range(8)], "B": [f"b{i}" for i in range(8)]}
+    >>> parallel_hosts(plan(net, "A", "balanced"), net, members,
+    ...                dict.fromkeys(members["A"] + members["B"], 8.0))
+    [6]
+    """
+    counts = []
+    for tree, rate in zip(plan.trees, plan.rates):
+        crossed = {network.nodes[x] for edge in tree.edges for x in edge}
+        capacity = min((host_capacity.get(h, float("nan")) for c in crossed for h in members[c]),
+                       default=float("nan"))
+        if not capacity > 0 or not np.isfinite(capacity):
+            counts.append(1)
+            continue
+        most = min(len(members[c]) for c in crossed)
+        counts.append(int(max(1, min(most, np.ceil(float(rate) / capacity - 1e-9)))))
+    return counts
+
+
 def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: float,
                      cluster_of: Mapping[str, str] | None = None, root_host: str | None = None,
-                     hosts: Sequence[str] | None = None, pace: bool | None = None) -> Delivery:
+                     hosts: Sequence[str] | None = None, pace: bool | None = None,
+                     parallel: int | Sequence[int] = 1) -> Delivery:
     """The streams that carry out ``plan`` over the hosts of a run.
 
     Parameters
@@ -241,6 +291,13 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
     pace : bool, optional
         Pace each stream at its rate; default for the shaped methods
         (:data:`SHAPED_METHODS`) only.
+    parallel : int or sequence of int, default 1
+        Hosts of each cluster that carry a tree side by side (one count, or
+        one per tree, e.g. :func:`parallel_hosts`): tree ``k`` becomes that
+        many streams, each with its own share of the tree's bytes and rate,
+        the ``j``-th reaching every cluster through its ``j``-th host (the
+        root's own cluster: the root, then its other hosts in turn, the
+        root passing them their streams); capped at each cluster's size.
 
     Returns
     -------
@@ -250,11 +307,15 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
     --------
     >>> from tomography.planning import Network, plan
     >>> net = Network(["A", "B"], [10, 10], [10, 10], [[0, 5], [5, 0]])
+    >>> where = {"a1": "A", "a2": "A", "b1": "B", "b2": "B"}
     >>> d = delivery_of_plan(plan(net, "A", "flat"), net, size=100, unit_bytes=2**20,
-    ...                      cluster_of={"a1": "A", "a2": "A", "b1": "B", "b2": "B"},
-    ...                      root_host="a2")
+    ...                      cluster_of=where, root_host="a2")
     >>> d.streams[0].edges(), d.notes[0]
     ([('a2', 'a1'), ('a2', 'b1'), ('b1', 'b2')], 'leaders: A a2, B b1; a chain inside each cluster')
+    >>> d = delivery_of_plan(plan(net, "A", "flat"), net, size=100, unit_bytes=2**20,
+    ...                      cluster_of=where, root_host="a2", parallel=2)
+    >>> [s.edges() for s in d.streams]
+    [[('a2', 'a1'), ('a2', 'b1'), ('b1', 'b2')], [('a2', 'a1'), ('a1', 'b2'), ('b2', 'b1')]]
     """
     hosts = sorted(hosts if hosts is not None else
                    (cluster_of if cluster_of is not None else network.nodes))
@@ -267,34 +328,53 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
     if root_node != plan.root:
         raise TomographyError(f"the plan's root is {plan.root!r}, but host {root_host!r} is in "
                               f"{root_node!r}")
-    leader = {node: (root_host if node == root_node else hs[0]) for node, hs in members.items()}
+    counts = [int(parallel)] * len(plan.trees) if np.ndim(parallel) == 0 else list(parallel)
+    if len(counts) != len(plan.trees) or min(counts, default=1) < 1:
+        raise ParameterError(f"parallel must be >= 1, one count or one per tree; got {parallel}")
+    # each cluster's hosts in the order they lead: the root first in its own cluster
+    ranked = {node: ([root_host] + [h for h in hs if h != root_host] if node == root_node
+                     else list(hs)) for node, hs in members.items()}
     shaped = plan.method in SHAPED_METHODS if pace is None else pace
-    rates = [float(r) * unit_bytes for r in plan.rates]
+    rates, shares = [], []
+    for rate, k in zip(plan.rates, counts):
+        rates += [float(rate) / k] * k
+    for tree, k in zip(plan.trees, counts):
+        shares += [(tree, j) for j in range(k)]
     streams = []
-    for k, ((offset, length), tree, rate) in enumerate(zip(split_payload(size, plan.rates),
-                                                           plan.trees, rates)):
+    for index, ((offset, length), (tree, j), rate) in enumerate(
+            zip(split_payload(size, rates), shares, rates)):
+        leader = {node: hs[j % len(hs)] for node, hs in ranked.items()}
         parent: dict[str, str] = {}
+        if leader[root_node] != root_host:
+            parent[leader[root_node]] = root_host
         for u, v in tree.edges:
             parent[leader[network.nodes[v]]] = leader[network.nodes[u]]
-        for node, hs in members.items():
-            chain = [leader[node]] + [h for h in hs if h != leader[node]]
+        for node, hs in ranked.items():
+            rest = [h for h in hs if h != leader[node] and h not in parent and h != root_host]
+            chain = [leader[node]] + rest
             parent.update(zip(chain[1:], chain[:-1]))
-        streams.append(Stream(k, offset, length, rate if shaped else 0.0, parent))
+        streams.append(Stream(index, offset, length, rate * unit_bytes if shaped else 0.0,
+                              parent))
     notes = []
     if cluster_of is not None and any(len(hs) > 1 or hs[0] != node
                                       for node, hs in members.items()):
-        notes.append("leaders: " + ", ".join(f"{node} {leader[node]}" for node in members)
+        first = {node: hs[0] for node, hs in ranked.items()}
+        notes.append("leaders: " + ", ".join(f"{node} {first[node]}" for node in members)
                      + "; a chain inside each cluster")
+    if max(counts, default=1) > 1:
+        notes.append("hosts side by side per cluster, tree by tree: "
+                     + ", ".join(map(str, counts)))
     return Delivery(plan.method, root_host, hosts, size, streams,
                     float(plan.throughput) * unit_bytes, notes)
 
 
 def cluster_order(network: Network, root: str) -> list[str]:
-    """The clusters in the order of a maximum-bottleneck tree from ``root``, depth first.
+    """The clusters in the order of a greedy chain from ``root``: the strongest link next.
 
-    Each cluster's children come strongest link first, so a chain in this
-    order crosses every cluster boundary once, over the links a
-    maximum-bottleneck tree keeps.
+    From each cluster the chain goes on to the cluster it reaches with the
+    highest achievable bandwidth among those not yet visited (a dead link
+    only when nothing else is left), so a chain in this order crosses every
+    cluster boundary once, over strong links.
 
     Examples
     --------
@@ -304,14 +384,13 @@ def cluster_order(network: Network, root: str) -> list[str]:
     >>> cluster_order(net, "a")
     ['a', 'c', 'b']
     """
-    tree = max_bottleneck_tree(network, root)
-    order: list[int] = []
-    todo = [tree.root]
-    while todo:
-        u = todo.pop()
-        order.append(u)
-        kids = [v for v, p in enumerate(tree.parent) if p == u]
-        todo.extend(sorted(kids, key=lambda v: network.bandwidth[u, v]))
+    at = network.index(root)
+    order = [at]
+    left = set(range(network.size)) - {at}
+    while left:
+        at = max(sorted(left), key=lambda v: network.bandwidth[at, v])
+        order.append(at)
+        left.discard(at)
     return [network.nodes[i] for i in order]
 
 
