@@ -60,7 +60,7 @@ import networkx as nx
 import pandas as pd
 import yaml
 
-from tomography.errors import TomographyError
+from tomography.errors import ParameterError, TomographyError
 from tomography.units import parse_bandwidth, parse_time
 
 __all__ = ["Topology", "Link", "HostGroup", "Host", "TopologyError", "read_topology",
@@ -124,10 +124,10 @@ class Link:
     def __post_init__(self) -> None:
         ab, ba = self.capacity_ab, self.capacity_ba
         if (ab is None) != (ba is None):
-            raise ValueError("give both capacity_ab and capacity_ba, or neither")
+            raise ParameterError("give both capacity_ab and capacity_ba, or neither")
         if ab is not None and (min(ab, ba) < 0 or max(ab, ba) <= 0
                                or self.capacity != min(ab, ba)):
-            raise ValueError(f"link {self.a}-{self.b}: capacity must be the smaller of "
+            raise ParameterError(f"link {self.a}-{self.b}: capacity must be the smaller of "
                              f"capacity_ab and capacity_ba (>= 0, one > 0), got "
                              f"{self.capacity!r}, {ab!r}, {ba!r}")
 
@@ -149,7 +149,7 @@ class Link:
             return self.capacity if self.capacity_ab is None else self.capacity_ab
         if router == self.b:
             return self.capacity if self.capacity_ba is None else self.capacity_ba
-        raise ValueError(f"{router!r} is not an end of link {self.a}-{self.b}")
+        raise TopologyError(f"{router!r} is not an end of link {self.a}-{self.b}")
 
     def scaled(self, factor: float) -> "Link":
         """The same link with every capacity multiplied by ``factor`` (> 0)."""
