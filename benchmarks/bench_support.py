@@ -172,6 +172,21 @@ def require_root(alternative: str | None = None) -> None:
                          + (f"; {alternative}" if alternative else ""))
 
 
+def terminate_as_interrupt() -> None:
+    """Make SIGTERM (``kill``, a batch scheduler) stop the script as Ctrl-C does.
+
+    The script's ``finally`` clauses then run: a testbed raised for it is
+    taken down, its agents are ended.  (A script started in the background
+    by a non-interactive shell ignores Ctrl-C's SIGINT.)
+    """
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def dataset_path(name: str, iterations: int, size: str, *, seed: int = 0,
                  root: Path | None = None) -> Path:
     """Where the cache keeps one simulated dataset.

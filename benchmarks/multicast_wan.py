@@ -3,12 +3,12 @@
 
 DAS-2's clusters had a fast local network (Myrinet) and one FastEthernet
 card per node for the wide area, all behind a gigabit WAN: one node pair
-moves at most one card's worth across, six side by side fill the WAN.  This
-script emulates that shape, scaled to what a 2-core machine carries: every
-host has its own router with a fast link into its cluster's switch
-(``--lan``) and a slow one to its cluster's WAN gateway (``--host-wan``,
-the "card"), the gateways joined by the WAN (``--wan``); two clusters, then
-a chain of three.  For k = 1 ... 8 hosts per cluster it multicasts
+moves at most one card's worth across, six side by side fill the WAN.  The built-in
+topologies ``das-2x8`` and ``das-chain-3x8`` emulate that shape, scaled to
+what a 2-core machine carries: every host has its own router with a
+60 Mbit/s link into its cluster's switch and a 2 Mbit/s one (the "card") to
+its cluster's WAN gateway, the gateways joined by the 12 Mbit/s WAN; two
+clusters, then a chain of three.  For k = 1 ... 8 hosts per cluster it multicasts
 ``--size`` bytes from the first cluster with balanced multicasting over the
 clusters, k hosts of each cluster carrying the tree side by side
 (``tomography multicast --parallel k``), and with the number the plan
@@ -26,45 +26,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import command_line, machine_line, require_root  # noqa: E402
+from bench_support import (command_line, machine_line, require_root,  # noqa: E402
+                           terminate_as_interrupt)
 
 from tomography.export.bandwidth import BandwidthModel, Source  # noqa: E402
-from tomography.units import parse_bandwidth  # noqa: E402
 
 NAMES = "abc"
-
-
-def wan_topology(clusters: int, hosts: int, *, lan: str, host_wan: str, wan: str) -> dict:
-    """Clusters of ``hosts`` hosts, each host on its own router: fast LAN, slow WAN card.
-
-    Clusters in a chain ``a - b - c`` over their WAN gateways.
-    """
-    routers, links, groups = [], [], []
-    for c in NAMES[:clusters]:
-        routers += [f"{c}-lan", f"{c}-wan"]
-        for i in range(hosts):
-            r = f"{c}{i}"
-            routers.append(r)
-            links.append({"between": [r, f"{c}-lan"], "capacity": lan, "latency": "50us"})
-            links.append({"between": [r, f"{c}-wan"], "capacity": host_wan, "latency": "200us"})
-            groups.append({"name": r, "router": r, "hosts": 1, "label": c.upper(),
-                           "host_prefix": f"{r}-"})
-    for x, y in zip(NAMES[:clusters - 1], NAMES[1:clusters]):
-        links.append({"between": [f"{x}-wan", f"{y}-wan"], "capacity": wan, "latency": "2ms"})
-    return {"name": f"das-like-{clusters}x{hosts}",
-            "description": f"{clusters} clusters of {hosts} hosts in a chain; each host a "
-                           f"{lan} LAN link and a {host_wan} WAN card; {wan} between clusters",
-            "host_defaults": {"nic": lan, "latency": "50us"},
-            "routers": routers, "links": links, "clusters": groups}
 
 
 def cluster_model(clusters: int, k: int, *, host_wan: float, wan: float) -> BandwidthModel:
@@ -93,35 +67,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="8MiB", help="payload (default 8MiB)")
     parser.add_argument("--repeats", type=int, default=2, help="multicasts per k (2)")
-    parser.add_argument("--hosts", type=int, default=8, help="hosts per cluster (8)")
-    parser.add_argument("--lan", default="60Mbit/s", help="LAN link of a host (60Mbit/s)")
-    parser.add_argument("--host-wan", default="2Mbit/s", help="a host's WAN card (2Mbit/s)")
-    parser.add_argument("--wan", default="12Mbit/s", help="the WAN between clusters (12Mbit/s)")
-    parser.add_argument("--clusters", default="2,3", help="cluster counts to run (2,3)")
+    parser.add_argument("--topologies", default="das-2x8,das-chain-3x8",
+                        help="built-in topologies of that shape (das-2x8,das-chain-3x8)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/multicast-wan"))
     args = parser.parse_args(argv)
     require_root()
+    terminate_as_interrupt()
     from measure import testbed
     from measure.multicast import read_multicasts, run_multicasts, summary_table
     from measure.transport import ProcessTransport
     from tomography.cli.multicast import deliveries
-    from tomography.topology import parse_topology
+    from tomography.topology import read_topology
     from tomography.units import parse_size
 
     size = parse_size(args.size)
-    host_wan, wan = parse_bandwidth(args.host_wan), parse_bandwidth(args.wan)
     started = time.time()
     rows = []
-    for clusters in map(int, args.clusters.split(",")):
-        data = wan_topology(clusters, args.hosts, lan=args.lan, host_wan=args.host_wan,
-                            wan=args.wan)
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
-            yaml.safe_dump(data, fh)
-        topo = parse_topology(data, source=fh.name)
+    for name in args.topologies.split(","):
+        topo = read_topology(name)
+        clusters = len({h.label for h in topo.hosts})
+        per_cluster = len(topo.hosts) // clusters
+        host_wan = topo.link_capacity("a0", "a-wan")
+        wan = topo.link_capacity("a-wan", "b-wan")
         bed = testbed.up(topo, name="wan")
         try:
             table = bed.host_table()
-            for k in range(1, args.hosts + 1):
+            for k in range(1, per_cluster + 1):
                 hosts = table[table["host"].str[1:].str.split("-").str[0].astype(int) < k]
                 model = cluster_model(clusters, k, host_wan=host_wan, wan=wan)
                 plans = []
@@ -146,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     print("### Balanced multicasting between clusters behind a WAN\n")
     print(f"Command: `{command_line()}`  ")
     print(machine_line(["numpy", "scipy"]) + f" {(time.time() - started) / 60:.0f} min.\n")
-    print(f"Each host: a {args.lan} LAN link and a {args.host_wan} WAN card; {args.wan} "
-          f"between clusters; {args.size} from a0-00, median of {args.repeats}; Mbit/s.\n")
+    print(f"Topologies {args.topologies}: each host a 60 Mbit/s LAN link and a 2 Mbit/s WAN "
+          f"card, 12 Mbit/s between clusters; {args.size} from a0-00, median of "
+          f"{args.repeats}; Mbit/s.\n")
     print("| clusters | hosts per cluster k | hosts side by side | streams | predicted | "
           "achieved | range | achieved/predicted |")
     print("|---|---|---|---|---|---|---|---|")

@@ -214,3 +214,73 @@ def test_the_gridlab_testbed_gauge_has_the_testbeds_hosts_and_the_tables_figures
     assert net.nodes == fixture.nodes
     assert np.array_equal(net.bandwidth, fixture.bandwidth)
     assert np.array_equal(net.out_capacity, fixture.out_capacity)
+
+
+@pytest.mark.slow
+def test_under_mpiexec_the_ranks_multicast_and_switch_to_bittorrent(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from .conftest import mpiexec
+
+    root = f"{socket.gethostname().split('.')[0]}-1"
+    run = subprocess.run([mpiexec(), "-n", "4", str(Path(sys.executable).parent / "tomography"),
+                          "multicast", "--mpi", "--network", "127.0.0.0/8", "--root", root,
+                          "--method", "chain-hosts,bittorrent", "--size", "2MiB",
+                          "--repeats", "1", "-o", str(tmp_path / "mc")],
+                         capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    meta, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert meta["launcher"] == "mpi" and sorted(runs["method"]) == ["bittorrent", "chain-hosts"]
+    assert runs["complete"].all() and len(receivers) == 4 and receivers["complete"].all()
+    for leftover in Path("/dev/shm").glob("mpich_shm_*"):
+        leftover.unlink(missing_ok=True)
+
+
+@pytest.mark.slow
+def test_over_ssh_every_receiver_gets_every_byte(sshd, tmp_path: Path) -> None:
+    from .test_ssh import _hosts_file, _ssh_args, _tomography
+
+    hosts = _hosts_file(tmp_path / "hosts.csv", sshd,
+                        [(f"n{i}", f"127.0.0.{150 + i}", "a" if i < 2 else "b", "")
+                         for i in range(4)])
+    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", ["n0", "n1", "n2", "n3"])
+    run = _tomography("multicast", "--ssh", str(hosts), "--gauge", str(gauge), "--root", "n0",
+                      "--method", "balanced,chain-hosts", "--size", "2MiB", "--repeats", "1",
+                      "-o", str(tmp_path / "mc"), *_ssh_args(sshd))
+    assert run.returncode == 0, run.stderr
+    meta, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert meta["launcher"] == "ssh" and runs["complete"].all()
+    assert receivers["digest_ok"].all() and len(receivers) == 6
+    assert not peer_pids({f"127.0.0.{150 + i}" for i in range(4)})
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_finished_multicasts_and_resume_runs_the_rest(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(3)],
+                              mbit=24.0)
+    argv = [str(Path(sys.executable).parent / "tomography"), "multicast", "--local", "3",
+            "--gauge", str(gauge), "--root", "h00", "--method", "balanced", "--size", "3MiB",
+            "--repeats", "3", "-o", str(tmp_path / "mc")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    table = tmp_path / "mc" / "multicasts.csv"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (table.exists()
+                                               and len(table.read_text().splitlines()) > 1):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "finished multicast(s) are in" in err and "--resume" in err
+    kept = len(pd.read_csv(table))
+    assert 1 <= kept < 3
+    again = subprocess.run(argv + ["--resume"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert f"after {kept} already on disk" in again.stdout
+    _, runs, _ = read_multicasts(tmp_path / "mc")
+    assert sorted(runs["run"]) == ["balanced-0", "balanced-1", "balanced-2"]
+    assert runs["complete"].all()

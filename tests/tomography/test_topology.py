@@ -273,9 +273,15 @@ def test_gridlab_8_is_den_burgers_tables() -> None:
 @pytest.mark.parametrize("name, clusters", [("das-2x8", 2), ("das-chain-3x8", 3)])
 def test_clusters_behind_a_wan(name: str, clusters: int) -> None:
     t = read_topology(name)
-    assert len(t.clusters) == clusters and all(c.count == 8 for c in t.clusters)
-    assert {h.label for h in t.hosts} == {c.name for c in t.clusters}
-    assert t.is_tree and len(t.links) == clusters - 1
-    for link in t.links:                       # 4 NICs fill a WAN link
-        assert link.capacity == 4 * t.hosts[0].nic_up == 4 * t.hosts[0].nic_down
-    assert all(h.nic_up == t.hosts[0].nic_up for h in t.hosts)
+    assert len(t.hosts) == 8 * clusters
+    assert sorted({h.label for h in t.hosts}) == list("ABC"[:clusters])
+    mbit = 1e6
+    # within a cluster over the switch (60 Mbit/s), across over the hosts' cards (2 Mbit/s)
+    # and the WAN (12 Mbit/s): six cards side by side fill the WAN
+    assert t.route("a0", "a5") == [("a0", "a-lan"), ("a-lan", "a5")]
+    assert t.route("a0", "b3") == [("a0", "a-wan"), ("a-wan", "b-wan"), ("b-wan", "b3")]
+    assert t.link_capacity("a0", "a-lan") == 60 * mbit
+    assert t.link_capacity("a0", "a-wan") == 2 * mbit
+    assert t.link_capacity("a-wan", "b-wan") == 12 * mbit == 6 * t.link_capacity("b3", "b-wan")
+    if clusters == 3:
+        assert t.route("a0", "c1")[1:3] == [("a-wan", "b-wan"), ("b-wan", "c-wan")]

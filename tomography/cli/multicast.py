@@ -278,7 +278,8 @@ def run(args: argparse.Namespace) -> int:
     size = parse_option("--size", args.size, parse_size)
     time_limit = parse_option("--time-limit", args.time_limit, parse_time)
     unit_bytes = parse_option("--unit", f"1{args.unit}", parse_bandwidth) / 8
-    static, bittorrent = _methods(args.method, args.gauge is not None or args.dataset is not None)
+    static, bittorrent = ([], False) if args.check else _methods(
+        args.method, args.gauge is not None or args.dataset is not None)
     _parallel(args.parallel)
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
