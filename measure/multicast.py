@@ -60,7 +60,7 @@ from tomography.units import listed
 
 __all__ = ["FORMAT", "BITTORRENT", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
            "MulticastResult", "MulticastSummary", "method_order", "run_multicasts",
-           "read_multicasts", "summary_table"]
+           "read_multicasts", "is_multicast_dataset", "summary_table"]
 
 FORMAT = "tomography-multicast/1"
 """The ``format`` of a multicast dataset's ``meta.json``."""
@@ -580,6 +580,21 @@ def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.
             raise DatasetError(f"missing column(s) {', '.join(missing)}", path=target)
         frames.append(frame)
     return meta, frames[0], frames[1]
+
+
+def is_multicast_dataset(path: str | Path) -> bool:
+    """Whether ``path`` holds a multicast dataset (its meta.json says so).
+
+    Examples
+    --------
+    >>> is_multicast_dataset("/nonexistent")
+    False
+    """
+    try:
+        _read_meta(Path(path) / "meta.json")
+    except (DatasetError, OSError):
+        return False
+    return True
 
 
 def _read_meta(path: Path) -> dict[str, Any]:

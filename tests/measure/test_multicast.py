@@ -65,6 +65,17 @@ def test_a_chain_and_a_paced_balanced_plan_deliver_every_byte(tmp_path: Path) ->
     assert runs["achieved_Bps"].gt(0).all() and runs["complete"].all()
 
 
+def test_info_shows_a_multicast_dataset_as_its_table(tmp_path: Path, capsys) -> None:
+    hosts = local_hosts(3, first=105)
+    run_multicasts(hosts, [chain_delivery(list(hosts["host"]), "h01", MiB)], tmp_path / "mc",
+                   repeats=2)
+    assert main(["info", str(tmp_path / "mc")]) == 0
+    out = capsys.readouterr().out
+    assert "(multicast, created" in out and "from h01 to 2 hosts" in out
+    line = next(x for x in out.splitlines() if x.split()[:1] == ["chain-hosts"])
+    assert line.split()[-1] == "2/2"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("pacing", ["kernel", "sleep"])
 def test_a_paced_stream_holds_its_rate(tmp_path: Path, pacing: str) -> None:
@@ -284,3 +295,18 @@ def test_sigterm_keeps_finished_multicasts_and_resume_runs_the_rest(tmp_path: Pa
     _, runs, _ = read_multicasts(tmp_path / "mc")
     assert sorted(runs["run"]) == ["balanced-0", "balanced-1", "balanced-2"]
     assert runs["complete"].all()
+
+
+@pytest.mark.slow
+def test_a_dataset_of_one_cluster_has_nothing_to_plan_between(tmp_path: Path, capsys) -> None:
+    assert main(["measure", "bittorrent", "--local", "3", "-n", "2", "--size", "1MiB",
+                 "--upload-limit", "4MiB/s", "-o", str(tmp_path / "bt")]) == 0
+    capsys.readouterr()
+    code = main(["multicast", "--local", "3", "--dataset", str(tmp_path / "bt"),
+                 "--bandwidth", "broadcasts", "--root", "h00", "--method", "balanced",
+                 "-o", str(tmp_path / "mc")])
+    err = capsys.readouterr().err
+    assert code == 2
+    errors = [line for line in err.splitlines() if line.startswith("tomography: error")]
+    assert len(errors) == 1 and "nothing to plan between clusters" in errors[0], err
+    assert not (tmp_path / "mc").exists()

@@ -92,3 +92,23 @@ def test_a_dead_link_in_the_plan_is_a_recorded_failure(bed, tmp_path: Path, caps
     assert not runs["complete"].any()
     assert "cannot connect to b-00" in runs["note"].iloc[0]
     assert "flat-0 incomplete" in printed
+
+
+def test_measure_then_multicast_over_the_measured_plan(bed, tmp_path: Path, capsys) -> None:
+    up, path, _ = bed
+    common = ["--testbed", str(path), "--name", up.name]
+    assert main(["measure", "bittorrent", *common, "-n", "3", "--size", "2MiB",
+                 "--time-limit", "60s", "-o", str(tmp_path / "bt")]) == 0
+    code = main(["multicast", *common, "--dataset", str(tmp_path / "bt"), "--bandwidth",
+                 "broadcasts", "--root", "a-01", "--method", "balanced,chain-clusters",
+                 "--size", "2MiB", "--repeats", "1", "-o", str(tmp_path / "mc")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    meta, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert runs["complete"].all() and receivers["digest_ok"].all()
+    assert meta["plan_source"]["dataset"] == str(tmp_path / "bt")
+    # the measured clusters are the two sites: one crossing of the WAN, at its rate
+    chain = pd.read_csv(tmp_path / "mc" / "streams.csv").query("method == 'chain-clusters'")
+    crossings = sum(r.parent[0] != r.receiver[0] for r in chain.itertuples())
+    assert crossings == 1
+    assert (runs["achieved_Bps"] > 0.7 * 2e6).all()

@@ -26,8 +26,11 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print how a dataset was made, its hosts, iterations and totals."""
+    from measure.multicast import is_multicast_dataset
     from tomography.dataset import read_measurement
 
+    if is_multicast_dataset(args.dataset):
+        return _multicast(args)
     m = read_measurement(args.dataset)
     it = m.iterations
     per_iteration = m.transfers.groupby("iteration")["blocks"].sum()
@@ -64,4 +67,23 @@ def run(args: argparse.Namespace) -> int:
     if info["probes"]:
         lines.append(f"probes      {info['probes']}")
     emit("\n".join(lines))
+    return 0
+
+
+def _multicast(args: argparse.Namespace) -> int:
+    """A multicast dataset: how it was made and the table of ``tomography multicast``."""
+    from measure.multicast import read_multicasts, summary_table
+    from tomography.cli.multicast import multicast_table
+
+    meta, runs, receivers = read_multicasts(args.dataset)
+    if args.format == "json":
+        table = summary_table(runs, unit_bytes=1.0)
+        emit(json.dumps({"dataset": str(args.dataset), "method": "multicast",
+                         "created": meta.get("created"), "launcher": meta.get("launcher"),
+                         "hosts": len(meta.get("hosts", {})), "multicasts": len(runs),
+                         "params": meta.get("params", {}),
+                         "methods": json.loads(table.to_json(orient="records"))}, indent=2))
+        return 0
+    emit(f"dataset     {args.dataset}  (multicast, created {meta.get('created')}, launcher "
+         f"{meta.get('launcher')})\n" + multicast_table(args.dataset))
     return 0

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from tomography.planning.delivery import Delivery
 
-__all__ = ["add_parser", "run", "CHAINS", "ALL_METHODS"]
+__all__ = ["add_parser", "run", "deliveries", "multicast_table", "CHAINS", "ALL_METHODS"]
 
 CHAINS = ("chain-hosts", "chain-clusters")
 """Pipelined chains: hosts in name order (Kascade's, topology-oblivious) or cluster by cluster."""
@@ -144,9 +144,16 @@ def _model(args: argparse.Namespace):
         from tomography.cli.export import gauge_model
 
         a = analysis(args, dataset=args.dataset)
-        return gauge_model(a, level=args.hierarchy_level, source=args.bandwidth,
-                           probes=args.probes, topology=args.topology,
-                           host_pairs=args.level == "hosts")
+        model = gauge_model(a, level=args.hierarchy_level, source=args.bandwidth,
+                            probes=args.probes, topology=args.topology,
+                            host_pairs=args.level == "hosts")
+        if len(model.clusters) < 2 and args.level == "clusters":
+            raise TomographyError(
+                f"--dataset {args.dataset}: level {min(args.hierarchy_level, a.hierarchy.depth)} "
+                f"of its hierarchy is one cluster of {len(model.hosts)} hosts, so there is "
+                "nothing to plan between clusters; run --method chain-hosts,bittorrent, or plan "
+                "over a Gauge file (--gauge)")
+        return model
     return None
 
 
@@ -305,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             return _interrupted(args.output)
     print(summary.describe())
-    print(_table(args.output, unit_bytes, args.unit))
+    print(multicast_table(args.output, unit_bytes, args.unit))
     return 0
 
 
@@ -344,7 +351,7 @@ def _interrupted(output: Path | None) -> int:
     return 130
 
 
-def _table(output: Path, unit_bytes: float, unit: str) -> str:
+def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s") -> str:
     """The table of a multicast dataset: method, predicted, achieved (median, range), ratio."""
     from measure.multicast import read_multicasts, summary_table
 
