@@ -52,6 +52,7 @@ from measure.preflight import HostCheck
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
+from tomography.dataset.incremental import DATA_FILES
 from tomography.dataset.meta import META_LIMIT, refuse_other_params, software_versions
 from tomography.dataset.validation import regular_file
 from tomography.errors import DatasetError, ParameterError
@@ -60,7 +61,7 @@ from tomography.units import listed
 
 __all__ = ["FORMAT", "BITTORRENT", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
            "MulticastResult", "MulticastSummary", "method_order", "run_multicasts",
-           "read_multicasts", "is_multicast_dataset", "summary_table"]
+           "prepare_output", "read_multicasts", "is_multicast_dataset", "summary_table"]
 
 FORMAT = "tomography-multicast/1"
 """The ``format`` of a multicast dataset's ``meta.json``."""
@@ -77,7 +78,11 @@ RECEIVER_COLUMNS = ("run", "method", "repeat", "receiver", "bytes", "expected_by
 STREAM_COLUMNS = ("run", "method", "repeat", "stream", "receiver", "parent", "bytes",
                   "expected_bytes", "digest_ok", "first_s", "last_s", "rate_Bps", "target_Bps",
                   "error")
+TEXT_COLUMNS = ("run", "method", "root", "receiver", "parent", "parents", "pacing", "started",
+                "note", "error")
+"""Columns read as text (empty is ``""``, not NaN)."""
 STALL = 10.0   # s a sender waits for a child that takes no data before dropping it
+FINISH_GRACE = 2.0   # s for the reports of streams cut short by ``finish``
 
 
 @dataclass
@@ -184,7 +189,13 @@ def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int,
         elif message.get("event") == "error":
             failed.setdefault(host, f"agent {host}: {message.get('message')}")
 
-    for name in group.start(hosts):   # an agent that died in an earlier multicast
+    def silent(asked: list[str], answered: dict[str, dict]) -> None:
+        """Agents that did not answer are hung: killed, started afresh next time."""
+        for h in set(asked) - set(answered):
+            failed.setdefault(h, group.describe_death(h))
+            group.peers[h].kill()
+
+    for name in group.start(hosts):   # an agent that died (or was killed) before
         failed[name] = group.describe_death(name)
     allow = sorted({group.address[h] for h in hosts})
     live = [h for h in hosts if h not in failed]
@@ -193,56 +204,84 @@ def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int,
                              "stall": stall, "allow": allow,
                              "streams": _parts(delivery, h, group)})
     ready = group.wait(set(live), "prepared", REPLY_TIMEOUT, note)
-    for h in set(live) - set(ready):
-        failed.setdefault(h, group.describe_death(h))
+    silent(live, ready)
     for h in ready:
         group.peers[h].send({"cmd": "connect", "run": run_id})
     connected = group.wait(set(ready), "connected", REPLY_TIMEOUT, note)
-    for h in set(ready) - set(connected):
-        failed.setdefault(h, group.describe_death(h))
+    silent(list(ready), connected)
     reports: dict[tuple[str, int], dict[str, Any]] = {}
     go = time.time()
-    if delivery.root in connected and not failed:
+    started = delivery.root in connected and not failed
+    if started:
         group.peers[delivery.root].send({"cmd": "go", "run": run_id})
-        reports = _collect(group, delivery, run_id, time_limit, note, failed)
+        reports, timed_out = _collect(group, delivery, run_id, time_limit, stall, note, failed)
+        if timed_out:
+            notes.append(f"the time limit of {time_limit:g} s passed")
     else:
         notes.append("not started: " + "; ".join(f"{h}: {why}" for h, why in failed.items()))
     for h in hosts:
         if h in group.peers and group.peers[h].alive():
             group.peers[h].send({"cmd": "finish", "run": run_id})
+    if started and len(reports) < len(hosts) * len(delivery.streams):
+        # the streams cut short by ``finish`` report what did arrive
+        late, _ = _collect(group, delivery, run_id, FINISH_GRACE, stall, note, failed,
+                           got=reports)
+        reports.update(late)
     return _result(group, delivery, repeat, run_id, go, reports, failed, notes, seed)
 
 
 def _collect(group: AgentGroup, delivery: Delivery, run_id: str, time_limit: float,
-             note: Callable[[str, dict[str, Any]], None], failed: dict[str, str]
-             ) -> dict[tuple[str, int], dict[str, Any]]:
-    """Every host's report of every stream, until all are in, dead, or the time is up."""
+             stall: float, note: Callable[[str, dict[str, Any]], None],
+             failed: dict[str, str], got: dict[tuple[str, int], dict[str, Any]] | None = None
+             ) -> tuple[dict[tuple[str, int], dict[str, Any]], bool]:
+    """Every host's report of every stream, until all are in, dead, or the time is up.
+
+    After ``stall`` seconds without an event, the hosts still owing a report
+    are asked for their clock; one that does not answer within ``stall``
+    seconds is hung (its stream's data may all sit in its socket buffers, so
+    no sender notices): it is killed, and its subtree ends with it.  Returns
+    the reports and whether the time limit cut the wait short.
+    """
     wanted = {(h, s.index) for s in delivery.streams for h in delivery.hosts}
-    got: dict[tuple[str, int], dict[str, Any]] = {}
+    got = dict(got or {})
     deadline = time.monotonic() + time_limit
+    last_event = time.monotonic()
+    asked: dict[str, float] = {}
     while wanted - set(got):
-        gone = {h for h in delivery.hosts if not group.peers[h].alive()}
-        if all(h in gone for h, _ in wanted - set(got)):
-            break
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
+        owing = {h for h, _ in wanted - set(got)}
+        if all(not group.peers[h].alive() for h in owing):
+            return got, False
+        now = time.monotonic()
+        if now >= deadline:
+            return got, True
+        if now - last_event > stall:
+            for h in owing - set(asked):
+                if group.peers[h].alive():
+                    group.peers[h].send({"cmd": "clock"})
+                    asked[h] = now
+        for h, t in list(asked.items()):
+            if now - t > stall and group.peers[h].alive():
+                failed.setdefault(h, f"agent {h} hung: no answer for {stall:g} s")
+                group.peers[h].kill()
         try:
-            channel, message = group.inbox.get(timeout=min(left, 0.5))
+            channel, message = group.inbox.get(timeout=min(deadline - now, 0.5))
         except queue.Empty:
             continue
         host = channel.host
         if group.peers.get(host) is not channel:
             continue
-        if message.get("event") in ("received", "sent") and message.get("run") == run_id:
+        last_event = time.monotonic()
+        asked.pop(host, None)
+        kind = message.get("event")
+        if kind in ("received", "sent") and message.get("run") == run_id:
             got[(host, int(message["stream"]))] = message
             for child, why in (message.get("dropped") or {}).items():
                 failed.setdefault(child, f"dropped by {host}: {why}")
                 if "took no data" in why and group.peers[child].alive():
                     group.peers[child].kill()   # stopped: its subtree ends with it
-        else:
+        elif kind != "clock":
             note(host, message)
-    return got
+    return got, False
 
 
 def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, go: float,
@@ -264,8 +303,11 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, go:
                    "bytes": 0, "expected_bytes": s.length, "digest_ok": False,
                    "first_s": float("nan"), "last_s": float("nan"), "rate_Bps": float("nan"),
                    "target_Bps": s.rate or float("nan"), "error": ""}
+            parent = s.parent[h]
+            upstream = (f"its parent {parent} failed: {failed[parent]}" if parent in failed
+                        else "")
             if report is None:
-                row["error"] = failed.get(h) or failed.get(s.parent[h]) or "no report"
+                row["error"] = failed.get(h) or upstream or "no report"
             else:
                 row["bytes"] = int(report["bytes"])
                 row["digest_ok"] = (row["bytes"] == s.length
@@ -274,12 +316,14 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, go:
                 if report.get("first") is not None:
                     row["first_s"] = float(report["first"]) - shift - go
                     row["last_s"] = float(report["last"]) - shift - go
+                    # the bytes after the first read over the time they took
                     span = row["last_s"] - row["first_s"]
-                    row["rate_Bps"] = row["bytes"] / span if span > 0 else float("nan")
+                    after = row["bytes"] - int(report.get("first_bytes", 0))
+                    row["rate_Bps"] = after / span if span > 0 and after > 0 else float("nan")
                     firsts.append(row["first_s"])
                     host_lasts.append(row["last_s"])
                 if row["bytes"] < s.length and not row["error"]:
-                    row["error"] = (failed.get(s.parent[h])
+                    row["error"] = (failed.get(h) or upstream
                                     or f"{row['bytes']} of {s.length} bytes: the stream "
                                     "ended short")
             total += row["bytes"]
@@ -323,7 +367,8 @@ def _bittorrent(group: AgentGroup, root: str, size: int, repeat: int, *, seed: i
         if h == root:
             continue
         done = result.finished.get(h)
-        receivers.append({**common, "receiver": h, "bytes": result.payload.get(h, 0),
+        unique = result.payload.get(h, 0) - result.redundant.get(h, 0)   # end-game doubles out
+        receivers.append({**common, "receiver": h, "bytes": unique,
                           "expected_bytes": size, "digest_ok": done is not None,
                           "first_s": float("nan"),
                           "last_s": float("nan") if done is None else done,
@@ -397,7 +442,7 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                    bittorrent: bool = False, bittorrent_params: SwarmParams = SwarmParams(),
                    pacing: str = "kernel", stall: float = STALL, time_limit: float = 300.0,
                    port: int = 0, meta: dict[str, Any] | None = None, resume: bool = False,
-                   overwrite: bool = False, skip_failed: bool = False,
+                   overwrite: bool = False, root: str | None = None, size: int | None = None,
                    progress: Callable[[MulticastResult], None] | None = None
                    ) -> MulticastSummary:
     """Run multicasts with each method ``repeats`` times among ``hosts`` and write the dataset.
@@ -431,8 +476,11 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         More keys for ``meta.json``.
     resume : bool
         Run only the multicasts not yet in the dataset (same hosts and parameters).
-    overwrite, skip_failed : bool
-        As for the broadcasts.
+    overwrite : bool
+        Replace a dataset at ``output``.
+    root, size : optional
+        The sending host and the payload bytes, when ``deliveries`` is empty
+        (BitTorrent alone); otherwise they must be the deliveries'.
     progress : callable, optional
         Called with each :class:`MulticastResult`.
 
@@ -456,17 +504,23 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         raise ParameterError("no method to run")
     if repeats < 1:
         raise ParameterError(f"repeats must be >= 1, got {repeats}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a whole number >= 0, got {seed!r}")
     if pacing not in PACINGS:
         raise ParameterError(f"unknown pacing {pacing!r}; choose {' or '.join(PACINGS)}")
     if not (stall > 0 and time_limit > 0):
         raise ParameterError(f"stall and time_limit must be > 0, got {stall}, {time_limit}")
     frame = host_frame(hosts)
     names = sorted(frame["host"])
-    roots = {d.root for d in deliveries}
-    sizes = {d.size for d in deliveries}
-    if len(roots) > 1 or len(sizes) > 1:
+    roots = {d.root for d in deliveries} | ({root} if root is not None else set())
+    sizes = {d.size for d in deliveries} | ({size} if size is not None else set())
+    if len(roots) != 1 or len(sizes) != 1:
         raise ParameterError("every method must multicast one payload from one root, got "
                              f"roots {sorted(roots)} and sizes {sorted(sizes)}")
+    root, size = roots.pop(), int(sizes.pop())
+    if root not in names or size < 1:
+        raise ParameterError(f"the root {root!r} must be a host of the run and the size >= 1 "
+                             f"byte, got {size}")
     for d in deliveries:
         if sorted(d.hosts) != names:
             others = sorted(set(d.hosts) ^ set(names))
@@ -475,26 +529,13 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     methods = [d.method for d in deliveries] + ([BITTORRENT] if bittorrent else [])
     if len(set(methods)) < len(methods):
         raise ParameterError(f"a method is given twice: {methods}")
-    root = deliveries[0].root if deliveries else names[0]
-    size = deliveries[0].size if deliveries else 0
-    if bittorrent and not deliveries:
-        raise ParameterError("the BitTorrent baseline needs a root and a size: give at least "
-                             "one other method")
     transport = transport_of(launch)
-    params = {"root": root, "bytes": size, "seed": seed, "pacing": pacing, "stall": stall,
-              "time_limit": time_limit, "repeats": repeats}
+    params = {"root": root, "bytes": size, "seed": int(seed), "pacing": pacing, "stall": stall,
+              "time_limit": time_limit, "repeats": repeats, "methods": methods}
     out = Path(output)
-    done: set[str] = set()
-    resuming = resume and (out / "meta.json").exists() and (out / "multicasts.csv").exists()
-    if resuming:
-        old = _read_meta(out / "meta.json")
-        if sorted(old.get("hosts", {})) != names:
-            raise DatasetError("cannot resume: the dataset was made with other hosts",
-                               path=out / "meta.json", field="hosts")
-        refuse_other_params(old, params, out / "meta.json")
-        done = _done(out)
-    else:
-        refuse_existing(out, overwrite=overwrite)
+    done = prepare_output(out, params, {d.method: d.to_meta() for d in deliveries}, names,
+                          resume=resume, overwrite=overwrite)
+    resuming = bool(done) or (resume and (out / "multicasts.csv").exists())
     by_method = {d.method: d for d in deliveries}
     todo = [(m, r) for m, r in method_order(methods, repeats, seed) if f"{m}-{r}" not in done]
     summary = MulticastSummary(out, [], kept=len(done))
@@ -507,16 +548,15 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                 if group is not None:
                     group.close(transport=False)
                     group = None
+                # every plan reaches every host: a host failing the preflight stops the run
                 group, checks = checked_agents(frame, transport, bittorrent_params, port, 0,
-                                               skip_failed, role=role)
+                                               False, role=role)
                 if not summary.checks:
                     summary.checks = checks
-                    bad = [c.host for c in checks if not c.ok]
-                    if bad:   # the plans span every host: a multicast cannot leave one out
-                        raise ParameterError(f"{listed(bad)} failed the preflight, and every "
-                                             "plan reaches every host")
-                    if not resuming:
-                        out.mkdir(parents=True, exist_ok=True)
+                    out.mkdir(parents=True, exist_ok=True)
+                    if resuming:
+                        _note_resume(out, checks, transport.name, len(done))
+                    else:
                         _write_meta(out, frame, params, deliveries, methods, checks,
                                     transport.name, meta, bittorrent_params if bittorrent
                                     else None)
@@ -530,7 +570,9 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                 result = _multicast(group, by_method[method], repeat, seed=seed, pacing=pacing,
                                     stall=stall, time_limit=time_limit)
                 streams = len(by_method[method].streams)
-            writer.add(result, root, size, streams, pacing, started)
+            paced = (("-" if method == BITTORRENT else
+                      pacing if any(x.rate > 0 for x in by_method[method].streams) else "none"))
+            writer.add(result, root, size, streams, paced, started)
             summary.results.append(result)
             if progress is not None:
                 progress(result)
@@ -542,6 +584,62 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         if writer is not None:
             writer.close()
     return summary
+
+
+def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
+                   hosts: Sequence[str] | None, *, resume: bool, overwrite: bool) -> set[str]:
+    """Check that a multicast dataset may be written at ``out``; the multicasts it has.
+
+    A new dataset needs a free place (or ``overwrite``, which removes the
+    files of a dataset there); a resumed one the same settings, methods,
+    plans and hosts.  ``hosts`` None skips the hosts (not known yet: the
+    command checks early, before raising a testbed).
+
+    Returns
+    -------
+    set of str
+        The ``run`` ids of the multicasts on disk (empty for a new dataset).
+
+    Raises
+    ------
+    DatasetError
+        Naming what differs, or what is in the way.
+    """
+    meta = out / "meta.json"
+    if resume and meta.exists() and (out / "multicasts.csv").exists():
+        old = _read_meta(meta)
+        if hosts is not None and sorted(old.get("hosts", {})) != sorted(hosts):
+            raise DatasetError("cannot resume: the dataset was made with other hosts",
+                               path=meta, field="hosts")
+        refuse_other_params(old, params, meta)
+        stored = json.loads(json.dumps(plans))   # as meta.json holds them
+        for method, plan in stored.items():
+            if old.get("plans", {}).get(method) != plan:
+                raise DatasetError(f"cannot resume: the plan of {method} differs from the "
+                                   "dataset's (another Gauge file or dataset, --level or "
+                                   "--parallel?)", path=meta, field=f"plans.{method}")
+        return _done(out) if hosts is not None else set()
+    if out.exists() and not out.is_dir():
+        raise DatasetError("is a file, not a directory for a dataset", path=out)
+    if meta.exists() and not overwrite:
+        if not is_multicast_dataset(out):
+            raise DatasetError("holds another dataset (a measurement?): choose another -o, or "
+                               "replace it with --force", path=out)
+        refuse_existing(out, overwrite=False)
+    if overwrite and hosts is not None:
+        for name in (*DATA_FILES, "multicasts.csv", "receivers.csv", "streams.csv"):
+            (out / name).unlink(missing_ok=True)
+    return set()
+
+
+def _note_resume(out: Path, checks: list[HostCheck], launcher: str, kept: int) -> None:
+    """Record a resumed session in ``meta.json``: when, with which agents and software."""
+    meta = _read_meta(out / "meta.json")
+    meta.setdefault("resumes", []).append({
+        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "kept": kept,
+        "launcher": launcher, "hosts": {c.host: c.record() for c in checks if c.ok},
+        "software": software_versions()})
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
 
 def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
@@ -574,7 +672,9 @@ def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.
     for name, columns in (("multicasts", MULTICAST_COLUMNS), ("receivers", RECEIVER_COLUMNS)):
         target = path / f"{name}.csv"
         regular_file(target)
-        frame = pd.read_csv(target)
+        frame = pd.read_csv(target, dtype={c: str for c in TEXT_COLUMNS},
+                            keep_default_na=False, na_values={c: [""] for c in columns
+                                                              if c not in TEXT_COLUMNS})
         missing = [c for c in columns if c not in frame.columns]
         if missing:
             raise DatasetError(f"missing column(s) {', '.join(missing)}", path=target)

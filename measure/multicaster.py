@@ -25,9 +25,10 @@ errors) with these commands, one multicast (``run``) at a time:
 =====================================  ==========================================
 
 Each host reports one event per stream when the stream ends for it:
-``{"event": "received", "run", "stream", "bytes", "digest", "first",
-"last", "error", "dropped"}`` at a receiver (first and last byte on the
-host's wall clock, the BLAKE2b digest of what arrived) and ``{"event":
+``{"event": "received", "run", "stream", "bytes", "first_bytes", "digest",
+"first", "last", "error", "dropped"}`` at a receiver (first and last byte on
+the host's wall clock, the bytes of its first read, the BLAKE2b digest of
+what arrived) and ``{"event":
 "sent", ...}`` at the root; ``dropped`` names the children it stopped
 sending to and why (the connection broke, or a child took no data for
 ``stall`` seconds: it died or stopped).  Interior hosts forward each chunk
@@ -382,7 +383,7 @@ class Multicaster:
         buffer = bytearray(CHUNK)
         view = memoryview(buffer)
         first = last = None
-        count, error = 0, ""
+        count, first_bytes, error = 0, 0, ""
         children = None
         try:
             while True:
@@ -391,7 +392,7 @@ class Multicaster:
                     break
                 last = time.time()
                 if first is None:
-                    first = last
+                    first, first_bytes = last, n
                     children = self.outgoing.get(k)
                 digest.update(view[:n])
                 count += n
@@ -404,7 +405,8 @@ class Multicaster:
             if children is not None:
                 children.close()
         self.emit({"event": "received", "run": run_id, "stream": k, "bytes": count,
-                   "digest": digest.hexdigest(), "first": first, "last": last, "error": error,
+                   "first_bytes": first_bytes, "digest": digest.hexdigest(), "first": first,
+                   "last": last, "error": error,
                    "dropped": children.dropped if children is not None else {}})
 
 

@@ -195,16 +195,37 @@ def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys)
 @pytest.mark.parametrize("argv, message", [
     (["--method", "balanced"], "needs a plan: give --gauge FILE or --dataset DIR"),
     (["--method", "fastest"], "unknown method 'fastest'"),
-    (["--gauge", "{gauge}", "--root", "nobody"], "--root 'nobody' is not a host of the run"),
-    (["--gauge", "{other}"], "the plan's hosts are not the run's: not in the run: x00, x01"),
+    (["--gauge", "{gauge}", "--root", "nobody"], "--root 'nobody' is not a host of the plan"),
+    (["--root", "nobody", "--method", "chain-hosts"], "--root 'nobody' is not a host of the run"),
+    (["--parallel", "x"], "--parallel takes auto or a whole number >= 1, got 'x'"),
+    (["--seed", "-1"], "--seed takes a whole number >= 0"),
+    (["--skip-failed"], "multicast does not take --skip-failed"),
+    (["--unit", "2MiB/s"], "--unit takes a unit such as MiB/s"),
+    (["--gauge", "{one}", "--method", "balanced"], "there is nothing to plan between clusters"),
+    (["--gauge", "{gauge}", "-o", "{measurement}"], "holds another dataset (a measurement?)"),
+    (["--gauge", "{other}", "--root", "x00"],
+     "the plan's hosts are not the run's: not in the run: x00, x01"),
 ])
 def test_bad_plans_and_hosts_give_one_line(tmp_path: Path, capsys, argv, message) -> None:
     gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", ["h00", "h01"])
     other = two_cluster_gauge(tmp_path / "o.gauge.xml", ["x00", "x01"])
-    argv = [a.format(gauge=gauge, other=other) for a in argv]
+    one = tmp_path / "one.gauge.xml"
+    source = Source("topology-model", "written by the test")
+    write_gauge(BandwidthModel({"A": ["h00", "h01"]}, host_out=[1e8] * 2, host_in=[1e8] * 2,
+                               cluster_out=[1e8], cluster_in=[1e8],
+                               cluster_bandwidth=[[np.nan]],
+                               sources={"host_capacity": source, "cluster_capacity": source,
+                                        "cluster_bandwidth": source}), one)
+    measurement = tmp_path / "measurement"
+    measurement.mkdir()
+    (measurement / "meta.json").write_text('{"format": 1, "method": "bittorrent"}')
+    argv = [a.format(gauge=gauge, other=other, one=one, measurement=measurement)
+            for a in argv]
     if "--root" not in argv:
         argv += ["--root", "h00"]
-    code = main(["multicast", "--local", "2", "-o", str(tmp_path / "mc"), *argv])
+    if "-o" not in argv:
+        argv += ["-o", str(tmp_path / "mc")]
+    code = main(["multicast", "--local", "2", *argv])
     err = capsys.readouterr().err
     assert code == 2
     lines = [line for line in err.splitlines() if line.startswith("tomography: error")]
@@ -310,3 +331,26 @@ def test_a_dataset_of_one_cluster_has_nothing_to_plan_between(tmp_path: Path, ca
     errors = [line for line in err.splitlines() if line.startswith("tomography: error")]
     assert len(errors) == 1 and "nothing to plan between clusters" in errors[0], err
     assert not (tmp_path / "mc").exists()
+
+
+def test_bittorrent_alone_and_a_resume_with_another_plan(tmp_path: Path, capsys) -> None:
+    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(4)])
+    low = two_cluster_gauge(tmp_path / "low.gauge.xml", [f"h{i:02d}" for i in range(4)],
+                            mbit=40.0)
+    common = ["multicast", "--local", "4", "--root", "h00", "--size", "1MiB", "--repeats", "1"]
+    assert main([*common, "--method", "bittorrent", "-o", str(tmp_path / "bt")]) == 0
+    _, runs, receivers = read_multicasts(tmp_path / "bt")
+    assert runs["method"].tolist() == ["bittorrent"] and runs["pacing"].tolist() == ["-"]
+    assert (receivers["bytes"] == MiB).all()   # the payload, end-game doubles left out
+    assert main([*common, "--gauge", str(gauge), "--method", "balanced,flat", "-o",
+                 str(tmp_path / "mc")]) == 0
+    _, runs, _ = read_multicasts(tmp_path / "mc")
+    assert dict(zip(runs["method"], runs["pacing"])) == {"balanced": "kernel", "flat": "none"}
+    capsys.readouterr()
+    code = main([*common, "--gauge", str(low), "--method", "balanced,flat", "--resume", "-o",
+                 str(tmp_path / "mc")])
+    err = capsys.readouterr().err
+    assert code == 2 and "the plan of balanced differs from the dataset's" in err, err
+    code = main([*common, "--gauge", str(gauge), "--method", "flat", "--resume", "-o",
+                 str(tmp_path / "mc")])
+    assert code == 2 and "another methods" in capsys.readouterr().err

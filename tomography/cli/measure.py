@@ -185,17 +185,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def terminate_as_interrupt(output: Path | None) -> None:
+def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> None:
     """SIGTERM (a batch scheduler ending the allocation) stops a run as Ctrl-C does.
 
     The hint to resume is printed at once: under mpiexec the other ranks end
     too, and the launcher may kill this one before its clean-up is over.
+    ``kept`` names what a run keeps (``"iterations"``, ``"multicasts"``).
     """
     import signal
 
     def handler(signum: int, frame: Any) -> None:
         if output is not None:
-            print(f"tomography: terminated; the finished iterations stay in {output}; "
+            print(f"tomography: terminated; the finished {kept} stay in {output}; "
                   "continue with the same command and --resume", file=sys.stderr, flush=True)
         raise KeyboardInterrupt
 

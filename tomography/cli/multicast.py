@@ -12,7 +12,7 @@ from tomography.cli.broadcasts import parse_option, resuming
 from tomography.cli.common import Progress, positive_int
 from tomography.cli.launchers import add_launcher_options, open_launcher
 from tomography.errors import ParameterError, TomographyError
-from tomography.units import listed
+from tomography.units import counted, listed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,8 +41,8 @@ own cluster, else the first host by name); inside, the leader passes the data
 down a chain of the cluster's hosts. Every receiver checks length and digest.
 
 examples:
-  tomography multicast --testbed gridlab-8 --gauge datasets/gauges/gridlab-8.gauge.xml \\
-      --root fs0 --size 32MiB -o mc
+  tomography multicast --testbed gridlab-8 \\
+      --gauge datasets/gauges/gridlab-8-testbed.gauge.xml --root fs0-00 --size 4MiB -o mc
   tomography multicast --testbed two-sites-demo --dataset run --root w1-00 -o mc
   tomography multicast --local 6 --method chain-hosts,bittorrent --root h00 -o mc
   mpiexec -n 17 tomography multicast --mpi --gauge site.gauge.xml --root node-1 -o mc"""
@@ -73,6 +73,9 @@ def add_parser(sub: Any) -> None:
                         "(SO_MAX_PACING_RATE, default) or a sleeping sender")
     g.add_argument("--time-limit", default="300s",
                    help="time after which a multicast is cut short (default 300s)")
+    g.add_argument("--stall", default="10s",
+                   help="time without progress after which a receiver counts as stopped or "
+                        "hung and is dropped (default 10s)")
     g.add_argument("--seed", type=int, default=0,
                    help="payload bytes, method order, analysis (default 0)")
     g.add_argument("--resume", action="store_true",
@@ -192,8 +195,6 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
                                               delivery_of_plan, parallel_hosts)
     from tomography.units import parse_bandwidth
 
-    if root not in hosts:
-        raise ParameterError(f"--root {root!r} is not a host of the run ({listed(hosts, 8)})")
     out = []
     net = cluster_of = None
     if model is not None:
@@ -208,6 +209,13 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
                             if x))
         net = gauge_to_network(model, level, unit="MiB/s")
         cluster_of = dict(model.cluster_of) if level == "clusters" else {h: h for h in hosts}
+        planners = [m for m in methods if m not in CHAINS]
+        if net.size < 2 and planners:
+            raise TomographyError(f"the plan has one {level[:-1]}: there is nothing to plan "
+                                  f"{'between clusters' if level == 'clusters' else ''} for "
+                                  f"{', '.join(planners)}; run chain-hosts or bittorrent")
+    if root not in hosts:
+        raise ParameterError(f"--root {root!r} is not a host of the run ({listed(hosts, 8)})")
     unit_bytes = parse_bandwidth("1MiB/s") / 8
     node = cluster_of[root] if cluster_of is not None else root
     for method in methods:
@@ -225,7 +233,7 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
         else:
             try:
                 p = plan(net, node, method, max_nodes=max_nodes)
-            except MethodUnavailable as exc:
+            except (MethodUnavailable, TomographyError) as exc:   # a dead link, too many nodes
                 print(f"note: {method} left out: {exc}", file=sys.stderr)
                 continue
             counts = parallel
@@ -235,6 +243,9 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
             out.append(delivery_of_plan(p, net, size=size, unit_bytes=unit_bytes,
                                         cluster_of=cluster_of, root_host=root, hosts=hosts,
                                         parallel=counts))
+    if not out and methods:
+        raise TomographyError(f"no method can multicast from {root!r} over this plan "
+                              "(the notes above say why)")
     return out
 
 
@@ -264,7 +275,7 @@ def _parallel(text: str) -> int | str:
         return text
     try:
         return positive_int(text)
-    except argparse.ArgumentTypeError:
+    except (argparse.ArgumentTypeError, ValueError):
         raise ParameterError(f"--parallel takes auto or a whole number >= 1, got {text!r}") \
             from None
 
@@ -284,14 +295,27 @@ def run(args: argparse.Namespace) -> int:
             return mpi.serve_agent(comm)
     size = parse_option("--size", args.size, parse_size)
     time_limit = parse_option("--time-limit", args.time_limit, parse_time)
+    stall = parse_option("--stall", args.stall, parse_time)
+    if not args.unit[:1].isalpha():
+        raise ParameterError(f"--unit takes a unit such as MiB/s or Mbit/s, got {args.unit!r}")
     unit_bytes = parse_option("--unit", f"1{args.unit}", parse_bandwidth) / 8
+    if args.seed < 0:
+        raise ParameterError(f"--seed takes a whole number >= 0, got {args.seed}")
+    if args.skip_failed:
+        raise ParameterError("multicast does not take --skip-failed: every method reaches "
+                             "every host; leave a failing host out of the hosts file and the "
+                             "plan")
+    if args.gauge is not None and (args.probes or args.topology):
+        raise ParameterError("--probes and --topology go with --dataset, not --gauge")
     static, bittorrent = ([], False) if args.check else _methods(
         args.method, args.gauge is not None or args.dataset is not None)
     _parallel(args.parallel)
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
     model = _model(args) if not args.check else None   # a bad plan source fails before any start
-    terminate_as_interrupt(args.output)
+    if not args.check:
+        _check_early(args, model, size)
+    terminate_as_interrupt(args.output, "multicasts")
     with ExitStack() as held:
         try:
             hosts, transport, meta = open_launcher(args, held, comm)
@@ -308,7 +332,8 @@ def run(args: argparse.Namespace) -> int:
             plans = deliveries(static, list(hosts["host"]), args.root, size, model,
                                level=args.level, max_nodes=args.max_nodes,
                                parallel=_parallel(args.parallel))
-            summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit)
+            summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit, stall,
+                           size)
         except KeyboardInterrupt:
             return _interrupted(args.output)
     print(summary.describe())
@@ -316,12 +341,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_early(args: argparse.Namespace, model: Any, size: int) -> None:
+    """What can be refused before any agent starts (or a testbed is raised)."""
+    from measure.multicast import prepare_output
+
+    if args.output is None:
+        raise TomographyError("-o/--output DIR is needed (or --check for the preflight alone)")
+    if model is not None and args.root not in model.hosts:
+        raise ParameterError(f"--root {args.root!r} is not a host of the plan "
+                             f"({listed(sorted(model.hosts), 8)})")
+    prepare_output(Path(args.output), {"root": args.root, "bytes": size, "seed": args.seed},
+                   {}, None, resume=args.resume, overwrite=args.force)
+
+
 def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: dict[str, Any],
-         plans: list[Delivery], bittorrent: bool, time_limit: float):
+         plans: list[Delivery], bittorrent: bool, time_limit: float, stall: float, size: int):
+    import pandas as pd
+
     from measure.multicast import run_multicasts
     from measure.swarm import SwarmParams
 
-    total = (len(plans) + bittorrent) * args.repeats
+    done = 0
+    table = Path(args.output) / "multicasts.csv"
+    if args.resume and table.exists():
+        done = len(pd.read_csv(table, usecols=["run"]))
+    total = (len(plans) + bittorrent) * args.repeats - done
     bar = Progress("multicasts", total=total, unit="multicast")
     source = ({"gauge": str(args.gauge)} if args.gauge else
               {"dataset": str(args.dataset), "bandwidth": args.bandwidth,
@@ -330,11 +374,11 @@ def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: di
         return run_multicasts(hosts, plans, args.output, launch=transport,
                               repeats=args.repeats, seed=args.seed, bittorrent=bittorrent,
                               bittorrent_params=SwarmParams(time_limit=time_limit),
-                              pacing=args.pacing, time_limit=time_limit, port=args.port,
+                              pacing=args.pacing, time_limit=time_limit, stall=stall,
+                              port=args.port, root=args.root, size=size,
                               meta={**meta, "plan_source": source, "level": args.level,
                                     "parallel": args.parallel},
                               resume=resuming(args.resume, args.output), overwrite=args.force,
-                              skip_failed=args.skip_failed,
                               progress=lambda result: bar.set(bar.done + 1))
     finally:
         bar.close()
@@ -362,12 +406,12 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
         return "-" if x != x else f"{x:.4g}"
 
     lines = [f"multicast of {meta['params']['bytes']} bytes from {meta['params']['root']} "
-             f"to {len(meta['hosts']) - 1} hosts (throughput in {unit})", "",
+             f"to {counted(len(meta['hosts']) - 1, 'host')} (throughput in {unit})", "",
              f"  {'method':<15} {'predicted':>9} {'achieved':>9} {'range':>17} "
              f"{'ach/pred':>8} {'seconds':>8} {'complete':>8}"]
     for r in table.itertuples():
         spread = f"{number(r.low)}-{number(r.high)}" if r.complete else "-"
         lines.append(f"  {r.method:<15} {number(r.predicted):>9} {number(r.achieved):>9} "
                      f"{spread:>17} {number(r.ratio):>8} {number(r.completion_s):>8} "
-                     f"{r.complete:>4}/{r.runs:<3}")
+                     f"{f'{r.complete}/{r.runs}':>8}")
     return "\n".join(lines)

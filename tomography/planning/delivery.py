@@ -219,14 +219,15 @@ def _members(network: Network, cluster_of: Mapping[str, str] | None, hosts: Sequ
 
 def parallel_hosts(plan: Plan, network: Network, members: Mapping[str, Sequence[str]],
                    host_capacity: Mapping[str, float]) -> list[int]:
-    """How many hosts of each cluster carry each tree: the tree's rate over the hosts' capacity.
+    """How many hosts of each cluster each tree needs side by side: its rate over their capacity.
 
     Den Burger's clusters (2009, section 2.5.2) reach the wide area through
     each host's own interface: a tree faster than one host's capacity
-    needs several hosts side by side in every cluster it crosses, up to the
-    clusters' sizes.  For tree ``k`` this is the ceiling of its rate over
-    the smallest capacity of the hosts of the clusters it links, at most
-    the smallest of those clusters; 1 when a capacity is unknown.
+    needs several hosts side by side in every cluster it crosses.  For tree
+    ``k`` this is the ceiling of its rate over the smallest capacity of the
+    hosts of the clusters it links; 1 when a capacity is unknown.
+    :func:`delivery_of_plan` gives a tree no more hosts than its clusters
+    have, and says so.
 
     Parameters
     ----------
@@ -260,8 +261,7 @@ def parallel_hosts(plan: Plan, network: Network, members: Mapping[str, Sequence[
         if not capacity > 0 or not np.isfinite(capacity):
             counts.append(1)
             continue
-        most = min(len(members[c]) for c in crossed)
-        counts.append(int(max(1, min(most, np.ceil(float(rate) / capacity - 1e-9)))))
+        counts.append(int(max(1, np.ceil(float(rate) / capacity - 1e-9))))
     return counts
 
 
@@ -295,9 +295,11 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
         Hosts of each cluster that carry a tree side by side (one count, or
         one per tree, e.g. :func:`parallel_hosts`): tree ``k`` becomes that
         many streams, each with its own share of the tree's bytes and rate,
-        the ``j``-th reaching every cluster through its ``j``-th host (the
-        root's own cluster: the root, then its other hosts in turn, the
-        root passing them their streams); capped at each cluster's size.
+        each reaching every cluster through a host of its own (the root's
+        own cluster: the root, then its other hosts, the root passing them
+        their streams), the trees taking the hosts in turn so that no host
+        carries two trees while another carries none; at most the size of
+        the smallest cluster the tree crosses (a note says so).
 
     Returns
     -------
@@ -316,6 +318,9 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
     ...                      cluster_of=where, root_host="a2", parallel=2)
     >>> [s.edges() for s in d.streams]
     [[('a2', 'a1'), ('a2', 'b1'), ('b1', 'b2')], [('a2', 'a1'), ('a1', 'b2'), ('b2', 'b1')]]
+    >>> delivery_of_plan(plan(net, "A", "flat"), net, size=100, unit_bytes=2**20,
+    ...                  cluster_of=where, root_host="a2", parallel=5).notes[1]
+    'tree 0 needs 5 hosts side by side, its smallest cluster has 2: the streams use 2'
     """
     hosts = sorted(hosts if hosts is not None else
                    (cluster_of if cluster_of is not None else network.nodes))
@@ -331,6 +336,14 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
     counts = [int(parallel)] * len(plan.trees) if np.ndim(parallel) == 0 else list(parallel)
     if len(counts) != len(plan.trees) or min(counts, default=1) < 1:
         raise ParameterError(f"parallel must be >= 1, one count or one per tree; got {parallel}")
+    notes = []
+    for t, tree in enumerate(plan.trees):
+        crossed = {network.nodes[x] for edge in tree.edges for x in edge}
+        most = min((len(members[c]) for c in crossed), default=1)
+        if counts[t] > most:
+            notes.append(f"tree {t} needs {counts[t]} hosts side by side, its smallest cluster "
+                         f"has {most}: the streams use {most}")
+            counts[t] = most
     # each cluster's hosts in the order they lead: the root first in its own cluster
     ranked = {node: ([root_host] + [h for h in hs if h != root_host] if node == root_node
                      else list(hs)) for node, hs in members.items()}
@@ -338,8 +351,10 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
     rates, shares = [], []
     for rate, k in zip(plan.rates, counts):
         rates += [float(rate) / k] * k
+    turn = 0   # the trees take the hosts in turn
     for tree, k in zip(plan.trees, counts):
-        shares += [(tree, j) for j in range(k)]
+        shares += [(tree, turn + j) for j in range(k)]
+        turn += k
     streams = []
     for index, ((offset, length), (tree, j), rate) in enumerate(
             zip(split_payload(size, rates), shares, rates)):
@@ -355,11 +370,10 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
             parent.update(zip(chain[1:], chain[:-1]))
         streams.append(Stream(index, offset, length, rate * unit_bytes if shaped else 0.0,
                               parent))
-    notes = []
     if cluster_of is not None and any(len(hs) > 1 or hs[0] != node
                                       for node, hs in members.items()):
         first = {node: hs[0] for node, hs in ranked.items()}
-        notes.append("leaders: " + ", ".join(f"{node} {first[node]}" for node in members)
+        notes.insert(0, "leaders: " + ", ".join(f"{node} {first[node]}" for node in members)
                      + "; a chain inside each cluster")
     if max(counts, default=1) > 1:
         notes.append("hosts side by side per cluster, tree by tree: "
@@ -419,7 +433,8 @@ def chain_prediction(network: Network, order: Sequence[str], cluster_of: Mapping
     Every hop between two nodes of ``network`` (clusters, hosts) takes the
     link's achievable bandwidth and the two nodes' local capacities, each
     shared fairly among the hops that use it; hops inside a node are taken
-    as free (a cluster's local network).  In the network's unit.
+    as free (a cluster's local network).  In the network's unit; NaN when
+    the chain never leaves one node.
 
     Examples
     --------
@@ -434,7 +449,7 @@ def chain_prediction(network: Network, order: Sequence[str], cluster_of: Mapping
     hops = [(cluster_of[u], cluster_of[v]) for u, v in zip(order[:-1], order[1:])
             if cluster_of[u] != cluster_of[v]]
     if not hops:
-        return float("inf")
+        return float("nan")   # all inside one node: the model says nothing
     best = float("inf")
     for (a, b) in set(hops):
         share = network.bandwidth[network.index(a), network.index(b)] / hops.count((a, b))

@@ -103,10 +103,12 @@ broadcast throughput needs the duration of each broadcast (synthetic datasets ha
     host_out = np.mean([r.sum(axis=1)[rows] for r in rates], axis=0)
     host_in = _mean_where([r.sum(axis=0)[rows] for r in rates],
                           [rows != root for root in roots])
-    cluster_out = np.mean([member.T @ r.sum(axis=1) - np.diag(m) for r, m in zip(rates, inner)],
-                          axis=0)
-    cluster_in = _mean_where([r.sum(axis=0) @ member - np.diag(m) for r, m in zip(rates, inner)],
-                             [member[root] == 0 for root in roots])
+    # all minus within: a cluster that sent nothing outside comes out as -1e-9, not 0
+    cluster_out = np.maximum(np.mean([member.T @ r.sum(axis=1) - np.diag(m)
+                                      for r, m in zip(rates, inner)], axis=0), 0.0)
+    cluster_in = np.maximum(_mean_where([r.sum(axis=0) @ member - np.diag(m)
+                                         for r, m in zip(rates, inner)],
+                                        [member[root] == 0 for root in roots]), 0.0)
     what = f"mean over {len(ids)} iterations of bytes"
     bound = "over the broadcast's duration_s; an observed rate, a lower bound on"
     sources = {
