@@ -354,3 +354,30 @@ def test_bittorrent_alone_and_a_resume_with_another_plan(tmp_path: Path, capsys)
     code = main([*common, "--gauge", str(gauge), "--method", "flat", "--resume", "-o",
                  str(tmp_path / "mc")])
     assert code == 2 and "another methods" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_leaf_that_hangs_with_its_data_in_its_buffers_is_found_and_killed(
+        tmp_path: Path) -> None:
+    hosts = local_hosts(3, first=160)
+    chain = Delivery("paced-chain", "h00", list(hosts["host"]), MiB // 2,
+                     [Stream(0, 0, MiB // 2, 128 * 1024, {"h01": "h00", "h02": "h01"})])
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_when_receiving,
+                              args=("127.0.0.162", signal.SIGSTOP, tmp_path / "mc" / "meta.json",
+                                    stop))
+    killer.start()
+    started = time.monotonic()
+    try:
+        run = run_multicasts(hosts, [chain], tmp_path / "mc", repeats=1, stall=2.0,
+                             time_limit=120)
+    finally:
+        stop.set()
+        killer.join()
+        for pid in peer_pids({"127.0.0.162"}):
+            os.kill(pid, signal.SIGKILL)
+    assert time.monotonic() - started < 40   # found by the watchdog, not the time limit
+    result = run.results[0]
+    done = {r["receiver"]: r["complete"] for r in result.receivers}
+    assert done == {"h01": True, "h02": False}
+    assert "hung" in " ".join(result.notes) or "dropped" in " ".join(result.notes)
