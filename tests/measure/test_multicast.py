@@ -105,6 +105,22 @@ def _kill_when_receiving(address: str, sig: int, started: Path, stop: threading.
         time.sleep(0.05)
 
 
+def _run_and_signal(hosts, delivery, out: Path, address: str, sig: int, *, time_limit: float):
+    """One multicast, the agent on ``address`` sent ``sig`` once it is under way (stall 2 s)."""
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_when_receiving,
+                              args=(address, sig, out / "meta.json", stop))
+    killer.start()
+    try:
+        return run_multicasts(hosts, [delivery], out, repeats=1, stall=2.0,
+                              time_limit=time_limit)
+    finally:
+        stop.set()
+        killer.join()
+        for pid in peer_pids({address}):
+            os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "stopped"])
 def test_a_receiver_that_dies_or_stops_ends_its_subtree_and_the_run(tmp_path: Path,
@@ -114,19 +130,8 @@ def test_a_receiver_that_dies_or_stops_ends_its_subtree_and_the_run(tmp_path: Pa
     chain = Delivery("slow-chain", "h00", names, 16 * MiB,
                      [Stream(0, 0, 16 * MiB, 2 * MiB, {"h01": "h00", "h02": "h01",
                                                       "h03": "h00"})])
-    stop = threading.Event()
-    killer = threading.Thread(target=_kill_when_receiving,
-                              args=("127.0.0.121", sig, tmp_path / "mc" / "meta.json", stop))
-    killer.start()
     started = time.monotonic()
-    try:
-        run = run_multicasts(hosts, [chain], tmp_path / "mc", repeats=1, stall=2.0,
-                             time_limit=60)
-    finally:
-        stop.set()
-        killer.join()
-        for pid in peer_pids({"127.0.0.121"}):
-            os.kill(pid, signal.SIGKILL)
+    run = _run_and_signal(hosts, chain, tmp_path / "mc", "127.0.0.121", sig, time_limit=60)
     assert time.monotonic() - started < 40   # neither the time limit nor a hang
     result = run.results[0]
     assert not result.complete
@@ -362,20 +367,9 @@ def test_a_leaf_that_hangs_with_its_data_in_its_buffers_is_found_and_killed(
     hosts = local_hosts(3, first=160)
     chain = Delivery("paced-chain", "h00", list(hosts["host"]), MiB // 2,
                      [Stream(0, 0, MiB // 2, 128 * 1024, {"h01": "h00", "h02": "h01"})])
-    stop = threading.Event()
-    killer = threading.Thread(target=_kill_when_receiving,
-                              args=("127.0.0.162", signal.SIGSTOP, tmp_path / "mc" / "meta.json",
-                                    stop))
-    killer.start()
     started = time.monotonic()
-    try:
-        run = run_multicasts(hosts, [chain], tmp_path / "mc", repeats=1, stall=2.0,
-                             time_limit=120)
-    finally:
-        stop.set()
-        killer.join()
-        for pid in peer_pids({"127.0.0.162"}):
-            os.kill(pid, signal.SIGKILL)
+    run = _run_and_signal(hosts, chain, tmp_path / "mc", "127.0.0.162", signal.SIGSTOP,
+                          time_limit=120)
     assert time.monotonic() - started < 40   # found by the watchdog, not the time limit
     result = run.results[0]
     done = {r["receiver"]: r["complete"] for r in result.receivers}

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from measure.testbed import Testbed
     from measure.transport import Transport
 
-__all__ = ["DEFAULT_TESTBED", "add_testbed_scale", "add_launcher_options", "open_launcher"]
+__all__ = ["DEFAULT_TESTBED", "add_testbed_scale", "add_launcher_options", "mpi_world",
+           "open_launcher"]
 
 DEFAULT_TESTBED = "tb"
 """The testbed name when ``--name`` is not given."""
@@ -88,6 +89,24 @@ def add_launcher_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--ssh-connections", type=positive_int, default=10, metavar="K",
                    help="SSH handshakes at once (default 10, sshd's MaxStartups)")
     add_testbed_scale(p)
+
+
+def mpi_world(args: argparse.Namespace) -> tuple[Any, int | None]:
+    """Under ``--mpi``: the world communicator, and the exit status if this rank is an agent.
+
+    Every rank but 0 reports its host, runs its agent until rank 0 is done
+    (:func:`measure.mpi.serve_agent`) and returns its status; rank 0 gets
+    ``(comm, None)`` and coordinates.  Without ``--mpi``: ``(None, None)``.
+    """
+    if not args.mpi:
+        return None, None
+    from measure import mpi
+
+    comm = mpi.world()
+    if comm.Get_rank() != 0:
+        mpi.gather_hosts(comm, args.network)
+        return comm, mpi.serve_agent(comm)
+    return comm, None
 
 
 def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from tomography.cli.broadcasts import (add_swarm_options, interrupted, measure_broadcasts,
                                        parse_option, resuming, stop_rule, swarm_params)
 from tomography.cli.common import Progress, positive_int
-from tomography.cli.launchers import add_launcher_options, open_launcher
+from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.errors import TomographyError
 
 if TYPE_CHECKING:
@@ -158,14 +158,9 @@ def _add_probe_commands(msub: Any, fmt: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure with the launcher and method of ``args``, or only run the preflight."""
-    comm = None
-    if args.mpi:
-        from measure import mpi
-
-        comm = mpi.world()
-        if comm.Get_rank() != 0:
-            mpi.gather_hosts(comm, args.network)
-            return mpi.serve_agent(comm)
+    comm, agent_status = mpi_world(args)
+    if agent_status is not None:   # this rank ran an agent for rank 0
+        return agent_status
     terminate_as_interrupt(args.output)
     with ExitStack() as held:  # the launcher's set-up, undone in reverse on the way out
         try:

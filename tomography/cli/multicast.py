@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from tomography.cli.broadcasts import parse_option, resuming
 from tomography.cli.common import Progress, positive_int
-from tomography.cli.launchers import add_launcher_options, open_launcher
+from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.errors import ParameterError, TomographyError
 from tomography.units import counted, listed
 
@@ -285,14 +285,9 @@ def run(args: argparse.Namespace) -> int:
     from tomography.cli.measure import terminate_as_interrupt
     from tomography.units import parse_bandwidth, parse_size, parse_time
 
-    comm = None
-    if args.mpi:
-        from measure import mpi
-
-        comm = mpi.world()
-        if comm.Get_rank() != 0:
-            mpi.gather_hosts(comm, args.network)
-            return mpi.serve_agent(comm)
+    comm, agent_status = mpi_world(args)
+    if agent_status is not None:   # this rank ran an agent for rank 0
+        return agent_status
     size = parse_option("--size", args.size, parse_size)
     time_limit = parse_option("--time-limit", args.time_limit, parse_time)
     stall = parse_option("--stall", args.stall, parse_time)
