@@ -105,14 +105,15 @@ def _kill_when_receiving(address: str, sig: int, started: Path, stop: threading.
         time.sleep(0.05)
 
 
-def _run_and_signal(hosts, delivery, out: Path, address: str, sig: int, *, time_limit: float):
-    """One multicast, the agent on ``address`` sent ``sig`` once it is under way (stall 2 s)."""
+def _run_and_signal(hosts, delivery, out: Path, address: str, sig: int, *, time_limit: float,
+                    repeats: int = 1):
+    """Multicasts, the agent on ``address`` sent ``sig`` once the first is under way (stall 2 s)."""
     stop = threading.Event()
     killer = threading.Thread(target=_kill_when_receiving,
                               args=(address, sig, out / "meta.json", stop))
     killer.start()
     try:
-        return run_multicasts(hosts, [delivery], out, repeats=1, stall=2.0,
+        return run_multicasts(hosts, [delivery], out, repeats=repeats, stall=2.0,
                               time_limit=time_limit)
     finally:
         stop.set()
@@ -131,16 +132,18 @@ def test_a_receiver_that_dies_or_stops_ends_its_subtree_and_the_run(tmp_path: Pa
                      [Stream(0, 0, 16 * MiB, 2 * MiB, {"h01": "h00", "h02": "h01",
                                                       "h03": "h00"})])
     started = time.monotonic()
-    run = _run_and_signal(hosts, chain, tmp_path / "mc", "127.0.0.121", sig, time_limit=60)
-    assert time.monotonic() - started < 40   # neither the time limit nor a hang
+    run = _run_and_signal(hosts, chain, tmp_path / "mc", "127.0.0.121", sig, time_limit=60,
+                          repeats=2)
+    assert time.monotonic() - started < 50   # neither the time limit nor a hang
+    assert run.results[1].complete   # the next multicast has the agent started afresh
     result = run.results[0]
     assert not result.complete
     done = {r["receiver"]: r["complete"] for r in result.receivers}
     assert done == {"h01": False, "h02": False, "h03": True}   # h03 is not below h01
     assert "h01" in " ".join(result.notes)
     _, runs, receivers = read_multicasts(tmp_path / "mc")
-    assert runs["receivers_complete"].tolist() == [1]
-    assert receivers.set_index("receiver").loc["h02", "error"]
+    assert runs["receivers_complete"].tolist() == [1, 3]
+    assert receivers[receivers["run"] == "slow-chain-0"].set_index("receiver").loc["h02", "error"]
 
 
 @pytest.mark.slow

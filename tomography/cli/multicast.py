@@ -162,7 +162,8 @@ def _model(args: argparse.Namespace):
 
 def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model: Any, *,
                level: str = "clusters", max_nodes: int = 7,
-               parallel: int | str = "auto") -> list[Delivery]:
+               parallel: int | str = "auto",
+               left_out: dict[str, str] | None = None) -> list[Delivery]:
     """The :class:`~tomography.planning.delivery.Delivery` of each static method.
 
     Parameters
@@ -182,6 +183,8 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
     parallel : int or "auto"
         Hosts per cluster that carry a tree side by side
         (:func:`~tomography.planning.delivery.parallel_hosts` for ``"auto"``).
+    left_out : dict, optional
+        Gets each planner that cannot plan here, and why.
 
     Returns
     -------
@@ -235,6 +238,8 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
                 p = plan(net, node, method, max_nodes=max_nodes)
             except (MethodUnavailable, TomographyError) as exc:   # a dead link, too many nodes
                 print(f"note: {method} left out: {exc}", file=sys.stderr)
+                if left_out is not None:
+                    left_out[method] = str(exc)
                 continue
             counts = parallel
             if parallel == "auto":
@@ -324,9 +329,11 @@ def run(args: argparse.Namespace) -> int:
             if args.output is None:
                 raise TomographyError("-o/--output DIR is needed (or --check for the "
                                       "preflight alone)")
+            left_out: dict[str, str] = {}
             plans = deliveries(static, list(hosts["host"]), args.root, size, model,
                                level=args.level, max_nodes=args.max_nodes,
-                               parallel=_parallel(args.parallel))
+                               parallel=_parallel(args.parallel), left_out=left_out)
+            meta = {**meta, "left_out": left_out}
             summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit, stall,
                            size)
         except KeyboardInterrupt:
