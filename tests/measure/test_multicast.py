@@ -25,16 +25,23 @@ from .conftest import peer_pids
 MiB = 2**20
 
 
-def two_cluster_gauge(path: Path, hosts: list[str], *, mbit: float = 400.0) -> Path:
-    """A Gauge file of ``hosts`` in two clusters (first half, second half), figures in Mbit/s."""
-    half = len(hosts) // 2
-    clusters = {"A": hosts[:half], "B": hosts[half:]}
+def cluster_gauge(path: Path, hosts: list[str], *, clusters: int = 2,
+                  mbit: float = 400.0) -> Path:
+    """A Gauge file of ``hosts`` cut into ``clusters`` clusters in order, figures in Mbit/s.
+
+    Every cluster and host has ``mbit`` in and out, every pair of clusters
+    half of it: from two clusters on, balanced multicasting sends two trees.
+    """
+    groups = np.array_split(np.array(hosts), clusters)
+    names = [chr(ord("A") + i) for i in range(clusters)]
     source = Source("topology-model", "written by the test")
+    pair = np.full((clusters, clusters), mbit * 1e6 / 2)
+    np.fill_diagonal(pair, np.nan)
     n = len(hosts)
-    model = BandwidthModel(clusters, host_out=[mbit * 1e6] * n, host_in=[mbit * 1e6] * n,
-                           cluster_out=[mbit * 1e6] * 2, cluster_in=[mbit * 1e6] * 2,
-                           cluster_bandwidth=[[np.nan, mbit * 1e6 / 2],
-                                              [mbit * 1e6 / 2, np.nan]],
+    model = BandwidthModel({c: list(g) for c, g in zip(names, groups)},
+                           host_out=[mbit * 1e6] * n, host_in=[mbit * 1e6] * n,
+                           cluster_out=[mbit * 1e6] * clusters,
+                           cluster_in=[mbit * 1e6] * clusters, cluster_bandwidth=pair,
                            sources={"host_capacity": source, "cluster_capacity": source,
                                     "cluster_bandwidth": source})
     write_gauge(model, path, unit="Mbit/s")
@@ -181,7 +188,7 @@ def test_plans_over_other_hosts_are_refused_before_any_start(tmp_path: Path) -> 
 
 
 def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys) -> None:
-    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(4)])
+    gauge = cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(4)])
     code = main(["multicast", "--local", "4", "--gauge", str(gauge), "--root", "h01",
                  "--size", "2MiB", "--repeats", "1", "--parallel", "2", "--method",
                  "balanced,flat,binomial,chain-clusters,chain-hosts", "-o",
@@ -215,8 +222,8 @@ def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys)
      "the plan's hosts are not the run's: not in the run: x00, x01"),
 ])
 def test_bad_plans_and_hosts_give_one_line(tmp_path: Path, capsys, argv, message) -> None:
-    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", ["h00", "h01"])
-    other = two_cluster_gauge(tmp_path / "o.gauge.xml", ["x00", "x01"])
+    gauge = cluster_gauge(tmp_path / "g.gauge.xml", ["h00", "h01"])
+    other = cluster_gauge(tmp_path / "o.gauge.xml", ["x00", "x01"])
     one = tmp_path / "one.gauge.xml"
     source = Source("topology-model", "written by the test")
     write_gauge(BandwidthModel({"A": ["h00", "h01"]}, host_out=[1e8] * 2, host_in=[1e8] * 2,
@@ -285,7 +292,7 @@ def test_over_ssh_every_receiver_gets_every_byte(sshd, tmp_path: Path) -> None:
     hosts = _hosts_file(tmp_path / "hosts.csv", sshd,
                         [(f"n{i}", f"127.0.0.{150 + i}", "a" if i < 2 else "b", "")
                          for i in range(4)])
-    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", ["n0", "n1", "n2", "n3"])
+    gauge = cluster_gauge(tmp_path / "g.gauge.xml", ["n0", "n1", "n2", "n3"])
     run = _tomography("multicast", "--ssh", str(hosts), "--gauge", str(gauge), "--root", "n0",
                       "--method", "balanced,chain-hosts", "--size", "2MiB", "--repeats", "1",
                       "-o", str(tmp_path / "mc"), *_ssh_args(sshd))
@@ -301,8 +308,8 @@ def test_sigterm_keeps_finished_multicasts_and_resume_runs_the_rest(tmp_path: Pa
     import subprocess
     import sys
 
-    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(3)],
-                              mbit=24.0)
+    gauge = cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(3)],
+                          clusters=3, mbit=12.0)   # two trees paced at 6 Mbit/s: 2 s each
     argv = [str(Path(sys.executable).parent / "tomography"), "multicast", "--local", "3",
             "--gauge", str(gauge), "--root", "h00", "--method", "balanced", "--size", "3MiB",
             "--repeats", "3", "-o", str(tmp_path / "mc")]
@@ -342,10 +349,10 @@ def test_a_dataset_of_one_cluster_has_nothing_to_plan_between(tmp_path: Path, ca
 
 
 def test_bittorrent_alone_and_a_resume_with_another_plan(tmp_path: Path, capsys) -> None:
-    gauge = two_cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(4)])
-    low = two_cluster_gauge(tmp_path / "low.gauge.xml", [f"h{i:02d}" for i in range(4)],
-                            mbit=40.0)
-    common = ["multicast", "--local", "4", "--root", "h00", "--size", "1MiB", "--repeats", "1"]
+    hosts = [f"h{i:02d}" for i in range(6)]
+    gauge = cluster_gauge(tmp_path / "g.gauge.xml", hosts, clusters=3)
+    low = cluster_gauge(tmp_path / "low.gauge.xml", hosts, clusters=3, mbit=40.0)
+    common = ["multicast", "--local", "6", "--root", "h00", "--size", "1MiB", "--repeats", "1"]
     assert main([*common, "--method", "bittorrent", "-o", str(tmp_path / "bt")]) == 0
     _, runs, receivers = read_multicasts(tmp_path / "bt")
     assert runs["method"].tolist() == ["bittorrent"] and runs["pacing"].tolist() == ["-"]
@@ -353,7 +360,9 @@ def test_bittorrent_alone_and_a_resume_with_another_plan(tmp_path: Path, capsys)
     assert main([*common, "--gauge", str(gauge), "--method", "balanced,flat", "-o",
                  str(tmp_path / "mc")]) == 0
     _, runs, _ = read_multicasts(tmp_path / "mc")
+    # balanced sends two trees, paced; flat one, as fast as TCP goes
     assert dict(zip(runs["method"], runs["pacing"])) == {"balanced": "kernel", "flat": "none"}
+    assert dict(zip(runs["method"], runs["streams"])) == {"balanced": 2, "flat": 1}
     capsys.readouterr()
     code = main([*common, "--gauge", str(low), "--method", "balanced,flat", "--resume", "-o",
                  str(tmp_path / "mc")])

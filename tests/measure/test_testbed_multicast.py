@@ -1,5 +1,5 @@
 """Multicasts inside an emulated network (root): every byte arrives, paced trees keep their
-rates on shaped links, a dead link in the plan is a recorded failure."""
+rates on shaped links, a measured plan runs, a dead link in the plan is a recorded failure."""
 
 from __future__ import annotations
 
@@ -17,17 +17,21 @@ from tomography.export.bandwidth import from_topology
 from tomography.export.gauge import write_gauge
 from tomography.topology import read_topology
 
-TWO_SITES = """\
-name: two-sites-mc
-description: two sites of 3 hosts; 40 Mbit/s NICs, 16 Mbit/s between the sites
+THREE_SITES = """\
+name: three-sites-mc
+description: three sites of 2 hosts in a full mesh of 16 Mbit/s links; 40 Mbit/s NICs
 host_defaults: {nic: 40Mbit/s, latency: 50us}
-routers: [A, B]
+routers: [A, B, C]
 links:
 - {between: [A, B], capacity: 16Mbit/s, latency: 2ms}
+- {between: [A, C], capacity: 16Mbit/s, latency: 2ms}
+- {between: [B, C], capacity: 16Mbit/s, latency: 2ms}
 clusters:
-- {name: a, router: A, hosts: 3, label: A}
-- {name: b, router: B, hosts: 3, label: B}
+- {name: a, router: A, hosts: 2, label: A}
+- {name: b, router: B, hosts: 2, label: B}
+- {name: c, router: C, hosts: 2, label: C}
 """
+LINK = 16e6 / 8   # bytes/s of one link
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -37,13 +41,13 @@ def bed(as_root, tmp_path_factory):
     """The two sites raised once for the module, with their Gauge file."""
     where = tmp_path_factory.mktemp("bed")
     path = where / "two.yaml"
-    path.write_text(TWO_SITES)
+    path.write_text(THREE_SITES)
     topo = read_topology(path)
     name = f"mc{random.randrange(10**4):04d}"
     up = testbed.up(topo, name=name)
     gauge = where / "two.gauge.xml"
-    write_gauge(from_topology(topo, {"a": [f"a-0{i}" for i in range(3)],
-                                     "b": [f"b-0{i}" for i in range(3)]}), gauge)
+    write_gauge(from_topology(topo, {c: [f"{c}-0{i}" for i in range(2)] for c in "abc"}),
+                gauge)
     try:
         yield up, path, gauge
     finally:
@@ -63,13 +67,17 @@ def test_planned_multicasts_deliver_and_balanced_holds_its_rates(bed, tmp_path: 
     assert runs["complete"].all() and receivers["digest_ok"].all(), runs
     assert meta["launcher"] == "testbed" and meta["testbed"]["name"] == up.name
     by = runs.set_index("method")
-    # the WAN (16 Mbit/s, 2e6 bytes/s) bounds every method, and each crosses it once
-    # (flat over the two clusters reaches b through its leader)
-    assert (runs["achieved_Bps"] < 1.05 * 2e6).all() and (runs["achieved_Bps"] > 0.7 * 2e6).all()
+    # one tree (flat, the chain) gets one link; balanced sends two trees, a -> b -> c and
+    # a -> c -> b, each at a link's rate, paced
+    assert by.loc["balanced", "streams"] == 2
+    assert by.loc["balanced", "predicted_Bps"] == pytest.approx(2 * LINK)
     assert by.loc["balanced", "achieved_Bps"] >= 0.8 * by.loc["balanced", "predicted_Bps"]
+    assert by.loc["balanced", "achieved_Bps"] > 1.5 * by.loc["chain-clusters", "achieved_Bps"]
+    assert 0.7 * LINK < by.loc["chain-clusters", "achieved_Bps"] < 1.05 * LINK
     streams = pd.read_csv(out / "streams.csv").query("method == 'balanced'")
-    across = streams[streams["receiver"].str.startswith("b") & streams["parent"].str.startswith("a")]
-    assert len(across) and (across["rate_Bps"] <= 1.1 * across["target_Bps"]).all()
+    across = streams[streams["receiver"].str[0] != streams["parent"].str[0]]
+    assert len(across) == 4 and across["target_Bps"].eq(LINK).all()
+    assert (across["rate_Bps"] <= 1.1 * across["target_Bps"]).all()
     assert (across["rate_Bps"] >= 0.8 * across["target_Bps"]).all(), across
 
 
@@ -107,8 +115,8 @@ def test_measure_then_multicast_over_the_measured_plan(bed, tmp_path: Path, caps
     meta, runs, receivers = read_multicasts(tmp_path / "mc")
     assert runs["complete"].all() and receivers["digest_ok"].all()
     assert meta["plan_source"]["dataset"] == str(tmp_path / "bt")
-    # the measured clusters are the two sites: one crossing of the WAN, at its rate
+    # the measured clusters are the three sites: the chain crosses two links, at their rate
     chain = pd.read_csv(tmp_path / "mc" / "streams.csv").query("method == 'chain-clusters'")
     crossings = sum(r.parent[0] != r.receiver[0] for r in chain.itertuples())
-    assert crossings == 1
-    assert (runs["achieved_Bps"] > 0.7 * 2e6).all()
+    assert crossings == 2
+    assert runs.set_index("method").loc["chain-clusters", "achieved_Bps"] > 0.7 * LINK

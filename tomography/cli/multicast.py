@@ -28,7 +28,7 @@ MULTICAST_EPILOG = """\
 methods (comma-separated, or all):
   flat, semi-flat, max-bottleneck, fpfr, balanced, exact, binomial
                   the planners of `tomography plan`, over the Gauge file's clusters
-                  (or hosts with --level hosts); balanced and exact are paced
+                  (or hosts with --level hosts); balanced and exact pace 2+ trees
   chain-hosts     a pipelined chain through the hosts in name order (Kascade's,
                   topology-oblivious)
   chain-clusters  a pipelined chain cluster by cluster, each next cluster the

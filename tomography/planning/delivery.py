@@ -49,8 +49,9 @@ __all__ = ["Stream", "Delivery", "SHAPED_METHODS", "split_payload", "parallel_ho
            "chain_delivery", "cluster_order", "chain_prediction"]
 
 SHAPED_METHODS = ("balanced", "exact")
-"""The planners whose trees' rates are shaped by the senders (den Burger et al. 2005);
-the others send each tree as fast as TCP goes, as the papers ran them."""
+"""The planners whose trees' rates are shaped by the senders (den Burger et al. 2005) when
+they send over several trees; the others send each tree as fast as TCP goes, as the papers
+ran them."""
 
 
 @dataclass(frozen=True)
@@ -290,7 +291,9 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
         The run's hosts (default the keys of ``cluster_of``, or the nodes).
     pace : bool, optional
         Pace each stream at its rate; default for the shaped methods
-        (:data:`SHAPED_METHODS`) only.
+        (:data:`SHAPED_METHODS`) when they send over two trees or more (a
+        lone tree is sent as fast as TCP goes: there is no other tree to
+        protect, and a rate from lower-bound figures would only slow it).
     parallel : int or sequence of int, default 1
         Hosts of each cluster that carry a tree side by side (one count, or
         one per tree, e.g. :func:`parallel_hosts`): tree ``k`` becomes that
@@ -347,7 +350,8 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
     # each cluster's hosts in the order they lead: the root first in its own cluster
     ranked = {node: ([root_host] + [h for h in hs if h != root_host] if node == root_node
                      else list(hs)) for node, hs in members.items()}
-    shaped = plan.method in SHAPED_METHODS if pace is None else pace
+    # pacing keeps trees from taking what another was promised; a lone tree has no other
+    shaped = (plan.method in SHAPED_METHODS and len(plan.trees) > 1) if pace is None else pace
     rates, shares = [], []
     for rate, k in zip(plan.rates, counts):
         rates += [float(rate) / k] * k
