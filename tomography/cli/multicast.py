@@ -403,17 +403,18 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
 
     meta, runs, _ = read_multicasts(output)
     table = summary_table(runs, unit_bytes=unit_bytes)
+    width = max([15, *map(len, table["method"])])
 
     def number(x: float) -> str:
         return "-" if x != x else f"{x:.4g}"
 
     lines = [f"multicast of {meta['params']['bytes']} bytes from {meta['params']['root']} "
              f"to {counted(len(meta['hosts']) - 1, 'host')} (throughput in {unit})", "",
-             f"  {'method':<15} {'predicted':>9} {'achieved':>9} {'range':>17} "
+             f"  {'method':<{width}} {'predicted':>9} {'achieved':>9} {'range':>17} "
              f"{'ach/pred':>8} {'seconds':>8} {'complete':>8}"]
     for r in table.itertuples():
         spread = f"{number(r.low)}-{number(r.high)}" if r.complete else "-"
-        lines.append(f"  {r.method:<15} {number(r.predicted):>9} {number(r.achieved):>9} "
+        lines.append(f"  {r.method:<{width}} {number(r.predicted):>9} {number(r.achieved):>9} "
                      f"{spread:>17} {number(r.ratio):>8} {number(r.completion_s):>8} "
                      f"{f'{r.complete}/{r.runs}':>8}")
     return "\n".join(lines)
