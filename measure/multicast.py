@@ -81,7 +81,7 @@ STREAM_COLUMNS = ("run", "method", "repeat", "stream", "receiver", "parent", "by
 TEXT_COLUMNS = ("run", "method", "root", "receiver", "parent", "parents", "pacing", "started",
                 "note", "error")
 """Columns read as text (empty is ``""``, not NaN)."""
-STALL = 10.0   # s a sender waits for a child that takes no data before dropping it
+STALL = 30.0   # s a sender waits for a child that takes no data before dropping it
 FINISH_GRACE = 2.0   # s for the reports of streams cut short by ``finish``
 
 

@@ -156,20 +156,28 @@ class _Child(threading.Thread):
             pass
         self.sock.close()
 
-    def put(self, data: bytes | memoryview) -> bool:
-        """Queue ``data``; False when the child is gone or took nothing for ``stall`` s."""
-        if self.error or not self.is_alive():
-            return False
-        try:
-            self.queue.put(data, timeout=self.stall)
-            return True
-        except queue.Full:
-            self.error = f"took no data for {self.stall:g} s (stopped or stuck)"
+    def put(self, data: bytes | memoryview | None) -> bool:
+        """Queue ``data`` (None: the end); False when the child is gone or stopped.
+
+        A full queue waits as long as the child takes data; a child that
+        took none for ``stall`` seconds is dropped (a slow child on a
+        congested link is not).
+        """
+        sent, since = self.sent, time.monotonic()
+        while not self.error and self.is_alive():
             try:
-                self.sock.shutdown(socket.SHUT_RDWR)   # ends a sendall blocked on it
-            except OSError:
-                pass
-            return False
+                self.queue.put(data, timeout=min(1.0, self.stall))
+                return True
+            except queue.Full:
+                if self.sent != sent:
+                    sent, since = self.sent, time.monotonic()
+                elif time.monotonic() - since > self.stall:
+                    self.error = f"took no data for {self.stall:g} s (stopped or stuck)"
+                    try:
+                        self.sock.shutdown(socket.SHUT_RDWR)   # ends a sendall blocked on it
+                    except OSError:
+                        pass
+        return False
 
 
 class _Children:
@@ -212,13 +220,10 @@ class _Children:
     def close(self) -> None:
         """End every child's stream once its queue is sent (they see the end of their input)."""
         for child in self.children.values():
-            if not child.error:
-                try:
-                    child.queue.put(None, timeout=self.stall)
-                except queue.Full:
-                    child.error = f"took no data for {self.stall:g} s (stopped or stuck)"
-                    child.sock.close()
+            child.put(None)
         for child in self.children.values():
+            while child.is_alive() and not child.error:   # drains at the child's pace
+                child.join(1.0)
             child.join(self.stall + 5)
 
 
@@ -304,7 +309,7 @@ class Multicaster:
             self.run_id = str(command["run"])
             self.seed = int(command["seed"])
             self.pacing = str(command.get("pacing", "kernel"))
-            self.stall = float(command.get("stall", 10.0))
+            self.stall = float(command.get("stall", 30.0))
             self.allow = {str(a) for a in command.get("allow", [])}
             self.plan = streams
         return {"event": "prepared", "run": self.run_id}

@@ -73,9 +73,9 @@ def add_parser(sub: Any) -> None:
                         "(SO_MAX_PACING_RATE, default) or a sleeping sender")
     g.add_argument("--time-limit", default="300s",
                    help="time after which a multicast is cut short (default 300s)")
-    g.add_argument("--stall", default="10s",
+    g.add_argument("--stall", default="30s",
                    help="time without progress after which a receiver counts as stopped or "
-                        "hung and is dropped (default 10s)")
+                        "hung and is dropped (default 30s)")
     g.add_argument("--seed", type=int, default=0,
                    help="payload bytes, method order, analysis (default 0)")
     g.add_argument("--resume", action="store_true",
