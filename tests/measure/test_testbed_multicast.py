@@ -19,8 +19,8 @@ from tomography.topology import read_topology
 
 THREE_SITES = """\
 name: three-sites-mc
-description: three sites of 2 hosts in a full mesh of 16 Mbit/s links; 40 Mbit/s NICs
-host_defaults: {nic: 40Mbit/s, latency: 50us}
+description: three sites of 2 hosts in a full mesh of 16 Mbit/s links; 100 Mbit/s NICs
+host_defaults: {nic: 100Mbit/s, latency: 50us}
 routers: [A, B, C]
 links:
 - {between: [A, B], capacity: 16Mbit/s, latency: 2ms}
