@@ -3,7 +3,10 @@
 Real BitTorrent broadcasts in an emulated testbed of ``two-sites-demo`` when
 this machine can raise one (root, iproute2, enough cores and memory), the
 flow-level simulator otherwise, until the stop rule says the hierarchy is
-stable; then the report of :func:`tomography.pipeline.analyze`.
+stable; then the report of :func:`tomography.pipeline.analyze`.  On the
+testbed the demo closes the loop: it plans a multicast over the measured
+hierarchy (figures from the broadcasts alone) and runs it beside the
+topology-oblivious host-order chain and BitTorrent (:mod:`measure.multicast`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ DEMO_TOPOLOGY = "two-sites-demo"
 DEMO_SIZE = {"testbed": "8MiB", "simulated": "16MiB"}
 """The demo's broadcast size: real broadcasts of 8 MiB take about 20 s on the testbed; the
 simulator needs 16 MiB (about 5 choke rounds) to show the clusters as real swarms do."""
+DEMO_MULTICAST = ("balanced", "chain-clusters", "chain-hosts")
+"""The static methods the demo runs over its measured plan, beside BitTorrent."""
+DEMO_MULTICAST_SIZE = 4 * 2**20
+"""Bytes of the demo's multicasts: about 4 s across the demo's slowest link."""
 DEMO_TIME_LIMIT = 120.0
 """Seconds after which a demo iteration is incomplete; the other swarm settings are
 :class:`measure.swarm.SwarmParams`'s defaults."""
@@ -41,9 +48,11 @@ def add_parser(sub: Any) -> None:
                 "The whole method on a built-in network (two-sites-demo: 2 sites x 2 clusters "
                 "x 5 hosts): real libtorrent broadcasts inside an emulated testbed (needs root; "
                 "the simulator otherwise) until the clusters are stable, then the hierarchy, "
-                "the tree and the accuracy against the truth; the dataset, hierarchy.json and "
-                "tree.json under -o (an earlier demo there is replaced). docs/guide.md goes on "
-                "from there: exports, a multicast plan, pictures.",
+                "the tree and the accuracy against the truth, and on the testbed multicasts "
+                "planned over what was measured, run beside a host-order chain and BitTorrent; "
+                "the dataset, hierarchy.json, tree.json and the multicasts under -o (an earlier "
+                "demo there is replaced). docs/guide.md goes on from there: exports, plans, "
+                "pictures.",
                 ["sudo tomography demo                # ~3 min; results in out/demo",
                  "tomography demo --simulate -o sim   # the simulator, no root needed"])
     p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
@@ -64,7 +73,6 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Measure (or simulate) the demo network until stable, then print the report."""
     from measure.swarm import SwarmParams
-    from tomography.dataset import read_measurement
     from tomography.topology import read_topology
     from tomography.units import parse_size
 
@@ -87,14 +95,19 @@ def run(args: argparse.Namespace) -> int:
         _simulate(topo, data, iterations=args.iterations, file_size=file_size, seed=args.seed,
                   params=params, stop=stop)
     else:
-        status = _emulate(topo, data, size, iterations=args.iterations, file_size=file_size,
-                          seed=args.seed, params=params, stop=stop)
-        if status:
-            return status
-    m = read_measurement(data)
-    print(f"\ndataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
+        return _emulate(topo, data, size, iterations=args.iterations, file_size=file_size,
+                        seed=args.seed, params=params, stop=stop,
+                        then=lambda bed: _report_and_deliver(bed, data, out, args.seed))
+    _summary(data)
     _report(data, out, args.seed)
     return 0
+
+
+def _summary(data: Path) -> None:
+    from tomography.dataset import read_measurement
+
+    m = read_measurement(data)
+    print(f"\ndataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
 
 
 def _simulate(topo: Topology, data: Path, *, iterations: int, file_size: int, seed: int,
@@ -113,9 +126,11 @@ def _simulate(topo: Topology, data: Path, *, iterations: int, file_size: int, se
 
 
 def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_size: int,
-             seed: int, params: SwarmParams, stop: Callable[[int], bool]) -> int:
-    """Real broadcasts into ``data`` in a testbed ``demo`` raised for them, then removed;
-    the exit status (130 when interrupted)."""
+             seed: int, params: SwarmParams, stop: Callable[[int], bool],
+             then: Callable[[Any], None]) -> int:
+    """Real broadcasts into ``data`` in a testbed ``demo`` raised for them, then ``then(bed)``
+    (the report and the multicasts), then the testbed removed; the exit status (130 when
+    interrupted)."""
     from measure import testbed
 
     with testbed.claim("demo"):  # refused while another demo runs
@@ -131,13 +146,51 @@ def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_siz
                                          iterations=iterations, file_size=file_size, seed=seed,
                                          params=params, trace=True, overwrite=True, stop=stop,
                                          meta={"topology": topo.name, "testbed": bed.to_meta()})
+            print(summary.describe())
+            then(bed)
         except KeyboardInterrupt:
             return interrupted(data)
         finally:
             testbed.down("demo")
-    print(summary.describe())
     print("testbed removed")
     return 0
+
+
+def _report_and_deliver(bed: Any, data: Path, out: Path, seed: int) -> None:
+    """The report, then multicasts over the measured plan in the testbed that measured it.
+
+    The plan is balanced multicasting over the coarsest level of the
+    hierarchy below the whole network (where each pair of clusters has a
+    path of its own), its figures from the broadcasts' bytes and durations
+    alone (``export --bandwidth broadcasts``: nothing from the topology).
+    """
+    from measure.multicast import run_multicasts
+    from measure.transport import ProcessTransport
+    from tomography.cli.export import gauge_model
+    from tomography.cli.multicast import deliveries, multicast_table
+    from tomography.errors import TomographyError
+
+    _summary(data)
+    a = _report(data, out, seed)
+    level = a.hierarchy.depth
+    hosts = bed.host_table()
+    names = sorted(hosts["host"])
+    print(f"\nclosing the loop: multicasts of {DEMO_MULTICAST_SIZE // 2**20} MiB from "
+          f"{names[0]}, planned over level {level} of the measured hierarchy (figures from the "
+          "broadcasts alone), beside the host-order chain and BitTorrent:")
+    try:
+        model = gauge_model(a, level=level, source="broadcasts")
+        plans = deliveries(list(DEMO_MULTICAST), names, names[0], DEMO_MULTICAST_SIZE, model)
+    except TomographyError as exc:
+        print(f"no multicast: {exc}")
+        return
+    run_multicasts(hosts, plans, out / "multicast", launch=ProcessTransport(
+        bed.command, name="testbed"), repeats=1, bittorrent=True, overwrite=True,
+        time_limit=DEMO_TIME_LIMIT, meta={"topology": bed.topology.name,
+                                          "testbed": bed.to_meta(), "measured_with": str(data)})
+    print(multicast_table(out / "multicast"))
+    print(f"(tomography multicast runs these and every planner; docs/multicast.md; "
+          f"the multicasts are in {out / 'multicast'})")
 
 
 def _can_emulate(topology: Topology) -> str | None:
@@ -155,7 +208,7 @@ def _can_emulate(topology: Topology) -> str | None:
     return None if need.fits(here) else f"more than this machine can carry: {need.describe(here)}"
 
 
-def _report(data: Path, out: Path, seed: int) -> None:
+def _report(data: Path, out: Path, seed: int) -> Any:
     """Print the flat clusters, the Hasse diagram, the tree and NMIs; write the JSON files.
 
     The analysis is that of ``tomography cluster``, ``hierarchy`` and ``tree``
@@ -199,3 +252,4 @@ def _report(data: Path, out: Path, seed: int) -> None:
     print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}\n"
           f"next: docs/guide.md from section 3 on this dataset, e.g. "
           f"{Path(sys.executable).parent / 'tomography'} hierarchy {data}")
+    return a
