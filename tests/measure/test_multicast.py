@@ -348,6 +348,7 @@ def test_a_dataset_of_one_cluster_has_nothing_to_plan_between(tmp_path: Path, ca
     assert not (tmp_path / "mc").exists()
 
 
+@pytest.mark.slow
 def test_bittorrent_alone_and_a_resume_with_another_plan(tmp_path: Path, capsys) -> None:
     hosts = [f"h{i:02d}" for i in range(6)]
     gauge = cluster_gauge(tmp_path / "g.gauge.xml", hosts, clusters=3)
