@@ -131,8 +131,11 @@ def test_probe_meshes_on_the_emulated_network_measure_its_shaping(as_root, tmp_p
     topology.write_text(TWO_SITES)
     name = f"pr{random.randrange(10**4):04d}"
     try:
+        # --omit 1: TCP's slow start left out of the figure (one start that met a loss
+        # once gave 0.83 of the shaped rate in 2 s)
         assert main(["measure", "iperf3", "--testbed", str(topology), "--name", name,
-                     "--duration", "2", "--one-way", "-o", str(tmp_path / "ip")]) == 0
+                     "--duration", "2", "--omit", "1", "--one-way",
+                     "-o", str(tmp_path / "ip")]) == 0
         assert main(["measure", "netpipe", "--testbed", str(topology), "--name", name,
                      "--pairs", str(_pairs(tmp_path)), "-o", str(tmp_path / "np")]) == 0
     finally:
