@@ -391,3 +391,18 @@ def test_a_leaf_that_hangs_with_its_data_in_its_buffers_is_found_and_killed(
     done = {r["receiver"]: r["complete"] for r in result.receivers}
     assert done == {"h01": True, "h02": False}
     assert "hung" in " ".join(result.notes) or "dropped" in " ".join(result.notes)
+
+
+@pytest.mark.slow
+def test_every_method_delivers_every_byte(tmp_path: Path) -> None:
+    from tomography.cli.multicast import ALL_METHODS
+
+    hosts = [f"h{i:02d}" for i in range(6)]
+    gauge = cluster_gauge(tmp_path / "g.gauge.xml", hosts, clusters=3)
+    assert main(["multicast", "--local", "6", "--gauge", str(gauge), "--root", "h03",
+                 "--size", "1MiB", "--repeats", "1", "--method", "all",
+                 "-o", str(tmp_path / "mc")]) == 0
+    _, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert sorted(runs["method"]) == sorted(ALL_METHODS)
+    assert runs["complete"].all() and len(receivers) == 5 * len(ALL_METHODS)
+    assert receivers["digest_ok"].all() and (receivers["bytes"] == MiB).all()
