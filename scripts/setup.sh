@@ -24,6 +24,9 @@ command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 # The reference probes: iperf3 and NetPIPE's NPtcp.
 command -v iperf3 >/dev/null 2>&1 || missing+=(iperf3)
 command -v NPtcp >/dev/null 2>&1 || missing+=(netpipe-tcp)
+# Open MPI, the other MPI a cluster may have: the collectives are tested with both it and
+# MPICH (the wheel in .venv).
+command -v mpicc.openmpi >/dev/null 2>&1 || missing+=(openmpi-bin libopenmpi-dev)
 # SimGrid's Python module checks the exported platform files (tests skip without it).
 ls /usr/lib/python3/dist-packages/simgrid*.so >/dev/null 2>&1 || missing+=(python3-simgrid)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -60,4 +63,29 @@ if [ ! -e "$stamp" ]; then
     .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,mpi]'
     rm -f .venv/.installed-* && touch "$stamp"
     echo "setup: done" >&2
+fi
+
+# mpi4py built against Open MPI (the way docs/mpi.md says to build against a site's MPI), in
+# .venv/mpi4py-openmpi: the tests put it first on PYTHONPATH under Open MPI's mpiexec. It is
+# compiled in a throwaway environment, whose include path lacks the MPICH wheel's mpi.h, and
+# the wheel is kept in ~/.cache (five minutes to build; the next fresh clone reuses it).
+if command -v mpicc.openmpi >/dev/null 2>&1 && [ ! -e .venv/mpi4py-openmpi/.built ]; then
+    version=$(.venv/bin/python -c 'import mpi4py; print(mpi4py.__version__)')
+    wheels=${XDG_CACHE_HOME:-$HOME/.cache}/bandwidth-tomography/mpi4py-openmpi-$version-$(
+        mpicc.openmpi --showme:version 2>&1 | grep -o '[0-9][0-9.]*' | head -1)
+    if ! ls "$wheels"/mpi4py-*.whl >/dev/null 2>&1; then
+        echo "setup: building mpi4py $version against Open MPI (a few minutes, once)" >&2
+        scratch=$(mktemp -d)
+        "$PYTHON" -m venv "$scratch/venv"
+        env MPICC=mpicc.openmpi "$scratch/venv/bin/python" -m pip wheel -q \
+            --disable-pip-version-check --no-cache-dir --no-deps --no-binary=mpi4py \
+            -w "$wheels" "mpi4py==$version" || echo "setup: could not build mpi4py against" \
+            "Open MPI; its tests will skip" >&2
+        rm -rf "$scratch"
+    fi
+    if ls "$wheels"/mpi4py-*.whl >/dev/null 2>&1; then
+        rm -rf .venv/mpi4py-openmpi
+        .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-index \
+            --target .venv/mpi4py-openmpi "$wheels"/mpi4py-*.whl && touch .venv/mpi4py-openmpi/.built
+    fi
 fi

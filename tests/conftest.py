@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -55,3 +56,27 @@ def mpiexec() -> str:
     if not path.exists():
         pytest.fail(f"{path} is missing: run scripts/setup.sh (it installs mpi4py and mpich)")
     return str(path)
+
+
+MPI_FLAVOURS = ("mpich", "openmpi")
+"""The MPI libraries the collectives are tested with: the set-up's MPICH wheel, Debian's Open MPI."""
+
+
+def mpi_launcher(flavour: str) -> tuple[list[str], dict[str, str]]:
+    """The mpiexec of an MPI flavour and the environment its ranks need.
+
+    Open MPI's ranks import the mpi4py that scripts/setup.sh builds against it
+    (``.venv/mpi4py-openmpi``, first on ``PYTHONPATH``); the test skips, saying
+    why, when Open MPI or that build is missing.
+    """
+    if flavour == "mpich":
+        return [mpiexec()], {}
+    exe = shutil.which("mpiexec.openmpi")
+    if exe is None:
+        pytest.skip("Open MPI is not installed (scripts/setup.sh installs openmpi-bin)")
+    site = Path(sys.executable).parent.parent / "mpi4py-openmpi"
+    if not (site / ".built").exists():
+        pytest.skip(f"no mpi4py built against Open MPI in {site} (scripts/setup.sh builds it)")
+    return [exe], {"PYTHONPATH": str(site), "OMPI_ALLOW_RUN_AS_ROOT": "1",
+                   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                   "OMPI_MCA_rmaps_base_oversubscribe": "1"}

@@ -13,8 +13,9 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("tomography", "cluster", "measure", "visualize")
-TOP = ("tomography.cli", "tomography.pipeline", "tomography.__main__")
-"""The modules on top: the one analysis pipeline and the command line."""
+TOP = ("tomography.cli", "tomography.pipeline", "tomography.__main__", "tomography.collectives")
+"""The modules on top: the one analysis pipeline, the command line and the collective
+library (which analyses a dataset through the pipeline)."""
 MIDDLE = ("cluster", "measure", "visualize")
 """Algorithms, measurement and views: each stands on the data model alone."""
 
