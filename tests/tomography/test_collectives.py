@@ -45,11 +45,22 @@ def test_every_root_reaches_every_rank_once() -> None:
                                   zip(HOSTS, [0, 0, 1, 2, 2, 2], [0, 0, 0, 1, 1, 1])})
     for root in range(6):
         has = {root}
-        for stage in layout.stages(root):
+        for stage in layout.stages(root):           # in order: the root leads its clusters
             for group, lead in zip(stage.groups, stage.roots):
                 assert lead in has and lead in group
                 assert not (set(group) - {lead}) & has
                 has |= set(group)
+        assert has == set(range(6))
+        # relayed (broadcasts): each rank receives once, and its sends wait for it
+        groups = [(set(g), lead) for stage in layout.stages(root, relay=True)
+                  for g, lead in zip(stage.groups, stage.roots) if len(g) > 1]
+        receives = [r for g, lead in groups for r in g - {lead}]
+        assert sorted(receives) == sorted(set(range(6)) - {root})
+        has, grew = {root}, True
+        while grew:
+            before = len(has)
+            has |= {r for g, lead in groups if lead in has for r in g}
+            grew = len(has) > before
         assert has == set(range(6))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -18,13 +19,17 @@ from tomography.hierarchy import Hierarchy
 __all__ = ["HierarchicalComm", "DEFAULT_SEGMENT", "DEFAULT_THRESHOLDS"]
 
 DEFAULT_SEGMENT = 256 * 1024
-"""Bytes per segment of a pipelined collective (benchmarks/collectives_segment.py)."""
+"""Bytes per segment of a pipelined collective: of 64 KiB to 4 MiB, the fastest for a
+16 MiB allreduce and within 5 % of the fastest for a broadcast (benchmarks/RESULTS.md,
+``collectives_mpi.py``)."""
 
-DEFAULT_THRESHOLDS = {"Bcast": 16 * 1024, "Reduce": 16 * 1024, "Allreduce": 16 * 1024,
-                      "Allgather": 16 * 1024}
-"""Messages below these sizes (bytes; for Allgather, each rank's block) go to the plain
-collective of the communicator (benchmarks/collectives_mpi.py measured where the
-hierarchical one starts to win)."""
+DEFAULT_THRESHOLDS = {"Bcast": 64 * 1024, "Reduce": 4 << 20, "Allreduce": 4 << 20,
+                      "Allgather": 64 * 1024}
+"""Messages below these sizes (bytes; for Allgather, the whole result) go to the plain
+collective of the communicator: where the hierarchical one, measured without the fallback
+on two sites 10x slower than a NIC, stopped losing to MPICH's (benchmarks/RESULTS.md,
+``collectives_mpi.py``).  Each further level costs a round of messages, so a reduction
+gains only when the message takes far longer than those rounds."""
 
 _SOURCE_KINDS = "a tomography-mpi/1 file or document, a Hierarchy, an analysis or a dataset"
 
@@ -40,7 +45,8 @@ class HierarchicalComm:
     below in parallel; a reduction runs the other way.  Messages are cut
     into ``segment``-byte pieces that flow through the levels as a
     pipeline; messages below ``threshold`` go to the plain collective,
-    which is faster there.  Every other attribute is the communicator's
+    which is faster there, and so does every message when the ranks form
+    one cluster (nothing to gain from a hierarchy).  Every other attribute is the communicator's
     own, so ``comm = HierarchicalComm(MPI.COMM_WORLD, "topo.mpi.json")``
     is the one line a program changes.
 
@@ -66,7 +72,8 @@ class HierarchicalComm:
     segment : int, default :data:`DEFAULT_SEGMENT`
         Bytes per pipelined segment.
     threshold : int or mapping of str to int, optional
-        Messages smaller than this many bytes go to the plain collective;
+        Messages smaller than this many bytes (Allgather: its result) go to
+        the plain collective;
         one number for all, or per method name (``"Bcast"``, ...); default
         :data:`DEFAULT_THRESHOLDS`.  0 makes every message hierarchical.
     window : int, default 2
@@ -115,6 +122,7 @@ class HierarchicalComm:
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.segment, self.window = segment, window
+        self._small = {name: 0 if self.size == 1 else t for name, t in self.thresholds.items()}
         self._MPI = MPI
         source, error = None, None
         try:
@@ -141,9 +149,11 @@ class HierarchicalComm:
                            addresses={**source["addresses"], **dict(addresses or {})})
         _check_slots(source, self.hosts)
         self.layout = Layout.build(self.hosts, source["levels"])
+        if len(self.layout.clusters) == 1:   # one level of all ranks: MPI's own collectives
+            self._small = dict.fromkeys(self.thresholds, sys.maxsize)
         self.description = source["description"]
         self._splits: dict[tuple, Any] = {}
-        self._stages: dict[int, list[tuple[Stage, Any]]] = {}
+        self._stages: dict[tuple[int, bool], list[tuple[Stage, Any]]] = {}
         self._down: list[tuple[Stage, Any]] | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -156,20 +166,20 @@ class HierarchicalComm:
 
     # -- communicators -----------------------------------------------------------------------
 
-    def stages(self, root: int = 0) -> list[tuple[Stage, Any]]:
+    def stages(self, root: int = 0, *, relay: bool = False) -> list[tuple[Stage, Any]]:
         """The stages for ``root`` with this rank's communicator in each, top level first.
 
         Collective the first time for a root: every rank splits the
         communicator for the groups it has not split before.  The
         communicator is None where this rank is in no group of the stage,
-        or alone in its group.
+        or alone in its group.  ``relay``: as :meth:`Layout.stages`.
         """
         MPI = self._MPI
         if not isinstance(root, int) or not 0 <= root < self.size:
             raise ParameterError(f"root: must be a rank 0..{self.size - 1}, got {root!r}")
-        if root not in self._stages:
+        if (root, relay) not in self._stages:
             out = []
-            for stage in self.layout.stages(root):
+            for stage in self.layout.stages(root, relay=relay):
                 key = (stage.level, tuple(map(tuple, stage.groups)))
                 if all(len(g) == 1 for g in stage.groups):
                     out.append((stage, None))
@@ -181,8 +191,8 @@ class HierarchicalComm:
                     sub = self.comm.Split(colour, key=self.rank)
                     self._splits[key] = None if sub == MPI.COMM_NULL else sub
                 out.append((stage, self._splits[key]))
-            self._stages[root] = out
-        return self._stages[root]
+            self._stages[root, relay] = out
+        return self._stages[root, relay]
 
     def _downward(self) -> list[tuple[Stage, Any]]:
         """The stages of root 0 below the top on their own communicators (Allreduce's way down)."""
@@ -201,7 +211,7 @@ class HierarchicalComm:
     # -- buffers -----------------------------------------------------------------------------
 
     def _plain(self, name: str, nbytes: int) -> bool:
-        return self.size == 1 or nbytes < self.thresholds[name]
+        return nbytes < self._small[name] or self.size == 1
 
     def _segments(self, arr: np.ndarray) -> tuple[int, Any]:
         step = max(1, self.segment // max(arr.itemsize, 1))
@@ -218,25 +228,32 @@ class HierarchicalComm:
         ``comm.Bcast(array, root=3)``: after it, every rank's ``array``
         holds rank 3's.
         """
+        if type(buf) is np.ndarray and buf.nbytes < self._small["Bcast"]:
+            return self.comm.Bcast(buf, root=root)          # the fast path of small messages
         arr = _array(buf, self._MPI)
         if arr is None or self._plain("Bcast", arr.nbytes):
             return self.comm.Bcast(buf, root=root)
-        self._bcast(arr, self.stages(root))
+        self._bcast(arr, self.stages(root, relay=True))
 
     def _bcast(self, arr: np.ndarray, stages: list[tuple[Stage, Any]]) -> None:
+        """Broadcast down ``stages``: this rank's one receive first, its sends after it."""
         count, segment = self._segments(arr)
-        steps: list[Step] = []
-        received = None
+        receive: list[Step] = []
+        sends: list[Step] = []
         for stage, sub in stages:
             if sub is None:
                 continue
             group = stage.group_of(self.rank)
             lead = stage.root_of(self.rank)
-            steps.append(Step(lambda s, c=sub, r=group.index(lead): c.Ibcast(segment(s), root=r),
-                              after=received))
-            if lead != self.rank:
-                received = len(steps) - 1
-        run_steps(steps, count, window=self.window)
+            start = (lambda s, c=sub, r=group.index(lead): c.Ibcast(segment(s), root=r))
+            if lead == self.rank:
+                sends.append(start)
+            else:
+                receive.append(start)
+        after = 0 if receive else None
+        run_steps([Step(start) for start in receive] + [Step(start, after=after)
+                                                         for start in sends],
+                  count, window=self.window)
 
     def bcast(self, obj: Any, root: int = 0) -> Any:
         """Broadcast a Python object from ``root``, as :meth:`mpi4py.MPI.Comm.bcast`.
@@ -260,6 +277,8 @@ class HierarchicalComm:
         to the plain ``Reduce`` (the hierarchy changes the order of the
         operands).
         """
+        if type(sendbuf) is np.ndarray and sendbuf.nbytes < self._small["Reduce"]:
+            return self.comm.Reduce(sendbuf, recvbuf, op=op or self._MPI.SUM, root=root)
         MPI = self._MPI
         op = MPI.SUM if op is None else op
         in_place = sendbuf is MPI.IN_PLACE
@@ -325,6 +344,8 @@ class HierarchicalComm:
         Up the levels to the leaders of the top clusters, an allreduce
         among them, and down again, all pipelined segment by segment.
         """
+        if type(recvbuf) is np.ndarray and recvbuf.nbytes < self._small["Allreduce"]:
+            return self.comm.Allreduce(sendbuf, recvbuf, op=op or self._MPI.SUM)
         MPI = self._MPI
         op = MPI.SUM if op is None else op
         in_place = sendbuf is MPI.IN_PLACE
@@ -400,12 +421,14 @@ class HierarchicalComm:
         among the leaders of the top clusters, and the whole result is
         broadcast down (pipelined).
         """
+        if type(recvbuf) is np.ndarray and recvbuf.nbytes < self._small["Allgather"]:
+            return self.comm.Allgather(sendbuf, recvbuf)
         MPI = self._MPI
         out = _array(recvbuf, MPI)
         if out is None or out.size % self.size:
             return self.comm.Allgather(sendbuf, recvbuf)
         n = out.size // self.size
-        if self._plain("Allgather", n * out.itemsize):
+        if self._plain("Allgather", out.nbytes):
             return self.comm.Allgather(sendbuf, recvbuf)
         blocks = out.reshape(self.size, n)
         if sendbuf is MPI.IN_PLACE:

@@ -176,44 +176,69 @@ class Layout:
         text = json.dumps([self.hosts, self.clusters], separators=(",", ":"))
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
-    def leaders(self, root: int) -> list[list[int]]:
-        """``leaders[k][c]``: the leader of cluster ``c`` of level ``k + 1`` for ``root``."""
-        out = []
-        for level in self.clusters:
-            lead: dict[int, int] = {}
-            for r, c in enumerate(level):
-                lead.setdefault(c, r)   # the lowest rank
-            lead[level[root]] = root
-            out.append([lead[c] for c in range(len(lead))])
-        return out
-
-    def stages(self, root: int) -> list[Stage]:
-        """The stages for ``root``, top level first (the order of a broadcast).
+    def stages(self, root: int, *, relay: bool = False) -> list[Stage]:
+        """The stages for ``root``, top level first.
 
         Parameters
         ----------
         root : int
+        relay : bool, default False
+            False: the root leads every cluster that holds it, so a
+            reduction ends there (the order of the stages is the order of
+            the data).  True, for a broadcast: a cluster that holds the root
+            is represented one level up by the leader of another of its
+            clusters, which gets the data first; so the data leave the
+            root's cluster through another link than the one the root's own
+            copies use (on a tree of routers, every link then carries the
+            data once each way).  A rank's sends then wait for its one
+            receive, whichever stage that is in.
 
         Returns
         -------
         list of Stage
+
+        Examples
+        --------
+        Four ranks in clusters {0, 1} and {2, 3}: relayed, rank 1 takes the
+        data from rank 0 and sends them to the other cluster.
+
+        >>> layout = Layout.build(["a", "b", "c", "d"], {"a": [0], "b": [0], "c": [1], "d": [1]})
+        >>> [(s.groups, s.roots) for s in layout.stages(0)]
+        [([[0, 2]], [0]), ([[0, 1], [2, 3]], [0, 2])]
+        >>> [(s.groups, s.roots) for s in layout.stages(0, relay=True)]
+        [([[1, 2]], [1]), ([[0, 1], [2, 3]], [0, 2])]
         """
         if not 0 <= root < self.size:
             raise TomographyError(f"root {root} is not a rank of this layout (0..{self.size - 1})")
-        leaders = self.leaders(root)
+        rep = list(range(self.size))     # the representative of each cluster one level down
+        below = list(range(self.size))   # each rank's cluster one level down
         out = []
         for k, level in enumerate(self.clusters):
-            below = set(range(self.size)) if k == 0 else set(leaders[k - 1])
-            members: dict[int, list[int]] = {}
-            for r in sorted(below):
-                members.setdefault(level[r], []).append(r)
-            order = sorted(members)
-            index = {c: i for i, c in enumerate(order)}
+            children: dict[int, set[int]] = {}
+            for r, c in enumerate(level):
+                children.setdefault(c, set()).add(below[r])
+            order = sorted(children)
+            groups, roots, now = [], [], {}
+            for c in order:
+                members = sorted(rep[d] for d in children[c])
+                if level[root] == c:
+                    mine = below[root]
+                    lead = rep[mine]
+                    others = [rep[d] for d in children[c] if d != mine]
+                    now[c] = min(others) if relay and others else lead
+                else:
+                    lead = now[c] = min(members)
+                groups.append(members)
+                roots.append(lead)
             colour: list[int | None] = [None] * self.size
-            for r in below:
-                colour[r] = index[level[r]]
-            out.append(Stage(level=k + 1, groups=[members[c] for c in order],
-                             roots=[leaders[k][c] for c in order], colour=colour))
+            for i, members in enumerate(groups):
+                for r in members:
+                    colour[r] = i
+            out.append(Stage(level=k + 1, groups=groups, roots=roots, colour=colour))
+            rep = [0] * (max(level) + 1)
+            for c, r in now.items():
+                rep[c] = r
+            below = list(level)
         return out[::-1]
 
     def holdings(self, root: int) -> list[dict[int, list[int]]]:

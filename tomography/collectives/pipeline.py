@@ -40,7 +40,7 @@ def run_steps(steps: Sequence[Step], segments: int, *, window: int = 2) -> None:
     Parameters
     ----------
     steps : sequence of Step
-        A step's ``after`` must point to an earlier step.
+        A step's ``after`` is the index of another step; no cycles.
     segments : int
     window : int, default 2
         Segments of one step in flight at once.
