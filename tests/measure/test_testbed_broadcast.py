@@ -202,3 +202,46 @@ def test_the_concurrency_test_finds_the_shared_uplink_and_only_it(as_root, tmp_p
     assert verdicts.loc[("c1", "c2"), "drop"] > 0.3  # two flows split the 20 Mbit/s uplink
     m = read_measurement(tmp_path / "cc")
     assert set(m.probes["concurrent"].astype(int)) == {1, 2}
+
+
+def test_one_allocation_measures_then_runs_hierarchical_collectives(as_root,
+                                                                    tmp_path: Path) -> None:
+    """The workflow of docs/mpi.md on the emulated network: one MPI job measures (rank 0
+    coordinates, a rank in each host's namespace), the next runs a program whose ranks,
+    told nothing, find their hosts in the dataset by address and check every collective."""
+    import os
+    import sys
+
+    from tomography.topology import read_topology
+
+    from .conftest import mpiexec
+
+    topology = tmp_path / "two.yaml"
+    topology.write_text(TWO_SITES)
+    name = f"co{random.randrange(10**4):04d}"
+    bed = testbed.up(read_topology(topology), name=name)
+    tomography = str(Path(sys.executable).parent / "tomography")
+    check = str(Path(__file__).parents[1] / "tomography" / "collectives_check.py")
+    # ranks on one machine meet in shared memory unless told to use the network
+    network_only = ["MPIR_CVAR_NOLOCAL=1", "UCX_TLS=tcp"]
+    try:
+        argv = [mpiexec(), "-n", "1", tomography, "measure", "bittorrent", "--mpi", "--network",
+                "10.201.0.0/16", "-o", str(tmp_path / "run"), "-n", "3", "--size", "2MiB",
+                "--seed", "1"]
+        for ns in bed.hosts.values():
+            argv += [":", "-n", "1", "ip", "netns", "exec", ns, tomography, "measure",
+                     "bittorrent", "--mpi", "--network", "10.201.0.0/16"]
+        assert subprocess.run(argv, capture_output=True, text=True,
+                              timeout=300).returncode == 0
+        argv = [mpiexec()]
+        for i, ns in enumerate(bed.hosts.values()):
+            argv += ([":"] if i else []) + ["-n", "1", "ip", "netns", "exec", ns, "env",
+                                            *network_only, sys.executable, check,
+                                            str(tmp_path / "run"), "16384"]
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=300,
+                             env={k: v for k, v in os.environ.items()
+                                  if k != "TOMOGRAPHY_HOST"})
+    finally:
+        testbed.down(name)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "checked" in run.stdout and "on 6 ranks over 2 levels (level 1, all)" in run.stdout
