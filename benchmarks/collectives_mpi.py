@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -57,6 +56,20 @@ MPICH_ENV = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp", "MPIR_CVAR_CH4_PROGRESS
 
 
 # -- the MPI program -------------------------------------------------------------------------
+
+def call(comm, name: str, send, recv) -> None:
+    """One collective, root 0, MPI.SUM: ``recv`` is the result (Allgather: of every rank)."""
+    from mpi4py import MPI
+
+    if name == "Bcast":
+        comm.Bcast(send, root=0)
+    elif name == "Reduce":
+        comm.Reduce(send, recv, op=MPI.SUM, root=0)
+    elif name == "Allreduce":
+        comm.Allreduce(send, recv, op=MPI.SUM)
+    else:
+        comm.Allgather(send, recv)
+
 
 def program(args: argparse.Namespace) -> int:
     import numpy as np
@@ -87,14 +100,7 @@ def program(args: argparse.Namespace) -> int:
             send, recv = np.full(n, rank + 1.0), np.empty(n)
         world.Barrier()
         start = MPI.Wtime()
-        if name == "Bcast":
-            comm.Bcast(send, root=0)
-        elif name == "Reduce":
-            comm.Reduce(send, recv, op=MPI.SUM, root=0)
-        elif name == "Allreduce":
-            comm.Allreduce(send, recv, op=MPI.SUM)
-        else:
-            comm.Allgather(send, recv)
+        call(comm, name, send, recv)
         return world.allreduce(MPI.Wtime() - start, op=MPI.MAX)
 
     for comm in [*comms.values(), raw, wide, *by_segment.values()]:   # split once, warm up
@@ -160,14 +166,7 @@ def overhead(args: argparse.Namespace) -> int:
                 world.Barrier()
                 start = MPI.Wtime()
                 for _ in range(calls):
-                    if name == "Bcast":
-                        c.Bcast(send, root=0)
-                    elif name == "Reduce":
-                        c.Reduce(send, recv, op=MPI.SUM, root=0)
-                    elif name == "Allreduce":
-                        c.Allreduce(send, recv, op=MPI.SUM)
-                    else:
-                        c.Allgather(send, out)
+                    call(c, name, send, out)
                 t = world.allreduce((MPI.Wtime() - start) / calls, op=MPI.MAX)
                 rows.append((name, variant, t))
     if world.Get_rank() == 0:
