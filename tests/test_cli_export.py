@@ -85,8 +85,13 @@ def test_export_every_format(capsys, four_by_16: Path, tmp_path: Path) -> None:
     assert out["simgrid"].read_text().count("<host ") == 64
     mpi = json.loads(out["mpi"].read_text())
     assert mpi["format"] == "tomography-mpi/1" and len(mpi["hosts"]) == 64
-    hostfile = out["hostfile"].read_text().split()  # in the syntax of the MPICH set up
-    assert len(hostfile) == 64 and all(re.fullmatch(r"[^\s:]+:1", line) for line in hostfile)
+    # in the syntax of the mpiexec on PATH: MPICH's (the set-up's wheel) or, where Debian's
+    # openmpi-bin provides /usr/bin/mpiexec, Open MPI's
+    from tomography.export.mpi.hostfiles import mpi_flavor
+
+    line = r"[^\s:]+ slots=1" if mpi_flavor() == "openmpi" else r"[^\s:]+:1"
+    hostfile = out["hostfile"].read_text().splitlines()
+    assert len(hostfile) == 64 and all(re.fullmatch(line, h) for h in hostfile), hostfile[:3]
     assert out["rankfile"].read_text().startswith("rank 0=")
     code, tree_dot, _ = run(capsys, "export", four_by_16, "--format", "dot", "--graph", "tree",
                             "-o", "-")
