@@ -294,29 +294,27 @@ class HierarchicalComm:
                 acc[...] = mine
         else:
             acc = mine.copy() if leads else mine
-        self._reduce(acc, op, stages[::-1])
-
-    def _reduce(self, acc: np.ndarray, op: Any, bottom_up: list[tuple[Stage, Any]]) -> None:
-        """Reduce ``acc`` up the stages, segment by segment."""
-        MPI = self._MPI
         count, segment = self._segments(acc)
+        run_steps(self._reduce_steps(segment, op, stages[::-1]), count, window=self.window)
+
+    def _reduce_steps(self, segment: Any, op: Any,
+                      bottom_up: list[tuple[Stage, Any]]) -> list[Step]:
+        """The steps of a reduction up ``bottom_up``, each after the one before; a rank
+        that sends its share to its group's root is done."""
+        MPI = self._MPI
         steps: list[Step] = []
         for stage, sub in bottom_up:
             if sub is None:
                 continue
-            group = stage.group_of(self.rank)
             lead = stage.root_of(self.rank)
-            after = len(steps) - 1 if steps else None
-            if lead == self.rank:
-                start = (lambda s, c=sub, r=group.index(lead):
-                         c.Ireduce(MPI.IN_PLACE, segment(s), op=op, root=r))
-            else:
-                start = (lambda s, c=sub, r=group.index(lead):
-                         c.Ireduce(segment(s), None, op=op, root=r))
-            steps.append(Step(start, after=after))
+            r = stage.group_of(self.rank).index(lead)
+            start = ((lambda s, c=sub, r=r: c.Ireduce(MPI.IN_PLACE, segment(s), op=op, root=r))
+                     if lead == self.rank else
+                     (lambda s, c=sub, r=r: c.Ireduce(segment(s), None, op=op, root=r)))
+            steps.append(Step(start, after=len(steps) - 1 if steps else None))
             if lead != self.rank:
-                break  # sent its share: done
-        run_steps(steps, count, window=self.window)
+                break
+        return steps
 
     def reduce(self, sendobj: Any, op: Any = None, root: int = 0) -> Any:
         """Reduce Python objects to ``root``, as :meth:`mpi4py.MPI.Comm.reduce`.
@@ -356,18 +354,7 @@ class HierarchicalComm:
             acc[...] = _array(sendbuf, MPI)
         stages = self.stages(0)
         count, segment = self._segments(acc)
-        steps: list[Step] = []
-        for stage, sub in stages[:0:-1]:            # up, below the top
-            if sub is None:
-                continue
-            group, lead = stage.group_of(self.rank), stage.root_of(self.rank)
-            r = group.index(lead)
-            start = ((lambda s, c=sub, r=r: c.Ireduce(MPI.IN_PLACE, segment(s), op=op, root=r))
-                     if lead == self.rank else
-                     (lambda s, c=sub, r=r: c.Ireduce(segment(s), None, op=op, root=r)))
-            steps.append(Step(start, after=len(steps) - 1 if steps else None))
-            if lead != self.rank:
-                break
+        steps = self._reduce_steps(segment, op, stages[:0:-1])   # up, below the top
         sub = stages[0][1]
         if sub is not None:
             steps.append(Step(lambda s, c=sub: c.Iallreduce(MPI.IN_PLACE, segment(s), op=op),
