@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -52,3 +54,36 @@ def test_graph_without_hierarchy_and_errors(planted, tmp_path):
     other = Hierarchy.from_partitions(["a", "b"], [[0, 1]])
     with pytest.raises(TomographyError, match="other hosts than the measurement"):
         host_graph(planted, hierarchy=other)
+
+
+def _gexf_schema() -> "Path | None":
+    """The GEXF 1.2 schema as the format's maintainers publish it (``specs/1.2draft/*.xsd``),
+    from ``$TOMOGRAPHY_GEXF_SCHEMA`` (a directory) or this machine's cache; it is not shipped."""
+    import os
+    from pathlib import Path
+
+    where = os.environ.get("TOMOGRAPHY_GEXF_SCHEMA") or Path.home() / ".cache" / \
+        "bandwidth-tomography" / "gexf-1.2draft"
+    path = Path(where) / "gexf.xsd"
+    return path if path.is_file() else None
+
+
+def test_gexf_validates_against_the_published_schema(planted, inferred, tmp_path):
+    from lxml import etree
+
+    schema_path = _gexf_schema()
+    if schema_path is None:
+        pytest.skip("the published GEXF 1.2 schema (gexf.xsd with data, dynamics, hierarchy, "
+                    "phylogenics and viz.xsd) is not on this machine: put its directory in "
+                    "$TOMOGRAPHY_GEXF_SCHEMA")
+    schema = etree.XMLSchema(etree.parse(str(schema_path)))
+    m = copy.deepcopy(planted)
+    m.hosts.loc[0, "label"] = 'site <A> & "B"'   # text that must be escaped
+    for hierarchy in (None, inferred):
+        path = tmp_path / "hosts.gexf"
+        write_gexf(m, path, hierarchy=hierarchy)
+        assert schema.validate(etree.parse(str(path))), schema.error_log
+    assert nx.read_gexf(path).nodes[m.host_names[0]]["truth"] == 'site <A> & "B"'
+    # the same check fails on what networkx writes by itself
+    nx.write_gexf(host_graph(m), tmp_path / "networkx.gexf", version="1.2draft")
+    assert not schema.validate(etree.parse(str(tmp_path / "networkx.gexf")))
