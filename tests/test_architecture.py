@@ -13,7 +13,8 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("tomography", "cluster", "measure", "visualize")
-TOP = ("tomography.cli", "tomography.pipeline", "tomography.__main__", "tomography.collectives")
+TOP = ("tomography.cli", "tomography.pipeline", "tomography.__main__", "tomography.collectives",
+       "tomography.report")
 """The modules on top: the one analysis pipeline, the command line and the collective
 library (which analyses a dataset through the pipeline)."""
 MIDDLE = ("cluster", "measure", "visualize")

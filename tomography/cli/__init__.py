@@ -18,8 +18,8 @@ import sys
 from typing import Sequence
 
 from tomography.cli import (cluster, demo, evaluate, export, hierarchy, import_results, info,
-                            measure, multicast, plan, plot, simulate, synthetic, testbed, tree,
-                            truth)
+                            measure, multicast, plan, plot, report, simulate, synthetic, testbed,
+                            tree, truth)
 from tomography.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
@@ -39,13 +39,14 @@ examples:
   tomography export DATASET --format gauge -o - | tomography plan - --root HOST
   tomography multicast --testbed two-sites-demo --dataset run --root w1-00 -o mc
   tomography export DATASET --format graphml -o hosts.graphml   # for Gephi
+  tomography report DATASET -o run.html        # one self-contained HTML page of the run
 
 DATASET is a measurement directory: meta.json, hosts.csv, transfers.csv,
 iterations.csv (the README's section "The measurement dataset" lists every column)."""
 
 
 COMMANDS = (info, cluster, hierarchy, tree, evaluate, truth, import_results, synthetic,
-            simulate, measure, testbed, demo, export, plan, multicast, plot)
+            simulate, measure, testbed, demo, export, plan, multicast, plot, report)
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -1,0 +1,244 @@
+"""``tomography report``: the one-page HTML report, its content and how a real browser shows it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tomography.cli import main
+from tomography.dataset import write_measurement
+from tomography.errors import TomographyError
+from tomography.report import find_multicasts, report_html, write_report
+from tomography.synthetic import planted_hierarchy
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "out" / "test-report"
+"""Where the browser test copies its screenshots, to be looked at (``/out/`` is ignored by git)."""
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+
+
+def probe_dataset(path: Path, groups: int = 2, per_group: int = 5) -> Path:
+    """An iperf3 mesh of ``groups`` x ``per_group`` hosts: 900 Mbit/s inside a group,
+    100 across, two repeats, three failed tests (one pair with no success)."""
+    m = planted_hierarchy((groups,), per_group, iterations=1, seed=0)
+    hosts, labels = m.host_names, m.labels
+    rng = np.random.default_rng(0)
+    rows = []
+    for repeat in range(2):
+        for src in hosts:
+            for dst in hosts:
+                if src == dst:
+                    continue
+                rate = (900e6 if labels[src] == labels[dst] else 100e6) * rng.uniform(0.9, 1.1)
+                rows.append({"src": src, "dst": dst, "tool": "iperf3", "bits_per_second": rate,
+                             "streams": 1, "concurrent": 1, "duration_s": 2.0,
+                             "repeat": repeat, "error": ""})
+    for i, (src, dst, repeat) in enumerate([(hosts[0], hosts[1], 0), (hosts[0], hosts[1], 1),
+                                            (hosts[2], hosts[-1], 1)]):
+        for row in rows:
+            if (row["src"], row["dst"], row["repeat"]) == (src, dst, repeat):
+                row.update(bits_per_second=np.nan, error="connection refused")
+    m.meta = {**m.meta, "method": "iperf3", "launcher": "local",
+              "params": {"seed": 3, "duration_s": 2.0, "repeats": 2}}
+    m.transfers, m.iterations = m.transfers.iloc[:0], m.iterations.iloc[:0]
+    m.probes = pd.DataFrame(rows)
+    write_measurement(m, path)
+    return path
+
+
+def multicast_run(path: Path) -> Path:
+    """A multicast run's directory with two methods (as ``tomography multicast -o`` writes)."""
+    from measure.multicast import FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS
+
+    path.mkdir(parents=True)
+    (path / "meta.json").write_text(json.dumps({"format": FORMAT, "launcher": "local",
+                                                "created": "2026-01-01T00:00:00+00:00",
+                                                "hosts": {}, "params": {}}))
+    runs = pd.DataFrame([{"run": f"r{i}", "method": method, "repeat": 0, "root": "h000",
+                          "bytes": 2**22, "streams": 1, "pacing": "kernel",
+                          "predicted_Bps": 5e6, "achieved_Bps": rate, "completion_s": 1.0,
+                          "complete": True, "receivers_complete": 9, "started": "", "note": ""}
+                         for i, (method, rate) in enumerate([("balanced", 4.5e6),
+                                                             ("chain-hosts", 2e6)])],
+                        columns=MULTICAST_COLUMNS)
+    runs.to_csv(path / "multicasts.csv", index=False)
+    (path / "receivers.csv").write_text(",".join(RECEIVER_COLUMNS) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "planted"
+    write_measurement(planted_hierarchy((2, 2), 4, iterations=3, seed=1), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory) -> Path:
+    return probe_dataset(tmp_path_factory.mktemp("report") / "mesh")
+
+
+def _self_contained(page: str) -> None:
+    loads = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', page)
+    assert loads, "the page loads nothing?"
+    remote = [x for x in loads if not (x.startswith("data:") or x.startswith("#"))]
+    assert remote == []
+    assert "<script" not in page and "@import" not in page and "url(" not in page
+
+
+# --------------------------------------------------------------------------- content, no browser
+
+@pytest.mark.slow   # 4 s: the stop rule replayed, the convergence, the figures
+def test_broadcast_report_sections(planted, tmp_path):
+    r = write_report(planted, tmp_path / "run.html", resamples=2, seed=0)
+    page = r.path.read_text(encoding="utf-8")
+    assert r.sections == ["measured", "heatmap", "clusters", "hierarchy", "tree", "convergence",
+                          "accuracy"]
+    for sid in r.sections:
+        assert f'<section id="{sid}">' in page and f'href="#{sid}"' in page
+    _self_contained(page)
+    assert page.count("data:image/png;base64,") == 1            # the heat map, a raster
+    assert page.count("data:image/svg+xml;base64,") == 3        # Hasse, tree, convergence
+    assert "Verdict: the stop rule" in page and "synthetic" in page
+    assert "confidence" in page and 'id="probes"' not in page and 'id="multicast"' not in page
+
+
+@pytest.mark.slow
+def test_truth_only_when_there_is_one(planted, tmp_path):
+    page = write_report(planted, tmp_path / "a.html", truth=None, resamples=0).path.read_text()
+    assert 'id="accuracy"' not in page and "no ground truth" in page
+    assert 'id="convergence"' in page and "Verdict" in page
+
+
+def test_probe_report(probes, tmp_path):
+    r = write_report(probes, tmp_path / "mesh.html")
+    page = r.path.read_text(encoding="utf-8")
+    assert "probes" in r.sections and "heatmap" in r.sections and "accuracy" in r.sections
+    _self_contained(page)
+    assert "iperf3" in page and "connection refused" in page and 'class="bad"' in page
+    assert "1 pair(s) with no successful test" in page and "3 failed test(s)" in page
+    assert "no stop rule to replay" in page
+    assert "Heat map of w_n" not in page and "Bandwidth between hosts" in page
+
+
+@pytest.mark.slow
+def test_multicast_table_beside_the_dataset(tmp_path):
+    data = tmp_path / "demo" / "dataset"
+    write_measurement(planted_hierarchy((2,), 4, iterations=2, seed=0), data)
+    assert find_multicasts(data) is None
+    multicast_run(tmp_path / "demo" / "multicast")
+    assert find_multicasts(data) == (tmp_path / "demo" / "multicast").resolve()
+    r = write_report(data, tmp_path / "r.html", resamples=0)
+    page = r.path.read_text()
+    assert r.sections[-1] == "multicast" and "chain-hosts" in page and "balanced" in page
+    assert "<title>demo:" in main_title(tmp_path, data)
+    page = write_report(data, tmp_path / "r2.html", multicast=False, resamples=0).path.read_text()
+    assert 'id="multicast"' not in page
+
+
+def main_title(tmp_path: Path, data: Path) -> str:
+    """The page of ``tomography report`` (titled after ``demo`` for ``demo/dataset``)."""
+    assert main(["report", str(data), "-o", str(tmp_path / "cli.html"), "--resamples", "0",
+                 "--max-rows", "1"]) == 0
+    page = (tmp_path / "cli.html").read_text()
+    assert "the first 1 of 2 methods are shown" in page
+    return page
+
+
+def test_bad_input_one_line(tmp_path, capsys):
+    assert main(["report", str(tmp_path), "-o", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "meta.json" in err[0]
+    data = tmp_path / "d"
+    write_measurement(planted_hierarchy((2,), 4, iterations=2, seed=0), data)
+    bad = tmp_path / "mc"
+    bad.mkdir()
+    (bad / "meta.json").write_text('{"format": "tomography-multicast/1"}')
+    (bad / "multicasts.csv").write_text("run,method\nx,y\n")
+    assert main(["report", str(data), "-o", str(tmp_path / "x.html"), "--multicast",
+                 str(bad), "--resamples", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "multicast" in err[0] and "mc" in err[0]
+    with pytest.raises(TomographyError, match="max_rows"):
+        report_html(__import__("tomography.pipeline").pipeline.analyze(data, resamples=0),
+                    max_rows=0)
+
+
+# --------------------------------------------------------------------------- a real browser
+
+def _browser():
+    """A headless Debian chromium driven by selenium, or a skip saying what is missing."""
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    if missing:
+        pytest.skip(f"no headless browser: {', '.join(missing)} missing (scripts/setup.sh "
+                    "installs Debian's chromium and chromium-driver)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("selenium is not installed (pip install -e '.[test]')")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--hide-scrollbars", "--window-size=1200,1600"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+
+
+FIGURES_JS = """
+return Array.from(document.images).map(img => {
+  const r = img.getBoundingClientRect();
+  return {name: img.dataset.figure, complete: img.complete, natural: img.naturalWidth,
+          naturalHeight: img.naturalHeight, width: r.width, height: r.height,
+          bytes: img.src.length};
+});"""
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory) -> Path:
+    from measure.simulator import simulate
+
+    path = tmp_path_factory.mktemp("report") / "sim"
+    simulate("two-sites-demo", path, iterations=4, file_size="8MiB", seed=0)
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["bittorrent", "probes"])
+def test_report_in_headless_chromium(kind, simulated, probes, tmp_path):
+    driver = _browser()
+    data = simulated if kind == "bittorrent" else probes
+    page = tmp_path / f"{kind}.html"
+    assert main(["report", str(data), "-o", str(page)]) == 0
+    try:
+        driver.get(page.as_uri())
+        assert driver.title.endswith("bandwidth tomography report")
+        figures = driver.execute_script(FIGURES_JS)
+        sections = driver.execute_script(
+            "return Array.from(document.querySelectorAll('section')).map(s => s.id)")
+        shot = tmp_path / f"{kind}.png"
+        driver.save_screenshot(str(shot))
+        log = driver.get_log("browser")
+    finally:
+        driver.quit()
+    errors = [e for e in log if e["level"] in ("SEVERE", "ERROR")]
+    assert errors == [], errors
+    expected = {"heatmap" if kind == "bittorrent" else "probe grid", "hasse", "tree",
+                *(["convergence"] if kind == "bittorrent" else [])}
+    assert {f["name"] for f in figures} == expected
+    for f in figures:
+        assert f["complete"] and f["natural"] > 50 and f["naturalHeight"] > 50, f
+        assert f["width"] > 100 and f["height"] > 50 and f["bytes"] > 1000, f
+    assert "measured" in sections and "tree" in sections
+    assert ("probes" in sections) == (kind == "probes")
+    assert shot.stat().st_size > 10_000
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copy(shot, SCREENSHOTS / shot.name)
+    print(f"screenshot: {SCREENSHOTS / shot.name}")
