@@ -27,6 +27,9 @@ command -v NPtcp >/dev/null 2>&1 || missing+=(netpipe-tcp)
 # Open MPI, the other MPI a cluster may have: the collectives are tested with both it and
 # MPICH (the wheel in .venv).
 command -v mpicc.openmpi >/dev/null 2>&1 || missing+=(openmpi-bin libopenmpi-dev)
+# Debian's chromium and its driver: the test of `tomography report` opens the page in a real
+# headless browser (selenium, from the test extra, drives it through /usr/bin/chromedriver).
+{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || missing+=(chromium chromium-driver)
 # SimGrid's Python module checks the exported platform files (tests skip without it).
 ls /usr/lib/python3/dist-packages/simgrid*.so >/dev/null 2>&1 || missing+=(python3-simgrid)
 if [ ${#missing[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
