@@ -50,9 +50,9 @@ def add_parser(sub: Any) -> None:
                 "the simulator otherwise) until the clusters are stable, then the hierarchy, "
                 "the tree and the accuracy against the truth, and on the testbed multicasts "
                 "planned over what was measured, run beside a host-order chain and BitTorrent; "
-                "the dataset, hierarchy.json, tree.json and the multicasts under -o (an earlier "
-                "demo there is replaced). docs/guide.md goes on from there: exports, plans, "
-                "pictures.",
+                "the dataset, hierarchy.json, tree.json, report.html (one page of it all) and "
+                "the multicasts under -o (an earlier demo there is replaced). docs/guide.md "
+                "goes on from there: exports, plans, pictures.",
                 ["sudo tomography demo                # ~3 min; results in out/demo",
                  "tomography demo --simulate -o sim   # the simulator, no root needed"])
     p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
                         then=lambda bed: _report_and_deliver(bed, data, out, args.seed))
     _summary(data)
     _report(data, out, args.seed)
+    _page(data, out, args.seed, multicast=None)
     return 0
 
 
@@ -183,6 +184,7 @@ def _report_and_deliver(bed: Any, data: Path, out: Path, seed: int) -> None:
         plans = deliveries(list(DEMO_MULTICAST), names, names[0], DEMO_MULTICAST_SIZE, model)
     except TomographyError as exc:
         print(f"no multicast: {exc}")
+        _page(data, out, seed, multicast=None)
         return
     run_multicasts(hosts, plans, out / "multicast", launch=ProcessTransport(
         bed.command, name="testbed"), repeats=1, bittorrent=True, overwrite=True,
@@ -191,6 +193,17 @@ def _report_and_deliver(bed: Any, data: Path, out: Path, seed: int) -> None:
     print(multicast_table(out / "multicast"))
     print(f"(tomography multicast runs these and every planner; docs/multicast.md; "
           f"the multicasts are in {out / 'multicast'})")
+    _page(data, out, seed, multicast=out / "multicast")
+
+
+def _page(data: Path, out: Path, seed: int, *, multicast: Path | None) -> None:
+    """Write ``out/report.html`` (:func:`tomography.report.write_report`, the analysis of
+    :func:`_report` with the dataset's labels as truth) and say where, in one line; the
+    multicasts of this demo only, not an earlier demo's."""
+    from tomography.report import write_report
+
+    r = write_report(data, out / "report.html", seed=seed, multicast=multicast or False)
+    print(f"report: {r.path} (one self-contained page; open it in a browser)")
 
 
 def _can_emulate(topology: Topology) -> str | None:
