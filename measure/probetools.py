@@ -1,8 +1,8 @@
 """The reference probes' tools: iperf3 and NetPIPE command lines, and what their output says.
 
 * iperf3 (``iperf3 -J``): :func:`iperf3_client`, :func:`iperf3_server`,
-  :func:`parse_iperf3` (throughput on the **receiver** side, bytes,
-  retransmits, mean RTT, or the error iperf3 reported).
+  :func:`parse_iperf3` (from :mod:`tomography.iperf3`: throughput on the
+  **receiver** side, bytes, retransmits, mean RTT, or the error iperf3 reported).
 * NetPIPE (``NPtcp``): :func:`netpipe_receiver`, :func:`netpipe_transmitter`,
   :func:`parse_netpipe` (the curve: message size, one-way time, throughput)
   and :func:`hockney_fit`, Hockney's model ``T(m) = alpha + beta * m``
@@ -17,12 +17,12 @@ half a round trip, in seconds.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 
 from tomography.errors import ParameterError, ProbeError
+from tomography.iperf3 import parse_iperf3  # the reports' reader, shared with `import iperf3`
 
 __all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "iperf3_server", "iperf3_client", "parse_iperf3",
            "netpipe_receiver", "netpipe_transmitter", "parse_netpipe", "hockney_fit"]
@@ -59,52 +59,6 @@ def iperf3_client(source: str, destination: str, port: int, *, duration: int = 1
                              f"{duration} and {omit}")
     return ["iperf3", "-c", destination, "-p", str(port), "-B", source, "-J",
             "-t", str(int(duration)), "-P", str(parallel), "-O", str(int(omit))]
-
-
-def parse_iperf3(text: str) -> dict[str, Any]:
-    """The figures of one iperf3 ``-J`` client test.
-
-    Returns
-    -------
-    dict
-        ``bits_per_second`` (received, the receiver's count), ``bytes``
-        (received), ``duration_s``, ``retransmits``, ``rtt_ms`` (mean of the
-        sender's streams, None when iperf3 gives none), ``streams`` and
-        ``error`` ("" when the test ran).
-
-    Examples
-    --------
-    >>> doc = {"start": {"test_start": {"num_streams": 1}},
-    ...        "end": {"sum_received": {"bytes": 1250000, "seconds": 1.0,
-    ...                                 "bits_per_second": 1e7},
-    ...                "sum_sent": {"retransmits": 3},
-    ...                "streams": [{"sender": {"mean_rtt": 1500}}]}}
-    >>> r = parse_iperf3(json.dumps(doc))
-    >>> r["bits_per_second"], r["retransmits"], r["rtt_ms"], r["error"]
-    (10000000.0, 3, 1.5, '')
-    >>> parse_iperf3('{"error": "the server is busy running a test. try again later"}')["error"]
-    'the server is busy running a test. try again later'
-    >>> parse_iperf3("no json")["error"]
-    "iperf3 gave no JSON: 'no json'"
-    """
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        return {"error": f"iperf3 gave no JSON: {text.strip()[:200]!r}"}
-    if doc.get("error"):
-        return {"error": str(doc["error"])}
-    end = doc.get("end", {})
-    received = end.get("sum_received") or end.get("sum") or {}
-    if not received:
-        return {"error": "iperf3 reported no received data"}
-    rtts = [s["sender"]["mean_rtt"] for s in end.get("streams", [])
-            if isinstance(s.get("sender"), dict) and "mean_rtt" in s["sender"]]
-    return {"bits_per_second": float(received["bits_per_second"]),
-            "bytes": int(received["bytes"]), "duration_s": float(received["seconds"]),
-            "retransmits": int(end.get("sum_sent", {}).get("retransmits", 0)),
-            "rtt_ms": float(np.mean(rtts)) / 1000 if rtts else None,
-            "streams": int(doc.get("start", {}).get("test_start", {}).get("num_streams", 1)),
-            "error": ""}
 
 
 NETPIPE_DEFAULTS = {"upper": 128 * 1024, "samples": 5}  # bytes; repeats per message size

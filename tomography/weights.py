@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["directed_counts", "iteration_weights", "mean_weights", "probe_weights", "rounds",
-           "weight_graph", "to_networkx", "IterationWeights"]
+           "tcp_probes", "weight_graph", "to_networkx", "IterationWeights"]
 
 
 def directed_counts(measurement: Measurement, iterations: Iterable[int] | None = None
@@ -151,19 +151,37 @@ def rounds(measurement: Measurement) -> int:
     """
     if measurement.iteration_ids or measurement.probes is None:
         return len(measurement.iteration_ids)
-    probes = measurement.probes
+    probes = tcp_probes(measurement.probes)
     if probes.empty:
         return 0
     return int(probes["repeat"].max()) + 1 if "repeat" in probes else 1
+
+
+def tcp_probes(probes: pd.DataFrame) -> pd.DataFrame:
+    """The TCP rows of a probes table: UDP tests (imported ones) are another measurement.
+
+    A table without a ``protocol`` column is all TCP.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tcp_probes(pd.DataFrame({"src": ["a", "a"], "protocol": ["tcp", "udp"]}))["protocol"].tolist()
+    ['tcp']
+    """
+    if "protocol" not in probes:
+        return probes
+    return probes[probes["protocol"].astype(str).str.strip().str.lower() != "udp"]
 
 
 @renamed_parameter("n", "iterations")
 def probe_weights(measurement: Measurement, iterations: int | None = None) -> sparse.csr_array:
     """Measured bandwidth between hosts, in Mbit/s, from a probe dataset.
 
-    Per ordered pair the median of its successful tests over the first
+    Per ordered pair the median of its successful TCP tests over the first
     ``iterations`` repeats (``n=``, deprecated) (solo and concurrent alike, as measured); per host pair
-    the mean of its two directions, or the one measured.
+    the mean of its two directions, or the one measured.  UDP tests
+    (``protocol`` ``udp``, imported from perfSONAR or iperf3) never count:
+    their rate is the target rate the sender was told, not what the path carries.
 
     Raises
     ------
@@ -191,6 +209,8 @@ def probe_weights(measurement: Measurement, iterations: int | None = None) -> sp
     if not 1 <= n <= total:
         raise TomographyError(f"iterations must be between 1 and {total} (the probe repeats in the "
                               f"dataset), got {n}")
+    udp = len(probes) - len(tcp_probes(probes))
+    probes = tcp_probes(probes)
     ok = probes["bits_per_second"].notna()
     if "error" in probes:
         ok &= probes["error"].astype(str).str.strip() == ""
@@ -198,7 +218,8 @@ def probe_weights(measurement: Measurement, iterations: int | None = None) -> sp
         ok &= probes["repeat"] < n
     runs = probes[ok]
     if runs.empty:
-        raise TomographyError("the dataset has no successful probe")
+        raise TomographyError("the dataset has no successful probe"
+                              + (f" over TCP ({udp} UDP tests are not bandwidths)" if udp else ""))
     hosts = measurement.host_names
     index = {h: i for i, h in enumerate(hosts)}
     per_pair = runs.groupby(["src", "dst"])["bits_per_second"].median() / 1e6

@@ -80,3 +80,195 @@ def test_bad_results_are_named(tmp_path: Path) -> None:
         read_pscheduler([f])
     with pytest.raises(DatasetError, match="no such file"):
         read_pscheduler([tmp_path / "missing.json"])
+
+
+# The layouts perfSONAR archives, each written here to its published schema.
+
+def _throughput_task(spec: dict, tool: str = "iperf3") -> dict:
+    return {"schema": 1, "test": {"type": "throughput", "spec": {"schema": 1, **spec}},
+            "tool": tool, "detail": {"participants": [spec.get("source", "lead.example"),
+                                                      spec.get("dest")]}}
+
+
+def _import(tmp_path: Path, docs: list, *extra: str) -> tuple[int, "object"]:
+    archive = tmp_path / "archive"
+    archive.mkdir(exist_ok=True)
+    (archive / "docs.json").write_text(json.dumps(docs))
+    code = main(["import", "pscheduler", str(archive), "-o", str(tmp_path / "ds"), "--force",
+                 *extra])
+    return code, read_measurement(tmp_path / "ds")
+
+
+def test_a_run_record_of_the_rest_api(tmp_path: Path) -> None:
+    """``/tasks/<id>/runs/<id>``: participants and result-merged, no task spec."""
+    record = {"href": "https://ps1/pscheduler/tasks/t1/runs/r1", "task-href":
+              "https://ps1/pscheduler/tasks/t1", "result-href": "https://ps1/.../result",
+              "start-time": "2026-11-23T10:00:00Z", "end-time": "2026-11-23T10:00:12Z",
+              "duration": "PT12S", "participant": 0, "participants": ["ps1", "ps2"],
+              "state": "finished", "state-display": "Finished", "errors": None,
+              "result": _result(9e8), "result-full": [_result(9e8), None],
+              "result-merged": _result(9e8, 1, received=8.8e8)}
+    code, m = _import(tmp_path, [record])
+    assert code == 0
+    assert m.probes[["src", "dst", "bits_per_second", "protocol"]].values.tolist() == \
+        [["ps1", "ps2", 8.8e8, "tcp"]]
+
+
+def test_the_archivers_input_and_what_the_http_archiver_posts(tmp_path: Path, capsys) -> None:
+    """The archiver's input ``{"data", "result": {...}}`` is read, not refused."""
+    posted = {"id": "r1", "schedule": {"start": "2026-11-23T10:00:00Z", "duration": "PT12S"},
+              "test": {"type": "throughput", "spec": {"source": "10.1.0.1", "dest": "10.1.0.2"}},
+              "tool": {"name": "iperf3", "version": "1.1"}, "participants": ["10.1.0.1", "10.1.0.2"],
+              "run": {"start-time": "2026-11-23T10:00:01Z", "href": "https://ps/r1"},
+              "task": _throughput_task({"source": "10.1.0.1", "dest": "10.1.0.2"}),
+              "result": _result(4.4e9)}
+    envelope = {"data": {"_url": "https://collector/ingest", "op": "put"},
+                "task-href": "https://ps/t1", "run-href": "https://ps/r1", "result": posted,
+                "attempts": 0, "last-attempt": None}
+    latency = {"data": {"ident": "x"}, "result": {"test": {"type": "latency",
+               "spec": {"source": "a", "dest": "b"}}, "tool": {"name": "owping"},
+               "participants": ["a"], "result": {"succeeded": True, "packets-sent": 100}}}
+    code, m = _import(tmp_path, [envelope, posted, latency, latency, {"hello": 1}])
+    assert code == 0
+    assert m.probes[["src", "dst", "tool", "bits_per_second"]].values.tolist() == \
+        [["10.1.0.1", "10.1.0.2", "iperf3", 4.4e9]] * 2
+    assert m.probes["repeat"].tolist() == [0, 1]
+    out = capsys.readouterr().out
+    assert "imported 2 pScheduler throughput runs" in out
+    assert "skipped 3 documents that are not throughput results (2 latency, 1 unrecognised)" \
+        in out
+
+
+def test_esmond_metadata_with_their_data(tmp_path: Path) -> None:
+    """esmond's metadata; each run a ``{ts, val}`` of the throughput event type."""
+    base = "/esmond/perfsonar/archive/f6b7"
+    meta = {"metadata-key": "f6b7", "subject-type": "point-to-point",
+            "source": "10.2.0.1", "destination": "10.2.0.2", "input-source": "bw1.example",
+            "input-destination": "bw2.example", "measurement-agent": "10.2.0.1",
+            "tool-name": "pscheduler/iperf3", "ip-transport-protocol": "tcp",
+            "bw-parallel-streams": "4", "time-duration": 20, "pscheduler-test-type":
+            "throughput", "uri": base + "/",
+            "event-types": [
+                {"event-type": "throughput", "base-uri": base + "/throughput/base",
+                 "summaries": [{"summary-type": "average", "summary-window": "86400"}],
+                 "data": [{"ts": 1397421672, "val": 9.2e9}, {"ts": 1397442692, "val": 9.4e9}]},
+                {"event-type": "streams-throughput", "base-uri": base + "/streams-throughput/base",
+                 "data": [{"ts": 1397421672, "val": [2.3e9] * 4}]},
+                {"event-type": "packet-retransmits", "base-uri": base + "/packet-retransmits/base",
+                 "data": [{"ts": 1397421672, "val": 12}]},
+                {"event-type": "failures", "base-uri": base + "/failures/base",
+                 "data": [{"ts": 1397466492, "val": {"error": "iperf3 server busy"}}]}]}
+    no_data = {**meta, "event-types": [{k: v for k, v in e.items() if k != "data"}
+                                       for e in meta["event-types"]]}
+    code, m = _import(tmp_path, [meta, no_data])
+    assert code == 0
+    p = m.probes
+    assert len(p) == 3  # two runs and a failure; the per-stream values are not runs
+    assert set(p["src"]) == {"bw1.example"} and set(p["dst"]) == {"bw2.example"}
+    assert p["bits_per_second"].tolist()[:2] == [9.2e9, 9.4e9]
+    assert p["streams"].tolist() == [4, 4, 4] and p["tool"].tolist() == ["iperf3"] * 3
+    assert p["retransmits"].tolist()[0] == 12 and p["duration_s"].tolist()[0] == 20
+    assert p["error"].tolist()[2] == "iperf3 server busy"
+
+
+def test_opensearch_documents_of_perfsonar_5(tmp_path: Path) -> None:
+    """The archive's documents, bare and as search hits, as its logstash pipeline writes."""
+    doc = {"@timestamp": "2026-11-23T10:00:01Z",
+           "test": {"type": "throughput", "spec": {"source": "ps-a.example", "dest":
+                                                   "ps-b.example", "duration": 20.0,
+                                                   "parallel": 2}},
+           "result": {"succeeded": True, "throughput": 2.5e9, "retransmits": 7, "mss": 8948,
+                      "intervals": {"json": "[]"}, "streams": {"json": json.dumps(
+                          [{"throughput-bits": 1.25e9}, {"throughput-bits": 1.25e9}])}},
+           "meta": {"source": {"ip": "10.3.0.1", "hostname": "ps-a.example"},
+                    "destination": {"ip": "10.3.0.2", "hostname": "ps-b.example"},
+                    "observer": {"ip": "10.3.0.1"}, "ip_version": 4},
+           "pscheduler": {"tool": "iperf3", "start_time": "2026-11-23T10:00:01Z",
+                          "participants": ["ps-a.example", "ps-b.example"],
+                          "task_href": "https://ps-a.example/pscheduler/tasks/t9",
+                          "run_href": "https://ps-a.example/pscheduler/tasks/t9/runs/r9"}}
+    no_source = json.loads(json.dumps(doc))
+    del no_source["test"]["spec"]["source"]
+    no_source["pscheduler"]["participants"] = [None, "ps-b.example"]
+    search = {"took": 3, "hits": {"total": {"value": 2}, "hits": [
+        {"_index": "pscheduler_throughput-2026.11.23", "_id": "x", "_source": doc},
+        {"_index": "pscheduler_throughput-2026.11.23", "_id": "y", "_source": no_source}]}}
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "search.json").write_text(json.dumps(search))
+    assert main(["import", "pscheduler", str(archive), "-o", str(tmp_path / "ds")]) == 0
+    p = read_measurement(tmp_path / "ds").probes
+    assert p[["src", "dst", "bits_per_second", "streams", "retransmits"]].values.tolist() == [
+        ["ps-a.example", "ps-b.example", 2.5e9, 2, 7],
+        ["10.3.0.1", "ps-b.example", 2.5e9, 2, 7]]  # no source: meta.source, the observer
+    assert p["duration_s"].tolist() == [20.0, 20.0]
+
+
+def test_udp_is_kept_apart_and_never_changes_a_tcp_weight(tmp_path: Path, capsys) -> None:
+    from tomography.weights import probe_weights
+
+    tcp = _run("10.0.0.1", "10.0.0.2", _result(4.439e9))
+    udp = _run("10.0.0.1", "10.0.0.2", _result(4.96e7))
+    udp["task"]["test"]["spec"].update(udp=True, bandwidth=50_000_000)
+    _, alone = _import(tmp_path, [tcp])
+    code, both = _import(tmp_path, [tcp, udp])
+    assert code == 0
+    assert "1 UDP pScheduler throughput run kept apart from the TCP weights" in \
+        capsys.readouterr().out
+    assert both.probes["protocol"].tolist() == ["tcp", "udp"]
+    assert both.probes["repeat"].tolist() == [0, 0]
+    assert (probe_weights(both).toarray() == probe_weights(alone).toarray()).all()
+    assert probe_weights(both).toarray()[0, 1] == 4439.0
+
+
+def test_reverse_runs_from_dest_to_source(tmp_path: Path) -> None:
+    run = _run("10.0.0.1", "10.0.0.2", _result(9e8))
+    run["task"]["test"]["spec"]["reverse"] = True
+    _, m = _import(tmp_path, [run])
+    assert m.probes[["src", "dst"]].values.tolist() == [["10.0.0.2", "10.0.0.1"]]
+
+
+def test_a_task_without_source_sends_from_its_lead_participant(tmp_path: Path) -> None:
+    """``pscheduler task throughput --dest X``: the spec has no source."""
+    task = _throughput_task({"dest": "10.0.0.9"})
+    task["detail"]["participants"] = ["10.0.0.5", "10.0.0.9"]
+    run = {"task": task, "run": {"start-time": "2026-11-23T10:00:00Z"},
+           "result": _result(9e8)}
+    reverse = json.loads(json.dumps(run))
+    reverse["task"]["test"]["spec"]["reverse"] = True
+    _, m = _import(tmp_path, [run, reverse])
+    assert m.probes[["src", "dst"]].values.tolist() == [["10.0.0.5", "10.0.0.9"],
+                                                        ["10.0.0.9", "10.0.0.5"]]
+
+
+def test_parallel_streams_are_one_run_at_the_total_rate(tmp_path: Path) -> None:
+    run = _run("10.0.0.1", "10.0.0.2", _result(8e9, streams=8))
+    run["task"]["test"]["spec"]["parallel"] = 8
+    run["result"]["summary"]["streams"] = [{"stream-id": i, "throughput-bits": 1e9, "rtt": 900}
+                                           for i in range(8)]
+    no_total = json.loads(json.dumps(run))
+    del no_total["result"]["summary"]["summary"]
+    _, m = _import(tmp_path, [run, no_total])
+    p = m.probes
+    assert len(p) == 2 and p["repeat"].tolist() == [0, 1]
+    assert p["bits_per_second"].tolist() == [8e9, 8e9] and p["streams"].tolist() == [8, 8]
+    assert p["rtt_ms"].tolist()[0] == 0.9
+
+
+def test_only_documents_that_are_not_throughput_is_said(tmp_path: Path) -> None:
+    f = tmp_path / "x.json"
+    f.write_text(json.dumps([{"test": {"type": "rtt"}}, [1, 2]]))
+    with pytest.raises(DatasetError, match=r"no throughput result in .*x.json \(skipped 2 "
+                                           r"documents .*\(1 rtt, 1 unrecognised\)"):
+        read_pscheduler([f])
+
+
+def test_an_old_probes_file_without_protocol_reads_as_tcp(tmp_path: Path) -> None:
+    _import(tmp_path, [_run("a", "b", _result(9e8))])
+    probes = tmp_path / "ds" / "probes.csv"
+    lines = probes.read_text().splitlines()
+    header = lines[0].split(",")
+    keep = [i for i, c in enumerate(header) if c != "protocol"]
+    probes.write_text("\n".join(",".join(line.split(",")[i] for i in keep) for line in lines)
+                      + "\n")
+    assert read_measurement(tmp_path / "ds").probes["protocol"].tolist() == ["tcp"]

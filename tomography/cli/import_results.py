@@ -1,4 +1,4 @@
-"""``tomography import``: a probe dataset from another tool's results (perfSONAR's pScheduler)."""
+"""``tomography import``: a probe dataset from another tool's results (perfSONAR, iperf3 -J)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,24 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: Any) -> None:
     """Add ``import`` to the ``tomography`` sub-commands."""
     p = sub.add_parser("import", help="make a probe dataset from another tool's results "
-                                      "(perfSONAR's pScheduler)",
+                                      "(perfSONAR's pScheduler, iperf3 -J reports)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Read pScheduler throughput results (JSON as pScheduler "
-                       "archives them or a perfSONAR archive exports them: one object, a list, "
-                       "JSON lines, or directories of them) and write a probe dataset that "
-                       "cluster, hierarchy, tree, evaluate and export read.",
-                       epilog="example:\n  tomography import pscheduler archive/*.json "
-                              "--hosts hosts.csv -o site\n  tomography hierarchy site")
-    p.add_argument("format", choices=("pscheduler",), help="the results' format")
+                       description="Read throughput results another tool wrote and write a "
+                       "probe dataset that cluster, hierarchy, tree, evaluate and export read.\n\n"
+                       "pscheduler  perfSONAR's JSON: pScheduler run records, what its "
+                       "archivers receive or post, esmond metadata with their data, perfSONAR "
+                       "5's OpenSearch documents (one object, a list, JSON lines, or "
+                       "directories of them); other tests are skipped and counted.\n"
+                       "iperf3      iperf3 -J reports, one test a file (directories: every "
+                       "*.json below), the client's or the server's; the dataset is the one a "
+                       "probe mesh writes, reports kept in raw/.\n\n"
+                       "UDP tests are kept as rows of their own (protocol udp) and never "
+                       "count in the TCP bandwidths.",
+                       epilog="examples:\n  tomography import pscheduler archive/*.json "
+                              "--hosts hosts.csv -o site\n"
+                              "  tomography import iperf3 iperf3-logs/ --hosts hosts.csv -o lab\n"
+                              "  tomography hierarchy site")
+    p.add_argument("format", choices=("pscheduler", "iperf3"), help="the results' format")
     p.add_argument("files", nargs="+", type=Path, help="result files or directories")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
     p.add_argument("--hosts", type=Path, metavar="FILE",
@@ -33,11 +42,16 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Import pScheduler throughput results as a probe dataset."""
+    """Import pScheduler results or iperf3 reports as a probe dataset."""
     from tomography.dataset import read_hosts_table
-    from tomography.pscheduler import import_pscheduler
 
     hosts = read_hosts_table(args.hosts) if args.hosts else None
-    rows = import_pscheduler(args.files, args.output, hosts=hosts, overwrite=args.force)
-    emit(f"imported {rows} pScheduler throughput run(s) into {args.output}")
+    if args.format == "iperf3":
+        from tomography.iperf3 import import_iperf3
+        summary = import_iperf3(args.files, args.output, hosts=hosts, overwrite=args.force)
+        emit(summary.describe("iperf3 test"))
+    else:
+        from tomography.pscheduler import import_pscheduler
+        summary = import_pscheduler(args.files, args.output, hosts=hosts, overwrite=args.force)
+        emit(summary.describe("pScheduler throughput run"))
     return 0

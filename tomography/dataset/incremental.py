@@ -124,7 +124,8 @@ class MeasurementWriter:
                                              encoding="utf-8")
         frame.sort_values("host").to_csv(self.path / "hosts.csv", index=False)
         self.extra_columns = tuple(iteration_columns)
-        files = ((("probes.csv", PROBES_COLUMNS + PROBES_EXTRA),) if probes else
+        self.probe_columns = PROBES_COLUMNS + PROBES_EXTRA
+        files = ((("probes.csv", self.probe_columns),) if probes else
                  (("transfers.csv", TRANSFERS_COLUMNS),
                   ("iterations.csv", ITERATIONS_COLUMNS + self.extra_columns)))
         for name in DATA_FILES:
@@ -161,8 +162,13 @@ class MeasurementWriter:
         writer = cls.__new__(cls)
         writer.path, writer.meta, writer.hosts = root, meta, set(hosts["host"])
         writer.extra_columns = ()
+        writer.probe_columns = PROBES_COLUMNS + PROBES_EXTRA
         if meta["method"] in PROBE_METHODS:  # probe rows are whole lines, flushed one by one
             read_probes(root / "probes.csv", writer.hosts)
+            with (root / "probes.csv").open(encoding="utf-8-sig", newline="") as fh:
+                header = next(csv.reader(fh), [])
+            # a dataset written before a column was added keeps its header: rows follow it
+            writer.probe_columns = tuple(c.strip() for c in header)
             return writer
         for name in ("iterations.csv", "transfers.csv", "trace.csv"):
             if (root / name).is_file():
@@ -235,7 +241,7 @@ class MeasurementWriter:
                 raise DatasetError(f"unknown host {row[column]!r}", field=column)
         with self._appending("probes.csv") as fh:
             csv_writer(fh).writerow(["" if row.get(c) is None else row.get(c)
-                                     for c in PROBES_COLUMNS + PROBES_EXTRA])
+                                     for c in self.probe_columns])
 
     def add_iteration(self, iteration: int, *, root: str,
                       transfers: Iterable[tuple[str, str, int]] | pd.DataFrame,

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from tomography.dataset.schema import (HOSTS_COLUMNS, ITERATIONS_COLUMNS, PROBE_NUMBERS,
-                                       PROBES_COLUMNS, TRACE_COLUMNS, TRANSFERS_COLUMNS)
+                                       PROBE_PROTOCOLS, PROBES_COLUMNS, TRACE_COLUMNS,
+                                       TRANSFERS_COLUMNS)
 from tomography.dataset.validation import fail_at, floats, integers, known_hosts, read_csv
 from tomography.errors import DatasetError
 
@@ -166,7 +167,11 @@ def _read_transfers_fast(path: Path, known: set[str]) -> pd.DataFrame | None:
 
 
 def read_probes(path: Path, known: set[str]) -> pd.DataFrame:
-    """``probes.csv``: a rate for every probe run but those that failed with an error."""
+    """``probes.csv``: a rate for every probe run but those that failed with an error.
+
+    ``protocol`` is ``tcp`` or ``udp``; a file without the column (or an
+    empty value) is TCP, as every probe mesh measures.
+    """
     frame = read_csv(path, PROBES_COLUMNS)
     known_hosts(frame, "src", path, known)
     known_hosts(frame, "dst", path, known)
@@ -184,4 +189,9 @@ def read_probes(path: Path, known: set[str]) -> pd.DataFrame:
             out[column] = floats(frame, column, path, allow_empty=True)
     if "repeat" in frame.columns:
         out["repeat"] = integers(frame, "repeat", path, minimum=0)
+    protocol = frame["protocol"].str.strip().str.lower().replace("", "tcp") \
+        if "protocol" in frame.columns else pd.Series("tcp", index=frame.index)
+    fail_at(~protocol.isin(PROBE_PROTOCOLS).to_numpy(dtype=bool), frame, path, "protocol",
+            f"not a protocol ({' or '.join(PROBE_PROTOCOLS)})")
+    out["protocol"] = protocol
     return out

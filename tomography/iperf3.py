@@ -1,0 +1,221 @@
+"""iperf3's JSON reports (``iperf3 -J``): one test's figures, and directories of them as a dataset.
+
+:func:`parse_iperf3` reads the figures of one report; the probe meshes
+(:mod:`measure.prober`) write their rows with it, and
+:func:`import_iperf3` (``tomography import iperf3``) makes a probe dataset
+of reports a site kept, the same rows and ``raw/`` as a mesh writes.
+
+Who sent: iperf3's client sends unless the test is reversed
+(``start.test_start.reverse``); in the client's report ``start.connected``
+has the client as ``local_host``, in the server's report as
+``remote_host`` (the server's report has ``start.accepted_connection``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from tomography.errors import DatasetError
+from tomography.pscheduler import ImportSummary, write_probe_import
+
+__all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
+
+
+def parse_iperf3(text: str) -> dict[str, Any]:
+    """The figures of one iperf3 ``-J`` client test.
+
+    Returns
+    -------
+    dict
+        ``bits_per_second`` (received, the receiver's count; UDP: ``end.sum``),
+        ``bytes`` (received), ``duration_s``, ``retransmits``, ``rtt_ms``
+        (mean of the sender's streams, None when iperf3 gives none),
+        ``streams``, ``protocol`` (``tcp`` or ``udp``) and ``error`` (""
+        when the test ran).
+
+    Examples
+    --------
+    >>> doc = {"start": {"test_start": {"num_streams": 1}},
+    ...        "end": {"sum_received": {"bytes": 1250000, "seconds": 1.0,
+    ...                                 "bits_per_second": 1e7},
+    ...                "sum_sent": {"retransmits": 3},
+    ...                "streams": [{"sender": {"mean_rtt": 1500}}]}}
+    >>> r = parse_iperf3(json.dumps(doc))
+    >>> r["bits_per_second"], r["retransmits"], r["rtt_ms"], r["error"]
+    (10000000.0, 3, 1.5, '')
+    >>> parse_iperf3('{"error": "the server is busy running a test. try again later"}')["error"]
+    'the server is busy running a test. try again later'
+    >>> parse_iperf3("no json")["error"]
+    "iperf3 gave no JSON: 'no json'"
+    """
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return {"error": f"iperf3 gave no JSON: {text.strip()[:200]!r}"}
+    if not isinstance(doc, dict):
+        return {"error": "iperf3's report is not a JSON object"}
+    test_start = _mapping(_mapping(doc.get("start")).get("test_start"))
+    udp = str(test_start.get("protocol", "")).upper() == "UDP"
+    figures: dict[str, Any] = {"protocol": "udp" if udp else "tcp",
+                               "streams": int(test_start.get("num_streams", 1) or 1)}
+    if doc.get("error"):
+        return {**figures, "error": str(doc["error"])}
+    end = _mapping(doc.get("end"))
+    received = (end.get("sum") if udp else None) or end.get("sum_received") or end.get("sum") or {}
+    if not received:
+        return {**figures, "error": "iperf3 reported no received data"}
+    rtts = [s["sender"]["mean_rtt"] for s in end.get("streams", [])
+            if isinstance(s.get("sender"), dict) and "mean_rtt" in s["sender"]]
+    try:
+        return {**figures, "bits_per_second": float(received["bits_per_second"]),
+                "bytes": int(received["bytes"]), "duration_s": float(received["seconds"]),
+                "retransmits": int(end.get("sum_sent", {}).get("retransmits", 0)),
+                "rtt_ms": float(np.mean(rtts)) / 1000 if rtts else None, "error": ""}
+    except (KeyError, TypeError, ValueError) as exc:
+        return {**figures, "error": f"iperf3's end.sum has no usable {exc}"}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def iperf3_endpoints(doc: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(sender, receiver) addresses of an iperf3 report, None where it does not say.
+
+    Examples
+    --------
+    >>> client = {"start": {"connecting_to": {"host": "10.0.0.2", "port": 5201},
+    ...           "connected": [{"local_host": "10.0.0.1", "remote_host": "10.0.0.2"}],
+    ...           "test_start": {"reverse": 0}}}
+    >>> iperf3_endpoints(client)
+    ('10.0.0.1', '10.0.0.2')
+    >>> client["start"]["test_start"]["reverse"] = 1       # -R: the server sends
+    >>> iperf3_endpoints(client)
+    ('10.0.0.2', '10.0.0.1')
+    """
+    start = _mapping(doc.get("start"))
+    connected = start.get("connected")
+    first = _mapping(connected[0]) if isinstance(connected, list) and connected else {}
+    local, remote = first.get("local_host"), first.get("remote_host")
+    if not first:  # no connection (a failed test): the client's own host and its target
+        system = str(start.get("system_info", "")).split()
+        local = system[1] if len(system) > 1 else None
+        remote = _mapping(start.get("connecting_to")).get("host")
+    server = "accepted_connection" in start and "connecting_to" not in start
+    client, srv = (remote, local) if server else (local, remote)
+    reverse = bool(_mapping(start.get("test_start")).get("reverse"))
+    sender, receiver = (srv, client) if reverse else (client, srv)
+    text = [v if isinstance(v, str) and v else None for v in (sender, receiver)]
+    return text[0], text[1]
+
+
+def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, list[str]]:
+    """iperf3 ``-J`` reports (files, or directories of ``*.json``) as rows of ``probes.csv``.
+
+    Returns
+    -------
+    (DataFrame, list of str)
+        The rows (``src`` and ``dst`` the addresses the reports give) and
+        each row's report as it was written.  ``attrs["skipped"]`` counts
+        the failed reports that name no endpoint.
+
+    Raises
+    ------
+    DatasetError
+        A file that is neither an iperf3 report nor readable, named.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> doc = {"start": {"connected": [{"local_host": "10.0.0.1", "remote_host": "10.0.0.2"}],
+    ...                  "connecting_to": {"host": "10.0.0.2"},
+    ...                  "test_start": {"protocol": "TCP", "num_streams": 1, "reverse": 0}},
+    ...        "end": {"sum_received": {"bytes": 1175000000, "seconds": 10.0,
+    ...                                 "bits_per_second": 9.4e8}, "sum_sent": {"retransmits": 0}}}
+    >>> f = tempfile.mkdtemp() + "/t.json"
+    >>> _ = open(f, "w").write(json.dumps(doc))
+    >>> read_iperf3([f])[0][["src", "dst", "bits_per_second"]].values.tolist()
+    [['10.0.0.1', '10.0.0.2', 940000000.0]]
+    """
+    rows, raws, skipped = [], [], 0
+    for path in map(Path, paths):
+        if not path.exists():
+            raise DatasetError("no such file or directory", path=path)
+        files = sorted(p for p in path.rglob("*.json") if p.is_file()) if path.is_dir() \
+            else [path]
+        for file in files:
+            try:
+                text = file.read_text(encoding="utf-8-sig")
+                doc = json.loads(text)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise DatasetError(f"cannot read: {exc}", path=file) from None
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"not JSON (iperf3 -J writes JSON): {exc.msg}", path=file,
+                                   line=exc.lineno) from None
+            if not isinstance(doc, dict) or not ("start" in doc or "error" in doc):
+                raise DatasetError("not an iperf3 -J report (no 'start')", path=file)
+            sender, receiver = iperf3_endpoints(doc)
+            figures = parse_iperf3(text)
+            if sender is None or receiver is None:
+                if figures["error"]:
+                    skipped += 1
+                    continue
+                raise DatasetError("the report names no endpoints (start.connected)",
+                                   path=file)
+            if _mapping(_mapping(doc.get("start")).get("test_start")).get("bidir"):
+                raise DatasetError("a bidirectional test (--bidir): two tests in one report, "
+                                   "not read", path=file)
+            start = _mapping(_mapping(doc.get("start")).get("timestamp")).get("timesecs")
+            rows.append({"src": sender, "dst": receiver, "tool": "iperf3", "concurrent": 1,
+                         "start": start, "repeat": 0, **figures,
+                         "error": figures["error"].replace("\n", " ")[:300],
+                         "_where": str(file)})
+            raws.append(text)
+    if not rows:
+        raise DatasetError("no iperf3 report in " + ", ".join(map(str, paths)))
+    frame = pd.DataFrame(rows)
+    frame.attrs["skipped"] = {"failed, without start.connected": skipped} if skipped else {}
+    frame.attrs["skipped_because"] = "whose test failed before it named its hosts"
+    return frame, raws
+
+
+def import_iperf3(paths: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str], *,
+                  hosts: pd.DataFrame | None = None, overwrite: bool = False) -> ImportSummary:
+    """Write a probe dataset (method ``iperf3``, source ``iperf3-json``) from iperf3 reports.
+
+    Parameters
+    ----------
+    paths : iterable of path
+        Report files or directories of them.
+    output : path
+        The dataset directory; ``raw/`` gets each report, as a mesh keeps them.
+    hosts : DataFrame, optional
+        ``host,address[,label]``: names for the addresses; by default each
+        address is a host.
+
+    Returns
+    -------
+    ImportSummary
+        Rows written, UDP rows among them, failed tests, reports skipped.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> doc = {"start": {"connected": [{"local_host": "10.0.0.1", "remote_host": "10.0.0.2"}],
+    ...                  "connecting_to": {"host": "10.0.0.2"}, "test_start": {"reverse": 0}},
+    ...        "end": {"sum_received": {"bytes": 1.175e9, "seconds": 10.0,
+    ...                                 "bits_per_second": 9.4e8}}}
+    >>> _ = open(d + "/t.json", "w").write(json.dumps(doc))
+    >>> import_iperf3([d + "/t.json"], d + "/ds").rows
+    1
+    """
+    frame, raws = read_iperf3(paths)
+    return write_probe_import(frame, output, "iperf3-json", hosts=hosts, overwrite=overwrite,
+                              raw=raws, params={"files": len(raws)})
