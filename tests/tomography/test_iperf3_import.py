@@ -1,0 +1,122 @@
+"""``tomography import iperf3``: iperf3 -J reports (written here to iperf3's schema) as a dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tomography.cli import main
+from tomography.dataset import read_hosts_table, read_measurement
+from tomography.errors import DatasetError
+from tomography.iperf3 import import_iperf3
+from tomography.weights import probe_weights
+
+
+def _report(local: str, remote: str, rate: float, *, reverse: bool = False, udp: bool = False,
+            streams: int = 1, server: bool = False) -> dict:
+    """An iperf3 3.x ``-J`` report of a 10 s test, the client's (or the server's) side."""
+    start = {"connected": [{"socket": 5 + i, "local_host": local, "local_port": 40000 + i,
+                            "remote_host": remote, "remote_port": 5201}
+                           for i in range(streams)],
+             "version": "iperf 3.16", "system_info": f"Linux {local} 6.1.0 #1 SMP x86_64",
+             "timestamp": {"time": "Mon, 23 Nov 2026 10:00:00 GMT", "timesecs": 1795428000},
+             "test_start": {"protocol": "UDP" if udp else "TCP", "num_streams": streams,
+                            "blksize": 131072, "omit": 0, "duration": 10, "bytes": 0,
+                            "blocks": 0, "reverse": int(reverse), "tos": 0,
+                            "target_bitrate": 50_000_000 if udp else 0}}
+    if server:
+        start["accepted_connection"] = {"host": remote, "port": 40000}
+    else:
+        start["connecting_to"] = {"host": remote, "port": 5201}
+    moved = rate * 10 / 8
+    if udp:
+        end = {"streams": [{"udp": {"socket": 5, "start": 0, "end": 10, "seconds": 10,
+                                    "bytes": moved, "bits_per_second": rate, "jitter_ms": 0.02,
+                                    "lost_packets": 3, "packets": 4300, "lost_percent": 0.07}}],
+               "sum": {"start": 0, "end": 10, "seconds": 10, "bytes": moved,
+                       "bits_per_second": rate, "jitter_ms": 0.02, "lost_packets": 3,
+                       "packets": 4300, "lost_percent": 0.07}}
+    else:
+        end = {"streams": [{"sender": {"socket": 5 + i, "bytes": moved / streams,
+                                       "bits_per_second": rate / streams, "retransmits": 2,
+                                       "max_rtt": 900, "min_rtt": 300,
+                                       "mean_rtt": 400 + 100 * i},
+                            "receiver": {"socket": 5 + i, "bytes": moved / streams * 0.99,
+                                         "bits_per_second": rate / streams * 0.99}}
+                           for i in range(streams)],
+               "sum_sent": {"start": 0, "end": 10.0, "seconds": 10.0, "bytes": moved,
+                            "bits_per_second": rate, "retransmits": 2 * streams},
+               "sum_received": {"start": 0, "end": 10.04, "seconds": 10.04,
+                                "bytes": moved * 0.99, "bits_per_second": rate * 0.99}}
+    return {"start": start, "intervals": [], "end": end}
+
+
+def _write(directory: Path, name: str, doc: dict) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_text(json.dumps(doc, indent=4))
+    return directory / name
+
+
+def test_a_directory_of_reports_becomes_the_dataset_a_mesh_writes(tmp_path: Path, capsys) -> None:
+    logs = tmp_path / "logs"
+    _write(logs, "a-b.json", _report("10.0.0.1", "10.0.0.2", 9.4e8))
+    _write(logs, "a-b-R.json", _report("10.0.0.1", "10.0.0.2", 8e8, reverse=True))
+    _write(logs / "udp", "a-c-udp.json", _report("10.0.0.1", "10.0.0.3", 5e7, udp=True))
+    _write(logs, "c-a-P4.json", _report("10.0.0.3", "10.0.0.1", 4e9, streams=4))
+    _write(logs, "b-c-server.json", _report("10.0.0.3", "10.0.0.2", 1e9, server=True))
+    failed = _report("10.0.0.2", "10.0.0.3", 0)
+    failed["start"]["connected"], failed["end"] = [], {}
+    failed["error"] = "unable to connect to server: Connection refused"
+    _write(logs, "b-c-failed.json", failed)
+    nowhere = {"start": {"connected": []}, "intervals": [], "end": {},
+               "error": "unable to create a new stream"}
+    _write(logs, "lost.json", nowhere)
+    (logs / "notes.txt").write_text("not read: only *.json")
+    hosts = tmp_path / "hosts.csv"
+    hosts.write_text("host,address,label\nn1,10.0.0.1,A\nn2,10.0.0.2,A\nn3,10.0.0.3,B\n")
+    assert main(["import", "iperf3", str(logs), "--hosts", str(hosts),
+                 "-o", str(tmp_path / "ds")]) == 0
+    out = capsys.readouterr().out
+    assert "imported 6 iperf3 tests" in out and "1 UDP iperf3 test kept apart" in out
+    assert "skipped 1 document" in out
+    m = read_measurement(tmp_path / "ds")
+    assert m.meta["method"] == "iperf3" and m.meta["source"] == "iperf3-json"
+    p = m.probes.set_index(["src", "dst", "protocol"])
+    assert p.loc[("n1", "n2", "tcp"), "bits_per_second"] == 9.4e8 * 0.99  # the receiver's count
+    assert p.loc[("n2", "n1", "tcp"), "bits_per_second"] == 8e8 * 0.99   # -R: server sends
+    assert p.loc[("n1", "n3", "udp"), "bits_per_second"] == 5e7    # UDP: end.sum
+    parallel = p.loc[("n3", "n1", "tcp")]
+    assert parallel["streams"] == 4 and parallel["retransmits"] == 8
+    assert parallel["rtt_ms"] == 0.55                               # mean of the senders' RTT
+    assert parallel["duration_s"] == 10.04 and parallel["bytes"] == int(4e9 * 10 / 8 * 0.99)
+    server = m.probes[(m.probes["src"] == "n2") & (m.probes["dst"] == "n3")]
+    assert server["bits_per_second"].dropna().tolist() == [1e9 * 0.99]  # the server's report
+    errors = m.probes[m.probes["error"] != ""]
+    assert errors[["src", "dst", "error"]].values.tolist() == [
+        ["n2", "n3", "unable to connect to server: Connection refused"]]
+    assert m.labels == {"n1": "A", "n2": "A", "n3": "B"}
+    raw = sorted(f.name for f in (tmp_path / "ds" / "raw").iterdir())
+    assert "n1--n2--0.json" in raw and "n1--n3--0--udp.json" in raw and len(raw) == 6
+    assert json.loads((tmp_path / "ds" / "raw" / "n1--n2--0.json").read_text())["start"]
+    weights = probe_weights(m).toarray()
+    assert weights[0, 2] == pytest.approx(4e9 * 0.99 / 1e6)   # n3 -> n1 only: UDP n1 -> n3 not
+    assert main(["cluster", str(tmp_path / "ds")]) == 0
+
+
+def test_without_hosts_each_address_is_a_host(tmp_path: Path) -> None:
+    f = _write(tmp_path, "t.json", _report("10.0.0.1", "10.0.0.2", 9.4e8))
+    assert main(["import", "iperf3", str(f), "-o", str(tmp_path / "ds")]) == 0
+    assert read_measurement(tmp_path / "ds").host_names == ["10.0.0.1", "10.0.0.2"]
+
+
+def test_an_address_nobody_names_and_a_file_that_is_no_report(tmp_path: Path) -> None:
+    f = _write(tmp_path / "logs", "x.json", _report("10.0.0.1", "10.0.0.9", 9.4e8))
+    hosts = tmp_path / "hosts.csv"
+    hosts.write_text("host,address\nn1,10.0.0.1\n")
+    with pytest.raises(DatasetError, match=r"x.json names '10.0.0.9', which the hosts file"):
+        import_iperf3([f], tmp_path / "ds", hosts=read_hosts_table(hosts))
+    f.write_text("Connecting to host 10.0.0.9, port 5201")
+    with pytest.raises(DatasetError, match=r"x.json, line 1: not JSON"):
+        import_iperf3([f], tmp_path / "ds")
