@@ -1,4 +1,4 @@
-"""``tomography info``: hosts, iterations, completeness and totals of a dataset."""
+"""``tomography info``: hosts, iterations (or probe tests), completeness and totals of a dataset."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ def add_parser(sub: Any) -> None:
     p = command(sub, "info", "hosts, iterations, completeness and totals of a dataset",
                 "Check a measurement dataset before analysing it: how it was made (method, "
                 "topology, parameters), its hosts, its iterations (complete or not, duration, "
-                "root) and the blocks counted.",
+                "root) and the blocks counted; for a probe dataset (iperf3, NetPIPE, "
+                "imported) its tests (successful, failed), pairs measured, repeats, tools, "
+                "protocols and the range of bandwidths.",
                 ["tomography info run", "tomography info run --format json | jq .iterations"])
     p.add_argument("dataset", type=Path, help="measurement dataset directory")
     add_format_option(p, ("text", "json"))
@@ -32,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     if is_multicast_dataset(args.dataset):
         return _multicast(args)
     m = read_measurement(args.dataset)
+    if m.probes is not None and not m.iteration_ids:
+        return _probes(args, m)
     it = m.iterations
     per_iteration = m.transfers.groupby("iteration")["blocks"].sum()
     info: dict[str, Any] = {
@@ -66,6 +70,59 @@ def run(args: argparse.Namespace) -> int:
     ]
     if info["probes"]:
         lines.append(f"probes      {info['probes']}")
+    emit("\n".join(lines))
+    return 0
+
+
+def _probes(args: argparse.Namespace, m: Any) -> int:
+    """A probe dataset: its tests, pairs, repeats, tools, protocols and bandwidths."""
+    p = m.probes
+    failed = (p["error"].astype(str).str.strip() != "") if "error" in p \
+        else p["bits_per_second"].isna()
+    ok = p[~failed & p["bits_per_second"].notna()]
+    tcp = ok[ok["protocol"] != "udp"] if "protocol" in ok else ok
+    n = m.n_hosts
+    per_pair = p.groupby(["src", "dst"]).size()
+    mbit = tcp["bits_per_second"] / 1e6
+    source = m.meta.get("source") or ("mesh" if m.meta.get("launcher") else None)
+    info: dict[str, Any] = {
+        "dataset": str(args.dataset), "method": m.meta["method"], "source": source,
+        "created": m.meta.get("created"), "hosts": n, "labelled_hosts": len(m.labels),
+        "labels": sorted(set(m.labels.values())),
+        "tests": len(p), "successful_tests": len(ok), "failed_tests": int(failed.sum()),
+        "pairs_measured": len(per_pair), "ordered_pairs": n * (n - 1),
+        "repeats_per_pair": {"min": int(per_pair.min()) if len(per_pair) else 0,
+                             "max": int(per_pair.max()) if len(per_pair) else 0},
+        "tools": {str(k): int(v) for k, v in p["tool"].value_counts().sort_index().items()},
+        "protocols": {str(k): int(v) for k, v in
+                      (p["protocol"] if "protocol" in p else p["src"].map(lambda _: "tcp"))
+                      .value_counts().sort_index().items()},
+        "tcp_mbit_per_s": None if mbit.empty else {
+            "min": float(mbit.min()), "median": float(mbit.median()), "max": float(mbit.max())},
+        "params": m.meta.get("params", {}),
+    }
+    if args.format == "json":
+        emit(json.dumps(info, indent=2))
+        return 0
+    reps = info["repeats_per_pair"]
+    bw = info["tcp_mbit_per_s"]
+    lines = [
+        f"dataset     {info['dataset']}  (probes: {info['method']}"
+        + (f" from {source}" if source else "") + f", created {info['created']})",
+        f"hosts       {n}, {info['labelled_hosts']} with a ground-truth label"
+        + (f" ({len(info['labels'])} distinct)" if info["labels"] else ""),
+        f"tests       {info['tests']}: {info['successful_tests']} successful, "
+        f"{info['failed_tests']} failed",
+        f"pairs       {info['pairs_measured']} of {n * (n - 1)} ordered pairs measured, "
+        + (f"{reps['min']} test(s) each" if reps["min"] == reps["max"]
+           else f"{reps['min']} to {reps['max']} tests each"),
+        "tools       " + ", ".join(f"{k} ({v})" for k, v in info["tools"].items()),
+        "protocol    " + ", ".join(f"{k.upper()} {v}" for k, v in info["protocols"].items())
+        + ("  (UDP tests are not in the bandwidths)" if "udp" in info["protocols"] else ""),
+        "bandwidth   " + ("no successful TCP test" if bw is None else
+                          f"{bw['min']:.4g} / {bw['median']:.4g} / {bw['max']:.4g} Mbit/s "
+                          "(min / median / max of the successful TCP tests)"),
+    ]
     emit("\n".join(lines))
     return 0
 
