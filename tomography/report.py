@@ -469,7 +469,7 @@ def _heatmap(a: Analysis) -> str:
     return _image(fig, "png", "heatmap",
                   f"w_n (Eq 4.2), the blocks two hosts exchanged per iteration, of "
                   f"{m.n_hosts} x {m.n_hosts} hosts ordered by the level-1 clusters of the "
-                  "hierarchy (white lines between clusters)", dpi=dpi)
+                  "hierarchy (white lines between clusters)", dpi=dpi, scale=100)
 
 
 def _raster_dpi(fig: "Figure", n: int) -> float:
@@ -547,7 +547,7 @@ def _probe_grid(a: Analysis) -> str:
                   f"destination (column), as perfSONAR's MaDDash grids show them; "
                   f"{measured} of {n * (n - 1)} ordered pairs measured, "
                   f"{int(failed.sum())} failed test(s), {int(only_failed.sum())} pair(s) "
-                  "with no successful test", dpi=_raster_dpi(fig, n))
+                  "with no successful test", dpi=_raster_dpi(fig, n), scale=100)
 
 
 def _clusters(a: Analysis, max_rows: int) -> str:
@@ -653,7 +653,7 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
         import visualize
 
         table = a.convergence()
-        fig = visualize.plot_convergence(table, width="double")
+        fig = visualize.plot_convergence(table, width="single")
         out.append(_image(fig, "svg", "convergence",
                           "NMI against the ground truth after 1..n iterations: Louvain's flat "
                           "clustering (against the finest truth) and each hierarchy level "
