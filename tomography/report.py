@@ -521,8 +521,8 @@ def _probe_grid(a: Analysis) -> str:
                       cmap=ListedColormap([PALETTE[4]]), origin="upper", aspect="equal")
         if n <= 40:
             rows, cols = np.nonzero(some_failed)
-            ax.scatter(cols, rows, marker="x", s=14, color="white", linewidths=1.0)
-            ax.scatter(cols, rows, marker="x", s=8, color=PALETTE[4], linewidths=0.6)
+            ax.scatter(cols, rows, marker="x", s=40, color="white", linewidths=2.0)
+            ax.scatter(cols, rows, marker="x", s=30, color=PALETTE[4], linewidths=1.2)
             ax.set_xticks(range(n), hosts, rotation=90, fontsize=6)
             ax.set_yticks(range(n), hosts, fontsize=6)
         else:
