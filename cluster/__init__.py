@@ -19,6 +19,8 @@ _NAMES = {
     "maximum_spanning_tree": "spanning_tree",
     "nmi": "accuracy", "overlapping_nmi": "accuracy", "hierarchy_nmi": "accuracy",
     "convergence": "accuracy",
+    "with_support": "confidence", "tree_confidence": "confidence",
+    "hierarchy_confidence": "confidence", "flat_confidence": "confidence",
 }
 
 __all__ = sorted([*_NAMES, "louvain", "FlatClustering", "modularity", "ward"])

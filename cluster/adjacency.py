@@ -8,17 +8,19 @@ from typing import TYPE_CHECKING, Any, Hashable
 import numpy as np
 from scipy import sparse
 
-from tomography.errors import EmptyGraphError, GraphError, ParameterError
+from tomography.errors import EmptyGraphError, GraphError
+from tomography.hostnames import repeated
 
 if TYPE_CHECKING:
     import igraph
     import networkx as nx
 
-__all__ = ["as_adjacency", "SharedGraph", "row_names", "weight_unit_of", "igraph_graph",
+__all__ = ["as_adjacency", "SharedGraph", "weight_unit_of", "igraph_graph",
            "upper_edges"]
 
 
-def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Graph" | Any
+def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Graph" | Any, *,
+                 weight: str | None = "weight"
                  ) -> tuple[sparse.csr_array, list[Hashable] | None]:
     """Check a weighted graph and return it as a symmetric CSR array.
 
@@ -27,10 +29,15 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     graph : sparse array or matrix, ndarray, pandas.DataFrame, networkx.Graph or EdgeWeights
         Square, symmetric, finite and non-negative weights.  The diagonal
         holds self-loops.  A networkx graph is read in sorted node order with
-        its ``weight`` attribute (1 where missing); a square DataFrame whose
+        its ``weight`` attribute; a square DataFrame whose
         index and columns name the same hosts in its row order; an
         :class:`tomography.interop.EdgeWeights` (or anything with ``matrix``
         and ``hosts``) in its own host order.
+    weight : str or None, default "weight"
+        The edge attribute of a networkx graph that holds the weight, as in
+        networkx; None reads every edge as 1.  A graph whose edges lack it
+        but carry another number is refused
+        (:func:`tomography.interop.check_weight_attribute`).
 
     Returns
     -------
@@ -74,11 +81,14 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
         nodes = list(graph.hosts)
         matrix = sparse.csr_array(graph.matrix)
     elif networkx is not None and isinstance(graph, networkx.Graph):
-        nx = networkx
+        from tomography.interop import check_weight_attribute
+
         if graph.is_directed():
             raise GraphError("expected an undirected graph; symmetrize it first (w = C + C^T)")
+        check_weight_attribute(graph, weight)
         nodes = sorted(graph.nodes)
-        matrix = nx.to_scipy_sparse_array(graph, nodelist=nodes, weight="weight", format="csr")
+        matrix = networkx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight,
+                                                format="csr")
     elif sparse.issparse(graph):
         matrix = sparse.csr_array(graph)
     else:
@@ -92,7 +102,7 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     if matrix.shape[0] == 0:
         raise EmptyGraphError("the graph has no nodes")
     if nodes is not None and len(set(nodes)) != len(nodes):
-        raise GraphError(f"host names must be distinct: {_repeated(nodes)!r} names two rows")
+        raise GraphError(f"host names must be distinct: {repeated(nodes)!r} names two rows")
     if not np.all(np.isfinite(matrix.data)):
         raise GraphError("the weight matrix has NaN or infinite weights")
     if np.any(matrix.data < 0):
@@ -105,53 +115,6 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
                          f"but w[{j}, {i}] = {matrix[j, i]}")
     matrix.eliminate_zeros()
     return matrix, nodes
-
-
-def _repeated(names: list[Hashable]) -> Hashable:
-    seen: set = set()
-    for name in names:
-        if name in seen:
-            return name
-        seen.add(name)
-    return None
-
-
-def row_names(n: int, hosts: list[Hashable] | None = None,
-              nodes: list[Hashable] | None = None) -> list[str]:
-    """The name of each of ``n`` rows: ``hosts``, else the graph's ``nodes``, else ``h00, h01, ...``.
-
-    The default names are zero-padded, so that sorted, as a hierarchy sorts
-    its hosts, they keep the rows' order.
-
-    Examples
-    --------
-    >>> row_names(11)[:3], row_names(11)[-1], sorted(row_names(11)) == row_names(11)
-    (['h00', 'h01', 'h02'], 'h10', True)
-    >>> row_names(2, ["b", "a"], nodes=["a", "b"])
-    Traceback (most recent call last):
-    ...
-    tomography.errors.ParameterError: hosts= names the rows of a graph that names them already (networkx nodes, DataFrame index): leave hosts out, or give the graph's own names in its row order
-    >>> row_names(2, ["a", "a"])
-    Traceback (most recent call last):
-    ...
-    tomography.errors.ParameterError: host names must be distinct: 'a' names two rows
-    """
-    if hosts is not None:
-        names = [str(x) for x in hosts]
-        if nodes is not None and names != [str(x) for x in nodes]:
-            raise ParameterError("hosts= names the rows of a graph that names them already "
-                                 "(networkx nodes, DataFrame index): leave hosts out, or give "
-                                 "the graph's own names in its row order")
-    elif nodes is not None:
-        names = [str(x) for x in nodes]
-    else:
-        width = len(str(max(n - 1, 0)))
-        names = [f"h{i:0{width}d}" for i in range(n)]
-    if len(names) != n:
-        raise ParameterError(f"{len(names)} host names for a {n}-host graph")
-    if len(set(names)) != len(names):
-        raise ParameterError(f"host names must be distinct: {_repeated(names)!r} names two rows")
-    return names
 
 
 def weight_unit_of(graph: Any) -> dict[str, str]:
@@ -183,6 +146,8 @@ class SharedGraph:
         As :func:`as_adjacency` takes it.
     hosts : list of str, optional
         The node of each row (default: the input's own nodes, if any).
+    weight : str or None, default "weight"
+        A networkx graph's weight attribute (:func:`as_adjacency`).
 
     Examples
     --------
@@ -191,8 +156,9 @@ class SharedGraph:
     (['a', 'b'], True)
     """
 
-    def __init__(self, graph: Any, hosts: list[Hashable] | None = None) -> None:
-        self.matrix, nodes = as_adjacency(graph)
+    def __init__(self, graph: Any, hosts: list[Hashable] | None = None, *,
+                 weight: str | None = "weight") -> None:
+        self.matrix, nodes = as_adjacency(graph, weight=weight)
         self.hosts = list(hosts) if hosts is not None else nodes
         self._igraph = None
 

@@ -12,13 +12,14 @@ from typing import Literal
 import numpy as np
 from scipy import sparse
 
-from cluster.adjacency import SharedGraph, as_adjacency, row_names, weight_unit_of
+from cluster.adjacency import SharedGraph, as_adjacency, weight_unit_of
 from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
 from cluster.reassign import reassign_hosts
 from cluster.refine import refine_levels
 from tomography.errors import ParameterError
 from tomography.hierarchy import Hierarchy
+from tomography.hostnames import row_names
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
 __all__ = ["collapse", "linked", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
@@ -191,7 +192,7 @@ def with_self_loops(collapsed, share: float) -> sparse.csr_array:
 
 
 def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
-                            linkage: Linkage = DEFAULT_LINKAGE, start: Start = "refined",
+                            weight: str | None = "weight", linkage: Linkage = DEFAULT_LINKAGE, start: Start = "refined",
                             loops: float = 0.5, engine: str = "igraph",
                             resolution: float = 1.0, restarts: int = 1,
                             shuffles: int = 10, z: float = 5.0, reassign: bool = True,
@@ -200,10 +201,14 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
 
     Parameters
     ----------
-    graph : sparse array, ndarray or networkx.Graph
+    graph : sparse array, ndarray, DataFrame, networkx.Graph or EdgeWeights
         Host-level weights ``w_n``.
     hosts : list of str, optional
         Name of each row; the graph's node names or ``h00, h01, ...`` by default.
+    weight : str or None, default "weight"
+        For a networkx graph: the edge attribute holding the weight, as in
+        networkx (None: every edge 1); edges without it but with another
+        number are refused, naming it.
     linkage : {"mean", "thesis", "sum"}, default DEFAULT_LINKAGE ("mean")
         How collapsed clusters are weighted (see :func:`collapse`);
         ``"thesis"`` is Eq 5.4/5.5 as written.
@@ -262,7 +267,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     >>> [len(level) for level in h.levels]      # leaves, sites, then two sites merged
     [9, 3, 2]
     """
-    shared = graph if isinstance(graph, SharedGraph) else SharedGraph(graph)
+    shared = graph if isinstance(graph, SharedGraph) else SharedGraph(graph, weight=weight)
     A, nodes = shared.matrix, shared.hosts
     names = row_names(A.shape[0], hosts, nodes)
     if linkage not in LINKAGES:

@@ -230,21 +230,47 @@ class IterationSampler(IterationWeights):
         return jobs
 
 
-def as_sampler(data: IterationWeights) -> IterationSampler:
+def as_sampler(data: Any) -> IterationSampler:
     """``data`` as an :class:`IterationSampler` (itself when it is one).
 
-    The confidence functions take any :class:`tomography.weights.IterationWeights`,
-    e.g. :meth:`tomography.interop.EdgeWeights.iteration_weights`.
+    The confidence functions (:func:`with_support`, :func:`hierarchy_confidence`,
+    :func:`tree_confidence`, :func:`flat_confidence`) take what this takes:
+    a broadcast :class:`~tomography.dataset.Measurement` (its iterations,
+    resampled), an :class:`~tomography.interop.EdgeWeights` measured in
+    rounds (``from_pandas(..., round=...)``), or any
+    :class:`tomography.weights.IterationWeights`.
+
+    Raises
+    ------
+    TomographyError
+        For data without at least two repeated measurements to resample.
 
     Examples
     --------
     >>> from tomography.synthetic import planted_partition
-    >>> data = IterationWeights.from_measurement(planted_partition(8, 2, iterations=2, seed=0))
-    >>> sampler = as_sampler(data)
-    >>> type(sampler).__name__, as_sampler(sampler) is sampler
-    ('IterationSampler', True)
+    >>> m = planted_partition(8, 2, iterations=2, seed=0)
+    >>> sampler = as_sampler(m)
+    >>> type(sampler).__name__, as_sampler(sampler) is sampler, sampler.n_iterations
+    ('IterationSampler', True, 2)
     """
-    return data if isinstance(data, IterationSampler) else IterationSampler.of(data)
+    if isinstance(data, IterationSampler):
+        return data
+    if isinstance(data, IterationWeights):
+        return IterationSampler.of(data)
+    if hasattr(data, "transfers") and hasattr(data, "host_names"):   # a Measurement
+        if not data.iteration_ids:
+            raise TomographyError("a confidence resamples broadcast iterations; this dataset "
+                                  "has none (a probe dataset: import its repeats with "
+                                  "tomography.interop.from_pandas(..., round='repeat'))")
+        return IterationSampler.from_measurement(data)
+    if hasattr(data, "iteration_weights"):   # EdgeWeights
+        weights = data.iteration_weights()
+        if weights is None:
+            raise TomographyError("a confidence resamples repeated measurements: these weights "
+                                  "have fewer than two rounds (from_pandas(..., round=COLUMN))")
+        return IterationSampler.of(weights)
+    raise TomographyError(f"expected a Measurement, EdgeWeights with rounds or IterationWeights "
+                          f"to resample, got {type(data).__name__}")
 
 
 def cluster_scores(labels: np.ndarray, found: np.ndarray) -> np.ndarray:
@@ -325,7 +351,7 @@ def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
                       level=level)
 
 
-def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationWeights, *,
+def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
                          resamples: int = DEFAULT_RESAMPLES, threshold: float = SUPPORT_THRESHOLD,
                          seed: Seed = 0, n_jobs: int | None = None) -> Hierarchy:
     """The hierarchy with a confidence for every level and cluster.
@@ -335,7 +361,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: IterationWeights, *,
     hierarchy : Hierarchy
         From :func:`cluster.averaged_edge.averaged_edge_hierarchy` on the
         sampler's ``w_n`` (its ``params`` say how each level was made).
-    sampler : IterationSampler or IterationWeights
+    sampler : Measurement, EdgeWeights, IterationSampler or IterationWeights
+        The repeated measurements to resample (:func:`as_sampler`).
     resamples : int, default DEFAULT_RESAMPLES
         Resamples for the levels found on the hosts; merged levels, whose
         resampling costs little, get at least :data:`MERGE_RESAMPLES`.
@@ -590,7 +617,7 @@ def supported_levels(hierarchy: Hierarchy) -> list[int]:
     return [max(wide, key=lambda k: hierarchy.confidence[k - 1])]
 
 
-def with_support(hierarchy: Hierarchy, sampler: IterationWeights | None, *,
+def with_support(hierarchy: Hierarchy, sampler: Any, *,
                  resamples: int = DEFAULT_RESAMPLES, all_levels: bool = False,
                  seed: Seed = 0, n_jobs: int | None = None) -> Hierarchy:
     """``hierarchy`` with its confidence, keeping only the supported levels.
@@ -599,8 +626,18 @@ def with_support(hierarchy: Hierarchy, sampler: IterationWeights | None, *,
     :func:`hierarchy_confidence` on ``resamples`` resamples of the
     sampler's iterations, then :func:`supported_levels` (the others are
     listed in ``params["dropped_levels"]``) unless ``all_levels``.
-    Without a sampler (one iteration, or a probe dataset) the hierarchy is
-    returned as it is.
+    ``sampler`` is what :func:`as_sampler` takes (the dataset itself, in one
+    call); without one (None) the hierarchy is returned as it is.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.weights import mean_weights
+    >>> from cluster.averaged_edge import averaged_edge_hierarchy
+    >>> m = planted_hierarchy((2, 2), 8, iterations=4, seed=0)
+    >>> h = with_support(averaged_edge_hierarchy(mean_weights(m), m.host_names), m, seed=0)
+    >>> [round(c, 2) for c in h.confidence]
+    [1.0, 1.0]
     """
     if sampler is None:
         return hierarchy
@@ -612,7 +649,7 @@ def with_support(hierarchy: Hierarchy, sampler: IterationWeights | None, *,
     return h if len(keep) == h.depth else h.select(keep)
 
 
-def flat_confidence(labels: np.ndarray, sampler: IterationWeights, *,
+def flat_confidence(labels: np.ndarray, sampler: Any, *,
                     resamples: int = DEFAULT_RESAMPLES, engine: str = "igraph",
                     resolution: float = 1.0, level: str = "best", seed: Seed = 0,
                     n_jobs: int | None = None) -> tuple[np.ndarray, float, str, int]:
@@ -664,7 +701,7 @@ def flat_confidence(labels: np.ndarray, sampler: IterationWeights, *,
     return total / len(plan), agreement / len(plan), method, len(plan)
 
 
-def tree_confidence(tree: ClusterTree, sampler: IterationWeights, *,
+def tree_confidence(tree: ClusterTree, sampler: Any, *,
                     resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0,
                     n_jobs: int | None = None) -> ClusterTree:
     """The tree with a confidence on every edge and cluster.
@@ -676,15 +713,27 @@ def tree_confidence(tree: ClusterTree, sampler: IterationWeights, *,
     (:func:`cluster.spanning_tree.hierarchy_tree`) keep the confidence
     :func:`hierarchy_confidence` gave them (none for hosts, level 0).
 
+    Parameters
+    ----------
+    tree : ClusterTree
+        Over the hosts of ``sampler``.
+    sampler : Measurement, EdgeWeights or IterationWeights
+        The repeated measurements to resample (:func:`as_sampler`): the
+        dataset the tree was built from, in one call.
+    resamples, seed, n_jobs
+        As :func:`hierarchy_confidence`.
+
+    Returns
+    -------
+    ClusterTree
+
     Examples
     --------
     >>> from tomography.synthetic import planted_partition
     >>> from tomography.weights import mean_weights
     >>> from cluster.spanning_tree import cluster_tree
     >>> m = planted_partition(30, 3, iterations=4, seed=0)
-    >>> g = SharedGraph(mean_weights(m), m.host_names)
-    >>> t = tree_confidence(cluster_tree(g, m.host_names, seed=0),
-    ...                     IterationSampler.from_measurement(m, g), seed=0)
+    >>> t = tree_confidence(cluster_tree(mean_weights(m), m.host_names, seed=0), m, seed=0)
     >>> all(0 <= e.confidence <= 1 for e in t.edges), t.clusters[0].confidence
     (True, 1.0)
     """

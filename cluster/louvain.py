@@ -91,7 +91,7 @@ class FlatClustering:
         return {h: int(c) for h, c in zip(names, self.labels)}
 
 
-def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: Seed = 0,
+def louvain(graph, *, weight: str | None = "weight", engine: str = "igraph", resolution: float = 1.0, seed: Seed = 0,
             restarts: int = 1, level: Level = "best", self_loop: float = 0.0) -> FlatClustering:
     """Partition a weighted graph by Louvain modularity maximization.
 
@@ -101,6 +101,10 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
         Symmetric non-negative weights, e.g. ``w_n`` from
         :func:`tomography.weights.mean_weights`; a
         :class:`cluster.adjacency.SharedGraph` is converted for igraph only once.
+    weight : str or None, default "weight"
+        For a networkx graph: the edge attribute holding the weight, as in
+        networkx (None: every edge 1); edges without it but with another
+        number are refused, naming it.
     engine : {"igraph", "louvain"}, default "igraph"
         The implementation (see the module docstring).
     resolution : float, default 1.0
@@ -159,7 +163,7 @@ def louvain(graph, *, engine: str = "igraph", resolution: float = 1.0, seed: See
         raise ParameterError(f"resolution must be > 0, got {resolution}")
     if self_loop < 0:
         raise ParameterError(f"self_loop must be >= 0, got {self_loop}")
-    A, nodes = as_adjacency(graph)
+    A, nodes = as_adjacency(graph, weight=weight)
     if A.shape[0] == 1:
         raise EmptyGraphError("the graph has one host: clustering needs at least two")
     if A.count_nonzero() == 0:

@@ -15,11 +15,12 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import minimum_spanning_tree
 
-from cluster.adjacency import as_adjacency, row_names, weight_unit_of
+from cluster.adjacency import as_adjacency, weight_unit_of
 from cluster.averaged_edge import DEFAULT_LINKAGE, Linkage, collapse
 from cluster.louvain import Level, louvain
 from tomography.errors import ParameterError, TomographyError
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
+from tomography.hostnames import row_names
 from tomography.seeding import Seed
 
 __all__ = ["maximum_spanning_tree", "cluster_tree", "hierarchy_tree", "tree_level",
@@ -77,7 +78,8 @@ def maximum_spanning_tree(graph, *, method: str = "scipy") -> list[tuple[int, in
     return sorted(edges, key=lambda e: (-e[2], e[0], e[1]))
 
 
-def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DEFAULT_LINKAGE,
+def cluster_tree(graph, hosts: list[str] | None = None, *, weight: str | None = "weight",
+                 linkage: Linkage = DEFAULT_LINKAGE,
                  level: Level = "best", engine: str = "igraph", resolution: float = 1.0,
                  restarts: int = 1, self_loop: float = 0.0, seed: Seed = 0,
                  method: str = "scipy") -> ClusterTree:
@@ -93,6 +95,10 @@ def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DE
         Host-level weights ``w_n``.
     hosts : list of str, optional
         Name of each row.
+    weight : str or None, default "weight"
+        For a networkx graph: the edge attribute holding the weight, as in
+        networkx (None: every edge 1); edges without it but with another
+        number are refused, naming it.
     linkage : {"mean", "thesis", "sum"}, default DEFAULT_LINKAGE ("mean")
         See :func:`cluster.averaged_edge.collapse`.
     level : {"best", "finest"}, default "best"
@@ -117,7 +123,7 @@ def cluster_tree(graph, hosts: list[str] | None = None, *, linkage: Linkage = DE
     >>> [(e.source, e.target, e.weight) for e in t.edges]
     [('C0', 'C1', 8.0), ('C1', 'C2', 2.0)]
     """
-    A, nodes = as_adjacency(graph)
+    A, nodes = as_adjacency(graph, weight=weight)
     names = row_names(A.shape[0], hosts, nodes)
     flat = louvain(A, engine=engine, resolution=resolution, restarts=restarts, level=level,
                    self_loop=self_loop, seed=seed)
@@ -148,7 +154,7 @@ def tree_level(hierarchy: Hierarchy) -> int:
 
 
 def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
-                   hosts: list[str] | None = None, linkage: Linkage = DEFAULT_LINKAGE,
+                   hosts: list[str] | None = None, weight: str | None = "weight", linkage: Linkage = DEFAULT_LINKAGE,
                    method: str = "scipy") -> ClusterTree:
     """The topology as a tree of the clusters of one level of a hierarchy.
 
@@ -168,6 +174,10 @@ def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
         Name of each row of ``graph``; the graph's node names (networkx,
         DataFrame), else the rows the hierarchy was made from
         (:attr:`Hierarchy.rows`), else its hosts in sorted order.
+    weight : str or None, default "weight"
+        For a networkx graph: the edge attribute holding the weight, as in
+        networkx (None: every edge 1); edges without it but with another
+        number are refused, naming it.
     linkage : {"mean", "thesis", "sum"}, default DEFAULT_LINKAGE ("mean")
         See :func:`cluster.averaged_edge.collapse`.
     method : {"scipy", "igraph", "networkx"}
@@ -187,7 +197,7 @@ def hierarchy_tree(graph, hierarchy: Hierarchy, level: int | None = None, *,
     >>> [(e.source, e.target) for e in hierarchy_tree(w, h, 0).edges]
     [('a', 'b'), ('c', 'd'), ('b', 'd')]
     """
-    A, nodes = as_adjacency(graph)
+    A, nodes = as_adjacency(graph, weight=weight)
     names = row_names(A.shape[0], hosts, nodes or list(hierarchy.rows or hierarchy.hosts))
     if sorted(names) != hierarchy.hosts:
         raise TomographyError("the graph's hosts are not the hierarchy's")

@@ -30,7 +30,7 @@ _NAMES = {
     "TreeEdge": "hierarchy",
     "planted_partition": "synthetic", "planted_hierarchy": "synthetic",
     "directed_counts": "weights", "iteration_weights": "weights", "mean_weights": "weights",
-    "weight_graph": "weights", "to_networkx": "weights",
+    "weight_graph": "interop", "to_networkx": "interop",
     "analyze": "pipeline", "Analysis": "pipeline",
 }
 

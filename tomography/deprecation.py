@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from typing import Any, Callable, TypeVar
 
 from tomography.errors import ParameterError
 
-__all__ = ["renamed_parameter"]
+__all__ = ["renamed_parameter", "keyword_only"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,6 +53,52 @@ def renamed_parameter(old: str, new: str, *, since: str = "0.1") -> Callable[[F]
                               DeprecationWarning, stacklevel=2)
                 kwargs[new] = kwargs.pop(old)
             return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def keyword_only(*names: str, since: str = "0.1") -> Callable[[F], F]:
+    """Accept the arguments ``names``, now keyword-only, in their former positions, with a warning.
+
+    Parameters
+    ----------
+    *names : str
+        The parameters that used to follow the first one positionally, in order.
+    since : str, default "0.1"
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @keyword_only("truth")
+    ... def show(hierarchy, *, truth=None):
+    ...     return hierarchy, truth
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     show("h", {"a": "x"}), str(caught[0].message)
+    (('h', {'a': 'x'}), 'show(hierarchy, truth) is deprecated since 0.1: give truth=... by keyword')
+    """
+
+    def decorate(function: F) -> F:
+        first = next(iter(inspect.signature(function).parameters))
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            extra = args[1:]
+            if extra:
+                if len(extra) > len(names):
+                    raise ParameterError(f"{function.__name__}() takes one positional argument; "
+                                         f"give {', '.join(n + '=' for n in names)} by keyword")
+                moved = names[:len(extra)]
+                for name, value in zip(moved, extra):
+                    if name in kwargs:
+                        raise ParameterError(f"{function.__name__}() got {name} twice")
+                    kwargs[name] = value
+                warnings.warn(f"{function.__name__}({first}, {', '.join(moved)}) is deprecated "
+                              f"since {since}: give {', '.join(n + '=...' for n in moved)} by "
+                              "keyword", DeprecationWarning, stacklevel=2)
+            return function(*args[:1], **kwargs)
 
         return wrapper  # type: ignore[return-value]
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["Cluster", "Hierarchy", "ClusterTree", "TreeEdge", "hierarchy_frame", "hierarchy_graph",
-           "hierarchy_from_graph", "tree_frame", "tree_graph"]
+           "hierarchy_from_graph", "tree_members_frame", "tree_edges_frame", "tree_graph"]
 
 
 @dataclass(frozen=True)
@@ -464,9 +464,41 @@ class ClusterTree:
         """The tree as a networkx Graph (:func:`tree_graph`)."""
         return tree_graph(self)
 
+    def members_frame(self):
+        """Which cluster each host is in: one row per host, ``host, cluster, size, confidence``
+        (:func:`tree_members_frame`).
+
+        Examples
+        --------
+        >>> t = ClusterTree([Cluster("L1C0", 1, ("a", "b")), Cluster("L1C1", 1, ("c",))],
+        ...                 [TreeEdge("L1C0", "L1C1", 3.0, 0.9)])
+        >>> t.members_frame()["cluster"].tolist()
+        ['L1C0', 'L1C0', 'L1C1']
+        """
+        return tree_members_frame(self)
+
+    def edges_frame(self):
+        """The tree's edge list: ``source, target, weight, unit, confidence``, heaviest first
+        (:func:`tree_edges_frame`; ``networkx.from_pandas_edgelist`` reads it).
+
+        Examples
+        --------
+        >>> t = ClusterTree([Cluster("L1C0", 1, ("a", "b")), Cluster("L1C1", 1, ("c",))],
+        ...                 [TreeEdge("L1C0", "L1C1", 3.0, 0.9)])
+        >>> t.edges_frame().values.tolist()
+        [['L1C0', 'L1C1', 3.0, 'blocks per iteration', 0.9]]
+        """
+        return tree_edges_frame(self)
+
     def to_frame(self):
-        """One row per host: ``host, cluster, size, confidence``."""
-        return tree_frame(self)
+        """Deprecated: a tree has two tables; use :meth:`members_frame` (this one, which
+        host is in which cluster) or :meth:`edges_frame` (the edge list)."""
+        import warnings
+
+        warnings.warn("ClusterTree.to_frame() is deprecated since 0.1: use members_frame() "
+                      "(host -> cluster, what it returned) or edges_frame() (the edge list)",
+                      DeprecationWarning, stacklevel=2)
+        return tree_members_frame(self)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"nodes": [{"id", "level", "hosts"}], "edges": [{"source", "target", "weight"}], ...}``."""
@@ -587,19 +619,43 @@ def tree_graph(tree: ClusterTree, unit: str | None = None) -> "nx.Graph":
     return g
 
 
-def tree_frame(tree: ClusterTree) -> pd.DataFrame:
-    """One row per host: ``host, cluster, size, confidence``.
+def tree_members_frame(tree: ClusterTree) -> pd.DataFrame:
+    """Which cluster each host is in: one row per host, ``host, cluster, size, confidence``.
 
     Examples
     --------
     >>> from tomography.hierarchy import Cluster, ClusterTree
-    >>> tree_frame(ClusterTree([Cluster("L1C0", 1, ("a", "b"))], [])).shape
+    >>> tree_members_frame(ClusterTree([Cluster("L1C0", 1, ("a", "b"))], [])).shape
     (2, 4)
     """
     import pandas as pd
 
     rows = [(host, c.id, len(c.hosts), c.confidence) for c in tree.clusters for host in c.hosts]
     return pd.DataFrame(rows, columns=["host", "cluster", "size", "confidence"])
+
+
+def tree_edges_frame(tree: ClusterTree) -> pd.DataFrame:
+    """The tree's edges: ``source, target, weight, unit, confidence``, heaviest first.
+
+    ``confidence`` is NaN where none was measured.
+
+    Examples
+    --------
+    >>> from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
+    >>> t = ClusterTree([Cluster("a", 0, ("a",)), Cluster("b", 0, ("b",))],
+    ...                 [TreeEdge("a", "b", 940.0)], {"weight_unit": "Mbit/s"})
+    >>> tree_edges_frame(t).values.tolist()
+    [['a', 'b', 940.0, 'Mbit/s', nan]]
+    """
+    import pandas as pd
+
+    from tomography.units import WEIGHT_UNITS
+
+    unit = tree.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
+    rows = [(e.source, e.target, float(e.weight), unit,
+             float("nan") if e.confidence is None else float(e.confidence))
+            for e in sorted(tree.edges, key=lambda e: -e.weight)]
+    return pd.DataFrame(rows, columns=["source", "target", "weight", "unit", "confidence"])
 
 
 def hierarchy_from_graph(graph: "nx.DiGraph") -> Hierarchy:

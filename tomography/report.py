@@ -578,7 +578,7 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
 
     h = a.hierarchy
     labels = a.truth or a.measurement.labels or None
-    fig = visualize.plot_hasse(h, labels=labels)
+    fig = visualize.plot_hasse(h, truth=labels)
     info = fig.tomography_info
     folded = sum(len(v) for v in info.get("folded", {}).values())
     caption = (f"{h.depth} level(s), level 1 the finest; each level's confidence under its "
@@ -622,7 +622,7 @@ def _tree(a: Analysis, max_rows: int) -> str:
                   "whose tree has the edge" if how else ""))
     out = []
     if len(t.clusters) <= MAX_TREE_NODES:
-        fig = visualize.plot_tree(t, labels=a.truth or a.measurement.labels or None)
+        fig = visualize.plot_tree(t, truth=a.truth or a.measurement.labels or None)
         out.append(_image(fig, "svg", "tree", caption))
     else:
         out.append(_note(f"{caption}. The tree of {len(t.clusters)} nodes is too large to "

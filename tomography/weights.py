@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 __all__ = ["directed_counts", "iteration_weights", "mean_weights", "probe_weights", "rounds",
-           "tcp_probes", "weight_graph", "to_networkx", "IterationWeights"]
+           "tcp_probes", "successful_probes", "IterationWeights"]
 
 
 def directed_counts(measurement: Measurement, iterations: Iterable[int] | None = None
@@ -173,6 +173,50 @@ def tcp_probes(probes: pd.DataFrame) -> pd.DataFrame:
     return probes[probes["protocol"].astype(str).str.strip().str.lower() != "udp"]
 
 
+def successful_probes(measurement: Measurement, iterations: int | None = None) -> pd.DataFrame:
+    """The probe runs a probe dataset's weights are made of: successful TCP tests of the
+    first ``iterations`` repeats (all by default).
+
+    Raises
+    ------
+    TomographyError
+        When the dataset has no probes, no successful TCP probe, or
+        ``iterations`` is out of range.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(2, 1, iterations=1, seed=0)
+    >>> m.transfers, m.iterations = m.transfers.iloc[:0], m.iterations.iloc[:0]
+    >>> m.probes = pd.DataFrame({"src": ["h000", "h000"], "dst": ["h001", "h001"],
+    ...                          "bits_per_second": [9e8, None], "repeat": [0, 1],
+    ...                          "error": ["", "refused"]})
+    >>> len(successful_probes(m)), len(successful_probes(m, 1))
+    (1, 1)
+    """
+    probes = measurement.probes
+    if probes is None or probes.empty:
+        raise TomographyError("the dataset has no probes (probes.csv)")
+    total = rounds(measurement)
+    n = total if iterations is None else iterations
+    if not 1 <= n <= total:
+        raise TomographyError(f"iterations must be between 1 and {total} (the probe repeats in the "
+                              f"dataset), got {n}")
+    udp = len(probes) - len(tcp_probes(probes))
+    probes = tcp_probes(probes)
+    ok = probes["bits_per_second"].notna()
+    if "error" in probes:
+        ok &= probes["error"].astype(str).str.strip() == ""
+    if "repeat" in probes:
+        ok &= probes["repeat"] < n
+    runs = probes[ok]
+    if runs.empty:
+        raise TomographyError("the dataset has no successful probe"
+                              + (f" over TCP ({udp} UDP tests are not bandwidths)" if udp else ""))
+    return runs
+
+
 @renamed_parameter("n", "iterations")
 def probe_weights(measurement: Measurement, iterations: int | None = None) -> sparse.csr_array:
     """Measured bandwidth between hosts, in Mbit/s, from a probe dataset.
@@ -201,25 +245,7 @@ def probe_weights(measurement: Measurement, iterations: int | None = None) -> sp
     >>> probe_weights(m).toarray().tolist()
     [[0.0, 800.0, 100.0], [800.0, 0.0, 0.0], [100.0, 0.0, 0.0]]
     """
-    probes = measurement.probes
-    if probes is None or probes.empty:
-        raise TomographyError("the dataset has no probes (probes.csv)")
-    total = rounds(measurement)
-    n = total if iterations is None else iterations
-    if not 1 <= n <= total:
-        raise TomographyError(f"iterations must be between 1 and {total} (the probe repeats in the "
-                              f"dataset), got {n}")
-    udp = len(probes) - len(tcp_probes(probes))
-    probes = tcp_probes(probes)
-    ok = probes["bits_per_second"].notna()
-    if "error" in probes:
-        ok &= probes["error"].astype(str).str.strip() == ""
-    if "repeat" in probes:
-        ok &= probes["repeat"] < n
-    runs = probes[ok]
-    if runs.empty:
-        raise TomographyError("the dataset has no successful probe"
-                              + (f" over TCP ({udp} UDP tests are not bandwidths)" if udp else ""))
+    runs = successful_probes(measurement, iterations)
     hosts = measurement.host_names
     index = {h: i for i, h in enumerate(hosts)}
     per_pair = runs.groupby(["src", "dst"])["bits_per_second"].median() / 1e6
@@ -232,68 +258,6 @@ def probe_weights(measurement: Measurement, iterations: int | None = None) -> sp
     mean = sparse.csr_array((directed + directed.T).multiply(both.power(-1.0)))
     mean.eliminate_zeros()
     return mean
-
-
-def to_networkx(weights: sparse.sparray | np.ndarray, hosts: list[str],
-                labels: dict[str, str] | None = None) -> nx.Graph:
-    """A weighted :class:`networkx.Graph` from a symmetric weight matrix.
-
-    Parameters
-    ----------
-    weights : sparse array or ndarray
-        Symmetric weights in the order of ``hosts``.
-    hosts : list of str
-        Node names; nodes are added in this order, isolated ones included.
-    labels : dict, optional
-        Host to ground-truth label, stored as the node attribute ``label``.
-
-    Returns
-    -------
-    networkx.Graph
-        Edge attribute ``weight``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> g = to_networkx(np.array([[0, 2.0], [2.0, 0]]), ["a", "b"])
-    >>> g["a"]["b"]["weight"]
-    2.0
-    """
-    coo = sparse.coo_array(weights)
-    import networkx as nx   # on use: 0.1 s to import
-
-    graph = nx.Graph()
-    for host in hosts:
-        graph.add_node(host, **({"label": labels[host]} if labels and host in labels else {}))
-    keep = coo.row <= coo.col
-    graph.add_weighted_edges_from(
-        (hosts[i], hosts[j], float(w))
-        for i, j, w in zip(coo.row[keep], coo.col[keep], coo.data[keep]) if w)
-    return graph
-
-
-@renamed_parameter("n", "iterations")
-def weight_graph(measurement: Measurement, iterations: int | None = None) -> nx.Graph:
-    """``w_n`` as a :class:`networkx.Graph` in sorted host order, labels as node attributes.
-
-    Parameters
-    ----------
-    measurement : Measurement
-    iterations : int, optional
-        Number of iterations to average (Eq 4.2); all by default (``n=``, deprecated).
-
-    Returns
-    -------
-    networkx.Graph
-
-    Examples
-    --------
-    >>> from tomography.synthetic import planted_partition
-    >>> g = weight_graph(planted_partition(8, 2, iterations=2, seed=0))
-    >>> g.number_of_nodes(), g.nodes["h000"]["label"]
-    (8, 'g0')
-    """
-    return to_networkx(mean_weights(measurement, iterations), measurement.host_names, measurement.labels)
 
 
 class IterationWeights:

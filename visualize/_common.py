@@ -10,7 +10,7 @@ import numpy as np
 
 from tomography.errors import ParameterError
 
-__all__ = ["natural_key", "cluster_map", "truth_summary", "group_order"]
+__all__ = ["natural_key", "cluster_map", "truth_summary", "group_order", "weight_input"]
 
 
 def natural_key(text: Any) -> tuple:
@@ -146,3 +146,34 @@ def group_order(hosts: Sequence[str], *keys: Mapping[str, str] | None
         else:
             groups.append((name, i, i + 1))
     return order, groups
+
+
+def weight_input(data: Any, hosts: Sequence[str] | None, *, weight: str | None,
+                 iterations: int | None, truth: Mapping[str, str] | None
+                 ) -> tuple[Any, dict[str, str] | None]:
+    """The weights of any input the analysis takes, and the truth to show with them.
+
+    ``data`` as :func:`tomography.interop.as_weights` takes it (a dataset, a
+    matrix with ``hosts``, a DataFrame, a networkx graph, EdgeWeights).  The
+    truth is ``truth`` when given, else the dataset's labels, else a graph's
+    ``label`` node attributes, else None.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> g = nx.Graph([("a", "b", {"weight": 2.0})])
+    >>> g.nodes["a"]["label"] = "x"
+    >>> w, truth = weight_input(g, None, weight="weight", iterations=None, truth=None)
+    >>> w.hosts, truth
+    (['a', 'b'], {'a': 'x'})
+    """
+    from tomography.interop import as_weights
+
+    w = as_weights(data, None if hosts is None else list(hosts), weight=weight,
+                   iterations=iterations)
+    if truth is None:
+        if hasattr(data, "transfers") and hasattr(data, "labels"):
+            truth = data.labels
+        elif hasattr(data, "nodes") and callable(getattr(data, "nodes", None)):
+            truth = {str(n): str(d["label"]) for n, d in data.nodes(data=True) if "label" in d}
+    return w, ({str(h): str(v) for h, v in truth.items()} or None) if truth else None

@@ -33,6 +33,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from tomography.deprecation import renamed_parameter
 from tomography.errors import expect
 from tomography.hierarchy import Hierarchy
 from visualize._common import truth_summary
@@ -372,7 +373,8 @@ def _fit(hierarchy: Hierarchy, texts: Mapping[str, str], labels: Mapping[str, st
     return max(limit, layout.width), tree, layout
 
 
-def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
+@renamed_parameter("labels", "truth")
+def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
                ids: bool = True, top: bool = True, width: str | float | None = None,
                ax: Axes | None = None) -> Figure:
     """Draw a :class:`~tomography.hierarchy.Hierarchy` as a Hasse diagram.
@@ -380,7 +382,7 @@ def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
     Parameters
     ----------
     hierarchy : Hierarchy
-    labels : mapping host -> true label, optional
+    truth : mapping host -> true label, optional
         The ground truth (``measurement.labels``); each box then names the
         label its hosts share.
     ids : bool, default True
@@ -413,7 +415,7 @@ def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
     Examples
     --------
     >>> h = Hierarchy.from_partitions(["a", "b", "c", "d"], [[0, 0, 1, 2], [0, 0, 1, 1]])
-    >>> fig = plot_hasse(h, labels={"a": "x/1", "b": "x/1", "c": "y/2", "d": "y/3"})
+    >>> fig = plot_hasse(h, truth={"a": "x/1", "b": "x/1", "c": "y/2", "d": "y/3"})
     >>> info = fig.tomography_info
     >>> info["levels"]
     {1: ['L1C0', 'L1C1', 'L1C2'], 2: ['L2C0', 'L2C1']}
@@ -439,7 +441,7 @@ def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
         for c in level:
             parts = [c.id] if ids else []
             parts.append(f"{len(c.hosts)} host{'s' if len(c.hosts) != 1 else ''}")
-            note = truth_summary(c.hosts, labels)
+            note = truth_summary(c.hosts, truth)
             if note:
                 parts.append(note)
             if c.confidence is not None:
@@ -450,7 +452,7 @@ def plot_hasse(hierarchy: Hierarchy, *, labels: Mapping[str, str] | None = None,
     names = _level_names(hierarchy)
 
     with paper_style():
-        fig_width, tree, layout = _fit(hierarchy, texts, labels, names, show_top, width)
+        fig_width, tree, layout = _fit(hierarchy, texts, truth, names, show_top, width)
         height = layout.height + text_size(TITLE, MIN_FONT)[1] + ROW_GAP / 3
         own = ax is None
         fig, ax = figure_of(ax, fig_width, height=round(height + 2 * MARGIN, 4))

@@ -25,7 +25,7 @@ from tomography.dataset import Measurement
 from tomography.deprecation import renamed_parameter
 from tomography.errors import ParameterError, TomographyError
 from tomography.weights import directed_counts, mean_weights
-from visualize._common import cluster_map, group_order, truth_summary
+from visualize._common import cluster_map, group_order, truth_summary, weight_input
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_style,
                              set_info, text_size)
 
@@ -33,15 +33,21 @@ __all__ = ["plot_heatmap"]
 
 
 @renamed_parameter("n", "iterations")
-def plot_heatmap(measurement: Measurement, *, iterations: int | None = None,
+def plot_heatmap(data: Any, *, iterations: int | None = None,
                  clusters: Any = None,
                  iteration: int | None = None, weights: str = "received", log: bool = False,
+                 hosts: list[str] | None = None, truth: dict[str, str] | None = None,
+                 weight: str | None = "weight",
                  width: str | float = "single", ax: Axes | None = None) -> Figure:
-    """Heat map of the blocks each host received from each other host.
+    """Heat map of the blocks each host received from each other host, or of any weights.
 
     Parameters
     ----------
-    measurement : Measurement
+    data : Measurement, or weights as the analysis takes them
+        A broadcast dataset (its block counts), a probe dataset (its measured
+        bandwidth, Mbit/s), or a weight matrix with ``hosts``, a square
+        DataFrame, an edge list, a networkx graph, EdgeWeights
+        (:func:`tomography.interop.as_weights`): then the symmetric weights.
     iterations : int, optional
         Average over the first ``iterations`` (default: all of them; ``n=``, deprecated).
     clusters : mapping, Hierarchy, list of Cluster, FlatClustering or sequence, optional
@@ -50,10 +56,18 @@ def plot_heatmap(measurement: Measurement, *, iterations: int | None = None,
     iteration : int, optional
         Show this one iteration instead of a mean (as the thesis's Fig 5.1).
     weights : {"received", "w"}, default "received"
-        ``"received"``: directed counts, row = receiver, column = sender;
-        ``"w"``: the symmetric ``w_n`` (Eq 4.2), blocks both ways.
+        For a broadcast dataset: ``"received"``, directed counts, row =
+        receiver, column = sender; ``"w"``: the symmetric ``w_n`` (Eq 4.2),
+        blocks both ways.  Other inputs are always symmetric weights.
     log : bool, default False
         Logarithmic colour scale (zero cells stay at the bottom colour).
+    hosts : list of str, optional
+        The rows of a matrix input.
+    truth : mapping host -> label, optional
+        Ground truth to order by and name groups with (default: the dataset's
+        labels, or a graph's ``label`` node attributes).
+    weight : str or None, default "weight"
+        The weight attribute of a networkx graph, or column of an edge list.
     width : {"single", "double"} or float
         Figure width (ignored with ``ax``).
     ax : matplotlib Axes, optional
@@ -76,38 +90,35 @@ def plot_heatmap(measurement: Measurement, *, iterations: int | None = None,
     >>> print(info["label"])
     blocks received per iteration
     (16 KiB blocks, mean of 2)
+
+    Any weights, e.g. a matrix with its hosts:
+
+    >>> W = np.array([[0, 9, 1], [9, 0, 1], [1, 1, 0]], dtype=float)
+    >>> plot_heatmap(W, hosts=["a", "b", "c"], clusters=[0, 0, 1]).tomography_info["order"]
+    ['a', 'b', 'c']
     """
     if weights not in ("received", "w"):
         raise ParameterError(f"weights must be 'received' or 'w', got {weights!r}")
-    ids = measurement.iteration_ids
-    if not ids:
-        raise TomographyError("the dataset has no broadcast iterations")
-    unit = block_unit(measurement.meta)
-    if iteration is not None:
-        if iteration not in ids:
-            raise TomographyError(f"no iteration {iteration} in the dataset (it has "
-                                  f"{ids[0]} to {ids[-1]})")
-        counts = directed_counts(measurement, [iteration]).toarray()
-        matrix = counts + counts.T if weights == "w" else counts
-        label = (f"w (Eq 4.1): blocks exchanged in iteration {iteration}\n({unit} blocks)"
-                 if weights == "w" else f"blocks received in iteration {iteration}\n"
-                                        f"({unit} blocks)")
+    broadcast = isinstance(data, Measurement) and bool(data.iteration_ids)
+    if broadcast:
+        if hosts is not None:
+            raise ParameterError("hosts= names a matrix's rows; a dataset names its own")
+        matrix, label = _counts(data, iterations, iteration, weights)
+        hosts = data.host_names
+        truth = data.labels if truth is None else truth
+        truth = truth or None
     else:
-        count = len(ids) if iterations is None else iterations
-        if weights == "w":
-            matrix = mean_weights(measurement, count).toarray()
-            label = (f"w_n (Eq 4.2): blocks exchanged per iteration\n"
-                     f"({unit} blocks, n = {count})")
-        else:
-            if not 1 <= count <= len(ids):
-                raise TomographyError(f"iterations must be between 1 and {len(ids)} (the "
-                                      f"iterations in the dataset), got {count}")
-            matrix = directed_counts(measurement, ids[:count]).toarray() / count
-            label = (f"blocks received per iteration\n({unit} blocks, "
-                     f"{'mean of ' + str(count) if count > 1 else 'one iteration'})")
-    hosts = measurement.host_names
+        if iteration is not None:
+            raise ParameterError("iteration= shows one broadcast iteration; these weights "
+                                 "have none")
+        w, truth = weight_input(data, hosts, weight=weight, iterations=iterations, truth=truth)
+        matrix, hosts, weights = w.matrix.toarray(), w.hosts, "w"
+        label = f"weight between hosts\n({w.unit})" if w.unit != "weight" else \
+            "weight between hosts"
+        if w.unit == "Mbit/s":
+            label = ("bandwidth (Mbit/s)\nmedian of repeats, mean of both directions"
+                     if isinstance(data, Measurement) else "bandwidth (Mbit/s)")
     found = cluster_map(clusters, hosts)
-    truth = measurement.labels or None
     order, groups = group_order(hosts, found, truth)
     index = {h: i for i, h in enumerate(hosts)}
     perm = [index[h] for h in order]
@@ -150,6 +161,32 @@ def plot_heatmap(measurement: Measurement, *, iterations: int | None = None,
                  groups=[tuple(g) for g in groups], quantity=weights, label=label,
                  total=float(shown.sum()))
     return fig
+
+
+def _counts(measurement: Measurement, iterations: int | None, iteration: int | None,
+            weights: str) -> tuple[np.ndarray, str]:
+    """A broadcast dataset's matrix to show, and its colour bar's label."""
+    ids = measurement.iteration_ids
+    unit = block_unit(measurement.meta)
+    if iteration is not None:
+        if iteration not in ids:
+            raise TomographyError(f"no iteration {iteration} in the dataset (it has "
+                                  f"{ids[0]} to {ids[-1]})")
+        counts = directed_counts(measurement, [iteration]).toarray()
+        if weights == "w":
+            return counts + counts.T, (f"w (Eq 4.1): blocks exchanged in iteration {iteration}"
+                                       f"\n({unit} blocks)")
+        return counts, f"blocks received in iteration {iteration}\n({unit} blocks)"
+    count = len(ids) if iterations is None else iterations
+    if weights == "w":
+        return (mean_weights(measurement, count).toarray(),
+                f"w_n (Eq 4.2): blocks exchanged per iteration\n({unit} blocks, n = {count})")
+    if not 1 <= count <= len(ids):
+        raise TomographyError(f"iterations must be between 1 and {len(ids)} (the "
+                              f"iterations in the dataset), got {count}")
+    return (directed_counts(measurement, ids[:count]).toarray() / count,
+            f"blocks received per iteration\n({unit} blocks, "
+            f"{'mean of ' + str(count) if count > 1 else 'one iteration'})")
 
 
 def _cmap():

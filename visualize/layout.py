@@ -36,11 +36,9 @@ from matplotlib.lines import Line2D
 from scipy import sparse
 from scipy.sparse.csgraph import shortest_path
 
-from tomography.dataset import Measurement
 from tomography.deprecation import renamed_parameter
 from tomography.errors import GraphError, ParameterError, TomographyError
-from tomography.weights import mean_weights
-from visualize._common import cluster_map, natural_key
+from visualize._common import cluster_map, natural_key, weight_input
 from visualize.style import (MIN_FONT, NEUTRAL, cluster_style, figure_of, marker_of,
                              paper_style, set_info)
 
@@ -170,23 +168,28 @@ def _neato(n: int, rows: np.ndarray, cols: np.ndarray, length: np.ndarray,
 
 
 @renamed_parameter("n", "iterations")
-def plot_layout(measurement: Measurement, *, clusters: Any = None,
+def plot_layout(data: Any, *, clusters: Any = None,
                 iterations: int | None = None,
                 top: float = 0.5, engine: str = "auto", seed: int = 0,
-                colour_by: str = "cluster", width: str | float = "single",
-                ax: Axes | None = None) -> Figure:
+                colour_by: str = "cluster", hosts: list[str] | None = None,
+                truth: dict[str, str] | None = None, weight: str | None = "weight",
+                width: str | float = "single", ax: Axes | None = None) -> Figure:
     """Kamada-Kawai layout of the host graph, coloured by cluster, shaped by true label.
 
     Parameters
     ----------
-    measurement : Measurement
-        Hosts, their ground-truth labels (``hosts.csv``) and the block counts.
+    data : Measurement, or weights as the analysis takes them
+        A dataset (hosts, ground-truth labels, ``w_n`` or a probe dataset's
+        bandwidths), or a weight matrix with ``hosts``, a square DataFrame,
+        an edge list, a networkx graph, EdgeWeights
+        (:func:`tomography.interop.as_weights`).
     clusters : mapping, Hierarchy, list of Cluster, FlatClustering or sequence, optional
         The clusters found (see :func:`visualize._common.cluster_map`); a
         Hierarchy gives its level 1.  Without it, colour and shape both show
         the ground truth.
     iterations : int, optional
-        Use ``w_n`` over the first ``iterations`` (default: all; ``n=``, deprecated).
+        For a dataset: ``w_n`` over the first ``iterations`` (default: all;
+        ``n=``, deprecated).
     top : float, default 0.5
         Share of the edges drawn, heaviest first (the thesis: the top half).
         The layout uses every edge.
@@ -198,6 +201,13 @@ def plot_layout(measurement: Measurement, *, clusters: Any = None,
     colour_by : {"cluster", "label"}, default "cluster"
         With both clusters and labels: colour by found cluster and shape by
         true label, or the reverse.  The legend says which.
+    hosts : list of str, optional
+        The rows of a matrix input.
+    truth : mapping host -> label, optional
+        Ground truth (default: the dataset's labels, or a graph's ``label``
+        node attributes).
+    weight : str or None, default "weight"
+        The weight attribute of a networkx graph, or column of an edge list.
     width : {"single", "double"} or float
         Figure width (ignored with ``ax``).
     ax : matplotlib Axes, optional
@@ -224,14 +234,13 @@ def plot_layout(measurement: Measurement, *, clusters: Any = None,
         raise ParameterError(f"top must be in (0, 1], got {top}")
     if colour_by not in ("cluster", "label"):
         raise ParameterError(f"colour_by must be 'cluster' or 'label', got {colour_by!r}")
-    hosts = measurement.host_names
-    W = mean_weights(measurement, iterations)
+    w, truth = weight_input(data, hosts, weight=weight, iterations=iterations, truth=truth)
+    hosts, W = w.hosts, w.matrix
     pos, ran = layout_positions(W, engine=engine, seed=seed)
     _, rows, cols, w = _edges(W)
     k = math.ceil(top * w.size)
     drawn = np.argsort(-w, kind="stable")[:k]
     found = cluster_map(clusters, hosts)
-    truth = measurement.labels or None
     if truth is not None and any(h not in truth for h in hosts):
         truth = {h: truth.get(h, "(no label)") for h in hosts}
     if found and truth:

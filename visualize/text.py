@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
+from tomography.deprecation import keyword_only
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
 from tomography.units import counted, format_weight
 from visualize._common import truth_summary
@@ -22,7 +25,7 @@ def describe_hosts(hosts: tuple[str, ...] | list[str], limit: int = 4) -> str:
     return shown + (f", … (+{len(hosts) - limit})" if len(hosts) > limit else "")
 
 
-def _truth_note(cluster: Cluster, truth: dict[str, str] | None) -> str:
+def _truth_note(cluster: Cluster, truth: Mapping[str, str] | None) -> str:
     """The cluster's truth (see :func:`visualize._common.truth_summary`), as a suffix."""
     summary = truth_summary(cluster.hosts, truth)
     return f"  truth: {summary}" if summary else ""
@@ -45,7 +48,8 @@ def _children(hierarchy: Hierarchy, cluster: Cluster) -> list[Cluster]:
     return [hierarchy.cluster(c) for c in cluster.children]
 
 
-def hasse_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) -> str:
+@keyword_only("truth")
+def hasse_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None) -> str:
     """The hierarchy as a Hasse diagram in text.
 
     The top level (lowest bandwidth between its clusters) is printed first;
@@ -164,7 +168,8 @@ def confidence_note(hierarchy: Hierarchy) -> str:
     return text
 
 
-def hierarchy_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) -> str:
+@keyword_only("truth")
+def hierarchy_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None) -> str:
     """The hierarchy as an indented tree, top level first.
 
     Examples
@@ -192,7 +197,8 @@ def hierarchy_text(hierarchy: Hierarchy, truth: dict[str, str] | None = None) ->
     return "\n".join(lines + ([note] if note else []))
 
 
-def cluster_tree_text(tree: ClusterTree, truth: dict[str, str] | None = None) -> str:
+@keyword_only("truth")
+def cluster_tree_text(tree: ClusterTree, *, truth: Mapping[str, str] | None = None) -> str:
     """The maximum spanning tree of clusters, drawn from its best-connected cluster.
 
     Edge weights are printed on the branch leading to each cluster.

@@ -19,6 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
+from tomography.deprecation import renamed_parameter
 from tomography.errors import expect
 from tomography.hierarchy import ClusterTree
 from tomography.units import format_weight
@@ -65,7 +66,8 @@ def _layout(tree: ClusterTree) -> tuple[dict[str, tuple[float, float]], list[str
     return pos, roots
 
 
-def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
+@renamed_parameter("labels", "truth")
+def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
               width: str | float | None = None, ax: Axes | None = None) -> Figure:
     """Draw a :class:`~tomography.hierarchy.ClusterTree` with its edge weights.
 
@@ -73,7 +75,7 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
     ----------
     tree : ClusterTree
         From :func:`cluster.spanning_tree.cluster_tree`.
-    labels : mapping host -> true label, optional
+    truth : mapping host -> true label, optional
         The ground truth; each node then names the label its hosts share.
     width : {"single", "double"} or float, optional
         Figure width; by default one column when the boxes fit in it at 6 pt,
@@ -106,7 +108,7 @@ def plot_tree(tree: ClusterTree, *, labels: Mapping[str, str] | None = None,
     heaviest = weights.max() if weights.size and weights.max() > 0 else 1.0
     edge_labels = [format_weight(e.weight) for e in tree.edges]
 
-    notes = {c.id: truth_summary(c.hosts, labels) for c in tree.clusters}
+    notes = {c.id: truth_summary(c.hosts, truth) for c in tree.clusters}
     boxes = {c.id: f"{c.id}\n{len(c.hosts)} host{'s' if len(c.hosts) != 1 else ''}"
              + (f"\n{notes[c.id]}" if notes[c.id] else "") for c in tree.clusters}
     width, fontsize = box_layout(list(boxes.values()), slots, width, share=0.85)

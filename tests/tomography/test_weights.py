@@ -10,8 +10,8 @@ from scipy import sparse
 
 from tomography.dataset import read_measurement
 from tomography.errors import TomographyError
-from tomography.weights import (directed_counts, iteration_weights, mean_weights,
-                                weight_graph)
+from tomography.interop import weight_graph
+from tomography.weights import directed_counts, iteration_weights, mean_weights
 
 
 def test_directed_counts(small_dataset: Path) -> None:

@@ -138,7 +138,7 @@ def _check_diagram(fig, h: Hierarchy, labels: dict[str, str] | None = None) -> N
 def test_hasse_of_a_planted_hierarchy(planted, planted_hierarchy_, tmp_path) -> None:
     h = planted_hierarchy_
     assert [len(level) for level in h.levels] == [6, 2]
-    fig = plot_hasse(h, labels=planted.labels)
+    fig = plot_hasse(h, truth=planted.labels)
     saved(fig, tmp_path / "hasse.pdf")
     saved(fig, tmp_path / "hasse.png")
     _check_diagram(fig, h, planted.labels)
@@ -153,7 +153,7 @@ def test_hasse_of_a_planted_hierarchy(planted, planted_hierarchy_, tmp_path) -> 
 
 
 def test_hasse_of_a_simulated_network(two_sites, two_sites_hierarchy, tmp_path) -> None:
-    fig = plot_hasse(two_sites_hierarchy, labels=two_sites.labels, ids=False)
+    fig = plot_hasse(two_sites_hierarchy, truth=two_sites.labels, ids=False)
     saved(fig, tmp_path / "hasse.png")
     _check_diagram(fig, two_sites_hierarchy, two_sites.labels)
     assert not any(t.get_text().startswith("L1C") for t in fig.axes[0].texts)
@@ -203,9 +203,9 @@ def test_n2_fits_a_page_legibly(n2, tmp_path) -> None:
     """18 clusters on level 1: at 6 pt or more they do not fit one row of 7 in, and wrap."""
     h, labels = n2
     assert [len(level) for level in h.levels] == [18, 2]
-    assert any("mixed" in t for t in plot_hasse(h, labels=labels).tomography_info["texts"]
+    assert any("mixed" in t for t in plot_hasse(h, truth=labels).tomography_info["texts"]
                .values())
-    fig = plot_hasse(h, labels=labels)
+    fig = plot_hasse(h, truth=labels)
     saved(fig, tmp_path / "n2.png")
     info = fig.tomography_info
     assert fig.get_size_inches()[0] <= 7.0 and info["size"][0] <= 7.0
@@ -225,7 +225,7 @@ def test_many_small_clusters_fold_to_keep_a_page() -> None:
     labels = {x: f"site{int(x[1:]) // 200}/rack{int(x[1:]) // 50}" for x in hosts}
     h = Hierarchy.from_partitions(hosts, [[i // 2 for i in range(600)],
                                           [i // 200 for i in range(600)]])
-    fig = plot_hasse(h, labels=labels)
+    fig = plot_hasse(h, truth=labels)
     info = fig.tomography_info
     assert info["size"][0] <= 7.0 and info["size"][1] <= 9.0
     assert set(info["folded"]) == {"L2C0:more", "L2C1:more", "L2C2:more"}
@@ -244,7 +244,7 @@ def test_too_many_clusters_above_level_1_fold_to_keep_the_width() -> None:
     h = Hierarchy.from_partitions(hosts, [[i // 2 for i in range(120)],
                                           [i // 10 for i in range(120)],
                                           [i // 40 for i in range(120)]])
-    fig = plot_hasse(h, labels=labels)
+    fig = plot_hasse(h, truth=labels)
     info = fig.tomography_info
     assert info["size"][0] <= 7.0 and info["fontsize"] >= 6.0
     assert info["folded"] and all(h.cluster(ids[0]).level == 2

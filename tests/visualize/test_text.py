@@ -13,7 +13,7 @@ def three_levels() -> Hierarchy:
 
 
 def test_hasse_levels_top_down_and_connectors() -> None:
-    text = hasse_text(three_levels(), {f"h{i}": f"s{i // 4}/c{i // 2}" for i in range(8)})
+    text = hasse_text(three_levels(), truth={f"h{i}": f"s{i // 4}/c{i // 2}" for i in range(8)})
     diagram = text.split("\n\n")[1].splitlines()
     assert [line.split()[:2] for line in diagram[::2]] == [["level", "3"], ["level", "2"],
                                                             ["level", "1"]]

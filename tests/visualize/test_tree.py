@@ -13,7 +13,7 @@ from .helpers import assert_legible, saved, segments, texts
 def test_tree_of_a_planted_hierarchy(planted, tmp_path) -> None:
     t = cluster_tree(mean_weights(planted), planted.host_names, seed=0, level="finest")
     assert len(t.clusters) == 6 and t.is_connected
-    fig = plot_tree(t, labels=planted.labels)
+    fig = plot_tree(t, truth=planted.labels)
     saved(fig, tmp_path / "tree.png")
     saved(fig, tmp_path / "tree.svg")
     ax = fig.axes[0]
@@ -44,7 +44,7 @@ def test_tree_of_a_planted_hierarchy(planted, tmp_path) -> None:
 
 def test_tree_of_a_simulated_network(two_sites) -> None:
     t = cluster_tree(mean_weights(two_sites), two_sites.host_names, seed=0)
-    fig = plot_tree(t, labels=two_sites.labels)
+    fig = plot_tree(t, truth=two_sites.labels)
     assert len(segments(fig.axes[0], "edges")) == len(t.clusters) - 1
     assert_legible(fig)
     assert "mean w_n over the host pairs" in fig.axes[0].get_title()   # the default linkage
@@ -68,7 +68,7 @@ def test_edge_weights_are_6_pt_when_the_boxes_are() -> None:
                      Cluster("L1C2", 1, ("d",)), Cluster("L1C3", 1, ("e",))],
                     [TreeEdge("L1C1", "L1C0", 8.0), TreeEdge("L1C1", "L1C2", 2.5),
                      TreeEdge("L1C1", "L1C3", 1.5)])
-    fig = plot_tree(t, labels={h: "site-one/rack-ab" for h in "abcde"})
+    fig = plot_tree(t, truth={h: "site-one/rack-ab" for h in "abcde"})
     boxes = texts(fig.axes[0])
     assert fig.get_size_inches()[0] == 3.4 and boxes["L1C0"].get_fontsize() < 6.5
     assert all(boxes[f"weight:{e.source}:{e.target}"].get_fontsize() >= 6.0 for e in t.edges)

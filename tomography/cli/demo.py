@@ -247,7 +247,7 @@ def _report(data: Path, out: Path, seed: int) -> Any:
                   f"({counted(len(set(cut)), 'group')}): {nmi(cut, flat.labels):.3f}")
     h = a.hierarchy
     print("\naveraged-edge hierarchy (Hasse diagram; lower = more bandwidth)\n")
-    print(hasse_text(h, truth))
+    print(hasse_text(h, truth=truth))
     if truth:
         print("\n  NMI per level (level 1 is the finest; truth depth 1 the coarsest):")
         for r in hierarchy_nmi(h, truth).itertuples():
@@ -259,7 +259,7 @@ def _report(data: Path, out: Path, seed: int) -> Any:
     t = a.tree
     print(f"\ntopology as a tree (maximum spanning tree of the level-"
           f"{t.params['hierarchy_level']} clusters; {t.weight_caption})\n")
-    print(cluster_tree_text(t, truth))
+    print(cluster_tree_text(t, truth=truth))
     (out / "hierarchy.json").write_text(h.to_json(indent=2) + "\n", encoding="utf-8")
     (out / "tree.json").write_text(t.to_json(indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {out / 'hierarchy.json'} and {out / 'tree.json'}\n"

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "dot":
         emit(hierarchy_to_dot(h))
     elif args.format == "tree":
-        emit(hierarchy_text(h, labels))
+        emit(hierarchy_text(h, truth=labels))
     else:
-        emit(hasse_text(h, labels))
+        emit(hasse_text(h, truth=labels))
     return 0

@@ -165,11 +165,11 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
                                          iteration=args.iteration, weights=args.weights,
                                          log=args.log, **width)
             return fig, f"{m.n_hosts} x {m.n_hosts} hosts ordered by level-{level} cluster"
-        fig = visualize.plot_hasse(h, labels=_labels(args, m), **width)
+        fig = visualize.plot_hasse(h, truth=_labels(args, m), **width)
         return fig, f"{h.depth} levels, {len(h.levels[0])} clusters on level 1"
     if kind == "tree":
         t = a.tree
-        fig = visualize.plot_tree(t, labels=_labels(args, m), **width)
+        fig = visualize.plot_tree(t, truth=_labels(args, m), **width)
         return fig, f"{counted(len(t.clusters), 'cluster')}, {counted(len(t.edges), 'edge')}"
     if kind == "edge":
         if not args.edge:

@@ -49,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
         what = "hosts" if level == 0 else f"clusters of level {level}"
         emit(f"maximum spanning tree of {len(t.clusters)} {what} (total weight "
              f"{format_weight(t.total_weight)}; {t.weight_caption}{sure})\n"
-             + cluster_tree_text(t, a.measurement.labels))
+             + cluster_tree_text(t, truth=a.measurement.labels))
     return 0

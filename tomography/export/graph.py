@@ -24,7 +24,7 @@ from tomography.dataset import Measurement
 from tomography.deprecation import renamed_parameter
 from tomography.errors import TomographyError
 from tomography.hierarchy import Hierarchy
-from tomography.weights import mean_weights, to_networkx
+from tomography.interop import to_networkx
 
 __all__ = ["host_graph", "write_graphml", "write_gexf"]
 
@@ -61,7 +61,7 @@ def host_graph(measurement: Measurement, *, hierarchy: Hierarchy | None = None,
     """
     hosts = measurement.host_names
     labels = measurement.labels
-    graph = to_networkx(mean_weights(measurement, iterations), hosts)
+    graph = to_networkx(measurement, iterations=iterations, labels={})
     for host in hosts:
         graph.nodes[host]["truth"] = labels.get(host, "")
     if hierarchy is not None:

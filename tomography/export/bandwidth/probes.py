@@ -11,6 +11,7 @@ from tomography.dataset import Measurement
 from tomography.errors import TomographyError
 from tomography.export.bandwidth.clusters import indices, known_clusters, pair_medians
 from tomography.export.bandwidth.model import BandwidthModel, Source
+from tomography.weights import tcp_probes
 
 __all__ = ["from_probes"]
 
@@ -76,6 +77,8 @@ def from_probes(measurement: Measurement, clusters: Mapping[str, Iterable[str]],
     if probes is None or probes.empty:
         raise TomographyError("the dataset has no probes (probes.csv); measure with iperf3 "
                               "or NetPIPE first")
+    udp = len(probes) - len(tcp_probes(probes))
+    probes = tcp_probes(probes).reset_index(drop=True)   # UDP rates are targets, not bandwidth
     concurrent = probes["concurrent"]
     text = concurrent.astype(str).str.strip().str.lower()
     count = pd.to_numeric(text, errors="coerce").to_numpy()  # tests at once: 1 is solo
@@ -83,7 +86,7 @@ def from_probes(measurement: Measurement, clusters: Mapping[str, Iterable[str]],
     if "error" in probes:  # failed tests carry no rate
         solo &= (probes["error"].astype(str).str.strip() == "").to_numpy()
     solo &= probes["bits_per_second"].notna().to_numpy()
-    notes = []
+    notes = [f"{udp} UDP probe runs left out (a UDP rate is the rate asked for)"] if udp else []
     if not solo.all():
         notes.append(f"{int((~solo).sum())} concurrent probe runs left out")
     hosts = sorted(h for members in pool.values() for h in members)
