@@ -317,13 +317,18 @@ def is_probe_dataset(measurement: "Measurement") -> bool:
 
 def _exchanged(m: "Measurement", where: Path | None) -> None:
     """Refuse a dataset where no two hosts exchanged anything: nothing to cluster."""
+    from tomography.weights import tcp_probes
+
     if m.iteration_ids and int(m.transfers["blocks"].sum()) == 0:
         raise DatasetError("every block count is 0: no two hosts exchanged a block, so there "
                            "is nothing to cluster",
                            path=None if where is None else where / "transfers.csv",
                            field="blocks")
-    if is_probe_dataset(m) and not (m.probes["bits_per_second"] > 0).any():
-        raise DatasetError("every bandwidth is 0: nothing to cluster",
+    if is_probe_dataset(m) and not (tcp_probes(m.probes)["bits_per_second"] > 0).any():
+        udp = len(m.probes) - len(tcp_probes(m.probes))
+        raise DatasetError("every TCP bandwidth is 0 or missing: nothing to cluster"
+                           + (f" ({udp} UDP tests are kept apart: a UDP rate is the rate "
+                              "asked for, not the path's)" if udp else ""),
                            path=None if where is None else where / "probes.csv",
                            field="bits_per_second")
 

@@ -186,3 +186,15 @@ def test_a_tree_offers_its_edge_list_and_its_membership_by_name(planted):
         warnings.simplefilter("error")
         tree.edges_frame(), tree.members_frame()
     assert np.isnan(edges["confidence"]).all()
+
+
+def test_a_probe_dataset_of_udp_tests_alone_has_nothing_to_cluster(probes):
+    import copy
+
+    from tomography.errors import DatasetError
+    from tomography.pipeline import analyze
+
+    udp = copy.deepcopy(probes)
+    udp.probes["protocol"] = "udp"
+    with pytest.raises(DatasetError, match="every TCP bandwidth is 0 or missing.*6 UDP tests"):
+        analyze(udp)
