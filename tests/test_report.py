@@ -23,9 +23,10 @@ SCREENSHOTS = ROOT / "out" / "test-report"
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 
 
-def probe_dataset(path: Path, groups: int = 2, per_group: int = 5) -> Path:
+def probe_dataset(path: Path, groups: int = 2, per_group: int = 5, udp: bool = False) -> Path:
     """An iperf3 mesh of ``groups`` x ``per_group`` hosts: 900 Mbit/s inside a group,
-    100 across, two repeats, three failed tests (one pair with no success)."""
+    100 across, two repeats, three failed tests (one pair with no success); with ``udp``,
+    UDP tests of 5 Gbit/s (the rate asked for) between the groups as well."""
     m = planted_hierarchy((groups,), per_group, iterations=1, seed=0)
     hosts, labels = m.host_names, m.labels
     rng = np.random.default_rng(0)
@@ -47,6 +48,12 @@ def probe_dataset(path: Path, groups: int = 2, per_group: int = 5) -> Path:
     m.meta = {**m.meta, "method": "iperf3", "launcher": "local",
               "params": {"seed": 3, "duration_s": 2.0, "repeats": 2}}
     m.transfers, m.iterations = m.transfers.iloc[:0], m.iterations.iloc[:0]
+    if udp:
+        rows = [{**row, "protocol": "tcp"} for row in rows] + [
+            {"src": src, "dst": dst, "tool": "iperf3", "protocol": "udp",
+             "bits_per_second": 5e9, "streams": 1, "concurrent": 1, "duration_s": 2.0,
+             "repeat": 0, "error": ""}
+            for src in hosts for dst in hosts if labels[src] != labels[dst]]
     m.probes = pd.DataFrame(rows)
     write_measurement(m, path)
     return path
@@ -125,6 +132,27 @@ def test_probe_report(probes, tmp_path):
     assert "1 pair(s) with no successful test" in page and "3 failed test(s)" in page
     assert "no stop rule to replay" in page
     assert "Heat map of w_n" not in page and "Bandwidth between hosts" in page
+
+
+def test_udp_tests_are_listed_but_never_coloured_as_bandwidth(tmp_path):
+    tcp = write_report(probe_dataset(tmp_path / "tcp"), tmp_path / "tcp.html").path.read_text()
+    page = write_report(probe_dataset(tmp_path / "udp", udp=True),
+                        tmp_path / "udp.html").path.read_text()
+    assert "50 UDP tests kept apart (not bandwidths)" in page
+    assert "<th>protocol</th>" in page and "<td>udp</td>" in page
+    caption = re.compile(r'alt="probe grid".*?<figcaption>([^<]+)</figcaption>', re.S)
+    assert caption.search(page).group(1) == caption.search(tcp).group(1)
+    assert "90 ordered pairs measured" in caption.search(page).group(1)
+    clusters = re.compile(r'<section id="clusters">.*?</section>', re.S)
+    assert clusters.search(page).group(0) == clusters.search(tcp).group(0)
+    from tomography.dataset import read_measurement
+    from tomography.report import probe_grid
+
+    hosts = read_measurement(tmp_path / "udp").host_names
+    with_udp = probe_grid(read_measurement(tmp_path / "udp").probes, hosts)
+    without = probe_grid(read_measurement(tmp_path / "tcp").probes, hosts)
+    assert np.nanmax(with_udp[0]) < 1000   # no cell shows the 5 Gbit/s asked of UDP
+    np.testing.assert_array_equal(with_udp[0], without[0])
 
 
 @pytest.mark.slow

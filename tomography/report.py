@@ -42,12 +42,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.pipeline import Analysis, analyze, is_probe_dataset
 from tomography.units import counted
+from tomography.weights import tcp_probes
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["write_report", "report_html", "find_multicasts", "Report", "MAX_ROWS",
+__all__ = ["write_report", "report_html", "find_multicasts", "probe_grid", "Report", "MAX_ROWS",
            "MAX_TREE_NODES", "HEATMAP_PIXELS"]
 
 MAX_ROWS = 200
@@ -401,8 +402,10 @@ def _measured(a: Analysis, dataset: Path | None) -> str:
     if is_probe_dataset(m):
         probes = m.probes
         failed = _failed(probes)
+        udp = len(probes) - len(tcp_probes(probes))
         rows.append(("tests", f"{len(probes)} probe tests, {int(failed.sum())} failed; "
-                              f"tools: {', '.join(sorted(set(map(str, probes['tool']))))}"))
+                              f"tools: {', '.join(sorted(set(map(str, probes['tool']))))}"
+                              + (f"; {udp} UDP tests kept apart (not bandwidths)" if udp else "")))
     else:
         it = m.iterations
         done = int(it["complete"].astype(bool).sum()) if "complete" in it else len(it)
@@ -487,6 +490,38 @@ def _failed(probes: "pd.DataFrame") -> Any:
     return bad
 
 
+def probe_grid(probes: "pd.DataFrame", hosts: Sequence[str]
+               ) -> tuple["np.ndarray", "np.ndarray", int]:
+    """The numbers of the probe grid: per ordered pair (row: source, column: destination) the
+    median Mbit/s of its successful TCP tests (NaN: none), whether a test of it failed, and
+    how many TCP tests failed.  UDP tests are left out: their rate is the rate asked for.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> probes = pd.DataFrame({"src": ["a", "a", "b"], "dst": ["b", "b", "a"],
+    ...                        "bits_per_second": [9e8, 5e9, None], "error": ["", "", "refused"],
+    ...                        "protocol": ["tcp", "udp", "tcp"]})
+    >>> grid, failed, count = probe_grid(probes, ["a", "b"])
+    >>> grid.tolist(), failed.tolist(), count
+    ([[nan, 900.0], [nan, nan]], [[False, False], [True, False]], 1)
+    """
+    import numpy as np
+
+    probes = tcp_probes(probes)
+    index = {h: i for i, h in enumerate(hosts)}
+    n = len(hosts)
+    failed = _failed(probes)
+    grid = np.full((n, n), np.nan)
+    medians = probes[~failed].groupby(["src", "dst"])["bits_per_second"].median() / 1e6
+    for (src, dst), value in medians.items():
+        grid[index[src], index[dst]] = value
+    some_failed = np.zeros((n, n), dtype=bool)
+    for src, dst in probes.loc[failed, ["src", "dst"]].itertuples(index=False):
+        some_failed[index[src], index[dst]] = True
+    return grid, some_failed, int(failed.sum())
+
+
 def _probe_grid(a: Analysis) -> str:
     """perfSONAR MaDDash's grid: sources in rows, destinations in columns, Mbit/s in colour."""
     import matplotlib
@@ -497,19 +532,9 @@ def _probe_grid(a: Analysis) -> str:
     from visualize.style import PALETTE, SEQUENTIAL, new_figure, paper_style
 
     m = a.measurement
-    hosts, probes = m.host_names, m.probes
-    index = {h: i for i, h in enumerate(hosts)}
+    hosts = m.host_names
     n = len(hosts)
-    failed = _failed(probes)
-    ok = probes[~failed]
-    grid = np.full((n, n), np.nan)
-    medians = ok.groupby(["src", "dst"])["bits_per_second"].median() / 1e6
-    for (src, dst), value in medians.items():
-        grid[index[src], index[dst]] = value
-    only_failed = np.zeros((n, n), dtype=bool)
-    some_failed = np.zeros((n, n), dtype=bool)
-    for src, dst in probes.loc[failed, ["src", "dst"]].itertuples(index=False):
-        some_failed[index[src], index[dst]] = True
+    grid, some_failed, failed = probe_grid(m.probes, hosts)
     only_failed = some_failed & np.isnan(grid)
     with paper_style():
         fig, ax = new_figure("double", aspect=0.8 if n > 2 else 0.5)
@@ -543,10 +568,10 @@ def _probe_grid(a: Analysis) -> str:
     measured = int((~np.isnan(grid)).sum())
     fmt = "svg" if n <= 40 else "png"
     return _image(fig, fmt, "probe grid",
-                  f"median bandwidth of the successful tests from each source (row) to each "
+                  f"median bandwidth of the successful TCP tests from each source (row) to each "
                   f"destination (column), as perfSONAR's MaDDash grids show them; "
                   f"{measured} of {n * (n - 1)} ordered pairs measured, "
-                  f"{int(failed.sum())} failed test(s), {int(only_failed.sum())} pair(s) "
+                  f"{failed} failed test(s), {int(only_failed.sum())} pair(s) "
                   "with no successful test", dpi=_raster_dpi(fig, n), scale=100)
 
 
@@ -678,7 +703,7 @@ def _accuracy(a: Analysis) -> str:
 def _probes(a: Analysis, max_rows: int) -> str:
     probes = a.measurement.probes
     failed = _failed(probes)
-    wanted = [c for c in ("src", "dst", "tool", "repeat", "bits_per_second", "streams",
+    wanted = [c for c in ("src", "dst", "tool", "protocol", "repeat", "bits_per_second", "streams",
                           "concurrent", "duration_s", "rtt_ms", "retransmits", "error")
               if c in probes.columns]
     frame = probes[wanted].copy()
