@@ -351,6 +351,50 @@ def test_a_dataset_of_one_cluster_has_nothing_to_plan_between(tmp_path: Path, ca
     assert not (tmp_path / "mc").exists()
 
 
+def one_cluster_probes(path: Path, hosts: list[str]) -> Path:
+    """A probe dataset of ``hosts`` where every pair has the same bandwidth: one cluster."""
+    from tomography.dataset.incremental import MeasurementWriter
+
+    w = MeasurementWriter(path, {"method": "iperf3", "launcher": "local"},
+                          [(h, "127.0.0.1", "") for h in hosts], probes=True)
+    for src in hosts:
+        for dst in hosts:
+            if src != dst:
+                w.add_probe({"src": src, "dst": dst, "tool": "iperf3", "repeat": 0,
+                             "bits_per_second": 9e8, "streams": 1, "concurrent": 1,
+                             "duration_s": 1.0, "error": ""})
+    return path
+
+
+class _Launched(Exception):
+    """Raised instead of starting agents: the argument checks were passed."""
+
+
+def test_a_one_cluster_dataset_refuses_planners_and_lets_chain_hosts_and_bittorrent_run(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    import tomography.cli.multicast as cli
+
+    data = one_cluster_probes(tmp_path / "probes", [f"h{i:02d}" for i in range(4)])
+    common = ["multicast", "--local", "4", "--dataset", str(data), "--root", "h00",
+              "-o", str(tmp_path / "mc")]
+    for method in ("all", "balanced", "chain-clusters,chain-hosts"):
+        assert main([*common, "--method", method]) == 2
+        errors = [line for line in capsys.readouterr().err.splitlines()
+                  if line.startswith("tomography: error")]
+        assert len(errors) == 1 and "nothing to plan between clusters" in errors[0], errors
+        assert "run --method chain-hosts,bittorrent" in errors[0]
+    assert not (tmp_path / "mc").exists()
+
+    def launched(*args, **kwargs):
+        raise _Launched
+
+    monkeypatch.setattr(cli, "open_launcher", launched)
+    for method in ("chain-hosts,bittorrent", "chain-hosts", "bittorrent"):  # what it suggests
+        with pytest.raises(_Launched):
+            main([*common, "--method", method])
+        assert "tomography: error" not in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_bittorrent_alone_and_a_resume_with_another_plan(tmp_path: Path, capsys) -> None:
     hosts = [f"h{i:02d}" for i in range(6)]

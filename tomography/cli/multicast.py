@@ -136,8 +136,13 @@ def _methods(text: str, planned: bool) -> tuple[list[str], bool]:
     return [m for m in wanted if m != "bittorrent"], "bittorrent" in wanted
 
 
-def _model(args: argparse.Namespace):
-    """The Gauge model of ``--gauge`` or ``--dataset``, or None."""
+def _model(args: argparse.Namespace, static: list[str] | None = None):
+    """The Gauge model of ``--gauge`` or ``--dataset``, or None.
+
+    A dataset whose hierarchy level is one cluster is refused only when a
+    method of ``static`` plans between clusters (a planner or
+    ``chain-clusters``, with ``--level clusters``); ``chain-hosts`` and
+    BitTorrent need no clusters and run (the chain's prediction is then NaN)."""
     if args.gauge is not None:
         from tomography.export.gauge import read_gauge
 
@@ -150,12 +155,14 @@ def _model(args: argparse.Namespace):
         model = gauge_model(a, level=args.hierarchy_level, source=args.bandwidth,
                             probes=args.probes, topology=args.topology,
                             host_pairs=args.level == "hosts")
-        if len(model.clusters) < 2 and args.level == "clusters":
+        between = [m for m in (static or []) if m != "chain-hosts"]
+        if len(model.clusters) < 2 and args.level == "clusters" and between:
             raise TomographyError(
                 f"--dataset {args.dataset}: level {min(args.hierarchy_level, a.hierarchy.depth)} "
                 f"of its hierarchy is one cluster of {len(model.hosts)} hosts, so there is "
-                "nothing to plan between clusters; run --method chain-hosts,bittorrent, or plan "
-                "over a Gauge file (--gauge)")
+                f"nothing to plan between clusters for {', '.join(between)}; run --method "
+                "chain-hosts,bittorrent (they need no clusters), or plan over a Gauge file "
+                "(--gauge)")
         return model
     return None
 
@@ -312,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
     _parallel(args.parallel)
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
-    model = _model(args) if not args.check else None   # a bad plan source fails before any start
+    model = _model(args, static) if not args.check else None   # a bad plan source fails before any start
     if not args.check:
         _check_early(args, model, size)
     terminate_as_interrupt(args.output, "multicasts")
