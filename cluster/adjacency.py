@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Hashable
 import numpy as np
 from scipy import sparse
 
-from tomography.errors import EmptyGraphError, GraphError
-from tomography.hostnames import repeated
+from tomography.errors import GraphError
+from tomography.matrices import checked_matrix
 
 if TYPE_CHECKING:
     import igraph
@@ -26,9 +26,10 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
 
     Parameters
     ----------
-    graph : sparse array or matrix, ndarray, pandas.DataFrame, networkx.Graph or EdgeWeights
+    graph : sparse array or matrix, ndarray, pandas.DataFrame, networkx.Graph, EdgeWeights or Measurement
         Square, symmetric, finite and non-negative weights.  The diagonal
-        holds self-loops.  A networkx graph is read in sorted node order with
+        holds self-loops.  A dataset gives its ``w_n`` (a probe dataset its
+        bandwidths) in its host order.  A networkx graph is read in sorted node order with
         its ``weight`` attribute; a square DataFrame whose
         index and columns name the same hosts in its row order; an
         :class:`tomography.interop.EdgeWeights` (or anything with ``matrix``
@@ -44,12 +45,12 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     adjacency : scipy.sparse.csr_array
         float64, explicit zeros removed.
     nodes : list or None
-        The node of each row for a networkx, DataFrame or EdgeWeights input,
-        else None.
+        The node of each row for a dataset, networkx, DataFrame or EdgeWeights
+        input, else None.
 
     Raises
     ------
-    ValueError
+    GraphError
         Naming what is wrong: shape, asymmetry, negative or non-finite weights.
 
     Examples
@@ -67,9 +68,10 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     nodes = None
     networkx = sys.modules.get("networkx")   # a networkx graph means networkx is loaded
     pandas = sys.modules.get("pandas")
-    if hasattr(graph, "transfers") and hasattr(graph, "host_names"):
-        raise GraphError("expected a weight matrix, got a measurement: take its weights with "
-                         "tomography.weights.mean_weights(m) (rows in m.host_names order)")
+    if hasattr(graph, "transfers") and hasattr(graph, "host_names"):   # a Measurement: its w_n
+        from tomography.weights import mean_weights
+
+        return checked_matrix(mean_weights(graph), graph.host_names), graph.host_names
     if pandas is not None and isinstance(graph, pandas.DataFrame):
         if graph.shape[0] != graph.shape[1] or list(graph.index) != list(graph.columns):
             raise GraphError("a DataFrame must be a square adjacency whose index and columns "
@@ -96,25 +98,7 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
         if array.ndim != 2:
             raise GraphError(f"expected a square weight matrix, got an array of shape {array.shape}")
         matrix = sparse.csr_array(array)
-    matrix = matrix.astype(np.float64)
-    if matrix.shape[0] != matrix.shape[1]:
-        raise GraphError(f"expected a square weight matrix, got shape {matrix.shape}")
-    if matrix.shape[0] == 0:
-        raise EmptyGraphError("the graph has no nodes")
-    if nodes is not None and len(set(nodes)) != len(nodes):
-        raise GraphError(f"host names must be distinct: {repeated(nodes)!r} names two rows")
-    if not np.all(np.isfinite(matrix.data)):
-        raise GraphError("the weight matrix has NaN or infinite weights")
-    if np.any(matrix.data < 0):
-        raise GraphError("the weight matrix has negative weights; block counts are >= 0")
-    diff = (matrix - matrix.T).tocoo()
-    big = np.abs(diff.data) > 1e-9 * max(1.0, float(np.abs(matrix.data).max(initial=0)))
-    if np.any(big):
-        i, j = int(diff.row[big][0]), int(diff.col[big][0])
-        raise GraphError(f"the weight matrix is not symmetric: w[{i}, {j}] = {matrix[i, j]} "
-                         f"but w[{j}, {i}] = {matrix[j, i]}")
-    matrix.eliminate_zeros()
-    return matrix, nodes
+    return checked_matrix(matrix, nodes), nodes
 
 
 def weight_unit_of(graph: Any) -> dict[str, str]:

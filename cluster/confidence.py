@@ -260,8 +260,8 @@ def as_sampler(data: Any) -> IterationSampler:
     if hasattr(data, "transfers") and hasattr(data, "host_names"):   # a Measurement
         if not data.iteration_ids:
             raise TomographyError("a confidence resamples broadcast iterations; this dataset "
-                                  "has none (a probe dataset: import its repeats with "
-                                  "tomography.interop.from_pandas(..., round='repeat'))")
+                                  "has none (a probe dataset: resample its repeats with "
+                                  "tomography.interop.as_weights(m.edges(per_iteration=True)))")
         return IterationSampler.from_measurement(data)
     if hasattr(data, "iteration_weights"):   # EdgeWeights
         weights = data.iteration_weights()
@@ -627,7 +627,8 @@ def with_support(hierarchy: Hierarchy, sampler: Any, *,
     sampler's iterations, then :func:`supported_levels` (the others are
     listed in ``params["dropped_levels"]``) unless ``all_levels``.
     ``sampler`` is what :func:`as_sampler` takes (the dataset itself, in one
-    call); without one (None) the hierarchy is returned as it is.
+    call); without one (None), or with ``resamples=0`` (``--resamples 0``), the
+    hierarchy is returned as it is.
 
     Examples
     --------
@@ -639,7 +640,7 @@ def with_support(hierarchy: Hierarchy, sampler: Any, *,
     >>> [round(c, 2) for c in h.confidence]
     [1.0, 1.0]
     """
-    if sampler is None:
+    if sampler is None or resamples == 0:   # as --resamples 0: no confidence
         return hierarchy
     h = hierarchy_confidence(hierarchy, sampler, resamples=resamples, seed=seed,
                              n_jobs=n_jobs)
@@ -721,7 +722,8 @@ def tree_confidence(tree: ClusterTree, sampler: Any, *,
         The repeated measurements to resample (:func:`as_sampler`): the
         dataset the tree was built from, in one call.
     resamples, seed, n_jobs
-        As :func:`hierarchy_confidence`.
+        As :func:`hierarchy_confidence`; ``resamples=0`` returns the tree as it is
+        (``--resamples 0``).
 
     Returns
     -------
@@ -739,6 +741,8 @@ def tree_confidence(tree: ClusterTree, sampler: Any, *,
     """
     from cluster.spanning_tree import maximum_spanning_tree
 
+    if resamples == 0:   # as --resamples 0: no confidence
+        return tree
     sampler = as_sampler(sampler)
     params = tree.params
     hosts = sampler.graph.hosts

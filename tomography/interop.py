@@ -16,18 +16,19 @@ from a networkx graph (:func:`from_networkx`) or an edge list
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from tomography.deprecation import keyword_only, renamed_parameter
+from tomography.deprecation import renamed_parameter
 from tomography.errors import GraphError, TomographyError
 from tomography.hierarchy import (hierarchy_frame, hierarchy_from_graph, hierarchy_graph,
                                   tree_edges_frame, tree_graph, tree_members_frame)
 from tomography.hostnames import row_names
+from tomography.matrices import checked_matrix
 from tomography.units import WEIGHT_UNITS
 from tomography.weights import IterationWeights, mean_weights, successful_probes
 
@@ -250,6 +251,16 @@ def _is_measurement(data: object) -> bool:
     return hasattr(data, "transfers") and hasattr(data, "host_names")
 
 
+def _edge_list_columns(frame: pd.DataFrame, weight: str | None) -> dict[str, str | None]:
+    """:func:`from_pandas`'s columns for an edge list, the toolkit's own tables included:
+    ``w_n`` (:func:`edges_frame`) when there is no ``weight`` column, and the rounds of
+    ``edges_frame(..., per_iteration=True)`` (its ``iteration`` column)."""
+    column = weight or "weight"
+    if column == "weight" and "weight" not in frame.columns and "w_n" in frame.columns:
+        column = "w_n"
+    return {"weight": column, "round": "iteration" if "iteration" in frame.columns else None}
+
+
 def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | None = "weight",
                iterations: int | None = None) -> EdgeWeights:
     """Any weight input the toolkit takes, as :class:`EdgeWeights`.
@@ -279,7 +290,8 @@ def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | No
     Raises
     ------
     TomographyError
-        Naming what is wrong with the input.
+        Naming what is wrong with the input (a :class:`~tomography.errors.GraphError`
+        for a matrix that is not square, finite, non-negative and symmetric).
 
     Examples
     --------
@@ -307,14 +319,14 @@ def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | No
     elif isinstance(data, EdgeWeights):
         out = data
     elif networkx is not None and isinstance(data, networkx.Graph):
-        out = from_networkx(data, weight=weight)
+        out = from_networkx(data, weight=weight, unit=str(data.graph.get("unit", "weight")))
     elif isinstance(data, pd.DataFrame):
         square = data.shape[0] == data.shape[1] and list(data.index) == list(data.columns)
         if square:
             out = EdgeWeights(sparse.csr_array(data.to_numpy(dtype=float)),
                               [str(h) for h in data.index])
         else:
-            out = from_pandas(data, weight=weight or "weight", hosts=hosts)
+            out = from_pandas(data, **_edge_list_columns(data, weight), hosts=hosts)
     elif hasattr(data, "matrix") and hasattr(data, "hosts"):   # SharedGraph
         out = EdgeWeights(sparse.csr_array(data.matrix), row_names(data.matrix.shape[0],
                                                                    data.hosts))
@@ -323,29 +335,63 @@ def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | No
         if array.ndim != 2 or array.shape[0] != array.shape[1]:
             raise TomographyError(f"expected a square weight matrix, got shape {array.shape}")
         out = EdgeWeights(sparse.csr_array(array), row_names(array.shape[0], hosts))
-        return out
+    out = replace(out, matrix=checked_matrix(out.matrix, out.hosts))
     if hosts is not None:
         row_names(len(out.hosts), hosts, out.hosts)   # the same names, or a clear error
     return out
 
 
-def _weight_graph(data: object, *, hosts: list[str] | None = None,
-                  labels: dict[str, str] | None = None, iterations: int | None = None,
-                  weight: str | None = "weight") -> "nx.Graph":
-    """A weighted :class:`networkx.Graph` of any weight input: the one function behind
-    :func:`weight_graph` and :func:`to_networkx`.
+def _old_positions(function):
+    """Take the arguments that used to follow the data positionally, with a warning:
+    ``weight_graph(m, iterations)`` and ``to_networkx(matrix, hosts, labels)``, told apart
+    by what the second one is (a number of iterations, or the host names)."""
+    import functools
+    import warnings
+
+    @functools.wraps(function)
+    def wrapper(data: object, *args: Any, **kwargs: Any) -> Any:
+        if not args:
+            return function(data, **kwargs)
+        if len(args) > 2:
+            raise TomographyError("to_networkx() takes the data positionally; give hosts=, "
+                                  "labels=, iterations= by keyword")
+        count = isinstance(args[0], (int, np.integer)) and not isinstance(args[0], bool)
+        names = ("iterations",) if count else ("hosts", "labels")
+        if len(args) > len(names):
+            raise TomographyError("after a number of iterations, give the rest by keyword")
+        for name, value in zip(names, args):
+            if name in kwargs:
+                raise TomographyError(f"to_networkx() got {name} twice")
+            kwargs[name] = value
+        moved = ", ".join(f"{n}=..." for n in names[:len(args)])
+        warnings.warn(f"passing {moved} positionally is deprecated since 0.1: give it by "
+                      "keyword", DeprecationWarning, stacklevel=2)
+        return function(data, **kwargs)
+
+    return wrapper
+
+
+@_old_positions
+@renamed_parameter("n", "iterations")
+def to_networkx(data: object, *, hosts: list[str] | None = None,
+                labels: dict[str, str] | None = None, iterations: int | None = None,
+                weight: str | None = "weight") -> "nx.Graph":
+    """A weighted :class:`networkx.Graph` of ``w_n`` or of any other weight input.
+
+    ``weight_graph`` is the same function under its older name.
 
     Parameters
     ----------
     data : Measurement, EdgeWeights, networkx.Graph, pandas.DataFrame, sparse array or ndarray
         As :func:`as_weights` takes it.
     hosts : list of str, optional
-        The rows of a matrix (``h00, h01, ...`` without).
+        Node names of a matrix's rows (``h00, h01, ...`` without).
     labels : dict, optional
-        Host to ground-truth label, stored as the node attribute ``label``
-        (a dataset's own labels by default).
+        Host to ground-truth label, node attribute ``label`` (a dataset's own
+        labels by default).
     iterations : int, optional
-        For a dataset: the first ``iterations`` averaged (Eq 4.2).
+        For a dataset: the first ``iterations`` averaged (Eq 4.2); all by
+        default (``n=``, deprecated).
     weight : str or None, default "weight"
         The weight attribute or column of a graph or edge-list input.
 
@@ -354,6 +400,17 @@ def _weight_graph(data: object, *, hosts: list[str] | None = None,
     networkx.Graph
         Every host a node (isolated ones included), in the rows' order; edge
         attribute ``weight``; graph attribute ``unit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = to_networkx(np.array([[0, 2.0], [2.0, 0]]), hosts=["a", "b"])
+    >>> g["a"]["b"]["weight"]
+    2.0
+    >>> from tomography.synthetic import planted_partition
+    >>> g = weight_graph(planted_partition(8, 2, iterations=2, seed=0))
+    >>> g.number_of_nodes(), g.nodes["h000"]["label"], g.graph["unit"]
+    (8, 'g0', 'blocks per iteration')
     """
     import networkx as nx   # on use: 0.1 s to import
 
@@ -371,71 +428,7 @@ def _weight_graph(data: object, *, hosts: list[str] | None = None,
     return graph
 
 
-@keyword_only("iterations")
-@renamed_parameter("n", "iterations")
-def weight_graph(data: object, *, iterations: int | None = None,
-                 hosts: list[str] | None = None, labels: dict[str, str] | None = None,
-                 weight: str | None = "weight") -> "nx.Graph":
-    """``w_n`` (or any weight input) as a :class:`networkx.Graph`, labels as node attributes.
-
-    The same function as :func:`to_networkx`; both take every input
-    :func:`as_weights` takes and name everything after it by keyword.
-
-    Parameters
-    ----------
-    data : Measurement, EdgeWeights, networkx.Graph, pandas.DataFrame, sparse array or ndarray
-    iterations : int, optional
-        For a dataset: the iterations averaged (Eq 4.2); all by default.
-    hosts, labels, weight
-        As :func:`to_networkx`.
-
-    Returns
-    -------
-    networkx.Graph
-
-    Examples
-    --------
-    >>> from tomography.synthetic import planted_partition
-    >>> g = weight_graph(planted_partition(8, 2, iterations=2, seed=0))
-    >>> g.number_of_nodes(), g.nodes["h000"]["label"], g.graph["unit"]
-    (8, 'g0', 'blocks per iteration')
-    """
-    return _weight_graph(data, hosts=hosts, labels=labels, iterations=iterations, weight=weight)
-
-
-@keyword_only("hosts", "labels")
-def to_networkx(data: object, *, hosts: list[str] | None = None,
-                labels: dict[str, str] | None = None, iterations: int | None = None,
-                weight: str | None = "weight") -> "nx.Graph":
-    """A weighted :class:`networkx.Graph` from a weight matrix or any other weight input.
-
-    Parameters
-    ----------
-    data : Measurement, EdgeWeights, networkx.Graph, pandas.DataFrame, sparse array or ndarray
-        As :func:`as_weights` takes it.
-    hosts : list of str, optional
-        Node names of a matrix's rows (``h00, h01, ...`` without).
-    labels : dict, optional
-        Host to ground-truth label, node attribute ``label`` (a dataset's own
-        labels by default).
-    iterations : int, optional
-        For a dataset: the iterations averaged.
-    weight : str or None, default "weight"
-        The weight attribute or column of a graph or edge-list input.
-
-    Returns
-    -------
-    networkx.Graph
-        Edge attribute ``weight``, graph attribute ``unit``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> g = to_networkx(np.array([[0, 2.0], [2.0, 0]]), hosts=["a", "b"])
-    >>> g["a"]["b"]["weight"]
-    2.0
-    """
-    return _weight_graph(data, hosts=hosts, labels=labels, iterations=iterations, weight=weight)
+weight_graph = to_networkx
 
 
 def _probe_edges(measurement: "Measurement", iterations: int | None,

@@ -263,7 +263,7 @@ class Analysis:
         from cluster.accuracy import hierarchy_nmi
 
         if not self.truth:
-            raise TomographyError("no ground truth to score against: give analyze(truth=...)")
+            raise TomographyError(_NO_TRUTH)
         return hierarchy_nmi(self.hierarchy, self.truth)
 
     @cached_property
@@ -289,7 +289,7 @@ class Analysis:
 
         o = self.options
         if not self.truth:
-            raise TomographyError("no ground truth to score against: give analyze(truth=...)")
+            raise TomographyError(_NO_TRUTH)
         return convergence(self.measurement, self.truth, iterations=o["iterations"],
                            engine=o["engine"], seed=o["seed"], linkage=o["linkage"],
                            start=o["start"], loops=o["loops"], resolution=o["resolution"],
@@ -308,6 +308,11 @@ class Analysis:
                                 linkage=o["linkage"], start=o["start"], loops=o["loops"],
                                 engine=o["engine"], resolution=o["resolution"],
                                 restarts=o["restarts"])
+
+
+_NO_TRUTH = ("no ground truth to score against: give analyze(truth='labels') for the labels "
+             "of hosts.csv (what `tomography evaluate` and `report` use by default), a dict "
+             "host -> label, or a CSV file host,label")
 
 
 def is_probe_dataset(measurement: "Measurement") -> bool:

@@ -10,7 +10,8 @@ import numpy as np
 
 from tomography.errors import ParameterError
 
-__all__ = ["natural_key", "cluster_map", "truth_summary", "group_order", "weight_input"]
+__all__ = ["natural_key", "cluster_map", "truth_summary", "truth_labels", "group_order",
+           "weight_input"]
 
 
 def natural_key(text: Any) -> tuple:
@@ -75,8 +76,11 @@ def cluster_map(clusters: Any, hosts: Sequence[str]) -> dict[str, str] | None:
         found = {h: str(c) for h, c in zip(hosts, labels.tolist())}
     missing = [h for h in hosts if h not in found]
     if missing:
+        named = ("; the matrix's rows are named h00, h01, ...: give hosts= to name them"
+                 if str(missing[0]).startswith("h0") and all(h not in found for h in hosts)
+                 else "")
         raise ParameterError(f"clusters: no cluster for host {missing[0]!r} "
-                             f"({len(missing)} of {len(hosts)} hosts missing)")
+                             f"({len(missing)} of {len(hosts)} hosts missing){named}")
     return {h: found[h] for h in hosts}
 
 
@@ -171,9 +175,38 @@ def weight_input(data: Any, hosts: Sequence[str] | None, *, weight: str | None,
 
     w = as_weights(data, None if hosts is None else list(hosts), weight=weight,
                    iterations=iterations)
+    truth = truth_labels(truth)
     if truth is None:
         if hasattr(data, "transfers") and hasattr(data, "labels"):
             truth = data.labels
         elif hasattr(data, "nodes") and callable(getattr(data, "nodes", None)):
             truth = {str(n): str(d["label"]) for n, d in data.nodes(data=True) if "label" in d}
     return w, ({str(h): str(v) for h, v in truth.items()} or None) if truth else None
+
+
+def truth_labels(truth: Any) -> dict[str, str] | None:
+    """The ground truth a text or figure was given, as host -> label: a mapping, a dataset
+    (its labels) or None.
+
+    Raises
+    ------
+    ParameterError
+        For anything else, saying what to give.
+
+    Examples
+    --------
+    >>> truth_labels({"a": "x"}), truth_labels(None)
+    ({'a': 'x'}, None)
+    >>> truth_labels(["x", "y"])
+    Traceback (most recent call last):
+    ...
+    tomography.errors.ParameterError: truth= is a mapping host -> label or a Measurement (its labels), got list
+    """
+    if truth is None:
+        return None
+    if hasattr(truth, "labels") and hasattr(truth, "host_names"):   # a Measurement
+        return dict(truth.labels) or None
+    if isinstance(truth, Mapping):
+        return {str(h): str(v) for h, v in truth.items()}
+    raise ParameterError(f"truth= is a mapping host -> label or a Measurement (its labels), "
+                         f"got {type(truth).__name__}")

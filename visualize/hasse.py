@@ -33,10 +33,10 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from tomography.deprecation import renamed_parameter
+from tomography.deprecation import keyword_only, renamed_parameter
 from tomography.errors import expect
 from tomography.hierarchy import Hierarchy
-from visualize._common import truth_summary
+from visualize._common import truth_labels, truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, SINGLE, figure_of, inches,
                              paper_style, set_info, text_size, tint)
 
@@ -373,6 +373,7 @@ def _fit(hierarchy: Hierarchy, texts: Mapping[str, str], labels: Mapping[str, st
     return max(limit, layout.width), tree, layout
 
 
+@keyword_only("truth")
 @renamed_parameter("labels", "truth")
 def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
                ids: bool = True, top: bool = True, width: str | float | None = None,
@@ -382,8 +383,8 @@ def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
     Parameters
     ----------
     hierarchy : Hierarchy
-    truth : mapping host -> true label, optional
-        The ground truth (``measurement.labels``); each box then names the
+    truth : mapping host -> true label, or a Measurement, optional
+        The ground truth (a dataset's labels); each box then names the
         label its hosts share.
     ids : bool, default True
         Write each cluster's id (``L1C0``) in its box.
@@ -435,6 +436,7 @@ def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
     (True, True, True, {})
     """
     expect(hierarchy, Hierarchy, "a ClusterTree is drawn by plot_tree")
+    truth = truth_labels(truth)
     show_top = top and len(hierarchy.levels[-1]) > 1
     texts: dict[str, str] = {}
     for level in hierarchy.levels:

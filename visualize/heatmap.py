@@ -25,7 +25,8 @@ from tomography.dataset import Measurement
 from tomography.deprecation import renamed_parameter
 from tomography.errors import ParameterError, TomographyError
 from tomography.weights import directed_counts, mean_weights
-from visualize._common import cluster_map, group_order, truth_summary, weight_input
+from visualize._common import (cluster_map, group_order, truth_labels, truth_summary,
+                               weight_input)
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_style,
                              set_info, text_size)
 
@@ -33,6 +34,7 @@ __all__ = ["plot_heatmap"]
 
 
 @renamed_parameter("n", "iterations")
+@renamed_parameter("measurement", "data")
 def plot_heatmap(data: Any, *, iterations: int | None = None,
                  clusters: Any = None,
                  iteration: int | None = None, weights: str = "received", log: bool = False,
@@ -105,7 +107,7 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
             raise ParameterError("hosts= names a matrix's rows; a dataset names its own")
         matrix, label = _counts(data, iterations, iteration, weights)
         hosts = data.host_names
-        truth = data.labels if truth is None else truth
+        truth = data.labels if truth is None else truth_labels(truth)
         truth = truth or None
     else:
         if iteration is not None:

@@ -168,6 +168,7 @@ def _neato(n: int, rows: np.ndarray, cols: np.ndarray, length: np.ndarray,
 
 
 @renamed_parameter("n", "iterations")
+@renamed_parameter("measurement", "data")
 def plot_layout(data: Any, *, clusters: Any = None,
                 iterations: int | None = None,
                 top: float = 0.5, engine: str = "auto", seed: int = 0,
@@ -236,6 +237,7 @@ def plot_layout(data: Any, *, clusters: Any = None,
         raise ParameterError(f"colour_by must be 'cluster' or 'label', got {colour_by!r}")
     w, truth = weight_input(data, hosts, weight=weight, iterations=iterations, truth=truth)
     hosts, W = w.hosts, w.matrix
+    quantity = {"blocks per iteration": "w_n", "Mbit/s": "bandwidth"}.get(w.unit, "weight")
     pos, ran = layout_positions(W, engine=engine, seed=seed)
     _, rows, cols, w = _edges(W)
     k = math.ceil(top * w.size)
@@ -283,7 +285,7 @@ def plot_layout(data: Any, *, clusters: Any = None,
         ax.set_xlim(low[0], high[0])
         ax.set_ylim(low[1], high[1])
         ax.set_axis_off()
-        ax.set_title(f"Kamada-Kawai ({_ENGINE_NAMES[ran]}), length \u221d 1/w_n\n"
+        ax.set_title(f"Kamada-Kawai ({_ENGINE_NAMES[ran]}), length \u221d 1/{quantity}\n"
                      f"top {top:.0%} of {w.size} edges drawn",
                      fontsize=MIN_FONT, color=NEUTRAL)
         _legends(fig, ax, own, colour_key, shape_key, colours, shapes, colour_title,

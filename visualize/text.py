@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from tomography.deprecation import keyword_only
+from tomography.deprecation import keyword_only, renamed_parameter
+from tomography.errors import expect
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
 from tomography.units import counted, format_weight
-from visualize._common import truth_summary
+from visualize._common import truth_labels, truth_summary
 
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts",
            "confidence_note"]
@@ -49,6 +50,7 @@ def _children(hierarchy: Hierarchy, cluster: Cluster) -> list[Cluster]:
 
 
 @keyword_only("truth")
+@renamed_parameter("labels", "truth")
 def hasse_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None) -> str:
     """The hierarchy as a Hasse diagram in text.
 
@@ -74,6 +76,8 @@ def hasse_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None) 
                   │        ┌───┴───┐
     level 1    L1C0(2)  L1C1(1) L1C2(1)
     """
+    expect(hierarchy, Hierarchy, "a ClusterTree is printed by cluster_tree_text")
+    truth = truth_labels(truth)
     top = hierarchy.levels[-1]
     width: dict[str, int] = {}
     label = {c.id: f"{c.id}({len(c.hosts)})" for level in hierarchy.levels for c in level}
@@ -169,6 +173,7 @@ def confidence_note(hierarchy: Hierarchy) -> str:
 
 
 @keyword_only("truth")
+@renamed_parameter("labels", "truth")
 def hierarchy_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None) -> str:
     """The hierarchy as an indented tree, top level first.
 
@@ -180,6 +185,8 @@ def hierarchy_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = No
     ├── L1C0 (1 hosts): a
     └── L1C1 (2 hosts): b, c
     """
+    expect(hierarchy, Hierarchy, "a ClusterTree is printed by cluster_tree_text")
+    truth = truth_labels(truth)
     lines = [f"network ({len(hierarchy.hosts)} hosts)"]
     note = confidence_note(hierarchy)
 
@@ -198,6 +205,7 @@ def hierarchy_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = No
 
 
 @keyword_only("truth")
+@renamed_parameter("labels", "truth")
 def cluster_tree_text(tree: ClusterTree, *, truth: Mapping[str, str] | None = None) -> str:
     """The maximum spanning tree of clusters, drawn from its best-connected cluster.
 
@@ -214,6 +222,8 @@ def cluster_tree_text(tree: ClusterTree, *, truth: Mapping[str, str] | None = No
     ├── 8 ── L1C0 (1 hosts): a
     └── 2 ── L1C2 (1 hosts): c
     """
+    expect(tree, ClusterTree, "a Hierarchy is printed by hasse_text or hierarchy_text")
+    truth = truth_labels(truth)
     by_id = {c.id: c for c in tree.clusters}
     adjacent: dict[str, list[tuple[str, float, float | None]]] = {c.id: [] for c in tree.clusters}
     for e in tree.edges:

@@ -19,11 +19,11 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from tomography.deprecation import renamed_parameter
+from tomography.deprecation import keyword_only, renamed_parameter
 from tomography.errors import expect
 from tomography.hierarchy import ClusterTree
 from tomography.units import format_weight
-from visualize._common import natural_key, truth_summary
+from visualize._common import natural_key, truth_labels, truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, box_layout, figure_of,
                              paper_style, set_info, tint)
 
@@ -66,6 +66,7 @@ def _layout(tree: ClusterTree) -> tuple[dict[str, tuple[float, float]], list[str
     return pos, roots
 
 
+@keyword_only("truth")
 @renamed_parameter("labels", "truth")
 def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
               width: str | float | None = None, ax: Axes | None = None) -> Figure:
@@ -75,8 +76,8 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
     ----------
     tree : ClusterTree
         From :func:`cluster.spanning_tree.cluster_tree`.
-    truth : mapping host -> true label, optional
-        The ground truth; each node then names the label its hosts share.
+    truth : mapping host -> true label, or a Measurement, optional
+        The ground truth (a dataset's labels); each node then names the label its hosts share.
     width : {"single", "double"} or float, optional
         Figure width; by default one column when the boxes fit in it at 6 pt,
         else the page.
@@ -99,6 +100,7 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
     >>> info["roots"], info["edge_labels"]
     (['L1C1'], ['8', '2.5'])
     """
+    truth = truth_labels(truth)
     expect(tree, ClusterTree, "cluster.hierarchy_tree(W, h) gives a hierarchy's tree; "
                               "plot_hasse draws a Hierarchy")
     pos, roots = _layout(tree)
@@ -106,7 +108,9 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
     slots = max((x for x, _ in pos.values()), default=0.0) + 1
     weights = np.array([e.weight for e in tree.edges], dtype=float)
     heaviest = weights.max() if weights.size and weights.max() > 0 else 1.0
-    edge_labels = [format_weight(e.weight) for e in tree.edges]
+    edge_labels = [format_weight(e.weight)
+                   + ("" if e.confidence is None else f" ({e.confidence:.2f})")
+                   for e in tree.edges]
 
     notes = {c.id: truth_summary(c.hosts, truth) for c in tree.clusters}
     boxes = {c.id: f"{c.id}\n{len(c.hosts)} host{'s' if len(c.hosts) != 1 else ''}"
@@ -136,6 +140,9 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
         ax.set_ylim(-depth - 0.5, 0.5)
         ax.set_axis_off()
         caption = [tree.weight_caption]
+        if any(e.confidence is not None for e in tree.edges):
+            caption.append("(in brackets: the edge's confidence, the share of resamples "
+                           "whose tree has it)")
         if not tree.is_connected:
             caption.append("not connected: some clusters exchanged no data with the rest")
         chars = int(fig.get_size_inches()[0] * 24)   # what a line of 6 pt holds

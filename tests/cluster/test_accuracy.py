@@ -108,7 +108,7 @@ def test_python_api_mistakes_get_a_clear_error(tmp_path) -> None:
                        (lambda: nmi({"a": 1}, {"a": 1}), "sequences of labels"),
                        (lambda: hierarchy_nmi(h, {}), "has no label"),
                        (lambda: hierarchy_nmi(h, list(m.labels.values())), "expected a dict"),
-                       (lambda: louvain(m), "got a measurement"),
+                       (lambda: louvain(m.hosts), "square adjacency"),
                        (lambda: louvain([[0.0]]), "one host"),
                        (lambda: hierarchy_tree(W, h, "2"), "a whole number"),
                        (lambda: read_measurement(tmp_path / "d" / "hosts.csv"), "is a file"),

@@ -95,11 +95,13 @@ def test_weight_graph_and_to_networkx_take_the_same_inputs_and_give_the_same_gra
             assert list(g.nodes) == hosts
             assert {(u, v): d["weight"] for u, v, d in g.edges(data=True)} == pytest.approx(
                 {(u, v): d["weight"] for u, v, d in reference.edges(data=True)})
-    assert inspect.signature(weight_graph).parameters.keys() == \
-        inspect.signature(to_networkx).parameters.keys()
-    with pytest.warns(DeprecationWarning, match=r"to_networkx\(data, hosts\) is deprecated"):
+    assert weight_graph is to_networkx   # one function, two names
+    # the old positional forms of both still work, told apart by what they are
+    with pytest.warns(DeprecationWarning, match=r"passing hosts=\.\.\. positionally"):
         assert list(to_networkx(W, hosts).nodes) == hosts
-    with pytest.warns(DeprecationWarning, match=r"weight_graph\(data, iterations\)"):
+    with pytest.warns(DeprecationWarning, match=r"passing hosts=\.\.\. positionally"):
+        assert list(weight_graph(W, hosts).nodes) == hosts
+    with pytest.warns(DeprecationWarning, match=r"passing iterations=\.\.\. positionally"):
         assert weight_graph(planted, 1).number_of_edges() > 0
     with pytest.raises(TomographyError, match="iterations= selects a dataset's iterations"):
         weight_graph(W, hosts=hosts, iterations=1)
@@ -198,3 +200,76 @@ def test_a_probe_dataset_of_udp_tests_alone_has_nothing_to_cluster(probes):
     udp.probes["protocol"] = "udp"
     with pytest.raises(DatasetError, match="every TCP bandwidth is 0 or missing.*6 UDP tests"):
         analyze(udp)
+
+
+def test_every_weight_input_is_checked_as_the_clustering_checks_it():
+    asymmetric = np.array([[0, 1, 2], [5, 0, 1], [2, 1, 0.0]])
+    for bad, says in ((asymmetric, "not symmetric: w\\[0, 1\\] = 1.0 but w\\[1, 0\\] = 5.0"),
+                      (np.full((3, 3), np.nan), "NaN or infinite"),
+                      (-np.ones((3, 3)), "negative weights")):
+        for call in (lambda: as_weights(bad, list("abc")),
+                     lambda: weight_graph(bad, hosts=list("abc")),
+                     lambda: visualize.plot_heatmap(bad, hosts=list("abc")),
+                     lambda: visualize.plot_layout(bad, hosts=list("abc")),
+                     lambda: louvain(bad)):
+            with pytest.raises(GraphError, match=says):
+                call()
+
+
+def test_the_clustering_functions_take_a_dataset_too(planted):
+    W = mean_weights(planted)
+    assert louvain(planted, seed=1).labels.tolist() == louvain(W, seed=1).labels.tolist()
+    assert averaged_edge_hierarchy(planted, seed=1).levels == \
+        averaged_edge_hierarchy(W, planted.host_names, seed=1).levels
+
+
+def test_the_toolkit_s_own_tables_go_back_in(planted):
+    W = mean_weights(planted)
+    edges = planted.edges()
+    assert abs(as_weights(edges).matrix - W).max() < 1e-9
+    rounds = as_weights(planted.edges(per_iteration=True))
+    assert abs(rounds.matrix - W).max() < 1e-9
+    assert rounds.iteration_weights().n_iterations == len(planted.iteration_ids)
+    info = visualize.plot_heatmap(edges).tomography_info
+    assert info["total"] == pytest.approx(float(W.sum()))
+    h = averaged_edge_hierarchy(W, planted.host_names, seed=1)
+    assert with_support(h, rounds, seed=0).confidence   # resampled from the table
+    g = weight_graph(planted)
+    assert "blocks per iteration" in visualize.plot_heatmap(g).tomography_info["label"]
+
+
+def test_truth_is_accepted_as_a_dataset_and_the_wrong_object_is_named(planted):
+    W = mean_weights(planted)
+    h = averaged_edge_hierarchy(W, planted.host_names, seed=1)
+    tree = hierarchy_tree(W, h)
+    assert visualize.hasse_text(h, truth=planted) == \
+        visualize.hasse_text(h, truth=planted.labels)
+    for function in (visualize.hasse_text, visualize.hierarchy_text, visualize.plot_hasse):
+        with pytest.raises(TomographyError, match="expected a Hierarchy, got ClusterTree"):
+            function(tree)
+    for function in (visualize.cluster_tree_text, visualize.plot_tree):
+        with pytest.raises(TomographyError, match="expected a ClusterTree, got Hierarchy"):
+            function(h)
+    with pytest.raises(TomographyError, match="truth= is a mapping host -> label"):
+        visualize.hasse_text(h, truth=["a"])
+    # both former spellings of the truth work everywhere they were used, with a warning
+    for function, data in ((visualize.hasse_text, h), (visualize.cluster_tree_text, tree),
+                           (visualize.plot_tree, tree), (visualize.plot_hasse, h)):
+        with pytest.warns(DeprecationWarning):
+            function(data, planted.labels)
+        with pytest.warns(DeprecationWarning):
+            function(data, labels=planted.labels)
+    with pytest.warns(DeprecationWarning, match=r"measurement=\.\.\.\) is deprecated"):
+        visualize.plot_heatmap(measurement=planted)
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def test_the_tree_figure_shows_each_edge_s_confidence(planted):
+    W = mean_weights(planted)
+    h = averaged_edge_hierarchy(W, planted.host_names, seed=1)
+    tree = tree_confidence(hierarchy_tree(W, h), planted, seed=0)
+    labels = visualize.plot_tree(tree).tomography_info["edge_labels"]
+    assert all(label.endswith(f"({e.confidence:.2f})") for label, e in zip(labels, tree.edges))
+    assert tree_confidence(hierarchy_tree(W, h), planted, resamples=0).edges[0].confidence is None
+    assert with_support(h, planted, resamples=0) is h
