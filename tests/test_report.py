@@ -134,6 +134,92 @@ def test_probe_report(probes, tmp_path):
     assert "Heat map of w_n" not in page and "Bandwidth between hosts" in page
 
 
+NO_CONFIDENCE = ("no confidence: a probe dataset's repeats are not resampled (confidence "
+                 "needs two or more broadcast iterations)")
+
+
+def _section(page: str, sid: str) -> str:
+    return re.search(rf'<section id="{sid}">.*?</section>', page, re.S).group(0)
+
+
+@pytest.mark.slow   # 2 s
+def test_probe_report_says_once_why_there_is_no_confidence(probes, tmp_path):
+    page = write_report(probes, tmp_path / "mesh.html").path.read_text(encoding="utf-8")
+    assert page.count(html_text(NO_CONFIDENCE)) == 1
+    assert ">None<" not in page and "n/a" not in page
+    clusters, hierarchy, tree = (_section(page, s) for s in ("clusters", "hierarchy", "tree"))
+    assert '<th class="num">confidence</th>' in clusters         # the column stays, dashed
+    assert clusters.count('<td class="num">\u2013</td>') == 2    # one per cluster
+    assert re.search(r"<td class=\"num\">\u2013</td><td>\u2013</td>"   # confidence, supported,
+                     r"<td class=\"num\">\u2013</td></tr>", hierarchy)    # gap
+    assert "w_n" not in tree and "the measured bandwidth summed over the host pairs" in tree
+    assert tree.endswith('<td class="num">\u2013</td></tr>\n</tbody></table></div>\n</section>')
+
+
+def test_probe_report_meta_leaves_out_empty_values_and_summarises_hosts(tmp_path):
+    data = probe_dataset(tmp_path / "mesh")
+    meta = json.loads((data / "meta.json").read_text())
+    hosts = sorted(pd.read_csv(data / "hosts.csv")["host"])
+    meta.update(topology=None, skipped_hosts={}, hosts={
+        h: {"address": "127.0.0.1", "hostname": "box", "cpus": 2, "toolkit": "0.1.0",
+            "libtorrent": "", "python": "3.11.7", "clock_offset_s": -2.07e-05 * (i % 2),
+            "clock_rtt_s": 1e-4} for i, h in enumerate(hosts)},
+        tools={h: {"iperf3": "3.12"} for h in hosts})
+    (data / "meta.json").write_text(json.dumps(meta))
+    probes = pd.read_csv(data / "probes.csv")
+    probes["retransmits"] = [np.nan if i == 0 else 2 for i in range(len(probes))]
+    probes.to_csv(data / "probes.csv", index=False)
+    page = write_report(data, tmp_path / "mesh.html").path.read_text(encoding="utf-8")
+    measured = _section(page, "measured")
+    for gone in ("block_size", ">topology<", "skipped", "clock_offset_s", "h000.", "libtorrent:",
+                 "None", "null"):
+        assert gone not in measured, gone
+    assert "clock offsets: max |offset| 21 \u00b5s over 10 hosts" in measured
+    assert "python 3.11.7 on every host" in measured and "iperf3 3.12 on every host" in measured
+    table = _section(page, "probes")
+    assert '<th class="num">retransmits</th>' in table
+    assert '<td class="num">2</td>' in table and "2.000</td>" not in table.split("<tbody>")[0]
+    assert re.search(r'<td class="num">2</td><td>(connection refused)?</td></tr>', table)
+
+
+def test_one_cluster_has_no_tree_to_draw(tmp_path):
+    data = probe_dataset(tmp_path / "one", groups=1, per_group=4)
+    page = write_report(data, tmp_path / "one.html").path.read_text(encoding="utf-8")
+    tree = _section(page, "tree")
+    assert "one cluster (4 hosts, level 1 of the hierarchy): no tree to draw" in tree
+    assert "maximum spanning tree" not in tree and "<table" not in tree
+
+
+@pytest.mark.slow   # 5 s: three iterations, the stop rule and the convergence
+def test_convergence_numbers_the_levels_as_found_and_maps_the_last_row(tmp_path):
+    import base64
+
+    from tomography.pipeline import analyze
+
+    a = analyze(planted_hierarchy((3, 3), 4, iterations=3, seed=0), truth="labels", seed=0)
+    assert [len(level) for level in a.hierarchy.levels] == [9, 3]      # 2 of 4 levels found
+    page = report_html(a)
+    section = _section(page, "convergence")
+    assert "levels as found at each n, unsupported ones included" in section
+    assert "<th class=\"num\">levels found</th>" in section
+    assert "found level 4 NMI" in section and "level_4_nmi" not in section
+    assert ("last row, n = 3: found level 1 is level 1 (9 clusters); found level 3 is level 2 "
+            "(3 clusters) of the Hasse diagram and the Accuracy table; found level 2 "
+            "(7 clusters), found level 4 (2 clusters) are unsupported") in section
+    svg = base64.b64decode(re.search(r'data:image/svg\+xml;base64,([^"]+)" alt="convergence"',
+                                     section).group(1)).decode()
+    assert "<!-- found level 4 -->" in svg and "<!-- hierarchy level" not in svg   # the legend
+    accuracy = _section(page, "accuracy")
+    assert "<th class=\"num\">truth_<wbr>depth</th>" in accuracy
+
+
+def html_text(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
+
+
+@pytest.mark.slow   # 3 s: two datasets, two reports
 def test_udp_tests_are_listed_but_never_coloured_as_bandwidth(tmp_path):
     tcp = write_report(probe_dataset(tmp_path / "tcp"), tmp_path / "tcp.html").path.read_text()
     page = write_report(probe_dataset(tmp_path / "udp", udp=True),
@@ -229,6 +315,13 @@ return Array.from(document.images).map(img => {
 });"""
 
 
+OVERFLOW_JS = """
+return {page: Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
+        boxes: Array.from(document.querySelectorAll('div.wide'))
+                    .filter(d => d.scrollWidth > d.clientWidth + 1)
+                    .map(d => d.closest('section').id)};"""
+
+
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory) -> Path:
     from measure.simulator import simulate
@@ -251,6 +344,7 @@ def test_report_in_headless_chromium(kind, simulated, probes, tmp_path):
         figures = driver.execute_script(FIGURES_JS)
         sections = driver.execute_script(
             "return Array.from(document.querySelectorAll('section')).map(s => s.id)")
+        overflow = driver.execute_script(OVERFLOW_JS)
         shot = tmp_path / f"{kind}.png"
         driver.save_screenshot(str(shot))
         log = driver.get_log("browser")
@@ -264,6 +358,8 @@ def test_report_in_headless_chromium(kind, simulated, probes, tmp_path):
     for f in figures:
         assert f["complete"] and f["natural"] > 50 and f["naturalHeight"] > 50, f
         assert f["width"] > 100 and f["height"] > 50 and f["bytes"] > 1000, f
+    # at 1200 px every table fits (no column hidden behind a scroll bar), nor does the page scroll
+    assert overflow == {"page": 0, "boxes": []}, overflow
     assert "measured" in sections and "tree" in sections
     assert ("probes" in sections) == (kind == "probes")
     assert shot.stat().st_size > 10_000

@@ -303,9 +303,9 @@ figure img{max-width:100%;height:auto;border:1px solid #eee;background:#fff}
 figcaption{font-size:0.85em;color:#555;margin-top:0.3em;text-align:left}
 table{border-collapse:collapse;font-size:0.85em;margin:0.5em 0}
 th,td{border:1px solid #ddd;padding:0.15em 0.5em;text-align:left;vertical-align:top}
-th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f0f3f6}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.bad td{background:#fde8e8}
-.wide{overflow-x:auto}
+.wide{overflow-x:auto;max-width:100%}
 .note{color:#555;font-size:0.9em}
 ul.items{columns:3 16em;margin:0;padding-left:1.2em;font-size:0.9em}.verdict{font-weight:bold}
 code,pre{font-family:"DejaVu Sans Mono",monospace;font-size:0.85em}
@@ -320,6 +320,18 @@ def _e(value: Any) -> str:
 
 def _note(text: str) -> str:
     return f'<p class="note">{_e(text)}</p>'
+
+
+DASH = "\u2013"
+"""What a table shows where there is no value (no confidence, a level not found)."""
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not _missing(value)
 
 
 def _number(value: Any, digits: int = 3) -> str:
@@ -340,34 +352,80 @@ def _number(value: Any, digits: int = 3) -> str:
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], max_rows: int,
            total: int | None = None, bad: Sequence[bool] | None = None, what: str = "rows"
            ) -> str:
-    """An HTML table of at most ``max_rows`` rows, with a note of those left out."""
-    out = ['<div class="wide"><table><thead><tr>'
-           + "".join(f"<th>{_e(h)}</th>" for h in header) + "</tr></thead><tbody>"]
-    shown = 0
-    for i, row in enumerate(rows):
-        if shown >= max_rows:
+    """An HTML table of at most ``max_rows`` rows, with a note of those left out.
+
+    A column with a number in it is aligned right, header and every cell; a cell
+    without a value (None, NaN) shows :data:`DASH`.  Headers may break after an
+    underscore, so that a table of many columns fits the page; one that still
+    does not scrolls sideways inside its own box, never the page."""
+    shown_rows = []
+    for row in rows:
+        if len(shown_rows) >= max_rows:
             break
-        cells = "".join(f'<td class="num">{_number(c)}</td>'
-                        if isinstance(c, (int, float)) and not isinstance(c, bool)
-                        else f"<td>{_e(_number(c) if isinstance(c, bool) else c)}</td>"
-                        for c in row)
+        shown_rows.append(list(row))
+    numeric = [str(h) in NUMBER_COLUMNS or any(_numeric(r[j]) for r in shown_rows if j < len(r))
+               for j, h in enumerate(header)]
+
+    def cell(j: int, c: Any) -> str:
+        num = ' class="num"' if j < len(numeric) and numeric[j] else ""
+        text = (DASH if _missing(c) else _number(c) if isinstance(c, (bool, int, float))
+                else str(c))
+        return f"<td{num}>{_e(text)}</td>"
+
+    right = ' class="num"'
+    out = ['<div class="wide"><table><thead><tr>'
+           + "".join(f'<th{right if numeric[j] else ""}>{_e(h).replace("_", "_<wbr>")}</th>'
+                     for j, h in enumerate(header))
+           + "</tr></thead><tbody>"]
+    for i, row in enumerate(shown_rows):
         flag = ' class="bad"' if bad is not None and bad[i] else ""
-        out.append(f"<tr{flag}>{cells}</tr>")
-        shown += 1
+        out.append(f"<tr{flag}>{''.join(cell(j, c) for j, c in enumerate(row))}</tr>")
+    shown = len(shown_rows)
     out.append("</tbody></table></div>")
     if total is not None and total > shown:
         out.append(_note(f"the first {shown} of {total} {what} are shown (--max-rows)"))
     return "\n".join(out)
 
 
-def _frame_table(frame: "pd.DataFrame", max_rows: int, what: str = "rows") -> str:
-    rows = [[_plain(v) for v in r] for r in frame.head(max_rows).itertuples(index=False)]
-    return _table(list(map(str, frame.columns)), rows, max_rows, total=len(frame), what=what)
+def _frame_table(frame: "pd.DataFrame", max_rows: int, what: str = "rows",
+                 header: Sequence[str] | None = None) -> str:
+    rows = _rows(frame.head(max_rows))
+    return _table(list(header or map(str, frame.columns)), rows, max_rows, total=len(frame),
+                  what=what)
+
+
+NUMBER_COLUMNS = frozenset({"confidence", "gap", "weight", "modularity", "nmi", "Mbit/s"})
+"""Columns of numbers, aligned right even when no row has a value (no confidence)."""
+COUNT_COLUMNS = frozenset({"n", "clusters", "levels", "level", "truth_depth", "truth_clusters",
+                           "best_depth", "repeat", "streams", "concurrent", "retransmits",
+                           "runs", "complete", "receivers_complete", "hosts"})
+"""Columns that count: shown as whole numbers even when pandas holds them as floats (a
+column with a missing value)."""
+
+
+def _rows(frame: "pd.DataFrame") -> list[list[Any]]:
+    """The rows of a frame as Python values, counts (:data:`COUNT_COLUMNS`) as integers."""
+    rows = [[_plain(v) for v in r] for r in frame.itertuples(index=False)]
+    for j, name in enumerate(frame.columns):
+        if str(name) in COUNT_COLUMNS and all(
+                not _numeric(r[j]) or float(r[j]).is_integer() for r in rows):
+            for r in rows:
+                if _numeric(r[j]):
+                    r[j] = int(r[j])
+    return rows
 
 
 def _plain(value: Any) -> Any:
-    """A numpy scalar as a Python one (tables format numbers by their type)."""
-    return value.item() if hasattr(value, "item") else value
+    """A numpy scalar as a Python one (tables format numbers by their type); NA as None."""
+    value = value.item() if hasattr(value, "item") else value
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return None
+    except ImportError:   # pragma: no cover - pandas is a dependency
+        pass
+    return value
 
 
 def _image(fig: "Figure", fmt: str, alt: str, caption: str, *, dpi: float = 150,
@@ -417,11 +475,19 @@ def _measured(a: Analysis, dataset: Path | None) -> str:
     seed = params.get("seed", meta.get("seed"))
     if seed is not None:
         rows.append(("measurement seed", seed))
-    for key in _META_ORDER:
-        if key in meta and key != "params":
-            rows.append((key, meta[key]))
-    rows += [(key, value) for key, value in meta.items()
-             if key not in _META_ORDER and key not in ("format", "topology_model")]
+    hostnames = set(m.host_names)
+    for key in [k for k in _META_ORDER if k in meta] + [
+            k for k in meta if k not in _META_ORDER and k not in ("format", "topology_model")]:
+        value = meta[key]
+        if key == "params" or _empty(value) or (key == "block_size" and is_probe_dataset(m)):
+            continue      # a probe dataset has no blocks
+        if _per_host(value, hostnames):
+            rows.append((_PER_HOST_NAMES.get(key, f"{key} (per host)"),
+                         _host_facts(value, m.n_hosts)))
+        elif key == "skipped_hosts" and isinstance(value, dict):
+            rows.append(("skipped hosts", "; ".join(f"{h}: {why}" for h, why in value.items())))
+        else:
+            rows.append((key, value))
     if params:
         rows.append(("parameters", params))
     if "topology_model" in meta:
@@ -432,15 +498,90 @@ def _measured(a: Analysis, dataset: Path | None) -> str:
     o = a.options
     shown = {k: v for k, v in o.items() if v is not None}
     analysis = ", ".join(f"{k}={v}" for k, v in shown.items())
-    notes = "".join(f"<li>{_e(n)}</li>" for n in a.notes)
+    reason = _no_confidence(a)
+    notes = "".join(f"<li>{_e(n)}</li>" for n in [*a.notes, *([reason] if reason else [])])
     return (f'<div class="wide"><table class="meta">{body}</table></div>'
             f"<p><b>Analysis</b> (tomography.pipeline.analyze): <code>{_e(analysis)}</code>; "
             f"edge weight: {_e(a.weight_unit)}.</p>"
             + (f"<ul class=\"note\">{notes}</ul>" if notes else ""))
 
 
+def _no_confidence(a: Analysis) -> str | None:
+    """Why the page shows no confidence, said once (the tables show a dash), or None when
+    the pipeline's notes say it already or there is a confidence."""
+    if a.sampler is not None:
+        return None
+    if is_probe_dataset(a.measurement):
+        return ("no confidence: a probe dataset's repeats are not resampled (confidence needs "
+                "two or more broadcast iterations)")
+    if any("no confidence" in n for n in a.notes):    # one iteration: the pipeline says so
+        return None
+    return "no confidence: the analysis was asked for none (--resamples 0)"
+
+
+def _empty(value: Any) -> bool:
+    """None, an empty string, list or object: nothing to show."""
+    return value is None or (isinstance(value, (str, list, dict, tuple)) and not value)
+
+
+_PER_HOST_NAMES = {"hosts": "host checks", "tools": "tools"}
+
+
+def _per_host(value: Any, hosts: set[str]) -> bool:
+    """A ``meta.json`` object with one entry per host (``hosts``, ``tools``)."""
+    return (isinstance(value, dict) and bool(value) and set(map(str, value)) <= hosts
+            and all(isinstance(v, dict) for v in value.values()))
+
+
+def _host_facts(per_host: dict[str, dict[str, Any]], n_hosts: int) -> list[str]:
+    """What every host of a run said of itself, summarised: one line per fact, never one per
+    host (the per-host figures stay in meta.json).
+
+    Examples
+    --------
+    >>> _host_facts({"h1": {"python": "3.11", "clock_offset_s": -2.07e-05, "libtorrent": ""},
+    ...              "h2": {"python": "3.11", "clock_offset_s": 1e-06, "libtorrent": ""}}, 2)
+    ['clock offsets: max |offset| 21 µs over 2 hosts', 'python 3.11 on every host']
+    """
+    values: dict[str, list[Any]] = {}
+    for record in per_host.values():
+        for key, value in _flat(record, raw=True):
+            if not _empty(value):
+                values.setdefault(key, []).append(value)
+    out = []
+    offsets = [abs(float(v)) for v in values.pop("clock_offset_s", []) if _numeric(v)]
+    values.pop("clock_rtt_s", None)
+    if offsets:
+        out.append(f"clock offsets: max |offset| {_seconds(max(offsets))} over "
+                   f"{counted(len(offsets), 'host')}")
+    for key, found in values.items():
+        distinct = sorted(set(map(str, found)), key=lambda v: (-found.count(v), v))
+        if len(distinct) == 1:
+            where = ("on every host" if len(found) == n_hosts
+                     else f"on {len(found)} of {n_hosts} hosts")
+            out.append(f"{key} {distinct[0]} {where}")
+        elif len(distinct) <= 3:
+            out.append(f"{key}: " + ", ".join(
+                f"{v} ({counted(sum(1 for x in found if str(x) == v), 'host')})"
+                for v in distinct))
+        else:
+            out.append(f"{key}: {len(distinct)} different values over "
+                       f"{counted(len(found), 'host')}")
+    return out
+
+
+def _seconds(x: float) -> str:
+    """A small time in its unit: 21 µs, 3.2 ms, 1.5 s."""
+    if x < 1e-3:
+        return f"{x * 1e6:.0f} µs"
+    return f"{x * 1e3:.1f} ms" if x < 1 else f"{x:.1f} s"
+
+
 def _value(value: Any) -> str:
-    """A meta.json value: scalars as text, objects as their flattened ``key: value`` items."""
+    """A meta.json value: scalars as text, objects as their flattened ``key: value`` items
+    (empty ones left out); a list of strings as lines."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "<br>".join(map(_e, value))
     if not isinstance(value, (dict, list)):
         return _e(value)
     items = list(_flat(value))
@@ -451,15 +592,19 @@ def _value(value: Any) -> str:
                if cut else ""))
 
 
-def _flat(value: Any, prefix: str = "") -> Iterable[tuple[str, str]]:
-    """``(dotted key, JSON text)`` of every scalar inside a JSON object or list."""
+def _flat(value: Any, prefix: str = "", raw: bool = False) -> Iterable[tuple[str, Any]]:
+    """``(dotted key, JSON text)`` of every scalar inside a JSON object or list, the empty
+    ones (None, "", {}, []) left out; ``raw``: the scalars themselves."""
     pairs = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in pairs:
         name = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(item, (dict, list)) and item and len(json.dumps(item, default=str)) > 40:
-            yield from _flat(item, name)
+        if _empty(item):
+            continue
+        if isinstance(item, (dict, list)) and (raw or len(json.dumps(item, default=str)) > 40):
+            yield from _flat(item, name, raw)
         else:
-            yield name, (item if isinstance(item, str) else json.dumps(item, default=str))
+            yield name, (item if raw or isinstance(item, str)
+                         else json.dumps(item, default=str))
 
 
 def _heatmap(a: Analysis) -> str:
@@ -585,10 +730,9 @@ def _clusters(a: Analysis, max_rows: int) -> str:
     if f.confidence is not None:
         sure = (f"; overall confidence (mean NMI with {f.resamples} {f.method} resamples) "
                 f"{f.overall:.3f}")
-    rows = [(k, len(hosts), *([f.confidence[k]] if f.confidence is not None else []),
+    rows = [(k, len(hosts), f.confidence[k] if f.confidence is not None else None,
              _hosts(hosts)) for k, hosts in sorted(members.items())]
-    header = ["cluster", "hosts", *(["confidence"] if f.confidence is not None else []),
-              "members"]
+    header = ["cluster", "hosts", "confidence", "members"]
     return (f"<p>{counted(c.n_clusters, 'cluster')}, modularity {c.modularity:.3f}{_e(sure)}."
             "</p>" + _table(header, rows, max_rows, total=len(rows), what="clusters"))
 
@@ -606,14 +750,15 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
     fig = visualize.plot_hasse(h, truth=labels)
     info = fig.tomography_info
     folded = sum(len(v) for v in info.get("folded", {}).values())
-    caption = (f"{h.depth} level(s), level 1 the finest; each level's confidence under its "
-               "name" + (f"; {folded} small clusters folded into '+N' boxes" if folded else ""))
+    caption = (f"{h.depth} level(s), level 1 the finest"
+               + ("; each level's confidence under its name" if h.confidence else "") + (f"; {folded} small clusters folded into '+N' boxes" if folded else ""))
     rows = []
     for k in range(1, h.depth + 1):
         rows.append((k, len(h.level(k)),
                      h.modularity[k - 1] if len(h.modularity) >= k else None,
                      h.confidence[k - 1] if h.confidence else None,
-                     _support(h.supported(k)), _number(h.gap(k)) if h.confidence else ""))
+                     _support(h.supported(k)) if h.confidence else None,
+                     h.gap(k) if h.confidence else None))
     out = [_image(fig, "svg", "hasse", caption),
            _table(["level", "clusters", "modularity", "confidence", "supported", "gap"],
                   rows, max_rows, total=len(rows), what="levels")]
@@ -629,8 +774,8 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
     return "\n".join(out)
 
 
-def _support(value: bool | None) -> str:
-    return {True: "yes", False: "no", None: "n/a"}[value]
+def _support(value: bool | None) -> str | None:
+    return {True: "yes", False: "no", None: None}[value]
 
 
 def _tree(a: Analysis, max_rows: int) -> str:
@@ -639,10 +784,18 @@ def _tree(a: Analysis, max_rows: int) -> str:
 
     t = a.tree
     level = t.params.get("hierarchy_level")
-    what = "hosts" if level == 0 else f"clusters of level {level}"
+    what = "hosts" if level == 0 else "clusters"
+    if len(t.clusters) < 2:
+        return _note(f"one cluster ({counted(len(a.hosts), 'host')}"
+                     + (f", level {level} of the hierarchy" if level else "")
+                     + "): no tree to draw")
     how = t.params.get("confidence")
-    caption = (f"maximum spanning tree of {len(t.clusters)} {what}; total weight "
-               f"{format_weight(t.total_weight)}; {t.weight_caption}"
+    weights = t.weight_caption
+    if is_probe_dataset(a.measurement):   # w_n is the broadcasts' word
+        weights = weights.replace("w_n", "the measured bandwidth")
+    caption = (f"maximum spanning tree of {counted(len(t.clusters), what.split()[0][:-1])}"
+               + ("" if level == 0 else f" of level {level}") + "; total weight "
+               f"{format_weight(t.total_weight)}; {weights}"
                + (f"; confidence: the share of {how['resamples']} {how['method']} resamples "
                   "whose tree has the edge" if how else ""))
     out = []
@@ -679,11 +832,19 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
 
         table = a.convergence()
         fig = visualize.plot_convergence(table, width="single")
+        legend = fig.axes[0].get_legend() if fig.axes else None
+        for text in legend.get_texts() if legend is not None else []:
+            text.set_text(text.get_text().replace("hierarchy level", "found level"))
+        out.append(f"<p>{_e(_FOUND_LEVELS)}</p>")
         out.append(_image(fig, "svg", "convergence",
                           "NMI against the ground truth after 1..n iterations: Louvain's flat "
-                          "clustering (against the finest truth) and each hierarchy level "
-                          "(against its own truth depth)"))
-        out.append(_frame_table(table.round(4), max_rows, what="iterations"))
+                          "clustering (against the finest truth) and each level as found after "
+                          "n iterations (against the truth depth of its found number)"))
+        header = [_CONVERGENCE_HEADER.get(str(c), str(c)) for c in table.columns]
+        header = [f"found level {c[6:-4]} NMI" if c.startswith("level_") and c.endswith("_nmi")
+                  else c for c in header]
+        out.append(_frame_table(table.round(4), max_rows, what="iterations", header=header))
+        out.append(_note(_last_row(a, table)))
     else:
         out.append(_note("no ground truth (no labels in hosts.csv; --truth FILE gives one): "
                          "no NMI per iteration"))
@@ -693,10 +854,62 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
     return "\n".join(out)
 
 
+_FOUND_LEVELS = (
+    "The analysis repeated on the first n iterations, n = 1..N, as tomography evaluate does. "
+    "Its levels are the levels as found at each n, unsupported ones included (a confidence "
+    "per n is not computed here), numbered from the finest: found level k is scored against "
+    "the truth cut k - 1 parts shorter. The Hasse diagram, the stop rule and the Accuracy "
+    "table number the supported levels only, so a found level is one of them only where the "
+    "note under the table says so; earlier rows may have found other levels (the table of the "
+    "stop rule says how many were supported after each n).")
+_CONVERGENCE_HEADER = {"clusters": "flat clusters", "modularity": "flat modularity",
+                       "nmi": "flat NMI", "overlapping_nmi": "flat overlapping NMI",
+                       "levels": "levels found"}
+
+
+def _last_row(a: Analysis, table: "pd.DataFrame") -> str:
+    """Which levels of the last row are the supported levels the rest of the page shows."""
+    h = a.hierarchy
+    dropped = {int(d["level"]): d for d in h.params.get("dropped_levels") or []}
+    last = table.iloc[-1]
+    found = int(last["levels"]) if "levels" in table and not _missing(last["levels"]) else 0
+    n = int(last["n"])
+    if found != h.depth + len(dropped):
+        return (f"after n = {n} iterations {counted(found, 'level')} found; the Hasse diagram "
+                f"and the Accuracy table show {counted(h.depth, 'supported level')} of "
+                f"{counted(h.depth + len(dropped), 'level')} found with these options")
+    kept = [k for k in range(1, found + 1) if k not in dropped]
+    accuracy = a.accuracy.set_index("level")
+    parts = []
+    for j, k in enumerate(kept, start=1):
+        here, there = last.get(f"level_{k}_nmi"), accuracy.loc[j, "nmi"]
+        same = not _missing(here) and abs(float(here) - float(there)) < 5e-5
+        parts.append(f"found level {k} is level {j} ({counted(len(h.level(j)), 'cluster')})"
+                     + ("" if same else
+                        f", scored there against truth depth "
+                        f"{int(accuracy.loc[j, 'truth_depth'])}: NMI {float(there):.4f}"))
+    text = (f"last row, n = {n}: " + "; ".join(parts)
+            + " of the Hasse diagram and the Accuracy table")
+    if dropped:
+        text += ("; " + ", ".join(f"found level {k} ({counted(d['clusters'], 'cluster')})"
+                                  for k, d in sorted(dropped.items()))
+                 + f" {'is' if len(dropped) == 1 else 'are'} unsupported and shown nowhere "
+                 "else (--all-levels keeps them)")
+    return text
+
+
+_OBSERVABLE = (
+    "observable: whether bandwidth can reveal the truth depth on this topology (a level that "
+    "splits hosts joined only by links giving a connection more than its share of a NIC "
+    "cannot be seen in a broadcast); nmi_observable: the NMI against what a broadcast can "
+    "reveal of it (its clusters merged across those links).")
+
+
 def _accuracy(a: Analysis) -> str:
     levels = a.accuracy
     return ("<p>NMI (arithmetic-mean normalisation) of each hierarchy level against the truth "
-            "cut to the level's depth; best_depth: the truth depth it matches best.</p>"
+            "cut to the level's depth; best_depth: the truth depth it matches best."
+            + (f" {_e(_OBSERVABLE)}" if "observable" in levels else "") + "</p>"
             + _frame_table(levels.round(4), MAX_ROWS, what="levels"))
 
 
@@ -709,7 +922,7 @@ def _probes(a: Analysis, max_rows: int) -> str:
     frame = probes[wanted].copy()
     frame["bits_per_second"] = frame["bits_per_second"] / 1e6
     frame = frame.rename(columns={"bits_per_second": "Mbit/s"})
-    rows = [[_plain(v) for v in r] for r in frame.head(max_rows).itertuples(index=False)]
+    rows = _rows(frame.head(max_rows))
     return (f"<p>{len(probes)} tests, {int(failed.sum())} failed (marked).</p>"
             + _table(list(frame.columns), rows, max_rows, total=len(frame),
                      bad=list(failed[:max_rows]), what="tests"))
