@@ -751,7 +751,8 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
     info = fig.tomography_info
     folded = sum(len(v) for v in info.get("folded", {}).values())
     caption = (f"{h.depth} level(s), level 1 the finest"
-               + ("; each level's confidence under its name" if h.confidence else "") + (f"; {folded} small clusters folded into '+N' boxes" if folded else ""))
+               + ("; each level's confidence under its name" if h.confidence else "")
+               + (f"; {folded} small clusters folded into '+N' boxes" if folded else ""))
     rows = []
     for k in range(1, h.depth + 1):
         rows.append((k, len(h.level(k)),
