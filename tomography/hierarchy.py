@@ -452,7 +452,7 @@ class ClusterTree:
         Examples
         --------
         >>> ClusterTree([], [], {"linkage": "sum", "weight_unit": "Mbit/s"}).weight_caption
-        'edge weight: w_n summed over the host pairs of the two clusters, in Mbit/s'
+        'edge weight: the measured bandwidth summed over the host pairs of the two clusters, in Mbit/s'
         """
         from tomography.units import WEIGHT_UNITS, weight_caption
 

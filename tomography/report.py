@@ -792,8 +792,6 @@ def _tree(a: Analysis, max_rows: int) -> str:
                      + "): no tree to draw")
     how = t.params.get("confidence")
     weights = t.weight_caption
-    if is_probe_dataset(a.measurement):   # w_n is the broadcasts' word
-        weights = weights.replace("w_n", "the measured bandwidth")
     caption = (f"maximum spanning tree of {counted(len(t.clusters), what.split()[0][:-1])}"
                + ("" if level == 0 else f" of level {level}") + "; total weight "
                f"{format_weight(t.total_weight)}; {weights}"

@@ -183,10 +183,13 @@ def weight_caption(linkage: str | None, unit: str = WEIGHT_UNITS["broadcast"]) -
     >>> weight_caption("mean")
     'edge weight: mean w_n over the host pairs of the two clusters, in blocks per iteration'
     >>> weight_caption(None, WEIGHT_UNITS["probe"])
-    'edge weight: w_n between the two hosts, in Mbit/s'
+    'edge weight: the measured bandwidth between the two hosts, in Mbit/s'
+    >>> weight_caption("sum", WEIGHT_UNITS["probe"])
+    'edge weight: the measured bandwidth summed over the host pairs of the two clusters, in Mbit/s'
     """
-    what = {None: "w_n between the two hosts",
-            "mean": "mean w_n over the host pairs of the two clusters",
-            "sum": "w_n summed over the host pairs of the two clusters",
-            "thesis": "averaged w_n between the two clusters (Eq 5.4)"}[linkage]
+    w = "the measured bandwidth" if unit == WEIGHT_UNITS["probe"] else "w_n"
+    what = {None: f"{w} between the two hosts",
+            "mean": f"mean {w} over the host pairs of the two clusters",
+            "sum": f"{w} summed over the host pairs of the two clusters",
+            "thesis": f"averaged {w} between the two clusters (Eq 5.4)"}[linkage]
     return f"edge weight: {what}, in {unit}"
