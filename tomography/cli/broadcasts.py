@@ -9,9 +9,11 @@ the progress of simulated and real broadcasts, and the messages of
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tomography.cli.common import Progress, positive_int
 from tomography.errors import TomographyError
@@ -23,9 +25,11 @@ if TYPE_CHECKING:
     from measure.coordinator import RunSummary
     from measure.swarm import SwarmParams
     from measure.transport import Launcher, Transport
+    from tomography.dataset.lock import DatasetLock
 
 __all__ = ["add_swarm_options", "parse_option", "swarm_params", "resuming", "stop_rule",
-           "simulation_step", "measure_broadcasts", "interrupted"]
+           "simulation_step", "measure_broadcasts", "interrupted", "terminate_as_interrupt",
+           "dataset_writer"]
 
 
 def add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str, size: str = "16MiB",
@@ -238,3 +242,69 @@ def interrupted(output: Path) -> int:
     print(f"tomography: interrupted; {kept} finished iteration(s) are in {output}; continue "
           "with the same command and --resume", file=sys.stderr)
     return 130
+
+
+def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> None:
+    """Ctrl-C and SIGTERM stop a long-running command as KeyboardInterrupt; call it first.
+
+    SIGINT gets Python's handler back even when the command inherited it
+    ignored (a background job of a non-interactive shell, ``cmd &`` in a
+    script, starts with SIGINT ignored).  SIGTERM (a batch scheduler ending
+    the allocation, ``kill``) raises KeyboardInterrupt too, after printing
+    the hint to resume at once: under mpiexec the other ranks end too, and
+    the launcher may kill this one before its clean-up is over.  ``kept``
+    names what a run keeps (``"iterations"``, ``"multicasts"``).
+
+    Examples
+    --------
+    >>> import signal
+    >>> old = signal.signal(signal.SIGINT, signal.SIG_IGN), signal.getsignal(signal.SIGTERM)
+    >>> terminate_as_interrupt(None)
+    >>> signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    True
+    >>> _ = signal.signal(signal.SIGINT, old[0]), signal.signal(signal.SIGTERM, old[1])
+    """
+    import signal
+
+    def handler(signum: int, frame: Any) -> None:
+        if output is not None:
+            print(f"tomography: terminated; the finished {kept} stay in {output}; "
+                  "continue with the same command and --resume", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:     # not the main thread (an embedding program): its signals, not ours
+        pass
+
+
+@contextmanager
+def dataset_writer(output: Path | str) -> Iterator[DatasetLock]:
+    """The command's hold on its dataset directory, for as long as it runs.
+
+    The directory's one-writer lock (:class:`tomography.dataset.lock.DatasetLock`:
+    a second writer is refused at once, naming this one; a directory the
+    command created and that holds no dataset when it ends is removed) and a
+    umask without group and world write, so that nothing written there is
+    group- or world-writable whatever the umask the command started with.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp()) / "run"
+    >>> with dataset_writer(d):
+    ...     sorted(p.name for p in d.iterdir())
+    ['.lock']
+    >>> d.exists()
+    False
+    """
+    from tomography.dataset.lock import DatasetLock
+
+    old = os.umask(0o022)
+    os.umask(old | 0o022)
+    try:
+        with DatasetLock(output) as lock:
+            yield lock
+    finally:
+        os.umask(old)

@@ -10,8 +10,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from tomography.cli.broadcasts import (add_swarm_options, interrupted, measure_broadcasts,
-                                       parse_option, resuming, stop_rule, swarm_params)
+from tomography.cli.broadcasts import (add_swarm_options, dataset_writer, interrupted,
+                                       measure_broadcasts, parse_option, resuming, stop_rule,
+                                       swarm_params, terminate_as_interrupt)
 from tomography.cli.common import Progress, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.errors import TomographyError
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from measure.mesh import MeshOptions
     from measure.transport import Transport
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "terminate_as_interrupt"]
 
 MEASURE_EPILOG = """launchers (one peer per host; rank 0 or this machine coordinates):
   --local N      N peers on this machine, on loopback addresses
@@ -163,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
         return agent_status
     terminate_as_interrupt(args.output)
     with ExitStack() as held:  # the launcher's set-up, undone in reverse on the way out
+        if args.output is not None and not args.check:   # one writer, before anything starts
+            held.enter_context(dataset_writer(args.output))
         try:
             hosts, transport, meta = open_launcher(args, held, comm)
             if args.check:
@@ -178,24 +181,6 @@ def run(args: argparse.Namespace) -> int:
     print(summary.describe())
     print(f"analyse it: tomography hierarchy {args.output}; tomography tree {args.output}")
     return 0
-
-
-def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> None:
-    """SIGTERM (a batch scheduler ending the allocation) stops a run as Ctrl-C does.
-
-    The hint to resume is printed at once: under mpiexec the other ranks end
-    too, and the launcher may kill this one before its clean-up is over.
-    ``kept`` names what a run keeps (``"iterations"``, ``"multicasts"``).
-    """
-    import signal
-
-    def handler(signum: int, frame: Any) -> None:
-        if output is not None:
-            print(f"tomography: terminated; the finished {kept} stay in {output}; "
-                  "continue with the same command and --resume", file=sys.stderr, flush=True)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 def _check(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transport) -> int:

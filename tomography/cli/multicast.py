@@ -8,7 +8,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomography.cli.broadcasts import parse_option, resuming
+from tomography.cli.broadcasts import dataset_writer, parse_option, resuming
 from tomography.cli.common import Progress, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.errors import ParameterError, TomographyError
@@ -320,10 +320,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
     model = _model(args, static) if not args.check else None   # a bad plan source fails before any start
-    if not args.check:
-        _check_early(args, model, size)
     terminate_as_interrupt(args.output, "multicasts")
     with ExitStack() as held:
+        if not args.check and args.output is not None:  # one writer, before anything starts
+            held.enter_context(dataset_writer(args.output))
+        if not args.check:
+            _check_early(args, model, size)
         try:
             hosts, transport, meta = open_launcher(args, held, comm)
             if args.check:

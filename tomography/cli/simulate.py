@@ -8,8 +8,9 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomography.cli.broadcasts import (add_swarm_options, parse_option, resuming,
-                                       simulation_step, swarm_params)
+from tomography.cli.broadcasts import (add_swarm_options, dataset_writer, parse_option,
+                                       resuming, simulation_step, swarm_params,
+                                       terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
 from tomography.errors import TomographyError
 from tomography.units import counted
@@ -138,7 +139,14 @@ def _tcp_model(args: argparse.Namespace) -> TcpModel:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Simulate the broadcasts into ``args.output``; say what was written."""
+    """Simulate the broadcasts into ``args.output``, its one writer; say what was written."""
+    terminate_as_interrupt(args.output)
+    with dataset_writer(args.output):
+        return _simulate(args)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    """:func:`run` with the dataset's lock held."""
     from measure.simulator import simulate
     from tomography.topology import read_topology
     from tomography.units import parse_size

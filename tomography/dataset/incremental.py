@@ -8,6 +8,7 @@ a stopped run left half-written before it appends more.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -17,6 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
+from tomography.dataset.lock import DatasetLock, file_opener, write_atomic
 from tomography.dataset.meta import new_meta, read_meta
 from tomography.dataset.schema import (HOSTS_COLUMNS, ITERATIONS_COLUMNS, PROBE_METHODS,
                                        PROBES_COLUMNS, PROBES_EXTRA, TRACE_COLUMNS,
@@ -110,29 +112,80 @@ class MeasurementWriter:
                  overwrite: bool = False, iteration_columns: Sequence[str] = (),
                  probes: bool = False) -> None:
         self.path = Path(path)
-        refuse_existing(self.path, overwrite=overwrite)
-        self.path.mkdir(parents=True, exist_ok=True)
-        frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
-            list(hosts), columns=list(HOSTS_COLUMNS))
-        if "label" not in frame.columns:
-            frame = frame.assign(label="")
-        self.meta = new_meta(meta)
-        self.hosts = set(frame["host"])
-        if len(self.hosts) != len(frame):
-            raise DatasetError("duplicate host names", field="host")
-        (self.path / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n",
-                                             encoding="utf-8")
-        frame.sort_values("host").to_csv(self.path / "hosts.csv", index=False)
-        self.extra_columns = tuple(iteration_columns)
-        self.probe_columns = PROBES_COLUMNS + PROBES_EXTRA
-        files = ((("probes.csv", self.probe_columns),) if probes else
-                 (("transfers.csv", TRANSFERS_COLUMNS),
-                  ("iterations.csv", ITERATIONS_COLUMNS + self.extra_columns)))
-        for name in DATA_FILES:
-            (self.path / name).unlink(missing_ok=True)
-        for name, columns in files:
-            with (self.path / name).open("w", newline="", encoding="utf-8") as fh:
-                csv_writer(fh).writerow(columns)
+        self._lock = DatasetLock(self.path).acquire()   # before anything is written or removed
+        try:
+            refuse_existing(self.path, overwrite=overwrite)
+            frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
+                list(hosts), columns=list(HOSTS_COLUMNS))
+            if "label" not in frame.columns:
+                frame = frame.assign(label="")
+            self.meta = new_meta(meta)
+            self.hosts = set(frame["host"])
+            if len(self.hosts) != len(frame):
+                raise DatasetError("duplicate host names", field="host")
+            self.extra_columns = tuple(iteration_columns)
+            self.probe_columns = PROBES_COLUMNS + PROBES_EXTRA
+            files = ((("probes.csv", self.probe_columns),) if probes else
+                     (("transfers.csv", TRANSFERS_COLUMNS),
+                      ("iterations.csv", ITERATIONS_COLUMNS + self.extra_columns)))
+            self._start(frame.sort_values("host").to_csv(index=False), files)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _start(self, hosts_csv: str, files: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Write the new dataset's files, ``meta.json`` last: all of them, or none.
+
+        A full disk (or any failed write) removes what was written, the old
+        dataset's ``meta.json`` included (``--force`` was replacing it), and
+        raises naming the file: the place holds no half dataset that
+        ``--resume`` could not continue.
+        """
+        written = ["hosts.csv", *(name for name, _ in files), "meta.json"]
+        current = "hosts.csv"
+        try:
+            for name in DATA_FILES:
+                current = name
+                (self.path / name).unlink(missing_ok=True)
+            current = "hosts.csv"
+            write_atomic(self.path / "hosts.csv", hosts_csv)
+            for name, columns in files:
+                current = name
+                with open(self.path / name, "w", newline="", encoding="utf-8",
+                          opener=file_opener) as fh:
+                    csv_writer(fh).writerow(columns)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            current = "meta.json"
+            write_atomic(self.path / "meta.json", json.dumps(self.meta, indent=2) + "\n")
+        except (OSError, DatasetError) as exc:
+            for name in written:
+                try:
+                    (self.path / name).unlink(missing_ok=True)
+                except OSError:
+                    pass
+            why = exc.reason if isinstance(exc, DatasetError) else (exc.strerror or str(exc))
+            raise DatasetError(f"cannot write ({why}); nothing of the new dataset is left "
+                               "here: make room and run the command again",
+                               path=self.path / current) from None
+
+    def close(self) -> None:
+        """Let the dataset's lock go (the writer adds nothing more); also on garbage collection.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> with MeasurementWriter(d, {"method": "synthetic"}, [("a", "", ""), ("b", "", "")]):
+        ...     pass
+        """
+        self._lock.release()
+
+    def __enter__(self) -> "MeasurementWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @classmethod
     def reopen(cls, path: str | os.PathLike[str]) -> "MeasurementWriter":
@@ -157,9 +210,19 @@ class MeasurementWriter:
         [4, 4]
         """
         root = Path(path)
+        lock = DatasetLock(root).acquire()      # before the cut rows are removed
+        try:
+            return cls._reopen(root, lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _reopen(cls, root: Path, lock: DatasetLock) -> "MeasurementWriter":
         meta = read_meta(root / "meta.json")
         hosts = read_hosts(root / "hosts.csv")
         writer = cls.__new__(cls)
+        writer._lock = lock
         writer.path, writer.meta, writer.hosts = root, meta, set(hosts["host"])
         writer.extra_columns = ()
         writer.probe_columns = PROBES_COLUMNS + PROBES_EXTRA
@@ -191,7 +254,7 @@ class MeasurementWriter:
         """
         path = self.path / name
         try:
-            with path.open("a", newline="", encoding="utf-8") as fh:
+            with open(path, "a", newline="", encoding="utf-8", opener=file_opener) as fh:
                 yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -214,9 +277,7 @@ class MeasurementWriter:
         'resumed'
         """
         self.meta = {**self.meta, **keys}
-        fresh = self.path / "meta.json.tmp"
-        fresh.write_text(json.dumps(self.meta, indent=2) + "\n", encoding="utf-8")
-        os.replace(fresh, self.path / "meta.json")
+        write_atomic(self.path / "meta.json", json.dumps(self.meta, indent=2) + "\n")
 
     def add_probe(self, row: Mapping[str, Any]) -> None:
         """Append one probe test to ``probes.csv`` (a writer opened with ``probes=True``).
@@ -318,6 +379,7 @@ def _keep_iterations(path: Path, listed: set[int]) -> None:
         rows = list(csv.reader(fh))
     kept = rows[:1] + [r for r in rows[1:] if r and r[0].strip().isdigit()
                        and int(r[0]) in listed]
-    if len(kept) != len(rows):
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            csv_writer(fh).writerows(kept)
+    if len(kept) != len(rows):              # whole or not at all: a full disk cuts nothing
+        text = io.StringIO()
+        csv_writer(text).writerows(kept)
+        write_atomic(path, text.getvalue())

@@ -14,6 +14,7 @@ from tomography.dataset.measurement import Measurement
 from tomography.dataset.meta import new_meta
 from tomography.dataset.schema import BROADCAST_METHODS
 from tomography.dataset.incremental import DATA_FILES, refuse_existing
+from tomography.dataset.lock import DatasetLock, file_opener, write_atomic
 from tomography.errors import DatasetError
 
 __all__ = ["write_measurement"]
@@ -34,7 +35,9 @@ def write_measurement(measurement: Measurement, path: str | os.PathLike[str], *,
     Raises
     ------
     DatasetError
-        When ``path`` holds a dataset and ``overwrite`` is false, or when the
+        When another process writes ``path`` (naming it), when a file
+        cannot be written (a full disk: nothing of the new dataset is left),
+        when ``path`` holds a dataset and ``overwrite`` is false, or when the
         measurement is not one :func:`read_measurement` would accept (a
         transfer or root naming a host ``hosts`` lacks, fewer than two
         hosts, ...): it is checked by reading it back before it replaces
@@ -54,34 +57,56 @@ def write_measurement(measurement: Measurement, path: str | os.PathLike[str], *,
     from tomography.dataset.read import read_measurement
 
     root = Path(path)
-    refuse_existing(root, overwrite=overwrite, resumable=False)
-    root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{root.name}.", dir=root.parent))
-    try:
-        _write_files(measurement, staging)
+    with DatasetLock(root):               # one writer; taken before anything is removed
+        refuse_existing(root, overwrite=overwrite, resumable=False)
+        staging = Path(tempfile.mkdtemp(prefix=".staging.", dir=root))
         try:
-            read_measurement(staging)
-        except DatasetError as exc:
-            where = root / Path(exc.path).name if exc.path else root
-            raise DatasetError(f"not written: {exc.reason}", path=where, line=exc.line,
-                               field=exc.field) from None
-        root.mkdir(exist_ok=True)
-        for name in DATA_FILES:                     # an older dataset's files go too
-            (root / name).unlink(missing_ok=True)
-        for file in staging.iterdir():
-            file.replace(root / file.name)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            _write_files(measurement, staging)
+            try:
+                read_measurement(staging)
+            except DatasetError as exc:
+                where = root / Path(exc.path).name if exc.path else root
+                raise DatasetError(f"not written: {exc.reason}", path=where, line=exc.line,
+                                   field=exc.field) from None
+            # meta.json goes first and comes back last: between, the place holds no dataset
+            current = root / "meta.json"
+            try:
+                current.unlink(missing_ok=True)
+                for name in DATA_FILES:                 # an older dataset's files go too
+                    current = root / name
+                    current.unlink(missing_ok=True)
+                files = sorted(staging.iterdir(), key=lambda f: f.name == "meta.json")
+                for file in files:
+                    current = root / file.name
+                    file.replace(current)
+            except OSError as exc:
+                raise DatasetError(f"cannot write ({exc.strerror or exc})",
+                                   path=current) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _write_files(measurement: Measurement, root: Path) -> None:
+    """The dataset's files in ``root``, each fsynced; a failed write names the file."""
     meta = new_meta(measurement.meta)
-    (root / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    measurement.hosts.to_csv(root / "hosts.csv", index=False)
+    frames = [("hosts.csv", measurement.hosts)]
     if meta["method"] in BROADCAST_METHODS or len(measurement.iterations):
-        measurement.transfers.to_csv(root / "transfers.csv", index=False)
         iterations = measurement.iterations.copy()
         iterations["complete"] = np.where(iterations["complete"].astype(bool), "true", "false")
-        iterations.to_csv(root / "iterations.csv", index=False)
+        frames += [("transfers.csv", measurement.transfers), ("iterations.csv", iterations)]
     if measurement.probes is not None:
-        measurement.probes.to_csv(root / "probes.csv", index=False)
+        frames.append(("probes.csv", measurement.probes))
+    for name, frame in frames:
+        try:
+            with open(root / name, "w", newline="", encoding="utf-8",
+                      opener=file_opener) as fh:
+                frame.to_csv(fh, index=False)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise DatasetError(f"cannot write ({exc.strerror or exc})",
+                               path=root.parent / name) from None
+    try:
+        write_atomic(root / "meta.json", json.dumps(meta, indent=2) + "\n")
+    except DatasetError as exc:
+        raise DatasetError(exc.reason, path=root.parent / "meta.json") from None
