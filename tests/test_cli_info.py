@@ -31,14 +31,19 @@ def test_info_on_a_probe_dataset_counts_tests_pairs_and_bandwidths(tmp_path: Pat
     out = capsys.readouterr().out
     assert "probes: iperf3 from pscheduler" in out
     assert "tests       5: 4 successful, 1 failed" in out
-    assert "4 of 6 ordered pairs measured, 1 to 2 tests each" in out
+    # pairs and repeats count the successful TCP tests (a -> b twice, b -> a once): the
+    # failed a -> c and the UDP c -> a are said apart
+    assert ("2 of 6 ordered pairs measured by successful TCP tests, 1 to 2 tests each "
+            "(not counted: 1 UDP, 1 failed)") in out
     assert "tools       iperf3 (5)" in out
     assert "TCP 4, UDP 1" in out
     assert "100 / 900 / 940 Mbit/s" in out   # TCP only: the UDP 50 Mbit/s is not a bandwidth
     assert "iteration" not in out and "block" not in out
     assert main(["info", str(d), "--format", "json"]) == 0
     info = json.loads(capsys.readouterr().out)
-    assert info["tests"] == 5 and info["failed_tests"] == 1 and info["pairs_measured"] == 4
+    assert info["tests"] == 5 and info["failed_tests"] == 1 and info["pairs_measured"] == 2
+    assert info["pairs_tested"] == 4 and info["udp_tests"] == 1
+    assert info["repeats_per_pair"] == {"min": 1, "max": 2}
     assert info["protocols"] == {"tcp": 4, "udp": 1} and info["source"] == "pscheduler"
     assert info["tcp_mbit_per_s"] == {"min": 100.0, "median": 900.0, "max": 940.0}
 

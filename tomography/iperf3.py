@@ -9,12 +9,16 @@ Who sent: iperf3's client sends unless the test is reversed
 (``start.test_start.reverse``); in the client's report ``start.connected``
 has the client as ``local_host``, in the server's report as
 ``remote_host`` (the server's report has ``start.accepted_connection``).
+The client's and the server's reports of one test are one test: they
+share ``start.cookie`` (else the start time and the connection's
+addresses and ports), and the client's is kept.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -22,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from tomography.errors import DatasetError
-from tomography.pscheduler import ImportSummary, write_probe_import
+from tomography.pscheduler import ImportSummary, _probe_frame, write_probe_import
 
 __all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
 
@@ -35,7 +39,9 @@ def parse_iperf3(text: str) -> dict[str, Any]:
     dict
         ``bits_per_second`` (received, the receiver's count; UDP: ``end.sum``),
         ``bytes`` (received), ``duration_s``, ``retransmits``, ``rtt_ms``
-        (mean of the sender's streams, None when iperf3 gives none),
+        (mean of the sender's streams, None when this side measured none:
+        iperf3 measures the RTT on the sending host only, and writes
+        ``mean_rtt`` 0, with ``"sender": false``, on the other),
         ``streams``, ``protocol`` (``tcp`` or ``udp``) and ``error`` (""
         when the test ran).
 
@@ -49,6 +55,9 @@ def parse_iperf3(text: str) -> dict[str, Any]:
     >>> r = parse_iperf3(json.dumps(doc))
     >>> r["bits_per_second"], r["retransmits"], r["rtt_ms"], r["error"]
     (10000000.0, 3, 1.5, '')
+    >>> doc["end"]["streams"] = [{"sender": {"mean_rtt": 0, "sender": False}}]  # -R client
+    >>> parse_iperf3(json.dumps(doc))["rtt_ms"] is None
+    True
     >>> parse_iperf3('{"error": "the server is busy running a test. try again later"}')["error"]
     'the server is busy running a test. try again later'
     >>> parse_iperf3("no json")["error"]
@@ -70,8 +79,9 @@ def parse_iperf3(text: str) -> dict[str, Any]:
     received = (end.get("sum") if udp else None) or end.get("sum_received") or end.get("sum") or {}
     if not received:
         return {**figures, "error": "iperf3 reported no received data"}
-    rtts = [s["sender"]["mean_rtt"] for s in end.get("streams", [])
-            if isinstance(s.get("sender"), dict) and "mean_rtt" in s["sender"]]
+    senders = [s.get("sender") for s in end.get("streams", []) if isinstance(s, dict)]
+    rtts = [s["mean_rtt"] for s in senders if isinstance(s, dict) and s.get("sender") is not False
+            and isinstance(s.get("mean_rtt"), (int, float)) and s["mean_rtt"] > 0]
     try:
         return {**figures, "bits_per_second": float(received["bits_per_second"]),
                 "bytes": int(received["bytes"]), "duration_s": float(received["seconds"]),
@@ -88,6 +98,11 @@ def _mapping(value: Any) -> dict[str, Any]:
 def iperf3_endpoints(doc: dict[str, Any]) -> tuple[str | None, str | None]:
     """(sender, receiver) addresses of an iperf3 report, None where it does not say.
 
+    Only ``start.connected`` and ``start.connecting_to`` name hosts
+    (``start.system_info`` names the machine, not an address): a failed
+    client report without a connection knows its server and not itself,
+    and a report without ``start.test_start`` does not say who sent.
+
     Examples
     --------
     >>> client = {"start": {"connecting_to": {"host": "10.0.0.2", "port": 5201},
@@ -98,21 +113,48 @@ def iperf3_endpoints(doc: dict[str, Any]) -> tuple[str | None, str | None]:
     >>> client["start"]["test_start"]["reverse"] = 1       # -R: the server sends
     >>> iperf3_endpoints(client)
     ('10.0.0.2', '10.0.0.1')
+    >>> iperf3_endpoints({"start": {"connecting_to": {"host": "10.0.0.2"}, "connected": [],
+    ...                             "system_info": "Linux ps-a 6.1.0 x86_64"}})
+    (None, None)
     """
     start = _mapping(doc.get("start"))
     connected = start.get("connected")
     first = _mapping(connected[0]) if isinstance(connected, list) and connected else {}
     local, remote = first.get("local_host"), first.get("remote_host")
-    if not first:  # no connection (a failed test): the client's own host and its target
-        system = str(start.get("system_info", "")).split()
-        local = system[1] if len(system) > 1 else None
-        remote = _mapping(start.get("connecting_to")).get("host")
     server = "accepted_connection" in start and "connecting_to" not in start
+    if not first:  # no connection (a failed test): the server the client tried, itself unknown
+        local, remote = None, _mapping(start.get("connecting_to")).get("host")
     client, srv = (remote, local) if server else (local, remote)
+    if "test_start" not in start:  # who sent is not said
+        return None, None
     reverse = bool(_mapping(start.get("test_start")).get("reverse"))
     sender, receiver = (srv, client) if reverse else (client, srv)
     text = [v if isinstance(v, str) and v else None for v in (sender, receiver)]
     return text[0], text[1]
+
+
+NO_ENDS = "failed report{s} name{v} no endpoints (skipped)"
+NO_DIRECTION = "failed report{s} without start.test_start: who sent unknown (skipped)"
+SAME_HOST = "report{s} of a test from a host to itself (skipped)"
+
+
+def _identify(row: dict[str, Any], doc: dict[str, Any]) -> None:
+    """Keys naming the test of a report (its cookie; its connection) and its rank: the
+    client's report first, as :func:`tomography.pscheduler._drop_duplicates` takes them."""
+    start = _mapping(doc.get("start"))
+    test = _mapping(start.get("test_start"))
+    keys: list[Any] = []
+    if isinstance(start.get("cookie"), str) and start["cookie"]:
+        keys.append(("cookie", start["cookie"]))
+    connected = start.get("connected")
+    first = _mapping(connected[0]) if isinstance(connected, list) and connected else {}
+    if first.get("local_host") and first.get("remote_host"):
+        keys.append(("connection", frozenset(map(str, (first["local_host"],
+                                                       first["remote_host"]))),
+                     frozenset(map(str, (first.get("local_port"), first.get("remote_port"))))))
+    row["_keys"] = keys
+    row["_sig"] = (test.get("num_streams"), bool(test.get("reverse")), bool(test.get("bidir")))
+    row["_rank"] = 1 if "accepted_connection" in start and "connecting_to" not in start else 0
 
 
 def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, list[str]]:
@@ -122,13 +164,16 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
     -------
     (DataFrame, list of str)
         The rows (``src`` and ``dst`` the addresses the reports give) and
-        each row's report as it was written.  ``attrs["skipped"]`` counts
-        the failed reports that name no endpoint.
+        each row's report as it was written.  ``attrs["duplicates"]``
+        counts the second reports of one test (the server's beside the
+        client's), ``attrs["dropped"]`` the failed reports that name no
+        endpoints or do not say who sent.
 
     Raises
     ------
     DatasetError
-        A file that is neither an iperf3 report nor readable, named.
+        A file that is neither an iperf3 report nor readable, or a report
+        of a test that ran without its figures (``end.sum_received``), named.
 
     Examples
     --------
@@ -143,8 +188,9 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
     >>> read_iperf3([f])[0][["src", "dst", "bits_per_second"]].values.tolist()
     [['10.0.0.1', '10.0.0.2', 940000000.0]]
     """
-    rows, raws, skipped = [], [], 0
-    for path in map(Path, paths):
+    rows: list[dict[str, Any]] = []
+    paths = [Path(p) for p in paths]
+    for path in paths:
         if not path.exists():
             raise DatasetError("no such file or directory", path=path)
         files = sorted(p for p in path.rglob("*.json") if p.is_file()) if path.is_dir() \
@@ -162,27 +208,40 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
                 raise DatasetError("not an iperf3 -J report (no 'start')", path=file)
             sender, receiver = iperf3_endpoints(doc)
             figures = parse_iperf3(text)
-            if sender is None or receiver is None:
-                if figures["error"]:
-                    skipped += 1
-                    continue
-                raise DatasetError("the report names no endpoints (start.connected)",
+            start = _mapping(doc.get("start"))
+            if figures["error"] and not doc.get("error"):  # the test ran: its figures must
+                raise DatasetError(f"{figures['error']} (a report without \"error\" gives "
+                                   "end.sum_received: bits_per_second, bytes, seconds)",
                                    path=file)
-            if _mapping(_mapping(doc.get("start")).get("test_start")).get("bidir"):
+            row = {"src": sender or "", "dst": receiver or "", "tool": "iperf3",
+                   "concurrent": 1, "start": _mapping(start.get("timestamp")).get("timesecs"),
+                   "repeat": 0, **figures, "error": figures["error"].replace("\n", " ")[:300],
+                   "_where": str(file), "_raw": text}
+            _identify(row, doc)
+            if sender is None or receiver is None:
+                if not figures["error"]:
+                    raise DatasetError("the report names no endpoints (start.connected)",
+                                       path=file)
+                row["_drop"] = NO_DIRECTION if _connection(start) and "test_start" not in start \
+                    else NO_ENDS
+            elif sender == receiver:
+                row["_drop"] = SAME_HOST
+            elif _mapping(start.get("test_start")).get("bidir"):
                 raise DatasetError("a bidirectional test (--bidir): two tests in one report, "
                                    "not read", path=file)
-            start = _mapping(_mapping(doc.get("start")).get("timestamp")).get("timesecs")
-            rows.append({"src": sender, "dst": receiver, "tool": "iperf3", "concurrent": 1,
-                         "start": start, "repeat": 0, **figures,
-                         "error": figures["error"].replace("\n", " ")[:300],
-                         "_where": str(file)})
-            raws.append(text)
+            rows.append(row)
     if not rows:
         raise DatasetError("no iperf3 report in " + ", ".join(map(str, paths)))
-    frame = pd.DataFrame(rows)
-    frame.attrs["skipped"] = {"failed, without start.connected": skipped} if skipped else {}
-    frame.attrs["skipped_because"] = "whose test failed before it named its hosts"
+    frame = _probe_frame(rows, paths, Counter(), "whose test failed before it named its hosts")
+    raws = frame.pop("_raw").tolist()
     return frame, raws
+
+
+def _connection(start: dict[str, Any]) -> bool:
+    """Whether a report names both ends of its connection (``start.connected``)."""
+    connected = start.get("connected")
+    first = _mapping(connected[0]) if isinstance(connected, list) and connected else {}
+    return bool(first.get("local_host") and first.get("remote_host"))
 
 
 def import_iperf3(paths: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str], *,

@@ -35,9 +35,16 @@ Directions: the toolkit's ``src -> dst`` is the way the data flows.  A
 ``reverse`` test (the receiver initiates) sends from the spec's ``dest``
 to its ``source``; a task without ``source`` sends from its lead
 participant (the first of ``participants``), as perfSONAR's archivers
-take it.  UDP tests (``udp``; esmond's ``ip-transport-protocol``) are
-rows with ``protocol`` ``udp``, kept out of the TCP weights.  Documents
-that are not throughput results are skipped and counted.
+take it (a ``null`` participant is unknown: a run whose sender or
+receiver is unknown is skipped and counted).  A run record without its
+task (no spec) cannot say whether the test was reversed: its direction is
+the participants' order, and the import warns how many runs it took so.
+OpenSearch documents of a task without ``source`` take the pipeline's
+``meta.source.ip`` and ``meta.destination.ip``.  UDP tests (``udp``;
+esmond's ``ip-transport-protocol``) are rows with ``protocol`` ``udp``,
+kept out of the TCP weights.  Documents that are not throughput results,
+loopback tests and the same run read twice (an archiver's input and what
+it posted, one document in two files) are skipped and counted.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -61,7 +69,20 @@ from tomography.units import counted, listed
 __all__ = ["read_pscheduler", "import_pscheduler", "ImportSummary", "write_probe_import"]
 
 UNRECOGNISED = "unrecognised"
-NOT_THROUGHPUT = "that {are} not throughput results"
+NOT_THROUGHPUT = "that {are} not {a}throughput result{s}"
+LOOPBACK = "loopback test{s} (source and destination one host) skipped"
+NO_END = "run{s} with a null participant name{v} no sender or receiver (skipped)"
+ONE_HOST = "test{s} between two addresses of one host (the hosts file) skipped"
+SAME_RUN_SECONDS = 60.0
+"""Two copies of one test start within this many seconds of each other (the client's
+and the server's clocks, an archive's rounding)."""
+_LATENCY_EVENTS = {"histogram-owdelay": "latency", "histogram-ttl": "latency",
+                   "packet-loss-rate": "latency", "packet-count-lost": "latency",
+                   "packet-count-sent": "latency", "packet-duplicates": "latency",
+                   "packet-reorders": "latency", "time-error-estimates": "latency",
+                   "histogram-rtt": "rtt", "packet-loss-rate-bidir": "rtt",
+                   "packet-trace": "trace", "path-mtu": "trace"}
+"""esmond event types of the other tests (owamp/powstream, ping, traceroute)."""
 
 
 def _documents(path: Path) -> Iterator[tuple[Path, int, Any]]:
@@ -100,6 +121,9 @@ def _time(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, str):
+        number = _numeric(value)
+        if number is not None:  # esmond's "ts": "1497971206"
+            return number
         try:
             return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
         except ValueError:
@@ -138,6 +162,22 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def _numeric(value: Any) -> float | None:
+    """A finite number, or a string of one (esmond keeps its metadata as text: ``"20"``)."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    return _number(value)
+
+
+def _count(value: Any) -> int | None:
+    """A positive whole number (``4``, ``4.0``, ``"4"``), else None."""
+    number = _numeric(value)
+    return int(number) if number is not None and number >= 1 and number.is_integer() else None
+
+
 def _text(value: Any) -> str | None:
     """A non-empty string (a participant may be ``{"host": ...}``), else None."""
     if isinstance(value, dict):
@@ -152,27 +192,36 @@ def _flag(value: Any) -> bool:
 
 
 def _tool(value: Any) -> str:
-    """The tool's name (``"iperf3"``, ``{"name": "iperf3"}``, esmond's ``pscheduler/iperf3``)."""
+    """The tool's name (``"iperf3"``, ``{"name": "iperf3"}``, esmond's ``pscheduler/iperf3``
+    and ``bwctl/iperf3``)."""
     name = _text(_get(value, "name") if isinstance(value, dict) else value) or "pscheduler"
-    return name.removeprefix("pscheduler/")
+    return name.removeprefix("pscheduler/").removeprefix("bwctl/")
 
 
 def _endpoints(spec: dict[str, Any], participants: Any, where: str, *,
-               fallback: tuple[Any, Any] = (None, None)) -> tuple[str, str]:
-    """(sender, receiver): the spec's source and dest, the lead participant when the task
-    names no source, turned round for a ``reverse`` test (data from dest to source)."""
+               fallback: tuple[Any, Any] = (None, None)
+               ) -> tuple[str | None, str | None, str | None]:
+    """(sender, receiver, why not): the spec's source and dest, the lead participant when
+    the task names no source, turned round for a ``reverse`` test (data from dest to source).
+
+    A ``null`` participant is unknown: a run whose sender or receiver is unknown gives the
+    ends it knows and :data:`NO_END`; a loopback test gives :data:`LOOPBACK`.
+    """
     parts = participants if isinstance(participants, list) else []
     lead = _text(parts[0]) if parts else None
     other = _text(parts[1]) if len(parts) > 1 else None
     source = (_text(spec.get("source")) or _text(spec.get("source-node")) or lead
               or _text(fallback[0]))
     dest = _text(spec.get("dest")) or _text(spec.get("dest-node")) or other or _text(fallback[1])
+    ends = (dest, source) if _flag(spec.get("reverse")) else (source, dest)
     if source is None or dest is None:
-        raise DatasetError(f"{where}: the test names no source and dest (task.test.spec, "
-                           "participants)")
-    if source == dest:
-        raise DatasetError(f"{where}: a throughput test from {source} to itself")
-    return (dest, source) if _flag(spec.get("reverse")) else (source, dest)
+        if not any(p is None for p in parts):
+            raise DatasetError(f"{where}: the test names no source and dest (task.test.spec, "
+                               "participants)")
+        return ends[0], ends[1], NO_END
+    if source == dest or _flag(spec.get("loopback")):
+        return ends[0], ends[1], LOOPBACK
+    return ends[0], ends[1], None
 
 
 def _row(src: str, dst: str, tool: str, protocol: str, streams: int, start: float | None
@@ -187,10 +236,51 @@ def _error(row: dict[str, Any], message: Any) -> dict[str, Any]:
     return row
 
 
-def _rate(row: dict[str, Any], rate: float | None, where: str, what: str) -> None:
-    if rate is None or rate < 0 or rate > MAX_BANDWIDTH:
-        raise DatasetError(f"{where}: {what} (a finite number of bit/s, >= 0)")
+def _rate(row: dict[str, Any], value: Any, where: str, name: str) -> None:
+    """``bits_per_second`` from the result's ``name``, or an error saying what is wrong."""
+    if value is None:
+        raise DatasetError(f"{where}: no {name} (a finite number of bit/s, >= 0)")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DatasetError(f"{where}: {name} is {value!r}, not a number of bit/s")
+    rate = float(value)
+    if not math.isfinite(rate) or rate < 0 or rate > MAX_BANDWIDTH:
+        raise DatasetError(f"{where}: {name} {value!r} is out of range (0 to "
+                           f"{MAX_BANDWIDTH:.0e} bit/s)")
     row["bits_per_second"] = rate
+
+
+def _succeeded(result: dict[str, Any], where: str) -> bool:
+    """The result's ``succeeded``, which must be a JSON boolean."""
+    value = result.get("succeeded")
+    if not isinstance(value, bool):
+        raise DatasetError(f"{where}: result.succeeded is {value!r}, not a boolean "
+                           "(true or false)")
+    return value
+
+
+_RUN_HREF = re.compile(r"tasks/([^/?#]+)/runs/([^/?#]+)")
+_TASK_HREF = re.compile(r"tasks/([^/?#]+)")
+
+
+def _identify(row: dict[str, Any], ends: tuple[str | None, str | None], *hrefs: Any,
+              run_id: Any = None, task: Any = None, content: Any = None) -> None:
+    """Keys naming the run a row comes from (its run, its task and start, its content), the
+    known ends: :func:`drop_duplicates` finds the same run read twice by them."""
+    keys: list[Any] = []
+    for href in hrefs:
+        if isinstance(href, str):
+            if (m := _RUN_HREF.search(href)) is not None:
+                keys.append(("run", m.group(1), m.group(2)))
+            elif (m := _TASK_HREF.search(href)) is not None and row["start"] is not None:
+                keys.append(("task", m.group(1), row["start"]))
+    if _text(run_id) is not None:
+        keys.append(("run-id", _text(run_id)))
+    if _text(task) is not None and row["start"] is not None:
+        keys.append(("task", _text(task), row["start"]))
+    if content is not None:
+        keys.append(("content", json.dumps(content, sort_keys=True, default=str),
+                     row["start"]))
+    row["_keys"], row["_ends"] = keys, frozenset(e for e in ends if e is not None)
 
 
 def _duration(row: dict[str, Any], seconds: float | None) -> None:
@@ -210,6 +300,13 @@ def _guess_type(result: dict[str, Any]) -> str:
     return UNRECOGNISED
 
 
+def _skip(row: dict[str, Any], why: str | None) -> dict[str, Any]:
+    """The row of a throughput test the import skips (and counts) for ``why``."""
+    if why is not None:
+        row["_drop"] = why
+    return row
+
+
 def _pscheduler(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
     """A task and run (or a run record, an archiver's input) with pScheduler's result."""
     task, run = _mapping(doc.get("task")), _mapping(doc.get("run"))
@@ -225,8 +322,8 @@ def _pscheduler(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
     participants = next((p for p in (doc.get("participants"), _get(task, "detail", "participants"),
                                      task.get("participants"), run.get("participants"))
                          if isinstance(p, list)), None)
-    src, dst = _endpoints(spec, participants, where, fallback=(doc.get("source"),
-                                                               doc.get("dest")))
+    src, dst, why = _endpoints(spec, participants, where, fallback=(doc.get("source"),
+                                                                    doc.get("dest")))
     summary = _mapping(_get(result, "summary", "summary"))
     streams = _get(result, "summary", "streams")
     streams = [s for s in streams if isinstance(s, dict)] if isinstance(streams, list) else []
@@ -234,22 +331,36 @@ def _pscheduler(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
         _number(summary.get(k)) is not None for k in ("lost", "jitter"))) else "tcp"
     start = next((t for t in map(_time, (run.get("start-time"), doc.get("start-time"),
                                          _get(doc, "schedule", "start"))) if t is not None), None)
-    row = _row(src, dst, _tool(doc.get("tool") or task.get("tool")), protocol,
-               len(streams) or int(_number(spec.get("parallel")) or 1), start)
-    if not result["succeeded"]:
-        return [_error(row, result.get("error"))]
-    rate = _number(summary.get("receiver-throughput-bits", summary.get("throughput-bits")))
+    # nuttcp's parser writes one made-up summary.streams entry: the spec says how many ran
+    row = _row(src or "", dst or "", _tool(doc.get("tool") or task.get("tool")), protocol,
+               _count(spec.get("parallel")) or len(streams) or 1, start)
+    href = doc.get("href") if isinstance(doc.get("href"), str) and "/runs/" in doc["href"] \
+        else None
+    _identify(row, (src, dst), run.get("href"), href, doc.get("run-href"),
+              task.get("href"), doc.get("task-href"), run.get("task-href"),
+              run_id=doc.get("id") if test else None,
+              content=[kind, spec, row["tool"]] if spec and start is not None else None)
+    if not spec:  # a run record without its task: reverse unknown
+        row["_listed"] = True
+    if not _succeeded(result, where):
+        return [_skip(_error(row, result.get("error")), why)]
+    if why is not None:
+        return [_skip(row, why)]
+    name = "summary.summary." + ("receiver-throughput-bits"
+                                 if "receiver-throughput-bits" in summary else "throughput-bits")
+    rate = summary.get("receiver-throughput-bits", summary.get("throughput-bits"))
     if not summary and streams:  # no total: the streams together are the pair's rate
         rates = [_number(s.get("receiver-throughput-bits", s.get("throughput-bits")))
                  for s in streams]
         rate = None if None in rates else sum(rates)  # type: ignore[arg-type]
-    _rate(row, rate, where, "summary.summary has no throughput-bits")
+        name = "throughput-bits of summary.streams"
+    _rate(row, rate, where, name)
     if _number(summary.get("retransmits")) is not None:
-        row["retransmits"] = summary["retransmits"]
+        row["retransmits"] = int(summary["retransmits"])
     start_s, end_s = _number(summary.get("start")), _number(summary.get("end"))
     _duration(row, end_s - start_s if start_s is not None and end_s is not None else None)
     rtts = [_number(s.get("rtt")) for s in streams]
-    rtts = [r for r in rtts if r is not None]
+    rtts = [r for r in rtts if r is not None and r > 0]  # 0: not measured (the receiver's side)
     if rtts:
         row["rtt_ms"] = sum(rtts) / len(rtts) / 1000  # iperf3's microseconds, as pScheduler keeps
     return [row]
@@ -265,23 +376,32 @@ def _opensearch(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
     if "succeeded" not in result and "throughput" not in result:
         return UNRECOGNISED
     spec = _mapping(test.get("spec"))
-    src, dst = _endpoints(spec, ps.get("participants"), where,
-                          fallback=(_get(doc, "meta", "source", "ip"),
-                                    _get(doc, "meta", "destination", "ip")))
+    meta = (_text(_get(doc, "meta", "source", "ip")), _text(_get(doc, "meta", "destination", "ip")))
+    ends = spec
+    if not (_text(spec.get("source")) or _text(spec.get("source-node"))) and meta[0]:
+        # no source: the pipeline's addresses, not the participant the archiver filled in
+        ends = {**spec, "source": meta[0], "dest": meta[1] or spec.get("dest")}
+    src, dst, why = _endpoints(ends, ps.get("participants"), where, fallback=meta)
     try:
         streams = json.loads(_get(result, "streams", "json") or "[]")
     except (TypeError, json.JSONDecodeError):
-        streams = []
+        streams = _get(result, "streams", "json")
     streams = streams if isinstance(streams, list) else []
     start = _time(ps.get("start_time")) or _time(doc.get("@timestamp"))
-    row = _row(src, dst, _tool(ps.get("tool")), "udp" if _flag(spec.get("udp")) else "tcp",
-               int(_number(spec.get("parallel")) or len(streams) or 1), start)
-    if result.get("succeeded") is False:
-        return [_error(row, result.get("error"))]
-    _rate(row, _number(result.get("throughput")), where, "result has no throughput")
+    row = _row(src or "", dst or "", _tool(ps.get("tool")),
+               "udp" if _flag(spec.get("udp")) else "tcp",
+               _count(spec.get("parallel")) or len(streams) or 1, start)
+    _identify(row, (src, dst), ps.get("run_href"), ps.get("task_href"),
+              run_id=f"{ps['task_id']}/{ps['run_id']}" if _text(ps.get("task_id")) and
+              _text(ps.get("run_id")) else None)
+    if "succeeded" in result and not _succeeded(result, where):
+        return [_skip(_error(row, result.get("error")), why)]
+    if why is not None:
+        return [_skip(row, why)]
+    _rate(row, result.get("throughput"), where, "result.throughput")
     if _number(result.get("retransmits")) is not None:
-        row["retransmits"] = result["retransmits"]
-    if _number(result.get("rtt")) is not None:
+        row["retransmits"] = int(result["retransmits"])
+    if (_number(result.get("rtt")) or 0) > 0:
         row["rtt_ms"] = result["rtt"] / 1000
     _duration(row, _seconds(spec.get("duration")))
     return [row]
@@ -291,6 +411,8 @@ def _esmond(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
     """esmond's metadata with the base data of its event types inline (``data``)."""
     kind = doc.get("pscheduler-test-type")
     types = {_get(e, "event-type"): e for e in doc["event-types"] if isinstance(e, dict)}
+    if kind is None and "throughput" not in types:  # bwctl's metadata name no test type
+        kind = next((_LATENCY_EVENTS[t] for t in types if t in _LATENCY_EVENTS), None)
     if (kind is not None and kind != "throughput") or "throughput" not in types:
         return kind if isinstance(kind, str) and kind else UNRECOGNISED
     points: dict[str, dict[float, Any]] = {}
@@ -303,22 +425,24 @@ def _esmond(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
         return "esmond metadata without data"
     spec = {"source": doc.get("input-source") or doc.get("source"),
             "dest": doc.get("input-destination") or doc.get("destination")}
-    src, dst = _endpoints(spec, None, where)
+    src, dst, why = _endpoints(spec, None, where)
     protocol = "udp" if str(doc.get("ip-transport-protocol")).lower() == "udp" else "tcp"
-    streams = doc.get("bw-parallel-streams")  # esmond keeps metadata as text
-    streams = int(streams) if isinstance(streams, str) and streams.isdigit() else \
-        int(_number(streams) or 1)
+    streams = _count(doc.get("bw-parallel-streams")) or 1  # esmond keeps metadata as text
     rows = []
     for ts in sorted(set(points["throughput"]) | set(points["failures"])):
-        row = _row(src, dst, _tool(doc.get("tool-name")), protocol, streams, ts)
+        row = _row(src or "", dst or "", _tool(doc.get("tool-name")), protocol, streams, ts)
+        _identify(row, (src, dst), content=[doc.get("metadata-key") or spec, protocol])
         if ts in points["failures"] and ts not in points["throughput"]:
-            rows.append(_error(row, _get(points["failures"][ts], "error")))
+            rows.append(_skip(_error(row, _get(points["failures"][ts], "error")), why))
             continue
-        _rate(row, _number(points["throughput"][ts]), f"{where}, ts {ts:.0f}",
-              "the throughput event has no value")
+        if why is not None:
+            rows.append(_skip(row, why))
+            continue
+        _rate(row, points["throughput"][ts], f"{where}, ts {ts:.0f}",
+              "value of the throughput event")
         if _number(points["packet-retransmits"].get(ts)) is not None:
-            row["retransmits"] = points["packet-retransmits"][ts]
-        _duration(row, _number(doc.get("time-duration")))
+            row["retransmits"] = int(points["packet-retransmits"][ts])
+        _duration(row, _numeric(doc.get("time-duration")))
         rows.append(row)
     return rows
 
@@ -382,26 +506,99 @@ def read_pscheduler(paths: Iterable[str | os.PathLike[str]]) -> pd.DataFrame:
                 skipped[got] += 1
             else:
                 rows += [{**row, "_where": f"{file}, item {item}"} for row in got]
+    return _probe_frame(rows, paths, skipped)
+
+
+def _same_test(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two rows that share a key are one test: same protocol, outcome, start (within
+    :data:`SAME_RUN_SECONDS`), ends and ``_sig`` where both know them."""
+    if a["protocol"] != b["protocol"] or bool(a.get("error")) != bool(b.get("error")) or \
+            a.get("_sig") != b.get("_sig"):
+        return False
+    starts = [a.get("start"), b.get("start")]
+    if None not in starts and not all(isinstance(t, float) and t != t for t in starts) and \
+            abs(float(starts[0]) - float(starts[1])) > SAME_RUN_SECONDS:  # type: ignore[arg-type]
+        return False
+    ends = [a.get("_ends"), b.get("_ends")]
+    return None in ends or ends[0] <= ends[1] or ends[1] <= ends[0]  # type: ignore[operator]
+
+
+def _drop_duplicates(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The rows without the second copies of one test (same key, :func:`_same_test`), the
+    preferred copy kept (lowest ``_rank``, then the first read), and how many were dropped.
+
+    A kept row without ``rtt_ms`` takes its copy's (iperf3's server sends in a ``-R`` test).
+    """
+    order = sorted(range(len(rows)), key=lambda i: (rows[i].get("_rank", 0),
+                                                    "_drop" in rows[i], i))
+    seen: dict[Any, list[int]] = {}
+    kept: list[int] = []
+    duplicates = 0
+    for i in order:
+        row = rows[i]
+        twin = next((j for key in row.get("_keys", ()) for j in seen.get(key, ())
+                     if _same_test(row, rows[j])), None)
+        if twin is not None:
+            duplicates += 1
+            if rows[twin].get("rtt_ms") is None and row.get("rtt_ms") is not None:
+                rows[twin]["rtt_ms"] = row["rtt_ms"]
+            continue
+        kept.append(i)
+        for key in row.get("_keys", ()):
+            seen.setdefault(key, []).append(i)
+    return [rows[i] for i in sorted(kept)], duplicates
+
+
+def _probe_frame(rows: list[dict[str, Any]], paths: list[Path], skipped: Counter[str],
+                 because: str = NOT_THROUGHPUT) -> pd.DataFrame:
+    """The imported rows as a frame: duplicates and skipped tests counted in ``attrs``."""
+    rows, duplicates = _drop_duplicates(rows)
+    dropped = Counter(row["_drop"] for row in rows if "_drop" in row)
+    rows = [row for row in rows if "_drop" not in row]
     if not rows:
+        notes = ([_skips(skipped, because)] if skipped else []) + \
+            ([f"skipped {counted(duplicates, 'duplicate')}"] if duplicates else []) + \
+            [_dropped(why, n) for why, n in sorted(dropped.items())]
         raise DatasetError("no throughput result in " + ", ".join(map(str, paths))
-                           + (f" ({_skips(skipped)})" if skipped else ""))
+                           + (f" ({'; '.join(notes)})" if notes else ""))
     frame = pd.DataFrame(rows)
+    n_listed = int(frame["_listed"].eq(True).sum()) if "_listed" in frame else 0
+    frame = frame.drop(columns=[c for c in ("_keys", "_ends", "_drop", "_listed", "_rank",
+                                            "_sig") if c in frame])
     frame["repeat"] = frame.groupby(["src", "dst", "protocol"]).cumcount()  # n-th run of a pair
-    frame.attrs["skipped"] = dict(skipped)
+    frame.attrs.update(skipped=dict(skipped), skipped_because=because, duplicates=duplicates,
+                       dropped=dict(dropped), listed=n_listed)
     return frame
+
+
+def _dropped(why: str, n: int) -> str:
+    """``3 loopback tests (...) skipped``: a count and its phrase, singular or plural."""
+    return f"{n} " + why.format(s="" if n == 1 else "s", v="s" if n == 1 else "")
 
 
 def _skips(skipped: Counter[str] | dict[str, int], what: str = NOT_THROUGHPUT) -> str:
     total = sum(skipped.values())
     kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(skipped.items(),
                                                           key=lambda kv: (-kv[1], kv[0])))
-    return f"skipped {counted(total, 'document')} " \
-           f"{what.format(are='is' if total == 1 else 'are')} ({kinds})"
+    one = total == 1
+    because = what.format(are="is" if one else "are", a="a " if one else "", s="" if one else "s")
+    return f"skipped {counted(total, 'document')} {because} ({kinds})"
+
+
+LISTED = "{n} without their task: direction as the participants list it (a reverse test " \
+    "would be the wrong way round)"
 
 
 @dataclass
 class ImportSummary:
-    """What an import wrote: rows, UDP rows kept apart, failed tests, documents skipped."""
+    """What an import wrote: rows, UDP rows kept apart, failed tests, what it skipped.
+
+    ``skipped`` counts the documents that are not throughput results (by
+    test type), ``duplicates`` the second copies of one test (the same run
+    read twice), ``dropped`` the tests skipped for a reason (loopback, an
+    unknown end) and ``listed`` the runs whose direction is the order of
+    their participants (no task to say whether they were reversed).
+    """
 
     path: Path
     rows: int = 0
@@ -409,6 +606,9 @@ class ImportSummary:
     failed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_because: str = NOT_THROUGHPUT
+    duplicates: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    listed: int = 0
 
     def describe(self, what: str = "run") -> str:
         """One line for the user.
@@ -418,13 +618,29 @@ class ImportSummary:
         >>> ImportSummary(Path("site"), 12, udp=2, skipped={"latency": 2, "unrecognised": 1}
         ...               ).describe()
         'imported 12 runs into site (2 UDP runs kept apart from the TCP weights); skipped 3 documents that are not throughput results (2 latency, 1 unrecognised)'
+        >>> ImportSummary(Path("site"), 1, skipped={"rtt": 1}, duplicates=1,
+        ...               dropped={LOOPBACK: 2}).describe()
+        'imported 1 run into site; skipped 1 document that is not a throughput result (1 rtt); 1 duplicate skipped (the same test read twice); 2 loopback tests (source and destination one host) skipped'
         """
         text = f"imported {counted(self.rows, what)} into {self.path}"
         notes = ([f"{counted(self.udp, 'UDP ' + what)} kept apart from the TCP weights"]
                  if self.udp else []) + ([f"{self.failed} failed"] if self.failed else [])
         text += f" ({'; '.join(notes)})" if notes else ""
-        return text + (f"; {_skips(self.skipped, self.skipped_because)}" if self.skipped
-                       else "")
+        text += f"; {_skips(self.skipped, self.skipped_because)}" if self.skipped else ""
+        text += (f"; {counted(self.duplicates, 'duplicate')} skipped (the same test read "
+                 "twice)") if self.duplicates else ""
+        return text + "".join(f"; {_dropped(why, n)}" for why, n in sorted(self.dropped.items()))
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should check: runs whose direction is only the participants' order.
+
+        Examples
+        --------
+        >>> ImportSummary(Path("site"), 3, listed=2).warnings
+        ['2 runs without their task: direction as the participants list it (a reverse test would be the wrong way round)']
+        """
+        return [LISTED.format(n=counted(self.listed, "run"))] if self.listed else []
 
 
 def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], source: str, *,
@@ -469,6 +685,8 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
     """
     skipped = dict(frame.attrs.get("skipped", {}))
     because = frame.attrs.get("skipped_because", NOT_THROUGHPUT)
+    dropped = Counter(frame.attrs.get("dropped", {}))
+    duplicates, as_listed = frame.attrs.get("duplicates", 0), frame.attrs.get("listed", 0)
     addresses = sorted(set(frame["src"]) | set(frame["dst"]))
     if hosts is None:
         table = pd.DataFrame({"host": addresses, "address": addresses, "label": ""})
@@ -476,7 +694,7 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
         table = hosts.copy()
         if "label" not in table:
             table["label"] = ""
-        name = {**dict(zip(table["address"], table["host"])),
+        name = {**dict(zip(table["address"], table["host"])),  # several addresses a host
                 **dict(zip(table["host"], table["host"]))}
         unknown = [a for a in addresses if a not in name]
         if unknown:
@@ -486,11 +704,18 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
                                f"neither as host nor as address ({len(unknown)} unknown: "
                                f"{listed(unknown)})")
         frame = frame.assign(src=frame["src"].map(name), dst=frame["dst"].map(name))
+        one_host = (frame["src"] == frame["dst"]).to_numpy(dtype=bool)
+        if one_host.any():  # two addresses of one host: a loopback test
+            dropped[ONE_HOST] += int(one_host.sum())
+            if raw is not None:
+                raw = [r for r, drop in zip(raw, one_host) if not drop]
+            frame = frame[~one_host]
+            if frame.empty:
+                raise DatasetError(f"every test is between two addresses of one host "
+                                   f"({len(one_host)} tests): nothing to import")
+        # hosts.csv: one row a host, with its first address
+        table = table.drop_duplicates("host", keep="first")
         table = table[table["host"].isin(set(frame["src"]) | set(frame["dst"]))]
-    for src, dst in zip(frame["src"], frame["dst"]):
-        if src == dst:
-            raise DatasetError(f"a throughput test from {src} to itself (two of its "
-                               "addresses name one host)")
     frame = frame.assign(repeat=frame.groupby(["src", "dst", "protocol"]).cumcount())
     tools = sorted(set(frame["tool"]))
     writer = MeasurementWriter(output, {"method": "iperf3", "source": source,
@@ -501,15 +726,29 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
     if raw is not None:
         (writer.path / "raw").mkdir(exist_ok=True)
     for i, row in enumerate(frame.drop(columns="_where", errors="ignore").to_dict("records")):
-        writer.add_probe({k: (None if isinstance(v, float) and v != v else v)
-                          for k, v in row.items()})
+        writer.add_probe({k: _cell(k, v) for k, v in row.items()})
         if raw is not None:
             (writer.path / "raw" / f"{row['src']}--{row['dst']}--{row['repeat']}"
              f"{'' if row['protocol'] == 'tcp' else '--' + row['protocol']}.json").write_text(
                 raw[i], encoding="utf-8")
     failed = int((frame["error"].astype(str).str.strip() != "").sum()) if "error" in frame else 0
     return ImportSummary(Path(output), len(frame), udp=int((frame["protocol"] == "udp").sum()),
-                         failed=failed, skipped=skipped, skipped_because=because)
+                         failed=failed, skipped=skipped, skipped_because=because,
+                         duplicates=duplicates, dropped=dict(dropped), listed=as_listed)
+
+
+_WHOLE = ("streams", "concurrent", "repeat", "bytes", "retransmits")
+"""Columns of counts: written as whole numbers (``159``, not ``159.0``)."""
+
+
+def _cell(column: str, value: Any) -> Any:
+    """A value as ``probes.csv`` has it: empty for a missing number, counts whole."""
+    if isinstance(value, float):
+        if value != value:
+            return None
+        if column in _WHOLE and value.is_integer():
+            return int(value)
+    return value
 
 
 def import_pscheduler(paths: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str],

@@ -66,9 +66,9 @@ def test_a_directory_of_reports_becomes_the_dataset_a_mesh_writes(tmp_path: Path
     _write(logs / "udp", "a-c-udp.json", _report("10.0.0.1", "10.0.0.3", 5e7, udp=True))
     _write(logs, "c-a-P4.json", _report("10.0.0.3", "10.0.0.1", 4e9, streams=4))
     _write(logs, "b-c-server.json", _report("10.0.0.3", "10.0.0.2", 1e9, server=True))
-    failed = _report("10.0.0.2", "10.0.0.3", 0)
-    failed["start"]["connected"], failed["end"] = [], {}
-    failed["error"] = "unable to connect to server: Connection refused"
+    failed = _report("10.0.0.2", "10.0.0.3", 0)  # connected: a row with its error
+    failed["end"] = {}
+    failed["error"] = "the server has terminated"
     _write(logs, "b-c-failed.json", failed)
     nowhere = {"start": {"connected": []}, "intervals": [], "end": {},
                "error": "unable to create a new stream"}
@@ -80,7 +80,7 @@ def test_a_directory_of_reports_becomes_the_dataset_a_mesh_writes(tmp_path: Path
                  "-o", str(tmp_path / "ds")]) == 0
     out = capsys.readouterr().out
     assert "imported 6 iperf3 tests" in out and "1 UDP iperf3 test kept apart" in out
-    assert "skipped 1 document" in out
+    assert "1 failed report names no endpoints (skipped)" in out
     m = read_measurement(tmp_path / "ds")
     assert m.meta["method"] == "iperf3" and m.meta["source"] == "iperf3-json"
     p = m.probes.set_index(["src", "dst", "protocol"])
@@ -95,7 +95,7 @@ def test_a_directory_of_reports_becomes_the_dataset_a_mesh_writes(tmp_path: Path
     assert server["bits_per_second"].dropna().tolist() == [1e9 * 0.99]  # the server's report
     errors = m.probes[m.probes["error"] != ""]
     assert errors[["src", "dst", "error"]].values.tolist() == [
-        ["n2", "n3", "unable to connect to server: Connection refused"]]
+        ["n2", "n3", "the server has terminated"]]
     assert m.labels == {"n1": "A", "n2": "A", "n3": "B"}
     raw = sorted(f.name for f in (tmp_path / "ds" / "raw").iterdir())
     assert "n1--n2--0.json" in raw and "n1--n3--0--udp.json" in raw and len(raw) == 6
@@ -120,3 +120,121 @@ def test_an_address_nobody_names_and_a_file_that_is_no_report(tmp_path: Path) ->
     f.write_text("Connecting to host 10.0.0.9, port 5201")
     with pytest.raises(DatasetError, match=r"x.json, line 1: not JSON"):
         import_iperf3([f], tmp_path / "ds")
+
+
+# What a reviewer found on real iperf3 3.16 reports, each written here in iperf3's shape.
+
+def _v316(report: dict, *, server: bool = False, cookie: str | None = None) -> dict:
+    """iperf3 3.16's fields: the test cookie, ``"sender"`` in each stream entry, and on the
+    side that did not send ``mean_rtt`` 0 (iperf3 measures the RTT where it sends)."""
+    start = report["start"]
+    if cookie is not None:
+        start["cookie"] = cookie
+    sends = bool(start["test_start"]["reverse"]) == server
+    for stream in report["end"].get("streams", []):
+        for side in ("sender", "receiver"):
+            stream[side]["sender"] = sends
+        if not sends:
+            stream["sender"].update(mean_rtt=0, min_rtt=0, max_rtt=0)
+    return report
+
+
+def _server_of(client: dict) -> dict:
+    """The server's report of the client's test: ``connected`` seen from the other end."""
+    server = json.loads(json.dumps(client))
+    start = server["start"]
+    start.pop("connecting_to")
+    for c in start["connected"]:
+        c.update(local_host=c["remote_host"], remote_host=c["local_host"],
+                 local_port=c["remote_port"], remote_port=c["local_port"])
+    start["accepted_connection"] = {"host": start["connected"][0]["remote_host"],
+                                    "port": start["connected"][0]["remote_port"]}
+    start["timestamp"]["timesecs"] += 1  # the server's clock
+    return server
+
+
+def test_the_client_and_server_reports_of_one_test_are_one_row(tmp_path: Path,
+                                                              capsys) -> None:
+    logs = tmp_path / "logs"
+    for name, (dst, rate, reverse, cookie) in {"forward": ("10.0.0.2", 9.4e8, False, "a" * 36),
+                                               "reverse": ("10.0.0.3", 6e8, True, "b" * 36)
+                                               }.items():
+        test = _report("10.0.0.1", dst, rate, reverse=reverse)
+        _write(logs / "server", f"{name}.json", _v316(_server_of(test), server=True,
+                                                      cookie=cookie))
+        _write(logs / "client", f"{name}.json", _v316(test, cookie=cookie))
+    old = _report("10.0.0.2", "10.0.0.3", 5e8)  # no cookie: the start time and connection
+    _write(logs / "client", "old.json", old)
+    _write(logs / "server", "old.json", _server_of(old))
+    later = _report("10.0.0.2", "10.0.0.3", 5.2e8)
+    later["start"]["timestamp"]["timesecs"] += 3600
+    _write(logs / "client", "later.json", later)
+    assert main(["import", "iperf3", str(logs), "-o", str(tmp_path / "ds")]) == 0
+    assert "imported 4 iperf3 tests" in capsys.readouterr().out
+    assert "3 duplicates skipped (the same test read twice)" in \
+        str(import_iperf3([logs], tmp_path / "ds", overwrite=True).describe())
+    p = read_measurement(tmp_path / "ds").probes
+    assert p[["src", "dst", "bits_per_second", "retransmits", "repeat"]].values.tolist() == [
+        ["10.0.0.1", "10.0.0.2", 9.4e8 * 0.99, 2, 0],                  # client/forward.json
+        ["10.0.0.2", "10.0.0.3", 5.2e8 * 0.99, 2, 0],                  # client/later.json
+        ["10.0.0.2", "10.0.0.3", 5e8 * 0.99, 2, 1],                    # client/old.json
+        ["10.0.0.3", "10.0.0.1", 6e8 * 0.99, 2, 0]]                    # client/reverse.json
+    # -R: the client's report has no RTT (mean_rtt 0), the server's, which sent, has it
+    assert p["rtt_ms"].tolist()[0] == 0.4 and p["rtt_ms"].tolist()[3] == 0.4
+    raw = json.loads((tmp_path / "ds" / "raw" / "10.0.0.1--10.0.0.2--0.json").read_text())
+    assert "connecting_to" in raw["start"]  # the client's report is kept
+
+
+def test_no_rtt_measured_is_an_empty_rtt(tmp_path: Path) -> None:
+    """A -R client report of iperf3 3.16: ``"sender": false`` entries, ``mean_rtt`` 0."""
+    f = _write(tmp_path, "r.json", _v316(_report("10.0.0.1", "10.0.0.3", 6e8, reverse=True)))
+    import_iperf3([f], tmp_path / "ds")
+    header, row = (tmp_path / "ds" / "probes.csv").read_text().splitlines()
+    values = dict(zip(header.split(","), row.split(",")))
+    assert values["rtt_ms"] == "" and values["retransmits"] == "2"  # a count, not 2.0
+
+
+def test_failed_reports_never_take_a_host_from_system_info(tmp_path: Path, capsys) -> None:
+    busy = _report("10.0.0.1", "10.0.0.2", 0)
+    busy["start"]["connected"], busy["end"] = [], {}
+    del busy["start"]["test_start"]
+    busy["error"] = "the server is busy running a test. try again later"
+    refused = {"start": {"connected": [], "version": "iperf 3.16",
+                         "system_info": "Linux ps-a 6.1.0 x86_64"}, "intervals": [], "end": {},
+               "error": "unable to connect to server: Connection refused"}
+    reverse = _report("10.0.0.1", "10.0.0.3", 0, reverse=True)  # connected, then failed
+    del reverse["start"]["test_start"]
+    reverse["end"], reverse["error"] = {}, "unable to receive parameters from client"
+    logs = tmp_path / "logs"
+    for name, doc in (("busy", busy), ("refused", refused), ("reverse", reverse),
+                      ("ok", _report("10.0.0.1", "10.0.0.2", 9e8))):
+        _write(logs, f"{name}.json", doc)
+    assert main(["import", "iperf3", str(logs), "-o", str(tmp_path / "ds")]) == 0
+    out = capsys.readouterr().out
+    assert "2 failed reports name no endpoints (skipped)" in out
+    assert "1 failed report without start.test_start: who sent unknown (skipped)" in out
+    m = read_measurement(tmp_path / "ds")
+    assert m.host_names == ["10.0.0.1", "10.0.0.2"] and len(m.probes) == 1  # no "ps-a"
+
+
+def test_a_report_of_a_test_that_ran_without_its_rate_is_an_error(tmp_path: Path) -> None:
+    doc = _report("10.0.0.1", "10.0.0.2", 9.4e8)
+    del doc["end"]["sum_received"]["bits_per_second"]
+    f = _write(tmp_path, "norate.json", doc)
+    with pytest.raises(DatasetError, match=r"norate.json: iperf3's end.sum has no usable "
+                                           r"'bits_per_second'"):
+        import_iperf3([f], tmp_path / "ds")
+
+
+def test_ipv4_and_ipv6_addresses_of_one_host(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    _write(logs, "v4.json", _report("10.0.0.1", "10.0.0.2", 9.4e8))
+    _write(logs, "v6.json", _report("2001:db8::1", "2001:db8::2", 9.3e8))
+    hosts = tmp_path / "hosts.csv"
+    hosts.write_text("host,address\nn1,10.0.0.1\nn1,2001:db8::1\nn2,10.0.0.2\nn2,2001:db8::2\n")
+    assert main(["import", "iperf3", str(logs), "--hosts", str(hosts),
+                 "-o", str(tmp_path / "ds")]) == 0
+    m = read_measurement(tmp_path / "ds")
+    assert m.probes[["src", "dst", "repeat"]].values.tolist() == [["n1", "n2", 0],
+                                                                  ["n1", "n2", 1]]
+    assert m.hosts["address"].tolist() == ["10.0.0.1", "10.0.0.2"]

@@ -76,7 +76,19 @@ def test_bad_results_are_named(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="item 1: the test names no source and dest"):
         read_pscheduler([f])
     f.write_text(json.dumps(_run("a", "b", {"succeeded": True, "summary": {"summary": {}}})))
-    with pytest.raises(DatasetError, match="no throughput-bits"):
+    with pytest.raises(DatasetError, match="item 1: no summary.summary.throughput-bits"):
+        read_pscheduler([f])
+    # precise messages: a rate out of range, a rate that is text, succeeded that is text
+    f.write_text(json.dumps(_run("a", "b", _result(1e300))))
+    with pytest.raises(DatasetError, match=r"throughput-bits 1e\+300 is out of range"):
+        read_pscheduler([f])
+    text_rate = _result(9e8)
+    text_rate["summary"]["summary"]["throughput-bits"] = "9e8"
+    f.write_text(json.dumps(_run("a", "b", text_rate)))
+    with pytest.raises(DatasetError, match="throughput-bits is '9e8', not a number"):
+        read_pscheduler([f])
+    f.write_text(json.dumps(_run("a", "b", {"succeeded": "false", "error": "x"})))
+    with pytest.raises(DatasetError, match="result.succeeded is 'false', not a boolean"):
         read_pscheduler([f])
     with pytest.raises(DatasetError, match="no such file"):
         read_pscheduler([tmp_path / "missing.json"])
@@ -131,12 +143,12 @@ def test_the_archivers_input_and_what_the_http_archiver_posts(tmp_path: Path, ca
     code, m = _import(tmp_path, [envelope, posted, latency, latency, {"hello": 1}])
     assert code == 0
     assert m.probes[["src", "dst", "tool", "bits_per_second"]].values.tolist() == \
-        [["10.1.0.1", "10.1.0.2", "iperf3", 4.4e9]] * 2
-    assert m.probes["repeat"].tolist() == [0, 1]
+        [["10.1.0.1", "10.1.0.2", "iperf3", 4.4e9]]  # one run, read twice
     out = capsys.readouterr().out
-    assert "imported 2 pScheduler throughput runs" in out
+    assert "imported 1 pScheduler throughput run " in out
     assert "skipped 3 documents that are not throughput results (2 latency, 1 unrecognised)" \
         in out
+    assert "1 duplicate skipped (the same test read twice)" in out
 
 
 def test_esmond_metadata_with_their_data(tmp_path: Path) -> None:
@@ -189,7 +201,10 @@ def test_opensearch_documents_of_perfsonar_5(tmp_path: Path) -> None:
                           "run_href": "https://ps-a.example/pscheduler/tasks/t9/runs/r9"}}
     no_source = json.loads(json.dumps(doc))
     del no_source["test"]["spec"]["source"]
-    no_source["pscheduler"]["participants"] = [None, "ps-b.example"]
+    # the archiver fills the task's null participant with the host's FQDN
+    no_source["pscheduler"].update(participants=["ps-a.example.net", "ps-b.example"],
+                                   start_time="2026-11-23T12:00:01Z",
+                                   run_href="https://ps-a.example/pscheduler/tasks/t9/runs/r10")
     search = {"took": 3, "hits": {"total": {"value": 2}, "hits": [
         {"_index": "pscheduler_throughput-2026.11.23", "_id": "x", "_source": doc},
         {"_index": "pscheduler_throughput-2026.11.23", "_id": "y", "_source": no_source}]}}
@@ -200,7 +215,7 @@ def test_opensearch_documents_of_perfsonar_5(tmp_path: Path) -> None:
     p = read_measurement(tmp_path / "ds").probes
     assert p[["src", "dst", "bits_per_second", "streams", "retransmits"]].values.tolist() == [
         ["ps-a.example", "ps-b.example", 2.5e9, 2, 7],
-        ["10.3.0.1", "ps-b.example", 2.5e9, 2, 7]]  # no source: meta.source, the observer
+        ["10.3.0.1", "10.3.0.2", 2.5e9, 2, 7]]  # no source: the pipeline's meta addresses
     assert p["duration_s"].tolist() == [20.0, 20.0]
 
 
@@ -248,6 +263,7 @@ def test_parallel_streams_are_one_run_at_the_total_rate(tmp_path: Path) -> None:
                                            for i in range(8)]
     no_total = json.loads(json.dumps(run))
     del no_total["result"]["summary"]["summary"]
+    no_total["run"]["start-time"] = "2026-11-23T14:00:00Z"  # another run of the task
     _, m = _import(tmp_path, [run, no_total])
     p = m.probes
     assert len(p) == 2 and p["repeat"].tolist() == [0, 1]
@@ -272,3 +288,153 @@ def test_an_old_probes_file_without_protocol_reads_as_tcp(tmp_path: Path) -> Non
     probes.write_text("\n".join(",".join(line.split(",")[i] for i in keep) for line in lines)
                       + "\n")
     assert read_measurement(tmp_path / "ds").probes["protocol"].tolist() == ["tcp"]
+
+
+# What a reviewer found on real perfSONAR documents, each written here in the shape
+# perfSONAR gives it.
+
+def _envelope(run_id: str, spec: dict, result: dict, start: str) -> tuple[dict, dict]:
+    """What an archiver receives for one run, and what the http archiver posts of it."""
+    href = f"https://10.0.0.1/pscheduler/tasks/t1/runs/{run_id}"
+    run = {"start-time": start, "participants": [None, spec["dest"]], "href": href,
+           "task-href": "https://10.0.0.1/pscheduler/tasks/t1", "result-merged": result}
+    posted = {"id": run_id, "schedule": {"start": start.replace("Z", "+00:00")},
+              "test": {"type": "throughput", "spec": spec}, "tool": {"name": "iperf3"},
+              "run": run, "task": {"test": {"type": "throughput", "spec": spec},
+                                   "href": "https://10.0.0.1/pscheduler/tasks/t1",
+                                   "detail": {"participants": [None, spec["dest"]]}},
+              "participants": ["10.0.0.1", spec["dest"]], "result": result}
+    return {"data": {"_url": "http://archive/"}, "run-href": href, "result": posted}, posted
+
+
+def test_the_same_run_read_twice_adds_no_repeat(tmp_path: Path, capsys) -> None:
+    """An archiver's input and its http post, the REST run record, one document in two files."""
+    spec = {"schema": 1, "dest": "10.0.0.3", "reverse": True, "duration": "PT10S"}
+    envelope, posted = _envelope("r1", spec, _result(5.9e8), "2026-11-16T10:00:00Z")
+    record = {**posted["run"], "participants": [None, "10.0.0.3"], "result": _result(5.9e8)}
+    later, _ = _envelope("r2", spec, _result(6.1e8), "2026-11-16T14:00:00Z")
+    plain = _run("10.0.0.1", "10.0.0.2", _result(9e8))
+    archive = tmp_path / "archive"
+    (archive / "sub").mkdir(parents=True)
+    (archive / "envelope.json").write_text(json.dumps(envelope))
+    (archive / "posted.json").write_text(json.dumps(posted))
+    (archive / "record.json").write_text(json.dumps(record))
+    (archive / "runs.json").write_text(json.dumps([later, plain]))
+    (archive / "sub" / "copy.jsonl").write_text(json.dumps(plain) + "\n")
+    assert main(["import", "pscheduler", str(archive), "-o", str(tmp_path / "ds")]) == 0
+    out = capsys.readouterr().out
+    assert "3 duplicates skipped (the same test read twice)" in out
+    p = read_measurement(tmp_path / "ds").probes
+    assert p[["src", "dst", "bits_per_second", "repeat"]].values.tolist() == [
+        ["10.0.0.3", "10.0.0.1", 5.9e8, 0], ["10.0.0.3", "10.0.0.1", 6.1e8, 1],
+        ["10.0.0.1", "10.0.0.2", 9e8, 0]]
+    frame = read_pscheduler([archive])
+    assert frame.attrs["duplicates"] == 3 and frame.attrs["listed"] == 0
+
+
+def test_an_rtt_of_0_is_not_measured(tmp_path: Path) -> None:
+    """The receiver's side of iperf3 measures no RTT: pScheduler's stream ``rtt`` is 0 then."""
+    result = _result(9e8)
+    for stream in result["summary"]["streams"]:
+        stream["rtt"] = 0
+    _, m = _import(tmp_path, [_run("10.0.0.1", "10.0.0.2", result)])
+    assert m.probes["rtt_ms"].isna().all()
+    header, row = (tmp_path / "ds" / "probes.csv").read_text().splitlines()
+    assert dict(zip(header.split(","), row.split(",")))["rtt_ms"] == ""
+
+
+def test_null_participants_and_run_records_without_their_task(tmp_path: Path,
+                                                              capsys) -> None:
+    """A REST run record has no spec: the sender unknown is skipped, else taken as listed."""
+    nameless = {"href": "https://10.0.0.1/pscheduler/tasks/t1/runs/r1",
+                "start-time": "2026-11-16T10:00:00Z", "participants": [None, "10.0.0.3"],
+                "result-merged": _result(5.9e8)}
+    listed = {**nameless, "href": "https://10.0.0.1/pscheduler/tasks/t1/runs/r2",
+              "start-time": "2026-11-16T14:00:00Z", "participants": ["10.0.0.1", "10.0.0.3"]}
+    failed = _throughput_task({"dest": "10.0.0.4"})
+    failed["detail"]["participants"] = [None, "10.0.0.4"]
+    code, m = _import(tmp_path, [nameless, listed, {"task": failed, "result": {
+        "succeeded": False, "error": "refused"}}])
+    assert code == 0
+    assert m.probes[["src", "dst", "bits_per_second"]].values.tolist() == [
+        ["10.0.0.1", "10.0.0.3", 5.9e8]]
+    captured = capsys.readouterr()
+    assert "2 runs with a null participant name no sender or receiver (skipped)" in captured.out
+    assert ("warning: 1 run without their task: direction as the participants list it"
+            in captured.err)
+
+
+def test_loopback_tests_are_skipped_and_counted(tmp_path: Path, capsys) -> None:
+    loop = _run("10.0.2.15", "10.0.2.15", _result(4e10))
+    loop["task"]["test"]["spec"]["loopback"] = True
+    flagged = _run("10.0.2.15", "10.0.2.16", _result(4e10))
+    flagged["task"]["test"]["spec"]["loopback"] = True
+    code, m = _import(tmp_path, [loop, flagged, _run("10.0.2.15", "10.0.2.4", _result(9e8))])
+    assert code == 0 and len(m.probes) == 1
+    assert "2 loopback tests (source and destination one host) skipped" in \
+        capsys.readouterr().out
+
+
+def test_nuttcp_parallel_tests_count_the_streams_the_spec_asked_for(tmp_path: Path) -> None:
+    """pScheduler's nuttcp parser writes one made-up ``summary.streams`` entry."""
+    total = {"start": 0, "end": 10, "stream-id": 1, "throughput-bits": 1.84e9,
+             "retransmits": 237}
+    nuttcp = _run("10.0.0.1", "10.0.0.2", {"schema": 1, "succeeded": True, "intervals": [],
+                                            "summary": {"summary": total, "streams": [total]}},
+                  tool="nuttcp")
+    nuttcp["task"]["test"]["spec"]["parallel"] = 4
+    iperf = _run("10.0.0.1", "10.0.0.3", _result(4e8, streams=3))  # no parallel: 3 entries
+    _, m = _import(tmp_path, [nuttcp, iperf])
+    assert m.probes[["dst", "streams"]].values.tolist() == [["10.0.0.2", 4], ["10.0.0.3", 3]]
+
+
+def test_esmond_text_values_bwctl_tools_and_latency_metadata(tmp_path: Path, capsys) -> None:
+    """esmond keeps metadata as text; bwctl's metadata name no pScheduler test type."""
+    meta = {"source": "198.129.254.38", "destination": "198.124.238.66",
+            "input-source": "sacr-pt1.es.net", "input-destination": "bost-pt1.es.net",
+            "tool-name": "bwctl/iperf3", "time-duration": "20", "ip-transport-protocol": "tcp",
+            "bw-parallel-streams": "4", "metadata-key": "67a3",
+            "event-types": [
+                {"event-type": "throughput", "data": [{"ts": "1497971206", "val": 3.9e8}]},
+                {"event-type": "packet-retransmits",
+                 "data": [{"ts": 1497971206, "val": 159}]}]}
+    owamp = {"source": "198.129.254.38", "destination": "198.124.238.66",
+             "tool-name": "bwctl/owping", "event-types": [
+                 {"event-type": "histogram-owdelay", "data": []},
+                 {"event-type": "packet-loss-rate", "data": []}]}
+    code, m = _import(tmp_path, [meta, owamp])
+    assert code == 0
+    p = m.probes
+    assert p[["tool", "streams", "duration_s", "start"]].values.tolist() == [
+        ["iperf3", 4, 20.0, 1497971206.0]]
+    assert "skipped 1 document that is not a throughput result (1 latency)" in \
+        capsys.readouterr().out
+    header, row = (tmp_path / "ds" / "probes.csv").read_text().splitlines()
+    assert dict(zip(header.split(","), row.split(",")))["retransmits"] == "159"  # a count
+
+
+def test_a_host_may_have_several_addresses_in_the_hosts_file(tmp_path: Path,
+                                                              capsys) -> None:
+    """The same machine named by its IP in one run and its FQDN in another."""
+    runs = [_run("10.0.0.1", "10.0.0.2", _result(9e8)),
+            _run("ps-a.example.net", "10.0.0.2", _result(9.1e8)),
+            _run("2001:db8::2", "10.0.0.1", _result(8e8))]
+    runs[1]["run"]["start-time"] = "2026-11-23T11:00:00Z"
+    hosts = tmp_path / "hosts.csv"
+    hosts.write_text("host,address,label\nh1,10.0.0.1,A\nh2,10.0.0.2,B\n"
+                     "h1,ps-a.example.net,\nh2,2001:db8::2,B\n")
+    code, m = _import(tmp_path, runs, "--hosts", str(hosts))
+    assert code == 0
+    assert m.probes[["src", "dst", "repeat"]].values.tolist() == [
+        ["h1", "h2", 0], ["h1", "h2", 1], ["h2", "h1", 0]]
+    assert (tmp_path / "ds" / "hosts.csv").read_text().splitlines()[1:] == [
+        "h1,10.0.0.1,A", "h2,10.0.0.2,B"]  # one row a host: its first address
+    hosts.write_text("host,address\nh1,10.0.0.1\nh2,10.0.0.2\nh2,10.0.0.1\n")
+    assert main(["import", "pscheduler", str(tmp_path / "archive"), "--hosts", str(hosts),
+                 "-o", str(tmp_path / "ds2")]) != 0
+    assert "hosts.csv: address '10.0.0.1' is given to two hosts, 'h1' and 'h2'" in \
+        capsys.readouterr().err
+    from tomography.dataset import read_hosts_table
+    hosts.write_text("host,address\nh1,10.0.0.1\nh1,ps-a.example.net\n")
+    with pytest.raises(DatasetError, match="duplicate host"):  # other commands: one row a host
+        read_hosts_table(hosts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,10 @@ def add_parser(sub: Any) -> None:
                        "*.json below), the client's or the server's; the dataset is the one a "
                        "probe mesh writes, reports kept in raw/.\n\n"
                        "UDP tests are kept as rows of their own (protocol udp) and never "
-                       "count in the TCP bandwidths.",
+                       "count in the TCP bandwidths. The same test read twice (the client's "
+                       "and the server's iperf3 report, an archiver's input and what it "
+                       "posted) is one row; loopback tests and tests whose sender is unknown "
+                       "are skipped and counted.",
                        epilog="examples:\n  tomography import pscheduler archive/*.json "
                               "--hosts hosts.csv -o site\n"
                               "  tomography import iperf3 iperf3-logs/ --hosts hosts.csv -o lab\n"
@@ -36,7 +40,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory to write")
     p.add_argument("--hosts", type=Path, metavar="FILE",
                    help="host,address[,label]: names and ground-truth labels for the "
-                        "addresses the results name (default: each address is a host)")
+                        "addresses the results name, one row per address (a host may have "
+                        "several: its name, IPv4, IPv6); default: each address is a host")
     p.add_argument("--force", action="store_true", help="overwrite an existing dataset")
     p.set_defaults(run=run)
 
@@ -45,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     """Import pScheduler results or iperf3 reports as a probe dataset."""
     from tomography.dataset import read_hosts_table
 
-    hosts = read_hosts_table(args.hosts) if args.hosts else None
+    hosts = read_hosts_table(args.hosts, several_addresses=True) if args.hosts else None
     if args.format == "iperf3":
         from tomography.iperf3 import import_iperf3
         summary = import_iperf3(args.files, args.output, hosts=hosts, overwrite=args.force)
@@ -54,4 +59,6 @@ def run(args: argparse.Namespace) -> int:
         from tomography.pscheduler import import_pscheduler
         summary = import_pscheduler(args.files, args.output, hosts=hosts, overwrite=args.force)
         emit(summary.describe("pScheduler throughput run"))
+    for warning in summary.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

@@ -18,8 +18,9 @@ def add_parser(sub: Any) -> None:
                 "Check a measurement dataset before analysing it: how it was made (method, "
                 "topology, parameters), its hosts, its iterations (complete or not, duration, "
                 "root) and the blocks counted; for a probe dataset (iperf3, NetPIPE, "
-                "imported) its tests (successful, failed), pairs measured, repeats, tools, "
-                "protocols and the range of bandwidths.",
+                "imported) its tests (successful, failed), the pairs measured and their "
+                "repeats (successful TCP tests: what the weights use), tools, protocols and "
+                "the range of bandwidths.",
                 ["tomography info run", "tomography info run --format json | jq .iterations"])
     p.add_argument("dataset", type=Path, help="measurement dataset directory")
     add_format_option(p, ("text", "json"))
@@ -81,8 +82,9 @@ def _probes(args: argparse.Namespace, m: Any) -> int:
         else p["bits_per_second"].isna()
     ok = p[~failed & p["bits_per_second"].notna()]
     tcp = ok[ok["protocol"] != "udp"] if "protocol" in ok else ok
+    udp = int((p["protocol"] == "udp").sum()) if "protocol" in p else 0
     n = m.n_hosts
-    per_pair = p.groupby(["src", "dst"]).size()
+    per_pair = tcp.groupby(["src", "dst"]).size()  # successful TCP tests: what the weights use
     mbit = tcp["bits_per_second"] / 1e6
     source = m.meta.get("source") or ("mesh" if m.meta.get("launcher") else None)
     info: dict[str, Any] = {
@@ -90,7 +92,8 @@ def _probes(args: argparse.Namespace, m: Any) -> int:
         "created": m.meta.get("created"), "hosts": n, "labelled_hosts": len(m.labels),
         "labels": sorted(set(m.labels.values())),
         "tests": len(p), "successful_tests": len(ok), "failed_tests": int(failed.sum()),
-        "pairs_measured": len(per_pair), "ordered_pairs": n * (n - 1),
+        "pairs_measured": len(per_pair), "pairs_tested": len(p.groupby(["src", "dst"])),
+        "ordered_pairs": n * (n - 1), "udp_tests": udp,
         "repeats_per_pair": {"min": int(per_pair.min()) if len(per_pair) else 0,
                              "max": int(per_pair.max()) if len(per_pair) else 0},
         "tools": {str(k): int(v) for k, v in p["tool"].value_counts().sort_index().items()},
@@ -106,6 +109,8 @@ def _probes(args: argparse.Namespace, m: Any) -> int:
         return 0
     reps = info["repeats_per_pair"]
     bw = info["tcp_mbit_per_s"]
+    apart = ([f"{udp} UDP"] if udp else []) + \
+        ([f"{info['failed_tests']} failed"] if info["failed_tests"] else [])
     lines = [
         f"dataset     {info['dataset']}  (probes: {info['method']}"
         + (f" from {source}" if source else "") + f", created {info['created']})",
@@ -113,9 +118,11 @@ def _probes(args: argparse.Namespace, m: Any) -> int:
         + (f" ({len(info['labels'])} distinct)" if info["labels"] else ""),
         f"tests       {info['tests']}: {info['successful_tests']} successful, "
         f"{info['failed_tests']} failed",
-        f"pairs       {info['pairs_measured']} of {n * (n - 1)} ordered pairs measured, "
+        f"pairs       {info['pairs_measured']} of {n * (n - 1)} ordered pairs measured by "
+        "successful TCP tests, "
         + (f"{reps['min']} test(s) each" if reps["min"] == reps["max"]
-           else f"{reps['min']} to {reps['max']} tests each"),
+           else f"{reps['min']} to {reps['max']} tests each")
+        + (f" (not counted: {', '.join(apart)})" if apart else ""),
         "tools       " + ", ".join(f"{k} ({v})" for k, v in info["tools"].items()),
         "protocol    " + ", ".join(f"{k.upper()} {v}" for k, v in info["protocols"].items())
         + ("  (UDP tests are not in the bandwidths)" if "udp" in info["protocols"] else ""),

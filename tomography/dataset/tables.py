@@ -61,8 +61,26 @@ def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
-def read_hosts_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+def read_hosts_table(path: str | os.PathLike[str], *,
+                     several_addresses: bool = False) -> pd.DataFrame:
     """Read a hosts file (``host,address[,label]``, as ``hosts.csv``), validated.
+
+    Parameters
+    ----------
+    path : path
+        The file.
+    several_addresses : bool
+        Allow several rows per host, one per address (a host's name, its
+        IPv4 and IPv6 addresses), as the imports read them; an address
+        given to two different hosts is refused.  By default each host has
+        one row (``hosts.csv``'s rule).
+
+    Raises
+    ------
+    DatasetError
+        An empty host name, a host given twice (an address given to two
+        hosts, or one host with two labels, with ``several_addresses``),
+        no hosts; named with the file.
 
     Examples
     --------
@@ -71,8 +89,38 @@ def read_hosts_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     >>> _ = f.write_text("host,address" + chr(10) + "b,10.0.0.2" + chr(10) + "a,10.0.0.1" + chr(10))
     >>> read_hosts_table(f)["host"].tolist()
     ['a', 'b']
+    >>> _ = f.write_text(chr(10).join(["host,address", "a,10.0.0.1", "b,10.0.0.2",
+    ...                                "a,ps-a.example.net", ""]))
+    >>> read_hosts_table(f, several_addresses=True)[["host", "address"]].values.tolist()
+    [['a', '10.0.0.1'], ['a', 'ps-a.example.net'], ['b', '10.0.0.2']]
     """
-    return read_hosts(Path(path))
+    if not several_addresses:
+        return read_hosts(Path(path))
+    path = Path(path)
+    frame = read_csv(path, ("host", "address"))
+    if "label" not in frame.columns:
+        frame["label"] = ""
+    frame["host"], frame["address"] = frame["host"].str.strip(), frame["address"].str.strip()
+    fail_at((frame["host"] == "").to_numpy(dtype=bool), frame, path, "host", "empty host name")
+    if frame.empty:
+        raise DatasetError("no hosts", path=path)
+    given = frame[frame["address"] != ""]
+    owners = given.groupby("address", sort=False)["host"].unique()
+    for address, hosts in owners.items():
+        if len(hosts) > 1:
+            raise DatasetError(f"address {address!r} is given to two hosts, {hosts[0]!r} and "
+                               f"{hosts[1]!r}", path=path)
+    labels = frame[frame["label"].str.strip() != ""].groupby("host", sort=False)["label"].unique()
+    for host, names in labels.items():
+        if len(names) > 1:
+            raise DatasetError(f"host {host!r} has two labels, {names[0]!r} and {names[1]!r}",
+                               path=path)
+    frame["label"] = frame.groupby("host", sort=False)["label"].transform(
+        lambda names: next((n for n in names if n.strip()), ""))  # the label on any of its rows
+    frame = frame.drop_duplicates(["host", "address"])
+    extra = [c for c in frame.columns if c not in HOSTS_COLUMNS]
+    frame = frame[list(HOSTS_COLUMNS) + extra]
+    return frame.sort_values("host", kind="stable").reset_index(drop=True)
 
 
 def read_hosts(path: Path) -> pd.DataFrame:
