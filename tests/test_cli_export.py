@@ -113,6 +113,21 @@ def test_export_errors(capsys, four_by_16: Path, tmp_path: Path) -> None:
     assert code == 2 and "nohost" in err
     code, _, err = run(capsys, "export", tmp_path / "missing", "--format", "json", "-o", "-")
     assert code == 2 and "missing" in err
+    # a host renamed in hosts.csv is not the topology's: the error names both files
+    import re
+    import shutil
+    renamed = tmp_path / "renamed"
+    shutil.copytree(four_by_16, renamed)
+    first = (renamed / "hosts.csv").read_text().splitlines()[1].split(",")[0]
+    for name in ("hosts.csv", "transfers.csv", "iterations.csv"):
+        f = renamed / name
+        f.write_text(re.sub(rf"\b{re.escape(first)}\b", "renamed-host", f.read_text()))
+    for kind in ("gauge", "simgrid"):
+        code, _, err = run(capsys, "export", renamed, "--format", kind, "--bandwidth",
+                           "topology", "-o", tmp_path / f"r.{kind}")
+        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert f"{renamed}/hosts.csv: host 'renamed-host' is not a host of topology" in err
+        assert "emulated-4x16-fast" in err and not (tmp_path / f"r.{kind}").exists()
 
 
 def test_plan_gridlab(capsys) -> None:

@@ -118,12 +118,13 @@ def _topology_of(m: Any, path: str | None):
 
 def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | None = None,
                 topology: str | None = None, host_pairs: bool = False,
-                iterations: int | None = None):
+                iterations: int | None = None, dataset: Path | None = None):
     """The absolute figures of an analysis's clusters on ``level``, as Gauge and SimGrid need.
 
     The ``--bandwidth`` sources of ``export`` (the epilog lists them); the
     notes (a level clamped to the hierarchy's depth, shared links) go to
     standard error.  ``multicast --dataset`` plans over the same model.
+    ``dataset``, the directory the analysis read, names the file at fault in errors.
 
     Returns
     -------
@@ -137,7 +138,8 @@ def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | 
         print(f"note: the hierarchy has {h.depth} levels; exporting level {h.depth}",
               file=sys.stderr)
     model = _bandwidth_model(a.measurement, clusters, source=source, probes=probes,
-                             topology=topology, host_pairs=host_pairs, iterations=iterations)
+                             topology=topology, host_pairs=host_pairs, iterations=iterations,
+                             dataset=dataset)
     model.notes.extend(_shared_links(h, min(level, h.depth)))
     for note in model.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -145,7 +147,8 @@ def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | 
 
 
 def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: Path | None,
-                     topology: str | None, host_pairs: bool, iterations: int | None):
+                     topology: str | None, host_pairs: bool, iterations: int | None,
+                     dataset: Path | None = None):
     """The absolute figures of the clusters, from the source ``source`` names."""
     from tomography.export.bandwidth import from_broadcasts, from_probes, from_topology
 
@@ -172,7 +175,17 @@ def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: P
     if source == "probes":
         return from_probes(m, clusters, host_pairs=host_pairs)
     if source == "topology":
-        model = from_topology(_topology_of(m, topology), clusters, host_pairs=host_pairs)
+        topo = _topology_of(m, topology)
+        missing = [h for h in m.host_names if h not in topo.host_index]
+        if missing:
+            where = f" ({topo.source})" if topo.source else ""
+            raise TomographyError(
+                f"{Path(dataset or '') / 'hosts.csv'}: host {missing[0]!r} is not a host of "
+                f"topology {topo.name!r}"
+                f"{where} ({len(missing)} of {len(m.host_names)} missing): the dataset ran on "
+                "another network or its hosts were renamed; give --topology FILE of the "
+                "network it ran on, or --bandwidth broadcasts/probes")
+        model = from_topology(topo, clusters, host_pairs=host_pairs)
         if m.meta.get("testbed", {}).get("latency_applied") is False:
             model.notes.append("the delays are the topology's: the testbed that measured the "
                                "dataset ran without them (no netem)")
@@ -232,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     elif kind in ("gauge", "simgrid"):
         model = gauge_model(a, level=args.level, source=args.bandwidth, probes=args.probes,
                             topology=args.topology, host_pairs=args.host_pairs,
-                            iterations=args.iterations)
+                            iterations=args.iterations, dataset=args.dataset)
         text = (gauge_to_xml(model, unit=args.unit) if kind == "gauge"
                 else simgrid_platform(model))
     elif kind == "json":
