@@ -46,6 +46,7 @@ from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement,
                                 refuse_existing)
+from tomography.dataset.lock import DIR_MODE, file_opener
 from tomography.errors import DatasetError, ParameterError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
@@ -317,11 +318,15 @@ class _Mesh:
                                                    "rtt_ms", "streams") if k in result})
                 row["duration_s"] = result.get("duration_s")
             if event.get("raw"):
-                (self.raw / f"{stem}.json").write_text(event["raw"], encoding="utf-8")
+                with open(self.raw / f"{stem}.json", "w", encoding="utf-8",
+                          opener=file_opener) as fh:
+                    fh.write(event["raw"])
         elif not error:
             curve = np.array(result["curve"])
-            pd.DataFrame(curve, columns=["bytes", "seconds", "bits_per_second"]).to_csv(
-                self.raw / f"{stem}.csv", index=False)
+            with open(self.raw / f"{stem}.csv", "w", encoding="utf-8", newline="",
+                      opener=file_opener) as fh:
+                pd.DataFrame(curve, columns=["bytes", "seconds", "bits_per_second"]).to_csv(
+                    fh, index=False)
             try:
                 alpha, beta = hockney_fit(curve)
                 row.update({"bits_per_second": 8 / beta, "alpha_s": alpha,
@@ -341,6 +346,7 @@ def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
     the tool's servers started: what every mesh begins with."""
     agents, checks = checked_agents(frame, transport_of(launch), SwarmParams(), 0, 0,
                                     skip_failed, role="probe", tools=[options.tool])
+    writer: MeasurementWriter | None = None
     try:
         names = sorted(agents.peers)
         if overwrite is None:
@@ -355,7 +361,7 @@ def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
                 frame[frame["host"].isin(names)][list(HOSTS_COLUMNS)], overwrite=overwrite,
                 probes=True)
         raw = out / "raw"
-        raw.mkdir(exist_ok=True)
+        raw.mkdir(mode=DIR_MODE, exist_ok=True)
         mesh = _Mesh(agents, writer, options, raw)
         if options.tool == "iperf3":
             down = mesh.serve(names)
@@ -364,6 +370,8 @@ def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
                                                 for h, why in sorted(down.items())))
     except BaseException:
         agents.close()
+        if writer is not None:
+            writer.close()
         raise
     return agents, checks, mesh
 
@@ -454,6 +462,7 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
                 summary.failed.append((s, d, r, error))
     finally:
         agents.close()
+        mesh.writer.close()          # the dataset's lock goes with the last write
         summary.seconds = time.monotonic() - started
     return summary
 
@@ -493,7 +502,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
     rows = []
     path = out / "concurrency.csv"
     try:
-        with path.open("w", newline="", encoding="utf-8") as fh:
+        with open(path, "w", newline="", encoding="utf-8", opener=file_opener) as fh:
             csv_writer(fh).writerow(CONCURRENCY_COLUMNS)
         for done, t in enumerate(tests, start=1):
             alone, a_with, b_with = [], [], []
@@ -519,10 +528,11 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
                    "drop": drop, "threshold": threshold, "shared": shared,
                    "repeats": min(len(alone), len(a_with))}
             rows.append(row)
-            with path.open("a", newline="", encoding="utf-8") as fh:
+            with open(path, "a", newline="", encoding="utf-8", opener=file_opener) as fh:
                 csv_writer(fh).writerow([row[c] for c in CONCURRENCY_COLUMNS])
             if progress is not None:
                 progress(done, len(tests))
     finally:
         agents.close()
+        mesh.writer.close()
     return pd.DataFrame(rows, columns=list(CONCURRENCY_COLUMNS))

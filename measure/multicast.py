@@ -52,6 +52,7 @@ from measure.preflight import HostCheck
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
+from tomography.dataset.lock import DatasetLock, file_opener, make_dirs, write_atomic
 from tomography.dataset.incremental import DATA_FILES
 from tomography.dataset.meta import META_LIMIT, refuse_other_params, software_versions
 from tomography.dataset.validation import regular_file
@@ -391,10 +392,17 @@ class _Writer:
                               ("receivers", RECEIVER_COLUMNS), ("streams", STREAM_COLUMNS)):
             target = path / f"{name}.csv"
             new = fresh or not target.exists()
-            fh = open(target, "w" if new else "a", encoding="utf-8", newline="")
-            writer = csv_writer(fh)
-            if new:
-                writer.writerow(columns)
+            try:
+                fh = open(target, "w" if new else "a", encoding="utf-8", newline="",
+                          opener=file_opener)
+                writer = csv_writer(fh)
+                if new:
+                    writer.writerow(columns)
+                    fh.flush()
+            except OSError as exc:
+                self.close()
+                raise DatasetError(f"cannot write ({exc.strerror or exc})", path=target) \
+                    from None
             self.files[name] = (fh, writer, columns)
 
     def add(self, result: MulticastResult, root: str, size: int, streams: int, pacing: str,
@@ -409,13 +417,21 @@ class _Writer:
         for name, rows in (("receivers", result.receivers), ("streams", result.streams),
                            ("multicasts", [row])):
             fh, writer, columns = self.files[name]
-            for r in rows:
-                writer.writerow([_cell(r[c]) for c in columns])
-            fh.flush()
+            try:
+                for r in rows:
+                    writer.writerow([_cell(r[c]) for c in columns])
+                fh.flush()
+            except OSError as exc:
+                raise DatasetError(f"cannot write ({exc.strerror or exc}); the multicasts "
+                                   "written before are kept: make room, then continue with "
+                                   "--resume", path=Path(fh.name)) from None
 
     def close(self) -> None:
         for fh, _, _ in self.files.values():
-            fh.close()
+            try:
+                fh.close()
+            except OSError:     # a full disk: the error of the write that failed is raised
+                pass
 
 
 def _cell(value: Any) -> Any:
@@ -432,7 +448,8 @@ def _done(path: Path) -> set[str]:
         target = path / f"{name}.csv"
         if target.exists():
             rows = pd.read_csv(target, dtype=str, keep_default_na=False)
-            rows[rows["run"].isin(runs)].to_csv(target, index=False, lineterminator="\n")
+            write_atomic(target, rows[rows["run"].isin(runs)].to_csv(index=False,
+                                                                     lineterminator="\n"))
     return runs
 
 
@@ -533,8 +550,13 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     params = {"root": root, "bytes": size, "seed": int(seed), "pacing": pacing, "stall": stall,
               "time_limit": time_limit, "repeats": repeats, "methods": methods}
     out = Path(output)
-    done = prepare_output(out, params, {d.method: d.to_meta() for d in deliveries}, names,
-                          resume=resume, overwrite=overwrite)
+    lock = DatasetLock(out).acquire()       # one writer, before anything there is removed
+    try:
+        done = prepare_output(out, params, {d.method: d.to_meta() for d in deliveries}, names,
+                              resume=resume, overwrite=overwrite)
+    except BaseException:
+        lock.release()
+        raise
     resuming = bool(done) or (resume and (out / "multicasts.csv").exists())
     by_method = {d.method: d for d in deliveries}
     todo = [(m, r) for m, r in method_order(methods, repeats, seed) if f"{m}-{r}" not in done]
@@ -553,14 +575,14 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                                                False, role=role)
                 if not summary.checks:
                     summary.checks = checks
-                    out.mkdir(parents=True, exist_ok=True)
+                    make_dirs(out)
+                    writer = _Writer(out, fresh=not resuming)   # meta.json last: complete
                     if resuming:
                         _note_resume(out, checks, transport.name, len(done))
                     else:
                         _write_meta(out, frame, params, deliveries, methods, checks,
                                     transport.name, meta, bittorrent_params if bittorrent
                                     else None)
-                    writer = _Writer(out, fresh=not resuming)
             started = datetime.now(timezone.utc).isoformat(timespec="seconds")
             if method == BITTORRENT:
                 result = _bittorrent(group, root, size, repeat, seed=seed,
@@ -583,6 +605,7 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
             transport.close()
         if writer is not None:
             writer.close()
+        lock.release()
     return summary
 
 
@@ -639,7 +662,7 @@ def _note_resume(out: Path, checks: list[HostCheck], launcher: str, kept: int) -
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "kept": kept,
         "launcher": launcher, "hosts": {c.host: c.record() for c in checks if c.ok},
         "software": software_versions()})
-    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    write_atomic(out / "meta.json", json.dumps(meta, indent=2) + "\n")
 
 
 def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
@@ -654,8 +677,9 @@ def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
                "plans": {d.method: d.to_meta() for d in deliveries},
                **({"bittorrent": asdict(bt)} if bt is not None else {}),
                "software": software_versions()}
-    (out / "meta.json").write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
-    frame[list(HOSTS_COLUMNS)].to_csv(out / "hosts.csv", index=False, lineterminator="\n")
+    write_atomic(out / "hosts.csv", frame[list(HOSTS_COLUMNS)].to_csv(index=False,
+                                                                       lineterminator="\n"))
+    write_atomic(out / "meta.json", json.dumps(content, indent=2) + "\n")   # last: complete
 
 
 def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:

@@ -16,13 +16,16 @@ from pathlib import Path
 
 from tomography.errors import TomographyError
 
-__all__ = ["TestbedError", "PREFIX", "NETNS_DIR", "STATE_DIR", "valid", "prefix",
-           "namespaces", "name_of", "present"]
+__all__ = ["TestbedError", "PREFIX", "NETNS_DIR", "STATE_DIR", "STATE_DIR_MODE",
+           "STATE_FILE_MODE", "valid", "prefix", "namespaces", "name_of", "present",
+           "state_dir"]
 
 PREFIX = "tomo-"
 NETNS_DIR = Path("/run/netns")  # where iproute2 keeps named namespaces
 STATE_DIR = Path("/run/tomography")  # state files and locks (a tmpfs: gone at reboot, as are
                                      # the namespaces)
+STATE_DIR_MODE = 0o700   # the state directory and files: the owner's (root's) alone,
+STATE_FILE_MODE = 0o600  # whatever the umask
 
 _NAME = re.compile(r"[a-z0-9]{1,8}")
 
@@ -121,3 +124,40 @@ def present(files: str = "testbed-*.json") -> list[str]:
     found = {name_of(ns) for ns in namespaces(PREFIX)}
     found |= {f.name[len("testbed-"):].split(".", 1)[0] for f in STATE_DIR.glob(files)}
     return sorted(filter(valid, found))
+
+
+def state_dir() -> Path:
+    """:data:`STATE_DIR`, created with mode 0700 (and narrowed to it, when this user owns it).
+
+    The state files and locks say which namespaces, addresses and processes
+    a testbed holds, and ``down`` acts on what they say: nobody but their
+    owner may write them, whatever the umask.
+
+    Raises
+    ------
+    TestbedError
+        When the directory cannot be created, naming it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from measure.testbed import names
+    >>> saved, names.STATE_DIR = names.STATE_DIR, Path(tempfile.mkdtemp()) / "tomography"
+    >>> oct(state_dir().stat().st_mode & 0o777)
+    '0o700'
+    >>> names.STATE_DIR = saved
+    """
+    path = STATE_DIR
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, STATE_DIR_MODE)
+        except FileExistsError:
+            pass
+        st = os.stat(path)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o777 != STATE_DIR_MODE:
+            os.chmod(path, STATE_DIR_MODE)
+    except OSError as exc:
+        raise TestbedError(f"cannot create the testbed state directory {path}: "
+                           f"{exc.strerror or exc}") from None
+    return path

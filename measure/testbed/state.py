@@ -154,11 +154,21 @@ def write_state(name: str, content: dict[str, Any]) -> None:
     """
     path = state_path(name)
     scratch = path.with_name(path.name + ".tmp")
+    names.state_dir()                                  # 0700, whatever the umask
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        scratch.write_text(json.dumps(content, indent=1) + "\n", encoding="utf-8")
+        scratch.unlink(missing_ok=True)                # so that O_EXCL makes it afresh, 0600
+        fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                     names.STATE_FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(content, indent=1) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(scratch, path)
     except OSError as exc:
+        try:
+            scratch.unlink(missing_ok=True)
+        except OSError:
+            pass
         raise TestbedError(f"cannot write the testbed's state file {path}: {exc}") from None
 
 
