@@ -59,6 +59,9 @@ __all__ = ["IterationResult", "RunSummary", "AgentGroup", "checked_agents", "loc
            "local_hosts", "preflight", "broadcast", "run_broadcasts"]
 
 STARTUP_TIMEOUT = 30.0  # s for a peer to listen (dozens start at once on two cores)
+MAX_STARTING = 64
+"""Peers starting at once at most, whatever the transport allows: each start is a process
+(or an ssh handshake) and its pipes, and a thousand at once exhaust the open files."""
 REPLY_TIMEOUT = 30.0    # s for a peer to answer add / stop
 SETTLE = 0.5            # s between the last finish and stop: in-flight blocks land
 CLOCK_ROUNDS = 5        # clock readings per host; the one with the shortest round trip counts
@@ -212,11 +215,12 @@ class AgentGroup:
     def start(self, names: Iterable[str]) -> list[str]:
         """Start peers on ``names`` (those not running); return those that failed to listen.
 
-        At most ``transport.max_starting`` peers are starting at any time
-        (an SSH connection limit); each has ``STARTUP_TIMEOUT`` from its own start.
+        At most ``transport.max_starting`` peers (an SSH connection limit), and
+        never more than ``MAX_STARTING``, are starting at any time; each has
+        ``STARTUP_TIMEOUT`` from its own start.
         """
         todo = [n for n in names if n not in self.peers or not self.peers[n].alive()]
-        limit = self.transport.max_starting or len(todo) or 1
+        limit = max(1, min(self.transport.max_starting or MAX_STARTING, MAX_STARTING))
         starting: dict[str, float] = {}
         failed: list[str] = []
         while todo or starting:

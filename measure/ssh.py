@@ -1,7 +1,7 @@
 """Peers on remote machines over SSH: the coordinator runs here, each peer over ``ssh``.
 
 Each peer (an agent of :mod:`measure.agent`: a BitTorrent peer or a probe
-agent) is ``ssh [options] TARGET -- <remote command> <agent arguments>``;
+agent) is ``ssh [options] -- TARGET '<remote command> <agent arguments>'``;
 the SSH channel's standard input and output carry the agent protocol, so the
 coordinator drives remote peers exactly as local ones
 (:class:`measure.transport.ProcessTransport`).  When the coordinator goes
@@ -18,7 +18,6 @@ label, and a remote command for this host alone.
 from __future__ import annotations
 
 import contextlib
-import csv
 import getpass
 import os
 import shlex
@@ -34,6 +33,9 @@ import pandas as pd
 
 from measure.transport import AGENT_MODULE, ProcessTransport
 from tomography.errors import DatasetError
+from tomography.hosts_checks import (MAX_HOSTS, check_address, check_command, check_host_name,
+                                     check_label, check_ssh_target, is_local_target,
+                                     read_host_rows, unique_endpoints)
 
 __all__ = ["SshOptions", "read_ssh_hosts", "ssh_command", "ssh_transport", "loopback_sshd"]
 
@@ -70,14 +72,21 @@ class SshOptions:
     connections: int = 10
 
 
-def read_ssh_hosts(path: str | Path) -> pd.DataFrame:
-    """Read an SSH hosts file: ``host,ssh,address[,label][,command]``.
+def read_ssh_hosts(path: str | Path, *, max_hosts: int = MAX_HOSTS) -> pd.DataFrame:
+    """Read an SSH hosts file: ``host,ssh,address[,label][,command]``, every field checked.
+
+    The file is read within bounds (:func:`tomography.hosts_checks.read_host_rows`:
+    UTF-8, at most ``max_hosts`` rows); each host name, ssh target, address,
+    label and command is checked (:mod:`tomography.hosts_checks`): an ssh
+    target never begins with ``-``, an address is an IPv4 address a peer can
+    be reached on (loopback only when the target is this machine's loopback),
+    and no two hosts share an address.
 
     Raises
     ------
     DatasetError
-        Naming the file, line and field of a missing column, an empty
-        field or a duplicate host.
+        Naming the file, line and field of a missing column, an empty or
+        malformed field, a duplicate host or address, too many hosts.
 
     Examples
     --------
@@ -86,36 +95,30 @@ def read_ssh_hosts(path: str | Path) -> pd.DataFrame:
     >>> _ = open(f, "w").write("host,ssh,address,label\\nn1,alice@n1,10.0.0.1,a\\n")
     >>> read_ssh_hosts(f)[["host", "ssh", "address", "label", "command"]].values.tolist()
     [['n1', 'alice@n1', '10.0.0.1', 'a', '']]
+    >>> _ = open(f, "w").write("host,ssh,address\\nn1,-oProxyCommand=x,10.0.0.1\\n")
+    >>> read_ssh_hosts(f)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: ...hosts.csv, line 2, field 'ssh': an ssh target cannot begin with '-' ...
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DatasetError("no such hosts file" if not path.exists() else "not a file",
-                           path=path)
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        columns = reader.fieldnames or []
-        missing = [c for c in REQUIRED if c not in columns]
-        if missing:
-            raise DatasetError(f"missing column {missing[0]!r} (an SSH hosts file has "
-                               "host,ssh,address[,label][,command])", path=path, line=1,
-                               field=missing[0])
-        rows = []
-        for line, row in enumerate(reader, start=2):
-            for name in REQUIRED:
-                if not (row.get(name) or "").strip():
-                    raise DatasetError(f"empty {name}", path=path, line=line, field=name)
-            rows.append({"host": row["host"].strip(), "ssh": row["ssh"].strip(),
-                         "address": row["address"].strip(),
-                         "label": (row.get("label") or "").strip(),
-                         "command": (row.get("command") or "").strip()})
-    frame = pd.DataFrame(rows, columns=["host", "ssh", "address", "label", "command"])
-    if frame.empty:
-        raise DatasetError("no hosts", path=path)
-    dup = frame["host"].duplicated()
-    if dup.any():
-        raise DatasetError(f"duplicate host {frame['host'][dup].iloc[0]!r}", path=path,
-                           line=int(dup.to_numpy().argmax()) + 2, field="host")
-    return frame
+    rows = []
+    seen: dict[str, int] = {}
+    table = read_host_rows(path, REQUIRED, ("label", "command"), max_hosts=max_hosts)
+    for line, row in table:
+        host = check_host_name(row["host"], path=path, line=line)
+        if host in seen:
+            raise DatasetError(f"duplicate host {host!r} (also on line {seen[host]})",
+                               path=path, line=line, field="host")
+        seen[host] = line
+        target = check_ssh_target(row["ssh"], path=path, line=line)
+        address = check_address(row["address"], loopback=is_local_target(target), path=path,
+                                line=line)
+        rows.append({"host": host, "ssh": target, "address": address,
+                     "label": check_label(row["label"], path=path, line=line),
+                     "command": check_command(row["command"], path=path, line=line)})
+    unique_endpoints(((line, r["address"], -1) for (line, _), r in zip(table, rows)),
+                     path=path)
+    return pd.DataFrame(rows, columns=["host", "ssh", "address", "label", "command"])
 
 
 def ssh_command(target: str, agent_args: list[str], options: SshOptions,
@@ -128,7 +131,7 @@ def ssh_command(target: str, agent_args: list[str], options: SshOptions,
     ...             SshOptions(port=2222))  # doctest: +NORMALIZE_WHITESPACE
     ['ssh', '-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10',
      '-o', 'ServerAliveInterval=15', '-o', 'ServerAliveCountMax=4', '-p', '2222',
-     'alice@n1', '--', 'python3 -m measure.agent --role probe --address 10.0.0.1']
+     '--', 'alice@n1', 'python3 -m measure.agent --role probe --address 10.0.0.1']
     """
     argv = ["ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
             "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4"]
@@ -141,7 +144,8 @@ def ssh_command(target: str, agent_args: list[str], options: SshOptions,
     for option in options.options:
         argv += ["-o", option]
     command = remote_command or options.remote_command
-    return argv + [target, "--", f"{command} {shlex.join(agent_args)}"]
+    # "--" first: whatever the target, ssh reads it as the destination, never an option
+    return argv + ["--", target, f"{command} {shlex.join(agent_args)}"]
 
 
 def ssh_transport(hosts: pd.DataFrame, options: SshOptions = SshOptions()) -> ProcessTransport:

@@ -11,7 +11,7 @@ probe agent; "peer" below stands for either).  A *transport* opens one
   measure.agent``) whose standard input and output carry the protocol,
   started by a *launcher* that turns the agent's command line into the one
   that runs it on the host: unchanged for local processes (:func:`local`),
-  ``ip netns exec`` for a testbed namespace, ``ssh TARGET --`` for a remote
+  ``ip netns exec`` for a testbed namespace, ``ssh -- TARGET`` for a remote
   machine (:mod:`measure.ssh`).
 * :class:`measure.mpi.MpiTransport`: the peer runs beside an MPI rank, and
   MPI messages carry the protocol.

@@ -67,7 +67,7 @@ def add_launcher_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-failed", action="store_true",
                    help="leave out the hosts that fail the preflight (recorded in meta.json) "
                         "instead of refusing to start")
-    p.add_argument("--port", type=int, default=0,
+    p.add_argument("--port", type=_port, default=0,
                    help="the peers' listening port (default 0: any free port)")
     g = p.add_argument_group("MPI (--mpi)")
     g.add_argument("--network", metavar="CIDR|IFACE",
@@ -81,12 +81,12 @@ def add_launcher_options(p: argparse.ArgumentParser) -> None:
                    help="the command that runs a peer on a host, the peer's arguments "
                         "appended (default: REMOTE_PYTHON -m measure.agent); a command "
                         "column in the hosts file overrides it per host")
-    g.add_argument("--ssh-port", type=int, help="ssh -p")
+    g.add_argument("--ssh-port", type=_ssh_port, help="ssh -p")
     g.add_argument("--ssh-identity", metavar="FILE", help="ssh -i")
     g.add_argument("--ssh-config", metavar="FILE", help="ssh -F")
     g.add_argument("--ssh-option", action="append", default=[], metavar="OPT",
                    help="an ssh -o option, repeatable (e.g. StrictHostKeyChecking=accept-new)")
-    g.add_argument("--ssh-connections", type=positive_int, default=10, metavar="K",
+    g.add_argument("--ssh-connections", type=_connections, default=10, metavar="K",
                    help="SSH handshakes at once (default 10, sshd's MaxStartups)")
     add_testbed_scale(p)
 
@@ -133,6 +133,7 @@ def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None
     """
     from measure.coordinator import local_hosts
     from measure.transport import ProcessTransport, local
+    from tomography.hosts_checks import file_budget
 
     if args.testbed:
         bed = _testbed_for(args, held)
@@ -149,6 +150,8 @@ def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None
         hosts = local_hosts(args.local) if args.local else _read_hosts_file(args.hosts)
         transport, meta = ProcessTransport(local), {}
     held.callback(transport.close)
+    if not args.mpi:  # one process here per host: room for its pipes, or a refusal now
+        file_budget(len(hosts))
     return hosts, transport, meta
 
 
@@ -182,6 +185,7 @@ def _ssh_setup(args: argparse.Namespace) -> tuple[pd.DataFrame, Transport, dict[
     from measure.ssh import SshOptions, read_ssh_hosts, ssh_transport
     from measure.transport import AGENT_MODULE
 
+    _check_ssh_options(args)
     hosts = read_ssh_hosts(args.ssh)
     options = SshOptions(remote_command=args.remote_command
                          or f"{args.remote_python} -m {AGENT_MODULE}",
@@ -226,10 +230,90 @@ def _mpi_setup(args: argparse.Namespace, comm: Any
 
 
 def _read_hosts_file(path: Path) -> pd.DataFrame:
-    """The hosts of a ``--hosts`` file; a missing file is a dataset error naming it."""
+    """The hosts of a ``--hosts`` file, every field checked before any peer starts.
+
+    Host names, IPv4 addresses (loopback allowed: the peers run here),
+    labels and ports (0 to 65535, empty: 0) are checked row by row
+    (:mod:`tomography.hosts_checks`) and named by file, line and field;
+    two hosts on one address need a port column with distinct ports (or 0).
+    """
     from tomography.dataset import read_hosts_table
+    from tomography.hosts_checks import (check_address, check_host_name, check_label,
+                                         check_port, read_host_rows, unique_endpoints)
+
+    table = read_host_rows(path, ("host", "address"), ("label",))
+    has_port = "port" in table[0][1]
+    seen: dict[str, int] = {}
+    checked: dict[str, tuple[str, int]] = {}
+    endpoints = []
+    for line, row in table:
+        host = check_host_name(row["host"], path=path, line=line)
+        if host in seen:
+            raise DatasetError(f"duplicate host {host!r} (also on line {seen[host]})",
+                               path=path, line=line, field="host")
+        seen[host] = line
+        address = check_address(row["address"], path=path, line=line)
+        check_label(row["label"], path=path, line=line)
+        port = check_port(row["port"] or "0", path=path, line=line) if has_port else -1
+        checked[host] = (address, port)
+        endpoints.append((line, address, port))
+    unique_endpoints(endpoints, path=path)
+    hosts = read_hosts_table(path)
+    hosts["address"] = [checked[h][0] for h in hosts["host"]]
+    if has_port:
+        hosts["port"] = [checked[h][1] for h in hosts["host"]]
+    return hosts
+
+
+def _port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535."""
+    from tomography.hosts_checks import check_port
 
     try:
-        return read_hosts_table(path)
-    except FileNotFoundError:
-        raise DatasetError("no such hosts file", path=path) from None
+        return check_port(text)
+    except DatasetError:
+        raise argparse.ArgumentTypeError(f"a port is 0 (any free one) to 65535, got "
+                                         f"{text[:40]!r}") from None
+
+
+def _ssh_port(text: str) -> int:
+    """``--ssh-port``: 1 to 65535."""
+    from tomography.hosts_checks import check_port
+
+    try:
+        return check_port(text, zero=False)
+    except DatasetError:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {text[:40]!r}") from None
+
+
+def _connections(text: str) -> int:
+    """``--ssh-connections``: 1 to the hosts a run takes at most."""
+    from tomography.hosts_checks import MAX_HOSTS
+
+    value = positive_int(text)
+    if value > MAX_HOSTS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_HOSTS} (the hosts a run takes), got "
+                                         f"{value}")
+    return value
+
+
+def _check_ssh_options(args: argparse.Namespace) -> None:
+    """The ssh options of the command line, refused before any session starts."""
+    from tomography.hosts_checks import check_command
+    from tomography.errors import ParameterError
+
+    for option, value in (("--ssh-identity", args.ssh_identity),
+                          ("--ssh-config", args.ssh_config)):
+        if value is not None and not Path(value).is_file():
+            raise ParameterError(f"{option} {value[:80]!r}: no such file")
+    for option, value in (("--remote-python", args.remote_python),
+                          ("--remote-command", args.remote_command)):
+        if value is not None:
+            try:
+                check_command(value, field=option)
+            except DatasetError as exc:
+                raise ParameterError(f"{option}: {exc.reason}") from None
+    for value in args.ssh_option:
+        if value.startswith("-") or any(c in value for c in "\n\r\0"):
+            raise ParameterError(f"--ssh-option takes KEY=VALUE (as ssh -o), got "
+                                 f"{value[:80]!r}")
