@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from tomography.errors import DatasetError
-from tomography.pscheduler import ImportSummary, _probe_frame, write_probe_import
+from tomography.pscheduler import (MAX_STREAMS, ImportSummary, _probe_frame, stream_count,
+                                   write_probe_import)
 
 __all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
 
@@ -71,8 +72,12 @@ def parse_iperf3(text: str) -> dict[str, Any]:
         return {"error": "iperf3's report is not a JSON object"}
     test_start = _mapping(_mapping(doc.get("start")).get("test_start"))
     udp = str(test_start.get("protocol", "")).upper() == "UDP"
-    figures: dict[str, Any] = {"protocol": "udp" if udp else "tcp",
-                               "streams": int(test_start.get("num_streams", 1) or 1)}
+    streams = stream_count(test_start.get("num_streams"))
+    figures: dict[str, Any] = {"protocol": "udp" if udp else "tcp", "streams": streams or 1}
+    if streams is None and test_start.get("num_streams") not in (None, ""):
+        return {**figures, "error": f"start.test_start.num_streams "
+                                    f"{test_start['num_streams']!r} is not a number of streams "
+                                    f"(a whole number from 1 to {MAX_STREAMS})"}
     if doc.get("error"):
         return {**figures, "error": str(doc["error"])}
     end = _mapping(doc.get("end"))
@@ -209,6 +214,8 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
             sender, receiver = iperf3_endpoints(doc)
             figures = parse_iperf3(text)
             start = _mapping(doc.get("start"))
+            if figures["error"].startswith("start.test_start."):   # a field out of range
+                raise DatasetError(figures["error"], path=file)
             if figures["error"] and not doc.get("error"):  # the test ran: its figures must
                 raise DatasetError(f"{figures['error']} (a report without \"error\" gives "
                                    "end.sum_received: bits_per_second, bytes, seconds)",

@@ -66,7 +66,8 @@ from tomography.errors import DatasetError
 from tomography.topology import MAX_BANDWIDTH
 from tomography.units import counted, listed
 
-__all__ = ["read_pscheduler", "import_pscheduler", "ImportSummary", "write_probe_import"]
+__all__ = ["read_pscheduler", "import_pscheduler", "ImportSummary", "write_probe_import",
+           "stream_count", "MAX_STREAMS"]
 
 UNRECOGNISED = "unrecognised"
 NOT_THROUGHPUT = "that {are} not {a}throughput result{s}"
@@ -172,10 +173,50 @@ def _numeric(value: Any) -> float | None:
     return _number(value)
 
 
-def _count(value: Any) -> int | None:
-    """A positive whole number (``4``, ``4.0``, ``"4"``), else None."""
-    number = _numeric(value)
-    return int(number) if number is not None and number >= 1 and number.is_integer() else None
+MAX_STREAMS = 128
+"""The most parallel streams a test can have (iperf3's own limit, ``-P``)."""
+
+
+def stream_count(value: Any) -> int | None:
+    """A stream count as a report gives it: a whole number from 1 to :data:`MAX_STREAMS`
+    (``4``, ``4.0``, ``"4"``), else None.
+
+    Examples
+    --------
+    >>> stream_count(4), stream_count("2"), stream_count(1e308), stream_count("abc")
+    (4, 2, None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not (1 <= number <= MAX_STREAMS) or not number.is_integer():
+        return None
+    return int(number)
+
+
+def _streams(value: Any, where: str, field: str) -> int | None:
+    """A test's stream count from ``field``: None when absent, else a whole number from 1 to
+    :data:`MAX_STREAMS`, refused otherwise (a value no reader of the dataset would accept).
+
+    Examples
+    --------
+    >>> _streams("4", "x.json, item 1", "spec.parallel"), _streams(None, "", "")
+    (4, None)
+    >>> _streams(1e308, "x.json, item 1", "spec.parallel")
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: x.json, item 1: spec.parallel 1e+308 is not a number of streams (a whole number from 1 to 128)
+    """
+    if value is None or value == "":
+        return None
+    count = stream_count(value)
+    if count is None:
+        raise DatasetError(f"{where}: {field} {value!r} is not a number of streams (a whole "
+                           f"number from 1 to {MAX_STREAMS})")
+    return count
 
 
 def _text(value: Any) -> str | None:
@@ -333,7 +374,8 @@ def _pscheduler(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
                                          _get(doc, "schedule", "start"))) if t is not None), None)
     # nuttcp's parser writes one made-up summary.streams entry: the spec says how many ran
     row = _row(src or "", dst or "", _tool(doc.get("tool") or task.get("tool")), protocol,
-               _count(spec.get("parallel")) or len(streams) or 1, start)
+               _streams(spec.get("parallel"), where, "spec.parallel") or len(streams) or 1,
+               start)
     href = doc.get("href") if isinstance(doc.get("href"), str) and "/runs/" in doc["href"] \
         else None
     _identify(row, (src, dst), run.get("href"), href, doc.get("run-href"),
@@ -390,7 +432,8 @@ def _opensearch(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
     start = _time(ps.get("start_time")) or _time(doc.get("@timestamp"))
     row = _row(src or "", dst or "", _tool(ps.get("tool")),
                "udp" if _flag(spec.get("udp")) else "tcp",
-               _count(spec.get("parallel")) or len(streams) or 1, start)
+               _streams(spec.get("parallel"), where, "test.spec.parallel") or len(streams) or 1,
+               start)
     _identify(row, (src, dst), ps.get("run_href"), ps.get("task_href"),
               run_id=f"{ps['task_id']}/{ps['run_id']}" if _text(ps.get("task_id")) and
               _text(ps.get("run_id")) else None)
@@ -427,7 +470,8 @@ def _esmond(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
             "dest": doc.get("input-destination") or doc.get("destination")}
     src, dst, why = _endpoints(spec, None, where)
     protocol = "udp" if str(doc.get("ip-transport-protocol")).lower() == "udp" else "tcp"
-    streams = _count(doc.get("bw-parallel-streams")) or 1  # esmond keeps metadata as text
+    # esmond keeps metadata as text
+    streams = _streams(doc.get("bw-parallel-streams"), where, "bw-parallel-streams") or 1
     rows = []
     for ts in sorted(set(points["throughput"]) | set(points["failures"])):
         row = _row(src or "", dst or "", _tool(doc.get("tool-name")), protocol, streams, ts)

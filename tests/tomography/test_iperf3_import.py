@@ -10,7 +10,7 @@ import pytest
 from tomography.cli import main
 from tomography.dataset import read_hosts_table, read_measurement
 from tomography.errors import DatasetError
-from tomography.iperf3 import import_iperf3
+from tomography.iperf3 import import_iperf3, read_iperf3
 from tomography.weights import probe_weights
 
 
@@ -238,3 +238,16 @@ def test_ipv4_and_ipv6_addresses_of_one_host(tmp_path: Path) -> None:
     assert m.probes[["src", "dst", "repeat"]].values.tolist() == [["n1", "n2", 0],
                                                                   ["n1", "n2", 1]]
     assert m.hosts["address"].tolist() == ["10.0.0.1", "10.0.0.2"]
+
+
+@pytest.mark.parametrize("value", [1e308, 0, "abc", 500])
+def test_a_stream_count_no_reader_would_accept_is_refused_at_import(tmp_path: Path,
+                                                                    value) -> None:
+    report = _report("10.0.0.1", "10.0.0.2", 9e8)
+    report["start"]["test_start"]["num_streams"] = value
+    _write(tmp_path / "logs", "a.json", report)
+    assert main(["import", "iperf3", str(tmp_path / "logs"), "-o", str(tmp_path / "ds")]) == 2
+    assert not (tmp_path / "ds").exists()
+    with pytest.raises(DatasetError, match=r"a.json: start.test_start.num_streams .* is not a "
+                                           r"number of streams"):
+        read_iperf3([tmp_path / "logs"])

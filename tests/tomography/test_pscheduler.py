@@ -438,3 +438,17 @@ def test_a_host_may_have_several_addresses_in_the_hosts_file(tmp_path: Path,
     hosts.write_text("host,address\nh1,10.0.0.1\nh1,ps-a.example.net\n")
     with pytest.raises(DatasetError, match="duplicate host"):  # other commands: one row a host
         read_hosts_table(hosts)
+
+
+@pytest.mark.parametrize("value", [1e308, 0, -4, 2.5, "abc", 129, True])
+def test_a_stream_count_no_reader_would_accept_is_refused_at_import(tmp_path: Path,
+                                                                    value) -> None:
+    run = _run("10.0.0.1", "10.0.0.2", _result(9e8))
+    run["task"]["test"]["spec"]["parallel"] = value
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    with pytest.raises(DatasetError, match=r"run.json, item 1: spec.parallel .* is not a "
+                                           r"number of streams \(a whole number from 1 to 128\)"):
+        read_pscheduler([tmp_path / "run.json"])
+    assert main(["import", "pscheduler", str(tmp_path / "run.json"),
+                 "-o", str(tmp_path / "ds")]) == 2
+    assert not (tmp_path / "ds").exists()
