@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from tomography.errors import DatasetError
-from tomography.pscheduler import (MAX_STREAMS, ImportSummary, _probe_frame, stream_count,
-                                   write_probe_import)
+from tomography.pscheduler import (MAX_STREAMS, ImportSummary, _aliases, _probe_frame,
+                                   stream_count, write_probe_import)
 
 __all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
 
@@ -225,6 +225,11 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
                    "repeat": 0, **figures, "error": figures["error"].replace("\n", " ")[:300],
                    "_where": str(file), "_raw": text}
             _identify(row, doc)
+            connected = start.get("connected")
+            first = _mapping(connected[0]) if isinstance(connected, list) and connected else {}
+            machine = str(start.get("system_info") or "").split()
+            if len(machine) > 1:   # "Linux NAME ...": the machine the report was written on
+                _aliases(row, (first.get("local_host"), machine[1]))
             if sender is None or receiver is None:
                 if not figures["error"]:
                     raise DatasetError("the report names no endpoints (start.connected)",

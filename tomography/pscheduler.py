@@ -324,6 +324,39 @@ def _identify(row: dict[str, Any], ends: tuple[str | None, str | None], *hrefs: 
     row["_keys"], row["_ends"] = keys, frozenset(e for e in ends if e is not None)
 
 
+def _aliases(row: dict[str, Any], *pairs: tuple[Any, Any]) -> None:
+    """Record that the document names one endpoint by both names of each pair (an address
+    and its host name, the spec's source and the lead participant): a hosts file that maps
+    the two to different hosts has swapped something (:func:`alias_conflicts`)."""
+    names = [(a, b) for a, b in ((_text(x), _text(y)) for x, y in pairs)
+             if a is not None and b is not None and a != b]
+    if names:
+        row["_names"] = row.get("_names", []) + names
+
+
+def alias_conflicts(frame: pd.DataFrame, name: dict[str, str]) -> list[str]:
+    """Where a hosts file contradicts the documents: two names the documents give one
+    endpoint (``_names`` of the rows) that the hosts file (``name``: address or host ->
+    host) gives to two different hosts.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"_names": [[("10.0.0.1", "ps-a.example.net")]]})
+    >>> alias_conflicts(rows, {"10.0.0.1": "n2", "ps-a.example.net": "n1"})
+    ["the hosts file gives 10.0.0.1 to n2 but ps-a.example.net to n1, which the documents name as one endpoint (1 test): two hosts' addresses swapped?"]
+    """
+    if "_names" not in frame:
+        return []
+    found: Counter = Counter()
+    for names in frame["_names"]:
+        for a, b in names if isinstance(names, list) else []:
+            if a in name and b in name and name[a] != name[b]:
+                found[(a, b)] += 1
+    return [f"the hosts file gives {a} to {name[a]} but {b} to {name[b]}, which the documents "
+            f"name as one endpoint ({counted(n, 'test')}): two hosts' addresses swapped?"
+            for (a, b), n in sorted(found.items())]
+
+
 def _duration(row: dict[str, Any], seconds: float | None) -> None:
     if seconds is not None and seconds >= 0:
         row["duration_s"] = seconds
@@ -376,6 +409,9 @@ def _pscheduler(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
     row = _row(src or "", dst or "", _tool(doc.get("tool") or task.get("tool")), protocol,
                _streams(spec.get("parallel"), where, "spec.parallel") or len(streams) or 1,
                start)
+    parts = participants if isinstance(participants, list) else []
+    _aliases(row, (spec.get("source"), parts[0] if parts else None),
+             (spec.get("dest"), parts[1] if len(parts) > 1 else None))
     href = doc.get("href") if isinstance(doc.get("href"), str) and "/runs/" in doc["href"] \
         else None
     _identify(row, (src, dst), run.get("href"), href, doc.get("run-href"),
@@ -434,6 +470,7 @@ def _opensearch(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
                "udp" if _flag(spec.get("udp")) else "tcp",
                _streams(spec.get("parallel"), where, "test.spec.parallel") or len(streams) or 1,
                start)
+    _aliases(row, (spec.get("source"), meta[0]), (spec.get("dest"), meta[1]))
     _identify(row, (src, dst), ps.get("run_href"), ps.get("task_href"),
               run_id=f"{ps['task_id']}/{ps['run_id']}" if _text(ps.get("task_id")) and
               _text(ps.get("run_id")) else None)
@@ -476,6 +513,8 @@ def _esmond(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
     for ts in sorted(set(points["throughput"]) | set(points["failures"])):
         row = _row(src or "", dst or "", _tool(doc.get("tool-name")), protocol, streams, ts)
         _identify(row, (src, dst), content=[doc.get("metadata-key") or spec, protocol])
+        _aliases(row, (doc.get("input-source"), doc.get("source")),
+                 (doc.get("input-destination"), doc.get("destination")))
         if ts in points["failures"] and ts not in points["throughput"]:
             rows.append(_skip(_error(row, _get(points["failures"][ts], "error")), why))
             continue
@@ -653,6 +692,7 @@ class ImportSummary:
     duplicates: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     listed: int = 0
+    conflicts: list[str] = field(default_factory=list)
 
     def describe(self, what: str = "run") -> str:
         """One line for the user.
@@ -677,14 +717,16 @@ class ImportSummary:
 
     @property
     def warnings(self) -> list[str]:
-        """What the user should check: runs whose direction is only the participants' order.
+        """What the user should check: runs whose direction is only the participants' order,
+        and a hosts file that gives two names of one endpoint to two hosts.
 
         Examples
         --------
         >>> ImportSummary(Path("site"), 3, listed=2).warnings
         ['2 runs without their task: direction as the participants list it (a reverse test would be the wrong way round)']
         """
-        return [LISTED.format(n=counted(self.listed, "run"))] if self.listed else []
+        return ([LISTED.format(n=counted(self.listed, "run"))] if self.listed else []) \
+            + list(self.conflicts)
 
 
 def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], source: str, *,
@@ -732,6 +774,7 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
     dropped = Counter(frame.attrs.get("dropped", {}))
     duplicates, as_listed = frame.attrs.get("duplicates", 0), frame.attrs.get("listed", 0)
     addresses = sorted(set(frame["src"]) | set(frame["dst"]))
+    conflicts: list[str] = []
     if hosts is None:
         table = pd.DataFrame({"host": addresses, "address": addresses, "label": ""})
     else:
@@ -747,6 +790,7 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
             raise DatasetError(f"{where} names {unknown[0]!r}, which the hosts file has "
                                f"neither as host nor as address ({len(unknown)} unknown: "
                                f"{listed(unknown)})")
+        conflicts = alias_conflicts(frame, name)
         frame = frame.assign(src=frame["src"].map(name), dst=frame["dst"].map(name))
         one_host = (frame["src"] == frame["dst"]).to_numpy(dtype=bool)
         if one_host.any():  # two addresses of one host: a loopback test
@@ -769,7 +813,8 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
                                probes=True)
     if raw is not None:
         (writer.path / "raw").mkdir(exist_ok=True)
-    for i, row in enumerate(frame.drop(columns="_where", errors="ignore").to_dict("records")):
+    for i, row in enumerate(frame.drop(columns=["_where", "_names"], errors="ignore")
+                            .to_dict("records")):
         writer.add_probe({k: _cell(k, v) for k, v in row.items()})
         if raw is not None:
             (writer.path / "raw" / f"{row['src']}--{row['dst']}--{row['repeat']}"
@@ -778,7 +823,8 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
     failed = int((frame["error"].astype(str).str.strip() != "").sum()) if "error" in frame else 0
     return ImportSummary(Path(output), len(frame), udp=int((frame["protocol"] == "udp").sum()),
                          failed=failed, skipped=skipped, skipped_because=because,
-                         duplicates=duplicates, dropped=dict(dropped), listed=as_listed)
+                         duplicates=duplicates, dropped=dict(dropped), listed=as_listed,
+                         conflicts=conflicts)
 
 
 _WHOLE = ("streams", "concurrent", "repeat", "bytes", "retransmits")

@@ -251,3 +251,27 @@ def test_a_stream_count_no_reader_would_accept_is_refused_at_import(tmp_path: Pa
     with pytest.raises(DatasetError, match=r"a.json: start.test_start.num_streams .* is not a "
                                            r"number of streams"):
         read_iperf3([tmp_path / "logs"])
+
+
+def test_a_hosts_file_that_swaps_two_hosts_addresses_is_warned_of(tmp_path: Path,
+                                                                   capsys) -> None:
+    logs = tmp_path / "logs"
+    _write(logs, "a.json", _report("10.0.0.1", "10.0.0.2", 9e8))   # written on machine 10.0.0.1
+    _write(logs, "b.json", _report("10.0.0.2", "10.0.0.1", 8e8))
+    for doc in ("a.json", "b.json"):   # the machines' own names in the reports
+        report = json.loads((logs / doc).read_text())
+        local = report["start"]["connected"][0]["local_host"]
+        report["start"]["system_info"] = f"Linux {'ps-a' if local == '10.0.0.1' else 'ps-b'} 6.1"
+        (logs / doc).write_text(json.dumps(report))
+    right = tmp_path / "right.csv"
+    right.write_text("host,address\nps-a,10.0.0.1\nps-b,10.0.0.2\n")
+    swapped = tmp_path / "swapped.csv"
+    swapped.write_text("host,address\nps-a,10.0.0.2\nps-b,10.0.0.1\n")
+    assert main(["import", "iperf3", str(logs), "--hosts", str(right), "-o",
+                 str(tmp_path / "ok")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["import", "iperf3", str(logs), "--hosts", str(swapped), "-o",
+                 str(tmp_path / "bad")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the hosts file gives 10.0.0.1 to ps-b but ps-a to ps-a" in err
+    assert "swapped?" in err

@@ -452,3 +452,23 @@ def test_a_stream_count_no_reader_would_accept_is_refused_at_import(tmp_path: Pa
     assert main(["import", "pscheduler", str(tmp_path / "run.json"),
                  "-o", str(tmp_path / "ds")]) == 2
     assert not (tmp_path / "ds").exists()
+
+
+def test_a_hosts_file_that_contradicts_the_documents_names_is_warned_of(tmp_path: Path,
+                                                                        capsys) -> None:
+    docs = []
+    for src, dst, lead, other in (("10.0.0.1", "10.0.0.2", "ps-a.example.net",
+                                   "ps-b.example.net"),
+                                  ("10.0.0.2", "10.0.0.1", "ps-b.example.net",
+                                   "ps-a.example.net")):
+        run = _run(src, dst, _result(9e8))
+        run["participants"] = [lead, other]
+        docs.append(run)
+    (tmp_path / "runs.json").write_text(json.dumps(docs))
+    swapped = tmp_path / "hosts.csv"   # addresses of a and b swapped, names right
+    swapped.write_text("host,address\na,10.0.0.2\na,ps-a.example.net\n"
+                       "b,10.0.0.1\nb,ps-b.example.net\n")
+    assert main(["import", "pscheduler", str(tmp_path / "runs.json"), "--hosts", str(swapped),
+                 "-o", str(tmp_path / "ds")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the hosts file gives 10.0.0.1 to b but ps-a.example.net to a" in err
