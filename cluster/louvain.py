@@ -167,8 +167,11 @@ def louvain(graph, *, weight: str | None = "weight", engine: str = "igraph", res
     if A.shape[0] == 1:
         raise EmptyGraphError("the graph has one host: clustering needs at least two")
     if A.count_nonzero() == 0:
-        raise EmptyGraphError("the graph has no edge with positive weight: no blocks were "
-                              "exchanged between any two hosts, so there is nothing to cluster")
+        # the nodes may be hosts, or clusters of a level below that exchanged nothing with
+        # one another: say only what holds for both
+        raise EmptyGraphError(f"the graph has no edge with positive weight: none of its "
+                              f"{A.shape[0]} nodes (hosts, or clusters of hosts) is joined to "
+                              "another, so there is nothing to cluster")
     if self_loop:
         A = (A + sparse.diags_array(np.full(A.shape[0], float(self_loop)))).tocsr()
     rng, recorded = check_seed(seed)

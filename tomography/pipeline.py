@@ -324,9 +324,11 @@ def _exchanged(m: "Measurement", where: Path | None) -> None:
     """Refuse a dataset where no two hosts exchanged anything: nothing to cluster."""
     from tomography.weights import tcp_probes
 
-    if m.iteration_ids and int(m.transfers["blocks"].sum()) == 0:
-        raise DatasetError("every block count is 0: no two hosts exchanged a block, so there "
-                           "is nothing to cluster",
+    # any(), not a sum: true whatever the counts add up to (no 64-bit sum to wrap around)
+    if m.iteration_ids and not (m.transfers["blocks"].to_numpy() > 0).any():
+        raise DatasetError(f"every block count is 0 (in all {len(m.iteration_ids)} "
+                           "iterations): no two hosts exchanged a block, so there is nothing "
+                           "to cluster",
                            path=None if where is None else where / "transfers.csv",
                            field="blocks")
     if is_probe_dataset(m) and not (tcp_probes(m.probes)["bits_per_second"] > 0).any():

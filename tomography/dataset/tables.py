@@ -9,15 +9,17 @@ hosts of ``hosts.csv`` (``known``).  The checks across files are
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from tomography.dataset.schema import (HOSTS_COLUMNS, ITERATIONS_COLUMNS, PROBE_NUMBERS,
-                                       PROBE_PROTOCOLS, PROBES_COLUMNS, TRACE_COLUMNS,
-                                       TRANSFERS_COLUMNS)
-from tomography.dataset.validation import fail_at, floats, integers, known_hosts, read_csv
+from tomography.dataset.schema import (HOSTS_COLUMNS, ITERATIONS_COLUMNS, MAX_BLOCKS,
+                                       MAX_FILE_BYTES, PROBE_NUMBERS, PROBE_PROTOCOLS,
+                                       PROBES_COLUMNS, TRACE_COLUMNS, TRANSFERS_COLUMNS)
+from tomography.dataset.validation import (at_line_end, fail_at, floats, integers, known_hosts,
+                                           read_csv, regular_file)
 from tomography.errors import DatasetError
 
 __all__ = ["read_hosts_table", "read_trace", "read_hosts", "read_iterations", "read_transfers",
@@ -55,6 +57,7 @@ def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
     if not file.exists():
         raise DatasetError("this dataset has no trace (measure with --trace)", path=file)
     frame = read_csv(file, TRACE_COLUMNS)
+    at_line_end(file)   # machine-written: a last line without its end was cut short
     for column in ("iteration", "piece", "block"):
         frame[column] = integers(frame, column, file)
     frame["time_s"] = floats(frame, "time_s", file, allow_empty=False)
@@ -145,7 +148,7 @@ def read_iterations(path: Path, known: set[str]) -> pd.DataFrame:
     ids = integers(frame, "iteration", path)
     fail_at(pd.Series(ids).duplicated().to_numpy(), frame, path, "iteration", "duplicate iteration")
     known_hosts(frame, "root", path, known)
-    nbytes = integers(frame, "bytes", path)
+    nbytes = integers(frame, "bytes", path, maximum=MAX_FILE_BYTES)
     duration = floats(frame, "duration_s", path, allow_empty=True)
     flag = frame["complete"].str.strip().str.lower()
     ok = flag.isin(_TRUE | _FALSE).to_numpy(dtype=bool)
@@ -172,7 +175,7 @@ def read_transfers(path: Path, known: set[str]) -> pd.DataFrame:
     known_hosts(frame, "sender", path, known)
     same = (frame["receiver"] == frame["sender"]).to_numpy(dtype=bool)
     fail_at(same, frame, path, "sender", "a host cannot receive from itself")
-    blocks = integers(frame, "blocks", path)
+    blocks = integers(frame, "blocks", path, maximum=MAX_BLOCKS)
     out = frame.copy()
     out["iteration"], out["blocks"] = ids, blocks
     dup = out.duplicated(["iteration", "receiver", "sender"]).to_numpy(dtype=bool)
@@ -185,15 +188,19 @@ def _read_transfers_fast(path: Path, known: set[str]) -> pd.DataFrame | None:
     operations; None whenever anything is unusual, so that the string-by-string
     reader of :func:`read_transfers` finds the fault and names its line and field.
     """
+    regular_file(path)   # before opening: a pipe or a device would block or never end
     try:
         with path.open(encoding="utf-8", newline="") as fh:
-            header = [c.strip() for c in fh.readline().rstrip("\r\n").split(",")]
+            header = [c.strip() for c in fh.readline(4096).rstrip("\r\n").split(",")]
         if header != list(TRANSFERS_COLUMNS):
             return None
-        frame = pd.read_csv(path, keep_default_na=False, skipinitialspace=True,
-                            dtype={"receiver": str, "sender": str}, engine="c")
+        with warnings.catch_warnings():   # a row longer than the header: the slow reader
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, keep_default_na=False, skipinitialspace=True,
+                                dtype={"receiver": str, "sender": str}, engine="c",
+                                index_col=False)
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError,
-            pd.errors.EmptyDataError):
+            pd.errors.EmptyDataError, pd.errors.ParserWarning):
         return None
     if list(frame.columns) != list(TRANSFERS_COLUMNS) or frame.empty:
         return None
@@ -204,7 +211,8 @@ def _read_transfers_fast(path: Path, known: set[str]) -> pd.DataFrame | None:
     sender = hosts.get_indexer(frame["sender"])
     iteration = frame["iteration"].to_numpy()
     if ((receiver < 0).any() or (sender < 0).any() or (receiver == sender).any()
-            or (iteration < 0).any() or (frame["blocks"].to_numpy() < 0).any()):
+            or (iteration < 0).any() or (frame["blocks"].to_numpy() < 0).any()
+            or (frame["blocks"].to_numpy() > MAX_BLOCKS).any()):
         return None
     if iteration.max() >= 2**62 // len(hosts) ** 2:
         return None

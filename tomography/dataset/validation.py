@@ -12,30 +12,117 @@ a line end (else a write was cut short: :func:`at_line_end` refuses it,
 from __future__ import annotations
 
 import os
+import re
+import stat
 from pathlib import Path
-from typing import Iterable
+from typing import BinaryIO, Iterable
 
 import numpy as np
 import pandas as pd
 
+from tomography.dataset.schema import FILE_LIMITS
 from tomography.errors import DatasetError
 
-__all__ = ["regular_file", "cut_short", "at_line_end", "drop_cut_line", "read_csv", "fail_at",
-           "integers", "floats", "known_hosts"]
+__all__ = ["regular_file", "open_regular", "file_limit", "cut_short", "at_line_end",
+           "drop_cut_line", "read_csv", "fail_at", "integers", "floats", "known_hosts",
+           "CONTROL", "FREE_TEXT_COLUMNS"]
+
+DEFAULT_LIMIT = 2**30
+"""The largest file of another name read as a table (bytes)."""
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""A control character: none may be in a host name, a label, a number."""
+_CONTROL_IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+FREE_TEXT_COLUMNS = frozenset({"error"})
+"""Columns of free text (a probe's error message): tabs and line ends allowed there."""
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
 
 
-def regular_file(path: Path) -> None:
-    """Refuse a missing path, a directory, a device or a pipe, before reading it."""
-    if not path.exists():
-        raise DatasetError("missing file", path=path)
-    if not path.is_file():
-        kind = "a directory" if path.is_dir() else "not a regular file (a device or a pipe?)"
-        raise DatasetError(f"is {kind}, expected a file", path=path)
+def file_limit(path: Path) -> int:
+    """The largest size read of a dataset file (:data:`~tomography.dataset.schema.FILE_LIMITS`).
+
+    Examples
+    --------
+    >>> file_limit(Path("run/hosts.csv")) // 2**20, file_limit(Path("x.csv")) // 2**30
+    (64, 1)
+    """
+    return FILE_LIMITS.get(Path(path).name, DEFAULT_LIMIT)
+
+
+def _size(n: int) -> str:
+    return f"{n // 2**30} GiB" if n >= 2**30 else f"{n // 2**20} MiB"
+
+
+def _refuse_stat(path: Path, st: os.stat_result, limit: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((what for test, what in _KINDS if test(st.st_mode)), "of another kind")
+        raise DatasetError("is a directory, expected a file" if stat.S_ISDIR(st.st_mode)
+                           else f"is not a regular file ({kind}), expected a file", path=path)
+    if st.st_size > limit:
+        raise DatasetError(f"{st.st_size} bytes, more than the {_size(limit)} any real "
+                           "dataset's file has: not read", path=path)
+
+
+def regular_file(path: Path, limit: int | None = None) -> None:
+    """Refuse a missing path, a directory, a device, a pipe or a socket, and a file larger
+    than ``limit`` bytes (by default :func:`file_limit`), before anything opens it.
+
+    A symbolic link is followed: a link to a regular file is that file.
+
+    Examples
+    --------
+    >>> regular_file(Path("/dev/zero"))
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: /dev/zero: is not a regular file (a character device), expected a file
+    """
+    path = Path(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise DatasetError("missing file", path=path) from None
+    except OSError as exc:
+        raise DatasetError(f"cannot read ({exc.strerror or exc})", path=path) from None
+    _refuse_stat(path, st, file_limit(path) if limit is None else limit)
+
+
+def open_regular(path: Path, limit: int | None = None) -> BinaryIO:
+    """``path`` opened to read bytes, once :func:`regular_file` accepts it.
+
+    Opened without blocking and checked again through the open file, so that
+    a pipe put in its place in between cannot stall the reader.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "hosts.csv"
+    >>> _ = f.write_text("host,address" + chr(10))
+    >>> with open_regular(f) as fh:
+    ...     fh.read()
+    b'host,address\\n'
+    """
+    path = Path(path)
+    limit = file_limit(path) if limit is None else limit
+    regular_file(path, limit)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise DatasetError(f"cannot read ({exc.strerror or exc})", path=path) from None
+    try:
+        _refuse_stat(path, os.fstat(fd), limit)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def cut_short(path: Path) -> bool:
     """Whether a file's last line has no line end (looks at the last byte only)."""
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         if fh.seek(0, os.SEEK_END) == 0:
             return False
         fh.seek(-1, os.SEEK_END)
@@ -45,7 +132,7 @@ def cut_short(path: Path) -> bool:
 def at_line_end(path: Path) -> None:
     """Refuse a machine-written file whose last line has no line end: it was cut short."""
     if cut_short(path):
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             lines = sum(1 for _ in fh)
         raise DatasetError("the last line has no line end: the file was cut short (a write "
                            "interrupted?); remove that line or re-measure", path=path,
@@ -59,23 +146,64 @@ def drop_cut_line(path: Path) -> None:
             fh.truncate(fh.read().rfind(b"\n") + 1)
 
 
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
 def read_csv(path: Path, required: Iterable[str]) -> pd.DataFrame:
-    """A CSV file as text columns, refused unless UTF-8 with the ``required`` columns."""
-    regular_file(path)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True,
-                            encoding="utf-8-sig")
-    except pd.errors.EmptyDataError:
-        raise DatasetError("empty file: expected a header line", path=path, line=1) from None
-    except pd.errors.ParserError as exc:
-        raise DatasetError(f"malformed CSV: {exc}", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"not UTF-8 text (byte {exc.start}): binary or another encoding",
-                           path=path) from None
+    """A CSV file as text columns, refused unless UTF-8 with the ``required`` columns.
+
+    Also refused, naming the line and the field: a row with more fields than
+    the header (extras would be dropped or shift the row), a column named
+    twice in the header, and a control character (NUL, escape ...) in a value
+    (tabs and line ends are allowed in the free text of :data:`FREE_TEXT_COLUMNS`).
+    The file must be a regular one, within :func:`file_limit`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "hosts.csv"
+    >>> _ = f.write_text("host,address" + chr(10) + "a,10.0.0.1,x" + chr(10))
+    >>> read_csv(f, ["host"])
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: ...hosts.csv, line 2, field 'field 3': 3 fields, but the header names 2 columns (a value with a comma not quoted?)
+    """
+    with open_regular(path) as fh:
+        try:
+            table = pd.read_csv(fh, header=None, dtype=str, keep_default_na=False,
+                                skipinitialspace=True, encoding="utf-8-sig")
+        except pd.errors.EmptyDataError:
+            raise DatasetError("empty file: expected a header line", path=path,
+                               line=1) from None
+        except pd.errors.ParserError as exc:
+            found = _FIELDS.search(str(exc))
+            if found:
+                header, line, saw = map(int, found.groups())
+                raise DatasetError(f"{saw} fields, but the header names {header} columns (a "
+                                   "value with a comma not quoted?)", path=path, line=line,
+                                   field=f"field {header + 1}") from None
+            raise DatasetError(f"malformed CSV: {exc}", path=path) from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"not UTF-8 text (byte {exc.start}): binary or another "
+                               "encoding", path=path) from None
+    names = [str(c) for c in table.iloc[0]]
+    for number, name in enumerate(names, start=1):
+        if CONTROL.search(name):
+            raise DatasetError(f"control character in a column name: {name!r}", path=path,
+                               line=1, field=f"field {number}")
+        if names.index(name) != number - 1:
+            raise DatasetError("column named twice in the header", path=path, line=1,
+                               field=name)
+    frame = table.iloc[1:].reset_index(drop=True)
+    frame.columns = names
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise DatasetError(f"missing column(s) {', '.join(missing)} in the header",
                            path=path, line=1, field=missing[0])
+    for column in frame.columns:
+        pattern = _CONTROL_IN_TEXT if column in FREE_TEXT_COLUMNS else CONTROL
+        bad = frame[column].str.contains(pattern, regex=True).to_numpy(dtype=bool)
+        fail_at(bad, frame, path, column, "control character in the value")
     return frame
 
 
@@ -88,8 +216,10 @@ def fail_at(mask: np.ndarray, frame: pd.DataFrame, path: Path, column: str, what
         raise DatasetError(f"{what}: {value!r}", path=path, line=row + 2, field=column)
 
 
-def integers(frame: pd.DataFrame, column: str, path: Path, *, minimum: int | None = 0) -> np.ndarray:
-    """A column's values as integers (at least ``minimum`` unless None), refused otherwise."""
+def integers(frame: pd.DataFrame, column: str, path: Path, *, minimum: int | None = 0,
+             maximum: int | None = None) -> np.ndarray:
+    """A column's values as integers (from ``minimum`` to ``maximum`` unless None), refused
+    otherwise."""
     text = frame[column].str.strip()
     valid = text.str.fullmatch(r"[+-]?\d+").to_numpy(dtype=bool)
     fail_at(~valid, frame, path, column, "not an integer")
@@ -98,6 +228,9 @@ def integers(frame: pd.DataFrame, column: str, path: Path, *, minimum: int | Non
     values = text.astype(np.int64).to_numpy()
     if minimum is not None:
         fail_at(values < minimum, frame, path, column, f"must be >= {minimum}")
+    if maximum is not None:
+        fail_at(values > maximum, frame, path, column,
+                f"more than {maximum}, beyond any real dataset")
     return values
 
 
