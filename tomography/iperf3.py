@@ -28,6 +28,7 @@ import pandas as pd
 from tomography.errors import DatasetError
 from tomography.pscheduler import (MAX_STREAMS, ImportSummary, _aliases, _probe_frame,
                                    stream_count, write_probe_import)
+from tomography.safe_load import DocumentError, load_json, read_bounded
 
 __all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
 
@@ -201,14 +202,17 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
         files = sorted(p for p in path.rglob("*.json") if p.is_file()) if path.is_dir() \
             else [path]
         for file in files:
+            data, _ = read_bounded(file, kind="iperf3 report")
             try:
-                text = file.read_text(encoding="utf-8-sig")
-                doc = json.loads(text)
-            except (OSError, UnicodeDecodeError) as exc:
-                raise DatasetError(f"cannot read: {exc}", path=file) from None
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"not JSON (iperf3 -J writes JSON): {exc.msg}", path=file,
-                                   line=exc.lineno) from None
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"not UTF-8 text (byte {exc.start}): not an iperf3 -J "
+                                   "report", path=file) from None
+            try:
+                doc = load_json(data, what=str(file), kind="iperf3 report")
+            except DocumentError as exc:
+                raise DatasetError(f"{exc.reason} (iperf3 -J writes one JSON document)",
+                                   path=file, line=exc.line) from None
             if not isinstance(doc, dict) or not ("start" in doc or "error" in doc):
                 raise DatasetError("not an iperf3 -J report (no 'start')", path=file)
             sender, receiver = iperf3_endpoints(doc)

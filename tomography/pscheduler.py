@@ -87,22 +87,31 @@ _LATENCY_EVENTS = {"histogram-owdelay": "latency", "histogram-ttl": "latency",
 
 
 def _documents(path: Path) -> Iterator[tuple[Path, int, Any]]:
+    """Every document of a file or directory: a JSON object or list (an OpenSearch search
+    response's hits), or JSON lines, each read within :mod:`tomography.safe_load`'s limits
+    of size, nesting and number of values."""
+    from tomography.safe_load import DocumentError, load_json, read_bounded
+
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     for file in files:
+        data, _ = read_bounded(file, kind="pScheduler result")
         try:
-            text = file.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DatasetError(f"cannot read: {exc}", path=file) from None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError:
-            for line, raw in enumerate(text.splitlines(), start=1):
+            doc = load_json(data, what=str(file), kind="pScheduler result")
+        except DocumentError as exc:
+            if not str(exc).split(": ", 1)[-1].startswith("not valid JSON"):
+                raise   # too large, too deep, too many values: not worth a second look
+            lines = data.split(b"\n")
+            if len([line for line in lines if line.strip()]) < 2:
+                raise DatasetError(f"neither JSON nor JSON lines: {exc.reason}", path=file,
+                                   line=exc.line) from None
+            for number, raw in enumerate(lines, start=1):
                 if raw.strip():
                     try:
-                        yield file, line, json.loads(raw)
-                    except json.JSONDecodeError as exc:
-                        raise DatasetError(f"neither JSON nor JSON lines: {exc.msg}",
-                                           path=file, line=line) from None
+                        yield file, number, load_json(raw, what=str(file),
+                                                      kind="pScheduler result")
+                    except DocumentError as bad:
+                        raise DatasetError(f"neither JSON nor JSON lines: {bad.reason}",
+                                           path=file, line=number) from None
             continue
         hits = _get(doc, "hits", "hits")  # an OpenSearch search response
         items = hits if isinstance(hits, list) else doc if isinstance(doc, list) else [doc]

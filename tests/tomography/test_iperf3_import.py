@@ -118,7 +118,8 @@ def test_an_address_nobody_names_and_a_file_that_is_no_report(tmp_path: Path) ->
     with pytest.raises(DatasetError, match=r"x.json names '10.0.0.9', which the hosts file"):
         import_iperf3([f], tmp_path / "ds", hosts=read_hosts_table(hosts))
     f.write_text("Connecting to host 10.0.0.9, port 5201")
-    with pytest.raises(DatasetError, match=r"x.json, line 1: not JSON"):
+    with pytest.raises(DatasetError, match=r"x.json, line 1: not valid JSON.*iperf3 -J writes "
+                                           r"one JSON document"):
         import_iperf3([f], tmp_path / "ds")
 
 
@@ -275,3 +276,21 @@ def test_a_hosts_file_that_swaps_two_hosts_addresses_is_warned_of(tmp_path: Path
     err = capsys.readouterr().err
     assert "warning: the hosts file gives 10.0.0.1 to ps-b but ps-a to ps-a" in err
     assert "swapped?" in err
+
+
+@pytest.mark.slow   # a subprocess per command
+@pytest.mark.parametrize("content, says", [
+    (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 100 levels"),
+    (b'{"start": ' * 200 + b"1" + b"}" * 200, "nested deeper"),
+    (b"\xff\xfe{\x00}\x00", "not UTF-8 text"),
+])
+def test_a_hostile_report_is_refused_in_one_line(tmp_path: Path, content: bytes,
+                                                 says: str) -> None:
+    from tests.hostile.common import refused
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "x.json").write_bytes(content)
+    (tmp_path / "run.json").write_bytes(content)
+    for argv in (["import", "iperf3", tmp_path / "logs", "-o", tmp_path / "a"],
+                 ["import", "pscheduler", tmp_path / "run.json", "-o", tmp_path / "b"]):
+        refused(argv, says=[says], watch=[tmp_path], timeout=20)
