@@ -28,6 +28,7 @@ field, so that a bad file is refused in one line before anything starts.
 from __future__ import annotations
 
 import csv
+import io
 import ipaddress
 import os
 import re
@@ -68,7 +69,7 @@ _HOST_NAME = re.compile(r"[^\W_][\w.+@:-]*")
 _USER = r"[^\s@/:'\"`$;|&<>()\\*?!{}\[\]#~-][^\s@/:'\"`$;|&<>()\\*?!{}\[\]#]*"
 _HOST = r"(?:[A-Za-z0-9_][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+(?:%[\w.-]+)?\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*)"
 _TARGET = re.compile(rf"(?:(?P<user>{_USER})@)?(?P<host>{_HOST})")
-_URL_TARGET = re.compile(rf"ssh://(?:(?P<user>{_USER})@)?(?P<host>{_HOST})(?::(?P<port>\d{{1,5}}))?/?")
+_URL_TARGET = re.compile(rf"ssh://(?:(?P<user>{_USER})@)?(?P<host>{_HOST})(?::(?P<port>[0-9]{{1,5}}))?/?")
 
 
 def _where(path: str | Path | None, line: int | None, field: str) -> dict:
@@ -146,7 +147,8 @@ def read_host_rows(path: str | Path, required: Sequence[str],
                            "hosts file", path=path)
     text = _decoded(data, path)
     header_line, header, rows = 0, None, []
-    reader = csv.reader(text.splitlines(keepends=True), skipinitialspace=True, strict=True)
+    # lines end at \n, \r or \r\n only (as pandas reads the file), not at \u2028 & co.
+    reader = csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=True)
     last = 0
     try:
         for fields in reader:
@@ -266,7 +268,7 @@ def check_address(value: str, *, loopback: bool = True, path: str | Path | None 
     _printable(value, "address", MAX_FIELD, path, line, field)
     if not value:
         raise DatasetError("empty address", **_where(path, line, field))
-    if not re.fullmatch(r"\d{1,3}(\.\d{1,3}){3}", value):
+    if not re.fullmatch(r"[0-9]{1,3}(\.[0-9]{1,3}){3}", value):
         raise DatasetError(f"not an IPv4 address: {_shown(value)} (a.b.c.d; the peers "
                            "listen on IPv4)", **_where(path, line, field))
     try:
@@ -303,7 +305,7 @@ def check_port(value: str | int, *, zero: bool = True, path: str | Path | None =
     text = str(value).strip()
     low = 0 if zero else 1
     what = f"(a whole number {low} to 65535)"
-    if not re.fullmatch(r"\+?\d{1,5}", text) or not low <= int(text) <= 65535:
+    if not re.fullmatch(r"\+?[0-9]{1,5}", text) or not low <= int(text) <= 65535:
         raise DatasetError(f"not a port: {_shown(text)} {what}", **_where(path, line, field))
     return int(text)
 
