@@ -139,6 +139,25 @@ def test_more_hosts_than_a_run_takes_are_refused_up_front(rows, place) -> None:
 
 
 @pytest.mark.slow
+def test_hosts_beyond_the_open_file_limit_are_refused_before_any_peer_starts(place) -> None:
+    """The hosts fit the bound, the open-file limit does not: one line, and no peer started."""
+    import subprocess
+    import sys
+
+    hosts = _write(place, _csv(_hosts([[f"h{i}", f"127.0.{i // 250}.{i % 250 + 2}"]
+                                       for i in range(300)])))
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (512, 512)); "
+            "from tomography.cli import main; sys.exit(main(sys.argv[1:]))")
+    for argv in _launch_commands("--hosts", hosts, place["out"])[:2]:
+        done = subprocess.run([sys.executable, "-c", code, *map(str, argv)],
+                              capture_output=True, text=True, timeout=60)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert "open files" in lines[0] and "ulimit" in lines[0], lines[0]
+        assert not place["out"].exists()
+
+
+@pytest.mark.slow
 @pytest.mark.xfail(reason="import reads --hosts with read_hosts_table, which sets no bound: "
                           "tomography/cli/import_results.py should call "
                           "tomography.hosts_checks.read_import_hosts", strict=False)

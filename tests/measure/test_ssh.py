@@ -172,3 +172,30 @@ def test_ssh_hosts_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
     assert argv[argv.index("-i") + 1] == "/k" and "Foo=bar" in argv and t.max_starting == 3
     assert argv[-1] == "python3 -m measure.agent --address 10.0.0.1"
     assert format_checks([]).endswith("0 of 0 hosts ready")
+
+
+def test_the_destination_follows_a_double_dash_so_ssh_never_reads_it_as_an_option(
+        tmp_path: Path) -> None:
+    """Even a target that got past the file's checks is a host name to ssh, never an option."""
+    from measure.ssh import ssh_command
+
+    marker = tmp_path / "proxy-command-ran"
+    argv = ssh_command(f"-oProxyCommand=touch {marker}", ["--role", "probe"],
+                       SshOptions(options=["ConnectTimeout=2"]))
+    assert argv.index("--") == len(argv) - 3
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 255 and not marker.exists(), done.stderr
+
+
+def test_a_loopback_address_needs_a_target_on_this_machine(tmp_path: Path) -> None:
+    f = tmp_path / "h.csv"
+    f.write_text("host,ssh,address\nn1,ssh://u@127.0.0.1:2222,127.0.0.5\n"
+                 "n2,u@localhost,127.0.0.6\nn3,u@node3,10.0.0.3\n")
+    assert read_ssh_hosts(f)["address"].tolist() == ["127.0.0.5", "127.0.0.6", "10.0.0.3"]
+    f.write_text("host,ssh,address\nn1,u@node1,10.0.0.1\nn2,u@node2,127.0.0.6\n")
+    with pytest.raises(DatasetError, match=r"line 3, field 'address': 127.0.0.6 is a loopback"):
+        read_ssh_hosts(f)
+    f.write_text("host,ssh,address\nn1,u@node1,10.0.0.1\nn2,u@node2,10.0.0.1\n")
+    with pytest.raises(DatasetError, match=r"line 3, field 'address': .* also on line 2"):
+        read_ssh_hosts(f)
