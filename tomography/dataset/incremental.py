@@ -253,12 +253,16 @@ class MeasurementWriter:
         ``--resume`` removes the cut rows and continues.
         """
         path = self.path / name
+        size = None
         try:
             with open(path, "a", newline="", encoding="utf-8", opener=file_opener) as fh:
+                size = fh.tell()
                 yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
+            if size is not None:      # no cut line: the file as it was (truncating needs no room)
+                _truncate(path, size)
             raise DatasetError(f"cannot write ({exc.strerror or exc}); the iterations written "
                                "before are kept: make room, then continue with --resume",
                                path=path) from None
@@ -331,17 +335,23 @@ class MeasurementWriter:
             raise DatasetError(f"unknown root host {root!r}", field="root")
         rows = (transfers[["receiver", "sender", "blocks"]].itertuples(index=False, name=None)
                 if isinstance(transfers, pd.DataFrame) else transfers)
+        before = _size(self.path / "transfers.csv")
         with self._appending("transfers.csv") as fh:
             out = csv_writer(fh)
             for receiver, sender, blocks in rows:
                 if int(blocks):
                     out.writerow((iteration, receiver, sender, int(blocks)))
         duration = "" if duration_s is None or math.isnan(duration_s) else f"{duration_s:.6f}"
-        with self._appending("iterations.csv") as fh:
-            extra = extra or {}
-            csv_writer(fh).writerow((iteration, root, int(nbytes), duration,
-                                     "true" if complete else "false",
-                                     *(extra.get(c, "") for c in self.extra_columns)))
+        try:
+            with self._appending("iterations.csv") as fh:
+                extra = extra or {}
+                csv_writer(fh).writerow((iteration, root, int(nbytes), duration,
+                                         "true" if complete else "false",
+                                         *(extra.get(c, "") for c in self.extra_columns)))
+        except DatasetError:          # the iteration is not listed: its transfers go too
+            if before is not None:
+                _truncate(self.path / "transfers.csv", before)
+            raise
 
     def add_trace(self, iteration: int, rows: Iterable[tuple[float, str, str, int, int]]) -> None:
         """Append the per-block trace of an iteration to ``trace.csv``.
@@ -371,6 +381,21 @@ class MeasurementWriter:
                 out.writerow(TRACE_COLUMNS)
             for time_s, sender, receiver, piece, block in rows:
                 out.writerow((iteration, time_s, sender, receiver, piece, block))
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _truncate(path: Path, size: int) -> None:
+    """Cut ``path`` back to ``size`` bytes, if it can be (a failed append's part line)."""
+    try:
+        os.truncate(path, size)
+    except OSError:
+        pass
 
 
 def _keep_iterations(path: Path, listed: set[int]) -> None:
