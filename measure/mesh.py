@@ -21,15 +21,30 @@ hosts and a test of T seconds:
 ``--pairs``    only the listed pairs, one at a time (or packed into rounds of
                disjoint pairs with ``rounds``).
 
-A failed test (server busy, refused, timeout) is recorded with its error and
-tried once more at the end (the destination's server started again first);
-the mesh goes on.  ``resume`` runs only the tests without a successful row.
+Servers: each test gets a server of its own, started for it on a port drawn
+at random from :data:`PORTS` and serving that one test (iperf3 ``-1``;
+NetPIPE's receiver does so anyway).  iperf3's servers check the run's
+credentials (:func:`measure.probetools.iperf3_credentials`: a random user and
+password and an RSA key pair made for the run and handed to the agents over
+their command channel), so a client outside the run is refused ("test
+authorization failed") and no test of an outsider reaches the dataset.
+
+A failed test is tried again at once with a fresh server (up to
+:data:`ATTEMPTS` times, unless it timed out or its agent died: an outsider
+that took the server, a busy or refused server), then once more at the end;
+the mesh goes on.  ``probes.csv`` holds at most one row per (src, dst,
+repeat): a later attempt replaces the row of the one before, so the row is
+the successful test or the last failure.  ``resume`` runs only the tests
+without a successful row.
 NetPIPE rows carry Hockney's ``alpha_s`` and ``beta_s_per_byte`` (``bits_per_second`` is 8 / beta)
 (:func:`measure.probetools.hockney_fit`) and keep each curve in ``raw/``.
 """
 
 from __future__ import annotations
 
+import csv
+import os
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,19 +56,26 @@ import pandas as pd
 from measure.concurrency import CONCURRENCY_COLUMNS, ConcurrencyTest, verdict
 from measure.coordinator import AgentGroup, checked_agents, host_frame, transport_of
 from measure.preflight import HostCheck
-from measure.probetools import IPERF3_DEFAULTS, NETPIPE_DEFAULTS, hockney_fit
+from measure.probetools import (IPERF3_DEFAULTS, NETPIPE_DEFAULTS, Credentials, hockney_fit,
+                                iperf3_credentials)
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement,
                                 refuse_existing)
 from tomography.dataset.lock import DIR_MODE, file_opener
-from tomography.errors import DatasetError, ParameterError, TomographyError
+from tomography.errors import DatasetError, ParameterError, ProbeError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
-           "read_pairs", "run_mesh", "run_concurrency", "SCHEDULES"]
+           "read_pairs", "run_mesh", "run_concurrency", "unique_probe_rows", "SCHEDULES",
+           "PORTS", "ATTEMPTS"]
 
 SCHEDULES = ("exclusive", "rounds")
-PORT = 5201  # iperf3's port; a host's agent serves on PORT + its index (several per node)
+PORTS = (10000, 32767)
+"""The ports a test's server is drawn from, at random (below Linux's ephemeral range): a
+server lives for its test only, at a port nobody outside the run knows in advance."""
+ATTEMPTS = 3
+"""Attempts of a test within its batch, each with a fresh server (a timeout is not retried
+at once); the tests still failed are tried once more at the end of the mesh."""
 
 
 @dataclass
@@ -231,20 +253,132 @@ def read_pairs(path: str | Path, hosts: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
+Key = tuple[str, str, int]
+
+
+def _row_key(header: list[str], fields: list[str]) -> Key | None:
+    """(src, dst, repeat) of one row of ``probes.csv``; None for a line that is no row."""
+    try:
+        row = dict(zip(header, fields))
+        return row["src"], row["dst"], int(float(row.get("repeat") or 0))
+    except (KeyError, ValueError):
+        return None
+
+
+def unique_probe_rows(path: str | os.PathLike[str], drop: set[Key] | None = None
+                      ) -> set[Key]:
+    """Make ``probes.csv`` hold at most one row per (src, dst, repeat), in place and atomically.
+
+    Of several rows of one test the successful one is kept (the last, if
+    several succeeded), else the last failure; the rows of the tests in
+    ``drop`` go (a new attempt is about to be written).  The file is
+    rewritten only when a row goes, through a temporary file and
+    ``os.replace``: a reader sees the old file or the new one.
+
+    Parameters
+    ----------
+    path : path
+        A ``probes.csv`` (or the dataset directory holding it).
+    drop : set of (src, dst, repeat), optional
+        Tests whose rows are removed.
+
+    Returns
+    -------
+    set of (src, dst, repeat)
+        The tests that keep a row.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp(), "probes.csv")
+    >>> _ = f.write_text("src,dst,bits_per_second,repeat,error\\n"
+    ...                  "a,b,,0,the server is busy\\n" "a,b,9e8,0,\\n" "b,a,,0,refused\\n"
+    ...                  "b,a,,0,timeout\\n" "a,b,8e8,1,\\n")
+    >>> sorted(unique_probe_rows(f))
+    [('a', 'b', 0), ('a', 'b', 1), ('b', 'a', 0)]
+    >>> print(f.read_text(), end="")
+    src,dst,bits_per_second,repeat,error
+    a,b,9e8,0,
+    b,a,,0,timeout
+    a,b,8e8,1,
+    >>> sorted(unique_probe_rows(f, drop={("b", "a", 0)}))
+    [('a', 'b', 0), ('a', 'b', 1)]
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / "probes.csv"
+    lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    if not lines:
+        return set()
+    header = [c.strip() for c in next(csv.reader([lines[0]]))]
+    chosen: dict[Key, tuple[int, bool]] = {}   # test -> (line number kept, it succeeded)
+    keys: list[Key | None] = [None]
+    for number, line in enumerate(lines[1:], start=1):
+        fields = next(csv.reader([line]), [])
+        key = _row_key(header, fields)
+        keys.append(key)
+        if key is None:
+            continue
+        ok = not dict(zip(header, fields)).get("error", "").strip()
+        if key not in chosen or ok or not chosen[key][1]:
+            chosen[key] = (number, ok)
+    for key in drop or ():
+        chosen.pop(key, None)
+    keep = [0] + [n for n in range(1, len(lines))
+                  if keys[n] is None or chosen.get(keys[n], (None,))[0] == n]
+    if len(keep) < len(lines):
+        fresh = path.with_name(path.name + ".tmp")
+        with fresh.open("w", encoding="utf-8", newline="") as fh:
+            fh.writelines(lines[n] for n in keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(fresh, path)
+    return set(chosen)
+
+
+def _interfered(error: str) -> bool:
+    """Whether a failed test is worth another attempt at once (not a timeout, not a lost agent)."""
+    text = error.lower()
+    return not any(word in text for word in ("timeout", "no result", "hockney"))
+
+
 class _Mesh:
-    """Runs batches of tests on a checked group of probe agents and writes each row."""
+    """Runs batches of tests on a checked group of probe agents and writes each row.
+
+    With ``unique`` (a mesh; not the concurrency test, whose tests repeat
+    pairs on purpose) a test's row replaces the row an earlier attempt of
+    the same (src, dst, repeat) left.
+    """
 
     def __init__(self, agents: AgentGroup, writer: MeasurementWriter, options: MeshOptions,
-                 raw: Path) -> None:
+                 raw: Path, *, unique: bool = True) -> None:
         self.agents, self.writer, self.options, self.raw = agents, writer, options, raw
         self.next_id = 0
-        self.port = {h: PORT + i for h, i in agents.index.items()}
+        self.port: dict[str, int] = {}
+        self.random = random.SystemRandom()
+        self.unique = unique
+        self.on_disk: set[Key] = set()
+        if unique and (writer.path / "probes.csv").exists():
+            self.on_disk = unique_probe_rows(writer.path / "probes.csv")
+
+    def authenticate(self, credentials: Credentials) -> dict[str, str]:
+        """Give every agent the run's credentials; the hosts that failed, with why."""
+        hosts = set(self.agents.peers)
+        for h in hosts:
+            self.agents.peers[h].send({"cmd": "auth", **credentials.message()})
+        errors: dict[str, str] = {}
+        replies = self.agents.wait(hosts, "auth", 30,
+                                   lambda h, m: errors.setdefault(h, m.get("message", str(m))))
+        return {h: errors.get(h, "no answer") for h in sorted(hosts) if h not in replies}
 
     def serve(self, hosts: Sequence[str]) -> dict[str, str]:
-        """Start the tool's server on ``hosts``; the hosts that failed, with why."""
+        """Start a server for one test on each of ``hosts``, each on a fresh random port; the
+        hosts that failed, with why."""
         o = self.options
-        for h in hosts:
-            self.agents.peers[h].send({"cmd": "serve", "tool": o.tool, "port": self.port[h],
+        hosts = sorted(set(hosts))
+        for h, port in zip(hosts, self.random.sample(range(*PORTS), len(hosts))):
+            self.port[h] = port
+            self.agents.peers[h].send({"cmd": "serve", "tool": o.tool, "port": port,
                                        "upper": o.upper, "samples": o.samples})
         errors: dict[str, str] = {}
         replies = self.agents.wait(set(hosts), "serving", 30,
@@ -258,18 +392,29 @@ class _Mesh:
 
     def measure(self, batch: list[tuple[str, str]], repeat: int
                 ) -> dict[tuple[str, str], tuple[float | None, str]]:
-        """Run one batch at once; write its rows; each test's rate (bit/s) or its error."""
+        """Run one batch at once, a failed test again up to :data:`ATTEMPTS` times; write the
+        rows; each test's rate (bit/s) or its last error."""
+        out: dict[tuple[str, str], tuple[float | None, str]] = {}
+        todo = list(batch)
+        for _ in range(ATTEMPTS):
+            got = self._attempt(todo, repeat, len(batch))
+            out.update(got)
+            todo = [pair for pair, (_, error) in got.items() if error and _interfered(error)]
+            if not todo:
+                break
+        return out
+
+    def _attempt(self, batch: list[tuple[str, str]], repeat: int, concurrent: int
+                 ) -> dict[tuple[str, str], tuple[float | None, str]]:
+        """One attempt of the tests of ``batch``, at once, each with a server of its own."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         o = self.options
-        if o.tool == "netpipe":  # its receiver serves one test: start it for this one
-            down = self.serve([dst for _, dst in batch])
-        else:
-            down = {}
+        down = self.serve([dst for _, dst in batch])
         sent: dict[int, tuple[str, str]] = {}
         for src, dst in batch:
             if dst in down:
                 error = f"server on {dst}: {down[dst]}"
-                self._write(src, dst, repeat, len(batch), {"start": time.time(), "end":
+                self._write(src, dst, repeat, concurrent, {"start": time.time(), "end":
                                                            time.time(), "result":
                                                            {"error": error}})
                 out[(src, dst)] = (None, error)
@@ -293,11 +438,11 @@ class _Mesh:
                 key = event.get("id")
                 if key in pending:
                     pair = pending.pop(key)
-                    out[pair] = self._write(*pair, repeat, len(batch), event)
+                    out[pair] = self._write(*pair, repeat, concurrent, event)
         for s, d in pending.values():
             error = (f"no result: the agent on {s} "
                      + ("died" if not self.agents.peers[s].alive() else "did not answer"))
-            self._write(s, d, repeat, len(batch), {"start": time.time(), "end": time.time(),
+            self._write(s, d, repeat, concurrent, {"start": time.time(), "end": time.time(),
                                                    "result": {"error": error}})
             out[(s, d)] = (None, error)
         return out
@@ -334,21 +479,33 @@ class _Mesh:
             except ValueError as exc:
                 error = row["error"] = f"Hockney fit: {exc}"
             row["duration_s"] = round(float(event["end"]) - float(event["start"]), 3)
+        if self.unique:
+            key = (src, dst, int(repeat))
+            if key in self.on_disk:   # an earlier attempt's row: this one takes its place
+                unique_probe_rows(self.writer.path / "probes.csv", drop={key})
+            self.on_disk.add(key)
         self.writer.add_probe(row)
         return (None if error else row.get("bits_per_second")), error
 
 
 def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
            launch: Launcher | Transport, meta: dict[str, Any] | None, params: dict[str, Any],
-           overwrite: bool | None, skip_failed: bool
+           overwrite: bool | None, skip_failed: bool, *, unique: bool = True
            ) -> tuple[AgentGroup, list[HostCheck], _Mesh]:
-    """Checked probe agents, the dataset (new, or reopened when ``overwrite`` is None) and
-    the tool's servers started: what every mesh begins with."""
+    """Checked probe agents (iperf3: each able to check credentials, and given the run's),
+    the dataset (new, or reopened when ``overwrite`` is None): what every mesh begins with."""
     agents, checks = checked_agents(frame, transport_of(launch), SwarmParams(), 0, 0,
                                     skip_failed, role="probe", tools=[options.tool])
     writer: MeasurementWriter | None = None
     try:
         names = sorted(agents.peers)
+        if options.tool == "iperf3":
+            unable = [h for h in names if not agents.hello[h].get("iperf3_auth")]
+            if unable:
+                raise ProbeError(f"iperf3 on {', '.join(unable)} cannot check credentials (it "
+                                 "needs iperf3 3.5 or later built with OpenSSL): its servers "
+                                 "would take tests from anyone")
+            credentials = iperf3_credentials()
         if overwrite is None:
             writer = MeasurementWriter.reopen(out)
         else:
@@ -362,11 +519,11 @@ def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
                 probes=True)
         raw = out / "raw"
         raw.mkdir(mode=DIR_MODE, exist_ok=True)
-        mesh = _Mesh(agents, writer, options, raw)
+        mesh = _Mesh(agents, writer, options, raw, unique=unique)
         if options.tool == "iperf3":
-            down = mesh.serve(names)
+            down = mesh.authenticate(credentials)
             if down:
-                raise TomographyError("\n".join(f"host {h}: iperf3 server: {why}"
+                raise TomographyError("\n".join(f"host {h}: iperf3 credentials: {why}"
                                                 for h, why in sorted(down.items())))
     except BaseException:
         agents.close()
@@ -455,9 +612,7 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
             summary.done += len(batch)
             if progress is not None:
                 progress(summary.done, total)
-        for src, dst, r in retry:  # once more, one at a time, the server started afresh
-            if options.tool == "iperf3":
-                mesh.serve([dst])
+        for src, dst, r in retry:  # once more, one at a time, each with a fresh server
             for s, d, error in mesh.run([(src, dst)], r):
                 summary.failed.append((s, d, r, error))
     finally:
@@ -498,7 +653,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
                 raise TomographyError(f"concurrency test names host {host!r}, not in the run")
     params = dict(vars(options), concurrency=len(tests), repeats_per_test=repeats)
     agents, _, mesh = _start(frame, out, options, launch, {**(meta or {}), "concurrency": True},
-                             params, overwrite, skip_failed)
+                             params, overwrite, skip_failed, unique=False)
     rows = []
     path = out / "concurrency.csv"
     try:

@@ -7,8 +7,15 @@ MPI), it speaks the agents' JSON-lines protocol (``hello``, ``clock``,
 ``quit``, errors; see :mod:`measure.agent`) and takes these commands:
 
 =====================================  ==========================================
+``{"cmd": "auth", "user": u,           keep the run's iperf3 credentials
+"password": p, "private_key": PEM,     (:class:`measure.probetools.Credentials`)
+"public_key": PEM}``                   in the agent's private directory (0600):
+                                       from now on its iperf3 servers refuse
+                                       clients without them and its clients
+                                       present them; answer ``{"event": "auth"}``.
 ``{"cmd": "serve", "tool": T,          start T's server on this host's address
-"port": P[, "upper", "samples"]}``     (NetPIPE's receiver serves one test, then
+"port": P[, "upper", "samples"]}``     for one test (iperf3 ``-1``; NetPIPE's
+                                       receiver serves one test anyway, then
                                        exits); answer ``{"event": "serving",
                                        "tool": T, "port": P}`` once it listens.
 ``{"cmd": "probe", "id": k, "tool":    run one test from this host to ``dst``
@@ -19,14 +26,17 @@ s, "parallel": n, "omit": s,           answer ``{"event": "probed", "id": k,
 ``{"cmd": "unserve", "tool": T}``      stop T's server.
 =====================================  ==========================================
 
-``hello`` adds ``tools`` (each tool's version or path, None when missing)
-and ``missing`` (the tools the run needs that are not there).  It needs no
+``hello`` adds ``tools`` (each tool's version or path, None when missing),
+``missing`` (the tools the run needs that are not there) and
+``iperf3_auth`` (whether this iperf3 can check credentials: 3.5 or later,
+built with OpenSSL).  It needs no
 libtorrent: neither this module nor :mod:`measure.agent` imports it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -36,10 +46,11 @@ from typing import Any, TextIO
 
 from measure.agent import (Send, check_address, event_sender, hello_event, host_facts, serve,
                            work_directory)
-from measure.probetools import (iperf3_client, iperf3_server, netpipe_receiver,
+from measure.probetools import (Credentials, iperf3_client, iperf3_server, netpipe_receiver,
                                 netpipe_transmitter, parse_iperf3, parse_netpipe)
 
-__all__ = ["TOOLS", "tool_versions", "Prober", "serve_probes", "add_arguments", "run"]
+__all__ = ["TOOLS", "tool_versions", "iperf3_authenticates", "Prober", "serve_probes",
+           "add_arguments", "run"]
 
 TOOLS = {"iperf3": "iperf3", "netpipe": "NPtcp"}  # tool -> program
 LISTEN_TIMEOUT = 5.0  # s for a server to listen
@@ -68,6 +79,28 @@ def tool_versions() -> dict[str, str | None]:
     return out
 
 
+def iperf3_authenticates() -> bool:
+    """Whether this host's iperf3 can check a client's credentials (``--username``).
+
+    iperf3 3.5 and later built with OpenSSL list "authentication" among the
+    optional features of ``iperf3 --version``.
+
+    Examples
+    --------
+    >>> isinstance(iperf3_authenticates(), bool)
+    True
+    """
+    path = shutil.which(TOOLS["iperf3"])
+    if path is None:
+        return False
+    try:
+        text = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              timeout=5).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "authentication" in text
+
+
 def _listening(pid: int, port: int) -> bool:
     import psutil
 
@@ -93,6 +126,34 @@ class Prober:
         self.running: set[subprocess.Popen] = set()
         self.lock = threading.Lock()
         self.workdir = work_directory("probe", address)
+        self.password: str | None = None
+        self.user: str | None = None
+
+    def authenticate(self, user: str, password: str, private_key: str,
+                     public_key: str) -> dict[str, Any]:
+        """Keep the run's iperf3 credentials; the ``auth`` event.
+
+        The key files and the authorized users are written to the agent's
+        private directory, readable by its user only; the password stays in
+        memory and reaches the clients in their environment.
+        """
+        if not user or "," in user or "\n" in user or not password:
+            return {"event": "error", "message": "auth: a user without commas and a password "
+                    "are needed"}
+        files = {"private.pem": private_key, "public.pem": public_key,
+                 "users.csv": Credentials(user, password, private_key, public_key)
+                 .authorized_users()}
+        for name, text in files.items():
+            path = self.workdir / name
+            path.unlink(missing_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        self.user, self.password = user, password
+        return {"event": "auth"}
+
+    def _keys(self, name: str) -> str | None:
+        return str(self.workdir / name) if self.password is not None else None
 
     def serve(self, tool: str, port: int, **netpipe: int) -> dict[str, Any]:
         """Start ``tool``'s server on ``port``; the ``serving`` event, or an ``error``.
@@ -104,8 +165,10 @@ class Prober:
         if old is not None and old.poll() is None:
             old.kill()
             old.wait()
-        argv = (iperf3_server(self.address, port) if tool == "iperf3"
-                else netpipe_receiver(port, **netpipe))
+        argv = (iperf3_server(self.address, port, one_off=True,
+                              private_key=self._keys("private.pem"),
+                              authorized_users=self._keys("users.csv"))
+                if tool == "iperf3" else netpipe_receiver(port, **netpipe))
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         self.servers[tool] = proc
@@ -133,7 +196,8 @@ class Prober:
             duration = float(command.get("duration", 10))
             omit = float(command.get("omit", 0))
             argv = iperf3_client(self.address, dst, port, duration=duration,
-                                 parallel=int(command.get("parallel", 1)), omit=omit)
+                                 parallel=int(command.get("parallel", 1)), omit=omit,
+                                 user=self.user, public_key=self._keys("public.pem"))
             timeout = duration + omit + 20
             output = None
         else:
@@ -141,9 +205,12 @@ class Prober:
             argv = netpipe_transmitter(dst, port, str(output), upper=int(command["upper"]),
                                        samples=int(command["samples"]))
             timeout = float(command.get("timeout", 180))
+        env = None
+        if tool == "iperf3" and self.password is not None:
+            env = {**os.environ, "IPERF3_PASSWORD": self.password}
         start = time.time()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True, env=env)
         with self.lock:
             self.running.add(proc)
         try:
@@ -216,7 +283,10 @@ def serve_probes(prober: Prober, hello: dict[str, Any], commands: TextIO | None 
 
     def handle(command: dict[str, Any], send: Send) -> bool:
         kind = command.get("cmd")
-        if kind == "serve":
+        if kind == "auth":
+            send(prober.authenticate(str(command["user"]), str(command["password"]),
+                                     str(command["private_key"]), str(command["public_key"])))
+        elif kind == "serve":
             send(prober.serve(command["tool"], int(command["port"]),
                               **{k: int(command[k]) for k in ("upper", "samples")
                                  if k in command}))
@@ -260,7 +330,8 @@ def run(args: argparse.Namespace) -> int:
     """
     tools = [t for t in args.tools.split(",") if t]
     versions = tool_versions()
-    facts = {"tools": versions, "missing": [t for t in tools if versions.get(t) is None]}
+    facts = {"tools": versions, "missing": [t for t in tools if versions.get(t) is None],
+             "iperf3_auth": "iperf3" in tools and iperf3_authenticates()}
     why = check_address(args.address, args.port)
     if why:
         event_sender(sys.stdout)({"event": "error", "message": why, **host_facts(), **facts})

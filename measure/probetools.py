@@ -1,7 +1,8 @@
 """The reference probes' tools: iperf3 and NetPIPE command lines, and what their output says.
 
 * iperf3 (``iperf3 -J``): :func:`iperf3_client`, :func:`iperf3_server`,
-  :func:`parse_iperf3` (from :mod:`tomography.iperf3`: throughput on the
+  :func:`iperf3_credentials` (a run's user, password and RSA key pair: a mesh's
+  servers take tests only from its own clients), :func:`parse_iperf3` (from :mod:`tomography.iperf3`: throughput on the
   **receiver** side, bytes, retransmits, mean RTT, or the error iperf3 reported).
 * NetPIPE (``NPtcp``): :func:`netpipe_receiver`, :func:`netpipe_transmitter`,
   :func:`parse_netpipe` (the curve: message size, one-way time, throughput)
@@ -17,6 +18,13 @@ half a round trip, in seconds.
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,41 +32,172 @@ import numpy as np
 from tomography.errors import ParameterError, ProbeError
 from tomography.iperf3 import parse_iperf3  # the reports' reader, shared with `import iperf3`
 
-__all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "iperf3_server", "iperf3_client", "parse_iperf3",
+__all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "Credentials", "iperf3_credentials",
+           "iperf3_server", "iperf3_client", "parse_iperf3",
            "netpipe_receiver", "netpipe_transmitter", "parse_netpipe", "hockney_fit"]
 
 # iperf3's own defaults, stated so the help and meta.json can say them
 IPERF3_DEFAULTS = {"duration": 10, "parallel": 1, "omit": 0}  # whole seconds, as iperf3 reads them
 
 
-def iperf3_server(address: str, port: int) -> list[str]:
+TIME_SKEW = 60
+"""Seconds an authenticated iperf3 server allows between its clock and its client's
+(iperf3's own default is 10: hosts of an SSH run are rarely closer than that)."""
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A run's iperf3 credentials: what its servers check and its clients present.
+
+    Attributes
+    ----------
+    user, password : str
+        The run's user name and password (random, one per run).
+    private_key, public_key : str
+        An RSA key pair in PEM: the servers decrypt with the private key
+        what the clients encrypted with the public one.
+    """
+
+    user: str
+    password: str
+    private_key: str
+    public_key: str
+
+    def authorized_users(self) -> str:
+        """The server's ``--authorized-users-path`` file: ``user,sha256("{user}password")``.
+
+        Examples
+        --------
+        >>> Credentials("run", "rossi", "", "").authorized_users()[:12]
+        'run,76736da6'
+        """
+        digest = hashlib.sha256(f"{{{self.user}}}{self.password}".encode()).hexdigest()
+        return f"{self.user},{digest}\n"
+
+    def message(self) -> dict[str, str]:
+        """The fields of the agents' ``auth`` command.
+
+        Examples
+        --------
+        >>> sorted(Credentials("u", "p", "k", "K").message())
+        ['password', 'private_key', 'public_key', 'user']
+        """
+        return {"user": self.user, "password": self.password,
+                "private_key": self.private_key, "public_key": self.public_key}
+
+
+def iperf3_credentials(openssl: str | None = None) -> Credentials:
+    """New credentials for one run: a random user and password, a fresh 2048-bit RSA key pair.
+
+    The key pair is made with ``openssl`` in a private temporary directory,
+    which is removed before returning; nothing is left on disk.
+
+    Parameters
+    ----------
+    openssl : str, optional
+        The ``openssl`` program (default: the one on ``PATH``).
+
+    Raises
+    ------
+    ProbeError
+        When ``openssl`` is missing or fails.
+
+    Examples
+    --------
+    >>> c = iperf3_credentials()
+    >>> c.user.startswith("tomography-"), len(c.password) >= 32
+    (True, True)
+    >>> c.private_key.startswith("-----BEGIN"), "PUBLIC KEY" in c.public_key
+    (True, True)
+    """
+    program = openssl or shutil.which("openssl")
+    if program is None:
+        raise ProbeError("openssl is needed to make the run's iperf3 keys (apt-get install "
+                         "openssl)")
+    with tempfile.TemporaryDirectory(prefix="tomography-keys-") as where:
+        private, public = Path(where, "private.pem"), Path(where, "public.pem")
+        for argv in ([program, "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                      "-out", str(private)],
+                     [program, "pkey", "-in", str(private), "-pubout", "-out", str(public)]):
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise ProbeError(f"openssl could not make the run's iperf3 keys: {exc}") from None
+            if done.returncode != 0:
+                raise ProbeError("openssl could not make the run's iperf3 keys: "
+                                 f"{done.stderr.strip()[-200:]}")
+        return Credentials(f"tomography-{secrets.token_hex(4)}", secrets.token_urlsafe(24),
+                           private.read_text(), public.read_text())
+
+
+def iperf3_server(address: str, port: int, *, one_off: bool = False,
+                  private_key: str | None = None, authorized_users: str | None = None,
+                  time_skew: int = TIME_SKEW) -> list[str]:
     """An iperf3 server on ``address:port`` (one test at a time, as iperf3 serves).
+
+    Parameters
+    ----------
+    address : str
+    port : int
+    one_off : bool
+        Serve one client, then exit (``-1``): a mesh's server lives for its
+        test only.
+    private_key, authorized_users : path, optional
+        The files of :class:`Credentials` (key PEM, ``user,hash`` lines):
+        the server then refuses every client without the run's user and
+        password ("test authorization failed").
+    time_skew : int
+        Seconds the clocks of server and client may differ (with credentials).
 
     Examples
     --------
     >>> iperf3_server("10.0.0.1", 5201)
     ['iperf3', '-s', '-B', '10.0.0.1', '-p', '5201', '-J']
+    >>> " ".join(iperf3_server("10.0.0.1", 5201, one_off=True, private_key="k.pem",
+    ...                        authorized_users="users.csv"))
+    'iperf3 -s -B 10.0.0.1 -p 5201 -J -1 --rsa-private-key-path k.pem --authorized-users-path users.csv --time-skew-threshold 60'
     """
-    return ["iperf3", "-s", "-B", address, "-p", str(port), "-J"]
+    argv = ["iperf3", "-s", "-B", address, "-p", str(port), "-J"]
+    if one_off:
+        argv.append("-1")
+    if (private_key is None) != (authorized_users is None):
+        raise ParameterError("an authenticating iperf3 server needs both the private key and "
+                             "the authorized users")
+    if private_key is not None:
+        argv += ["--rsa-private-key-path", str(private_key), "--authorized-users-path",
+                 str(authorized_users), "--time-skew-threshold", str(int(time_skew))]
+    return argv
 
 
 def iperf3_client(source: str, destination: str, port: int, *, duration: int = 10,
-                  parallel: int = 1, omit: int = 0) -> list[str]:
+                  parallel: int = 1, omit: int = 0, user: str | None = None,
+                  public_key: str | None = None) -> list[str]:
     """An iperf3 client test from ``source`` to ``destination``, JSON output.
 
     ``duration`` and ``omit`` are whole seconds: iperf3 reads ``-t 0.5`` as
-    ``-t 0``, which means "run for ever".
+    ``-t 0``, which means "run for ever".  With ``user`` and ``public_key``
+    (the run's :class:`Credentials`; the password goes in the environment
+    variable ``IPERF3_PASSWORD``, never on the command line) the client
+    authenticates to its server.
 
     Examples
     --------
     >>> " ".join(iperf3_client("10.0.0.1", "10.0.0.2", 5201, duration=2, parallel=4))
     'iperf3 -c 10.0.0.2 -p 5201 -B 10.0.0.1 -J -t 2 -P 4 -O 0'
+    >>> iperf3_client("10.0.0.1", "10.0.0.2", 5201, user="run", public_key="k.pub")[-4:]
+    ['--username', 'run', '--rsa-public-key-path', 'k.pub']
     """
     if int(duration) != duration or duration < 1 or int(omit) != omit or omit < 0:
         raise ParameterError(f"iperf3 takes whole seconds: duration >= 1 and omit >= 0, got "
                              f"{duration} and {omit}")
-    return ["iperf3", "-c", destination, "-p", str(port), "-B", source, "-J",
+    argv = ["iperf3", "-c", destination, "-p", str(port), "-B", source, "-J",
             "-t", str(int(duration)), "-P", str(parallel), "-O", str(int(omit))]
+    if (user is None) != (public_key is None):
+        raise ParameterError("an authenticating iperf3 client needs both the user and the "
+                             "public key")
+    if user is not None:
+        argv += ["--username", user, "--rsa-public-key-path", str(public_key)]
+    return argv
 
 
 NETPIPE_DEFAULTS = {"upper": 128 * 1024, "samples": 5}  # bytes; repeats per message size
