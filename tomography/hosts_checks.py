@@ -466,7 +466,7 @@ def read_import_hosts(path: str | Path) -> pd.DataFrame:
     """The ``--hosts`` file of ``tomography import``, checked, then read as a hosts table.
 
     ``host,address[,label]``, one row per address (a host may have several:
-    its name, IPv4 and IPv6 addresses).  Read within the bounds of
+    its name, IPv4 and IPv6 addresses; ``4 * MAX_HOSTS`` rows at most).  Read within the bounds of
     :func:`read_host_rows`; each host name is a name (:func:`check_host_name`:
     it becomes part of the file names in ``raw/``), each address a host name
     or an address of printable text without spaces, each label printable;
@@ -487,7 +487,8 @@ def read_import_hosts(path: str | Path) -> pd.DataFrame:
     """
     from tomography.dataset import read_hosts_table
 
-    for line, row in read_host_rows(path, ("host", "address"), ("label",)):
+    rows = read_host_rows(path, ("host", "address"), ("label",), max_hosts=4 * MAX_HOSTS)
+    for line, row in rows:  # up to four rows (addresses) a host
         check_host_name(row["host"], path=path, line=line)
         address = _printable(row["address"], "address", MAX_FIELD, path, line, "address")
         if re.search(r"\s", address) or address.startswith("-"):

@@ -163,7 +163,7 @@ def test_hosts_beyond_the_open_file_limit_are_refused_before_any_peer_starts(pla
                           "tomography.hosts_checks.read_import_hosts", strict=False)
 def test_more_hosts_than_a_run_takes_are_refused_by_the_imports(place) -> None:
     hosts = _write(place, _csv(_hosts([[f"h{i}", f"10.{i // 250}.{i % 250}.1"]
-                                       for i in range(MAX_HOSTS * 4)])))
+                                       for i in range(MAX_HOSTS * 4 + 1)])))
     _all_refused(_import_commands(hosts, place["out"], place["results"]), place,
                  [r"more than \d+ hosts"])
 
