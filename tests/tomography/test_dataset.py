@@ -236,3 +236,50 @@ def test_write_measurement_writes_only_what_reads_back(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok"]   # no staging left behind
     with pytest.raises(DatasetError, match="resume=True|overwrite=True"):
         write_measurement(planted_partition(8, 2, iterations=1, seed=0), tmp_path / "ok")
+
+
+def test_writer_holds_the_dataset_lock_until_closed(tmp_path):
+    """A MeasurementWriter is the dataset's writer: its lock until close(), re-entrant here."""
+    import os
+
+    from tomography.dataset import MeasurementWriter
+    from tomography.dataset.lock import LOCK_NAME, lock_holder
+
+    hosts = [("a", "", ""), ("b", "", "")]
+    w = MeasurementWriter(tmp_path / "d", {"method": "synthetic"}, hosts)
+    assert lock_holder(tmp_path / "d")["pid"] == os.getpid()
+    w.add_iteration(0, root="a", transfers=[("b", "a", 4)], nbytes=65536)
+    w.close()
+    assert not (tmp_path / "d" / LOCK_NAME).exists()
+    with MeasurementWriter.reopen(tmp_path / "d") as again:
+        again.add_iteration(1, root="b", transfers=[("a", "b", 4)], nbytes=65536)
+    assert not (tmp_path / "d" / LOCK_NAME).exists()
+
+
+def test_failed_append_leaves_no_cut_line(tmp_path, monkeypatch):
+    """A write failing half-way (injected ENOSPC at fsync) cuts the file back: the dataset
+    reads as before the iteration, and the iteration's transfers are gone too."""
+    import errno
+    import os
+
+    from tomography.dataset import MeasurementWriter, read_measurement
+
+    w = MeasurementWriter(tmp_path / "d", {"method": "synthetic"}, [("a", "", ""),
+                                                                     ("b", "", "")])
+    w.add_iteration(0, root="a", transfers=[("b", "a", 4)], nbytes=65536)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "d").glob("*.csv")}
+    real = os.fsync
+    calls = []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 2:          # transfers.csv written, iterations.csv fails
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(DatasetError, match=r"iterations\.csv.*No space left.*--resume"):
+        w.add_iteration(1, root="b", transfers=[("a", "b", 4)], nbytes=65536)
+    monkeypatch.setattr(os, "fsync", real)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "d").glob("*.csv")} == before
+    assert read_measurement(tmp_path / "d").iteration_ids == [0]
