@@ -158,9 +158,6 @@ def test_hosts_beyond_the_open_file_limit_are_refused_before_any_peer_starts(pla
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="import reads --hosts with read_hosts_table, which sets no bound: "
-                          "tomography/cli/import_results.py should call "
-                          "tomography.hosts_checks.read_import_hosts", strict=False)
 def test_more_hosts_than_a_run_takes_are_refused_by_the_imports(place) -> None:
     hosts = _write(place, _csv(_hosts([[f"h{i}", f"10.{i // 250}.{i % 250}.1"]
                                        for i in range(MAX_HOSTS * 4 + 1)])))
@@ -323,10 +320,6 @@ def test_a_host_name_that_is_no_safe_file_name_part_is_refused(name, place) -> N
     _all_refused(_launch_commands("--ssh", ssh, place["out"]), place, says)
 
 
-@pytest.mark.xfail(reason="import reads --hosts with read_hosts_table, which takes any host "
-                          "name, and writes raw/SRC--DST--0.json from it: "
-                          "tomography/cli/import_results.py should call "
-                          "tomography.hosts_checks.read_import_hosts", strict=False)
 @pytest.mark.parametrize("name", ["../../escaped", "a/b"])
 def test_a_host_name_that_is_no_safe_file_name_part_is_refused_by_the_imports(name,
                                                                               place) -> None:

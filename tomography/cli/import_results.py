@@ -48,9 +48,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import pScheduler results or iperf3 reports as a probe dataset."""
-    from tomography.dataset import read_hosts_table
+    from tomography.hosts_checks import read_import_hosts
 
-    hosts = read_hosts_table(args.hosts, several_addresses=True) if args.hosts else None
+    hosts = read_import_hosts(args.hosts) if args.hosts else None
     if args.format == "iperf3":
         from tomography.iperf3 import import_iperf3
         summary = import_iperf3(args.files, args.output, hosts=hosts, overwrite=args.force)
