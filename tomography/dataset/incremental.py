@@ -219,6 +219,9 @@ class MeasurementWriter:
 
     @classmethod
     def _reopen(cls, root: Path, lock: DatasetLock) -> "MeasurementWriter":
+        from tomography.dataset.read import check_files
+
+        check_files(root)       # no pipe, device or huge file is opened to drop stray rows
         meta = read_meta(root / "meta.json")
         hosts = read_hosts(root / "hosts.csv")
         writer = cls.__new__(cls)
