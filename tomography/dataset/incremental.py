@@ -76,7 +76,13 @@ def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool = False,
 class MeasurementWriter:
     """Write a dataset directory one iteration at a time.
 
-    ``meta.json`` and ``hosts.csv`` are written when the writer opens; each
+    The writer holds the dataset's one-writer lock
+    (:class:`tomography.dataset.lock.DatasetLock`) from the moment it opens,
+    before anything is written or removed, until :meth:`close` (or until it
+    is garbage-collected, or the process ends): another process's writer is
+    refused, naming this one.  ``hosts.csv``, the data files' headers and,
+    last, ``meta.json`` (atomically) are written when the writer opens, all
+    or none; each
     call to :meth:`add_iteration` appends the iteration's transfers and then
     its line of ``iterations.csv``, flushed to disk, so that a run that is
     stopped keeps every finished iteration.

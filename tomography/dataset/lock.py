@@ -6,7 +6,8 @@ multicasts): an ``fcntl.flock`` on the file ``.lock`` inside the directory,
 taken before anything there is written or removed.  The kernel drops it when
 the process ends, however it ends, so a killed run never leaves a stale lock;
 a second writer is refused at once with the holder's process id, command and
-start time, which the holder writes into the lock file.  Readers take no lock
+start time, which the holder writes into the lock file.  (A file system that
+offers no locks at all, ENOLCK, is written unguarded, as before.)  Readers take no lock
 and ignore ``.lock`` (it is not a file of the format).  The lock is
 re-entrant within a process: a command that holds it may open a
 :class:`~tomography.dataset.MeasurementWriter` on the same directory.
@@ -276,6 +277,8 @@ class DatasetLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:
+                if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                    break      # a file system without locks: written as before, unguarded
                 if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     os.close(fd)
                     raise DatasetError(f"cannot lock ({exc.strerror or exc})",
