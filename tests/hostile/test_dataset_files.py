@@ -70,7 +70,7 @@ CSV_FILES = ["hosts.csv", "transfers.csv", "iterations.csv"]
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["meta.json", *CSV_FILES, "probes.csv"])
 @pytest.mark.parametrize("kind", ["fifo", "zero"])
-@pytest.mark.parametrize("command", [c for c in ALL if c != "resume"])
+@pytest.mark.parametrize("command", ALL)
 def test_a_pipe_or_a_device_is_refused_unread(tmp_path, command, kind, name) -> None:
     """In a subprocess, with a short bound: a FIFO would block, /dev/zero never ends."""
     data, out = dataset(tmp_path)
@@ -84,18 +84,8 @@ def test_a_pipe_or_a_device_is_refused_unread(tmp_path, command, kind, name) -> 
             watch=[data, out])
 
 
-REOPEN_GAP = pytest.mark.xfail(
-    reason="MeasurementWriter.reopen (tomography/dataset/incremental.py) opens transfers.csv "
-           "and trace.csv to drop stray rows before read_measurement checks them: it should "
-           "call tomography.dataset.read.check_files(root) first", strict=False)
-
-
-def _cases(names: list[str], commands: list[str]) -> list:
-    return [pytest.param(c, n, marks=[REOPEN_GAP] if (c, n) == ("resume", "transfers.csv")
-                         else []) for n in names for c in commands]
-
-
-@pytest.mark.parametrize(("command", "name"), _cases(["meta.json", *CSV_FILES], ALL))
+@pytest.mark.parametrize("name", ["meta.json", *CSV_FILES])
+@pytest.mark.parametrize("command", ALL)
 def test_a_directory_or_a_file_past_its_limit_is_refused(tmp_path, command, name) -> None:
     data, out = dataset(tmp_path)
     (data / name).unlink()
