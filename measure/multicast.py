@@ -725,15 +725,12 @@ def _read_meta(path: Path) -> dict[str, Any]:
     """A multicast dataset's ``meta.json``; a clear error for anything else."""
     if not path.exists():
         raise DatasetError("no meta.json: not a multicast dataset", path=path.parent)
+    from tomography.safe_load import load_json
+
     regular_file(path)
-    with path.open("rb") as fh:
-        raw = fh.read(META_LIMIT + 1)
-    try:
-        meta = json.loads(raw.decode("utf-8-sig")) if len(raw) <= META_LIMIT else None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        meta = None
+    meta = load_json(path, max_bytes=META_LIMIT, kind="meta.json")   # bounded, clear errors
     if not isinstance(meta, dict):
-        raise DatasetError("not a JSON object of at most 16 MiB", path=path)
+        raise DatasetError("not a JSON object", path=path)
     if meta.get("format") != FORMAT:
         what = ("a measurement dataset" if meta.get("method") else f"format {meta.get('format')!r}")
         raise DatasetError(f"not a multicast dataset ({what}; expected format {FORMAT!r})",

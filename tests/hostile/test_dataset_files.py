@@ -286,16 +286,8 @@ DOCUMENTS = {
 }
 
 
-MULTICAST_GAP = pytest.mark.xfail(
-    reason="tomography info first asks measure.multicast.is_multicast_dataset, whose _read_meta "
-           "parses meta.json with json.loads (RecursionError, ValueError escape): it should use "
-           "tomography.dataset.meta.load_json", strict=False)
-
-
 @pytest.mark.parametrize(("command", "case"), [
-    pytest.param(c, k, marks=[MULTICAST_GAP] if c == "info" and k in (
-        "nested 100,000 deep", "a number of 5000 digits") else [])
-    for k in DOCUMENTS for c in ALL])
+    pytest.param(c, k) for k in DOCUMENTS for c in ALL])
 def test_meta_json_documents_no_reader_should_parse_are_refused(tmp_path, command, case) -> None:
     data, out = dataset(tmp_path, **{"meta.json": DOCUMENTS[case]})
     refused_here(argv(command, data, out), says=[r"meta\.json"], watch=[data, out])
