@@ -305,6 +305,8 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         current, sizes = collapse(shared, host_labels, linkage=linkage)
         record(host_labels, current, quality, "louvain")
     while not partitions or current.shape[0] > 2:
+        if partitions and not sparse.triu(current, k=1).count_nonzero():
+            break  # the clusters exchanged nothing with each other: nothing to merge by
         graph_in = (shared if current is A else current) if not partitions \
             else with_self_loops(current, loops)
         step = louvain(graph_in, level=step_level, seed=spawn_seeds(rng, 1)[0], **options)

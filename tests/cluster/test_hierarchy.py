@@ -142,3 +142,18 @@ def test_uneven_groups_merged_back_at_three_iterations() -> None:
     h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=0)
     assert len(h.levels[0]) == 6
     assert hierarchy_nmi(h, m.labels)["nmi"][0] == pytest.approx(1.0)
+
+
+def test_clusters_that_exchanged_nothing_with_each_other_end_the_hierarchy() -> None:
+    """Groups with no weight between them are the top level: nothing to merge them by."""
+    import numpy as np
+
+    from cluster.averaged_edge import averaged_edge_hierarchy
+
+    W = np.zeros((9, 9))
+    for g in range(3):
+        W[3 * g:3 * g + 3, 3 * g:3 * g + 3] = 5.0
+    np.fill_diagonal(W, 0)
+    h = averaged_edge_hierarchy(W, seed=0)
+    assert [len(level) for level in h.levels] == [3]
+    assert sorted(map(len, (c.hosts for c in h.levels[0]))) == [3, 3, 3]
