@@ -62,6 +62,7 @@ from typing import Any, Iterable, Iterator
 import pandas as pd
 
 from tomography.dataset import MeasurementWriter
+from tomography.dataset.lock import DIR_MODE, LOCK_NAME, file_opener
 from tomography.errors import DatasetError
 from tomography.topology import MAX_BANDWIDTH
 from tomography.units import counted, listed
@@ -92,7 +93,8 @@ def _documents(path: Path) -> Iterator[tuple[Path, int, Any]]:
     of size, nesting and number of values."""
     from tomography.safe_load import DocumentError, load_json, read_bounded
 
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.name != LOCK_NAME) \
+        if path.is_dir() else [path]
     for file in files:
         data, _ = read_bounded(file, kind="pScheduler result")
         try:
@@ -821,14 +823,16 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
                                table[["host", "address", "label"]], overwrite=overwrite,
                                probes=True)
     if raw is not None:
-        (writer.path / "raw").mkdir(exist_ok=True)
+        (writer.path / "raw").mkdir(mode=DIR_MODE, exist_ok=True)
     for i, row in enumerate(frame.drop(columns=["_where", "_names"], errors="ignore")
                             .to_dict("records")):
         writer.add_probe({k: _cell(k, v) for k, v in row.items()})
         if raw is not None:
-            (writer.path / "raw" / f"{row['src']}--{row['dst']}--{row['repeat']}"
-             f"{'' if row['protocol'] == 'tcp' else '--' + row['protocol']}.json").write_text(
-                raw[i], encoding="utf-8")
+            name = (f"{row['src']}--{row['dst']}--{row['repeat']}"
+                    f"{'' if row['protocol'] == 'tcp' else '--' + row['protocol']}.json")
+            with open(writer.path / "raw" / name, "w", encoding="utf-8",
+                      opener=file_opener) as fh:   # 0644 at most, whatever the umask
+                fh.write(raw[i])
     failed = int((frame["error"].astype(str).str.strip() != "").sum()) if "error" in frame else 0
     return ImportSummary(Path(output), len(frame), udp=int((frame["protocol"] == "udp").sum()),
                          failed=failed, skipped=skipped, skipped_because=because,

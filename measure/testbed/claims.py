@@ -84,8 +84,8 @@ def acquire(name: str) -> bool:
     path = lock_path(name)
     while True:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            names.state_dir()   # 0700, whatever the umask
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise TestbedError(f"cannot make the testbed's lock file {path}: {exc}") from None
         try:

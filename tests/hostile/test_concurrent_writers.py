@@ -316,3 +316,33 @@ def test_testbed_state_is_owner_only(tmp_path, monkeypatch):
     assert names.STATE_DIR.stat().st_mode & 0o777 == 0o700
     assert (names.STATE_DIR / "testbed-demo.json").stat().st_mode & 0o777 == 0o600
     assert json.loads((names.STATE_DIR / "testbed-demo.json").read_text())["phase"] == "building"
+
+
+def test_testbed_claim_lock_is_owner_only(tmp_path, monkeypatch):
+    from measure.testbed import claims, names
+
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path / "run" / "tomography")
+    old = os.umask(0)
+    try:
+        with claims.claim("demo"):
+            assert names.STATE_DIR.stat().st_mode & 0o777 == 0o700
+            assert claims.lock_path("demo").stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)
+
+
+def test_an_import_s_raw_files_follow_no_permissive_umask(tmp_path):
+    from tomography.pscheduler import write_probe_import
+    import pandas as pd
+
+    rows = pd.DataFrame({"src": ["10.0.0.1"], "dst": ["10.0.0.2"], "tool": ["iperf3"],
+                         "protocol": ["tcp"], "bits_per_second": [9.4e8], "streams": [1],
+                         "concurrent": [1], "repeat": [0], "error": [""]})
+    old = os.umask(0)
+    try:
+        write_probe_import(rows, tmp_path / "d", "iperf3-json", raw=["{}"])
+    finally:
+        os.umask(old)
+    raw = tmp_path / "d" / "raw"
+    assert raw.stat().st_mode & 0o777 == 0o755
+    assert all(f.stat().st_mode & 0o777 == 0o644 for f in raw.iterdir())

@@ -17,8 +17,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from tomography.cli.broadcasts import (interrupted, measure_broadcasts, parse_option,
-                                       simulation_step, stop_rule)
+from tomography.cli.broadcasts import (dataset_writer, interrupted, measure_broadcasts,
+                                       parse_option, simulation_step, stop_rule,
+                                       terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
 from tomography.units import counted
 
@@ -71,7 +72,18 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Measure (or simulate) the demo network until stable, then print the report."""
+    """Measure (or simulate) the demo network until stable, then print the report.
+
+    The dataset directory is held for the whole run (one writer at a time), and Ctrl-C or
+    SIGTERM stop it keeping the finished iterations, as for ``measure``.
+    """
+    data = args.output / "dataset"
+    terminate_as_interrupt(data)
+    with dataset_writer(data):
+        return _demo(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
     from measure.swarm import SwarmParams
     from tomography.topology import read_topology
     from tomography.units import parse_size

@@ -24,12 +24,14 @@ module             holds
 ``schema``         the format string, methods, block size and the columns of each file
 ``measurement``    :class:`Measurement`, the dataset in memory
 ``meta``           ``meta.json`` read and checked, or filled in; :func:`software_versions`
+``meta_schema``    the types, ranges and sizes of every ``meta.json`` key the toolkit reads
 ``validation``     file, line and field checks shared by the readers; cut-line detection
 ``tables``         each file read on its own: hosts, iterations, transfers, probes, trace
 ``read``           :func:`read_measurement`: the files together, checked against each other
 ``incremental``    :class:`MeasurementWriter` (one iteration at a time), :func:`refuse_existing`,
                    :func:`csv_writer`
 ``write``          :func:`write_measurement`: a :class:`Measurement` written out whole
+``lock``           one writer per dataset directory (``.lock``), atomic writes, file modes
 =================  ===================================================================
 
 Every public name is importable from ``tomography.dataset`` itself.
