@@ -79,7 +79,7 @@ from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
 from tomography.dataset.meta import refuse_other_params
 from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.seeding import Seed, check_seed
-from tomography.topology import Topology, read_topology
+from tomography.topology import Topology, check_quantity, read_topology
 from tomography.units import parse_size
 
 __all__ = ["BroadcastResult", "simulate_broadcast", "simulate"]
@@ -416,6 +416,34 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
                                      piece_blocks, counts, incoming, incoming_ptr)
 
 
+def _check_ranges(topology: Topology) -> None:
+    """Refuse a topology built in Python with a quantity a file could not give.
+
+    A topology read from a file is checked as it is parsed; one made or scaled
+    in Python is checked here, before anything is simulated or written (a
+    capacity of 1e-300 bit/s or an infinite latency would divide by zero).
+    """
+    where = topology.source or topology.name
+    for link in topology.links:
+        for end in (link.a, link.b):
+            capacity = link.capacity_from(end)
+            if capacity != 0 or link.symmetric:
+                _within(capacity, "bandwidth", f"{where}: link {link.a}-{link.b} capacity")
+        _within(link.latency, "time", f"{where}: link {link.a}-{link.b} latency")
+    for group in topology.clusters:
+        for value, kind, name in ((group.nic_up, "bandwidth", "nic_up"),
+                                  (group.nic_down, "bandwidth", "nic_down"),
+                                  (group.latency, "time", "latency")):
+            _within(value, kind, f"{where}: cluster {group.name} {name}")
+
+
+def _within(value: float, kind: str, what: str) -> None:
+    try:
+        check_quantity(value, kind)
+    except ParameterError as exc:
+        raise ParameterError(f"{what}: {exc}") from None
+
+
 def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathLike[str], *,
              iterations: int, file_size: int | str, seed: int = 0, params: SwarmParams = SwarmParams(),
              tcp: TcpModel = TcpModel(), resume: bool = False, overwrite: bool = False,
@@ -464,6 +492,7 @@ def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathL
     """
     if not isinstance(topology, Topology):
         topology = read_topology(topology)
+    _check_ranges(topology)
     if isinstance(file_size, str):
         file_size = parse_size(file_size)
     if iterations < 1:

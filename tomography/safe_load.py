@@ -47,7 +47,7 @@ import json
 import os
 import re
 import stat
-from typing import IO, Any, Union
+from typing import IO, Any, Mapping, Union
 
 import numpy as np
 import yaml
@@ -194,11 +194,11 @@ def read_bounded(source: Source, *, what: str | None = None, max_bytes: int = MA
     try:
         st = os.stat(source)
     except FileNotFoundError:
-        raise DocumentError("no such file", path=name) from None
+        raise DocumentError("cannot read: no such file", path=name) from None
     except OSError as exc:
         raise DocumentError(f"cannot read: {exc.strerror or exc}", path=name) from None
     if stat.S_ISDIR(st.st_mode):
-        raise DocumentError(f"is a directory, expected a {kind}", path=name)
+        raise DocumentError(f"cannot read: is a directory, expected a {kind}", path=name)
     if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
         raise _too_large(name, max_bytes, kind)
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
@@ -330,51 +330,95 @@ def _yaml_events(text: str) -> Any:
     return yaml.parse(text, Loader=loader)
 
 
-def _expanded_size(root: yaml.Node, name: str, max_nodes: int) -> None:
-    """Refuse a composed document whose values, aliases expanded, pass ``max_nodes``.
+def _check_events(text: str, name: str, max_depth: int, max_nodes: int,
+                  max_items: Mapping[str, int]) -> None:
+    """Refuse, from the parser's events alone, a document past the limits of :func:`load_yaml`.
 
-    Sizes are memoised per node, so an alias bomb is measured in the time of
-    its few nodes; an alias to a collection that contains it (a cycle) is
-    refused too.
+    One pass, no node built: the nesting, the values with every alias counted
+    as the whole of what it stands for (an alias bomb is refused from its few
+    hundred bytes; an alias inside what its anchor marks is a document
+    without end), the items of the collections ``max_items`` names.
     """
-    size: dict[int, int] = {}
-    on_path: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        key = id(node)
-        if done:
-            on_path.discard(key)
-            children = _children(node)
-            total = 1 + sum(size[id(c)] for c in children)
+    sizes: dict[str, int] = {}        # anchor -> values it stands for (-1: still open)
+    # one entry per open collection: [values so far, anchor, field, items, is a mapping,
+    # next node is a key, the current key]
+    stack: list[list[Any]] = []
+    total = documents = 0
+
+    def place(event: Any) -> str:
+        """The field of a collection starting at ``event``, counting it as an item."""
+        if not stack:
+            return ""
+        top = stack[-1]
+        top[3] += 1
+        field = top[2]
+        if top[4]:
+            child = f"{field}.{top[6]}" if field else str(top[6])
+        else:
+            child = f"{field}[{top[3] - 1}]"
+        limit = max_items.get(field)
+        if limit is not None and top[3] > limit:
+            raise DocumentError(f"more than {limit:,} entries: not a document the toolkit "
+                                "reads", path=name, line=event.start_mark.line + 1,
+                                field=field)
+        return child
+
+    for event in _yaml_events(text):
+        kind = type(event)
+        if kind is yaml.ScalarEvent or kind is yaml.AliasEvent:
+            if kind is yaml.AliasEvent:
+                size = sizes.get(event.anchor, 1)
+                if size < 0:
+                    raise DocumentError("an alias inside what its anchor marks: a document "
+                                        "without end", path=name,
+                                        line=event.start_mark.line + 1)
+            else:
+                size = 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+            total += size
             if total > max_nodes:
-                raise _many(name, max_nodes, "values with its aliases expanded",
-                            node.start_mark.line + 1)
-            size[key] = total
-            continue
-        if key in size:
-            continue
-        if key in on_path:
-            raise DocumentError("an alias refers to a collection that contains it: a "
-                                "document without end", path=name,
-                                line=node.start_mark.line + 1)
-        on_path.add(key)
-        stack.append((node, True))
-        for child in _children(node):
-            if id(child) not in size:
-                if id(child) in on_path:
-                    raise DocumentError("an alias refers to a collection that contains it: "
-                                        "a document without end", path=name,
-                                        line=child.start_mark.line + 1)
-                stack.append((child, False))
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [x for pair in node.value for x in pair]
-    return []
+                raise _many(name, max_nodes, "values (aliases expanded)",
+                            event.start_mark.line + 1)
+            if stack:
+                top = stack[-1]
+                top[0] += size
+                if top[4] and top[5]:
+                    top[6] = getattr(event, "value", "*")
+                else:
+                    place(event)
+                if top[4]:
+                    top[5] = not top[5]
+        elif kind is yaml.SequenceStartEvent or kind is yaml.MappingStartEvent:
+            if len(stack) >= max_depth:
+                raise _deep(name, max_depth, event.start_mark.line + 1)
+            field = "?"
+            if stack and stack[-1][4] and stack[-1][5]:      # a collection as a key
+                stack[-1][6] = "?"
+            else:
+                field = place(event)
+            if event.anchor is not None:
+                sizes[event.anchor] = -1
+            total += 1
+            if total > max_nodes:
+                raise _many(name, max_nodes, "values (aliases expanded)",
+                            event.start_mark.line + 1)
+            stack.append([1, event.anchor, field, 0, kind is yaml.MappingStartEvent, True,
+                          None])
+        elif kind is yaml.SequenceEndEvent or kind is yaml.MappingEndEvent:
+            size, anchor = stack.pop()[:2]
+            if anchor is not None:
+                sizes[anchor] = size
+            if stack:
+                top = stack[-1]
+                top[0] += size
+                if top[4]:
+                    top[5] = not top[5]
+        elif kind is yaml.DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                raise DocumentError("more than one YAML document in one file", path=name,
+                                    line=event.start_mark.line + 1)
 
 
 def _yaml_error(exc: yaml.YAMLError, name: str) -> DocumentError:
@@ -382,13 +426,15 @@ def _yaml_error(exc: yaml.YAMLError, name: str) -> DocumentError:
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     if "nesting depth" in problem:     # libyaml's own bound, 1000 levels
         return _deep(name, MAX_DEPTH, mark.line + 1 if mark else None)
+    if isinstance(exc, yaml.constructor.ConstructorError):   # a key twice, an unknown tag
+        return DocumentError(problem, path=name, line=mark.line + 1 if mark else None)
     return DocumentError(f"not valid YAML: {problem}", path=name,
                          line=mark.line + 1 if mark else None)
 
 
 def load_yaml(source: Source, *, what: str | None = None, max_bytes: int = MAX_YAML_BYTES,
               max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
-              kind: str = "YAML document") -> Any:
+              max_items: Mapping[str, int] | None = None, kind: str = "YAML document") -> Any:
     """Parse a YAML document safely, within limits of size, nesting and values.
 
     Safe tags only (no Python objects); a key given twice in one mapping is
@@ -404,6 +450,10 @@ def load_yaml(source: Source, *, what: str | None = None, max_bytes: int = MAX_Y
     max_bytes : int, default :data:`MAX_YAML_BYTES`
     max_depth, max_nodes : int
         See :data:`MAX_DEPTH`, :data:`MAX_NODES`.
+    max_items : mapping of str to int, optional
+        The most entries of the collections at these fields (``"routers"``,
+        ``"links[0].between"``, ``""`` for the document itself), refused with
+        the field named as soon as the parser passes them.
     kind : str, default "YAML document"
         What the file should hold, for the messages.
 
@@ -427,37 +477,17 @@ def load_yaml(source: Source, *, what: str | None = None, max_bytes: int = MAX_Y
     >>> load_yaml(bomb, what="t.yaml")
     Traceback (most recent call last):
     ...
-    tomography.safe_load.DocumentError: t.yaml, line 6: more than 1,000,000 values with its aliases expanded: not a document the toolkit reads
+    tomography.safe_load.DocumentError: t.yaml, line 6: more than 1,000,000 values (aliases expanded): not a document the toolkit reads
     """
     data, name = read_bounded(source, what=what, max_bytes=max_bytes, kind=kind)
     text = _text(data, name)
-    depth = nodes = documents = 0
     try:
-        for event in _yaml_events(text):
-            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                depth += 1
-                if depth > max_depth:
-                    raise _deep(name, max_depth, event.start_mark.line + 1)
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                depth -= 1
-                continue
-            elif isinstance(event, yaml.DocumentStartEvent):
-                documents += 1
-                if documents > 1:
-                    raise DocumentError(f"more than one YAML document: expected one {kind}",
-                                        path=name, line=event.start_mark.line + 1)
-                continue
-            elif not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
-                continue
-            nodes += 1
-            if nodes > max_nodes:
-                raise _many(name, max_nodes, line=event.start_mark.line + 1)
+        _check_events(text, name, max_depth, max_nodes, max_items or {})
         node = yaml.compose(text, Loader=_CLoader or yaml.SafeLoader)
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, name) from None
     if node is None:
         return None
-    _expanded_size(node, name, max_nodes)
     try:
         return _Constructor().construct_document(node)
     except yaml.YAMLError as exc:

@@ -49,6 +49,7 @@ not a bottleneck).
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -61,10 +62,13 @@ import pandas as pd
 import yaml
 
 from tomography.errors import ParameterError, TomographyError
+from tomography.safe_load import DocumentError, load_yaml, read_bounded
 from tomography.units import parse_bandwidth, parse_time
 
 __all__ = ["Topology", "Link", "HostGroup", "Host", "TopologyError", "read_topology",
-           "parse_topology", "scenario_path", "SCENARIO_DIR"]
+           "parse_topology", "scenario_path", "check_quantity", "SCENARIO_DIR", "MAX_HOSTS",
+           "MAX_ROUTERS", "MAX_LINKS", "MAX_HOPS", "MIN_BANDWIDTH", "MAX_BANDWIDTH",
+           "MAX_LATENCY"]
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"   # shipped in the package
 
@@ -271,31 +275,61 @@ class Topology:
         return self.links[index].capacity_from(u)
 
     @cached_property
-    def _routes(self) -> dict[str, dict[str, list[str]]]:
-        if any(0 in (link.capacity_ab, link.capacity_ba) for link in self.links):
-            live = nx.DiGraph()                 # one-way links: only the ways they carry
-            live.add_nodes_from(self.routers)
-            for link in self.links:
-                for u, v in ((link.a, link.b), (link.b, link.a)):
-                    if link.capacity_from(u) > 0:
-                        live.add_edge(u, v, latency=link.latency)
-            return {a: nx.single_source_dijkstra_path(live, a, weight="latency")
-                    for a in self.routers}
-        if self.is_tree:
-            return {a: nx.single_source_shortest_path(self.graph, a) for a in self.routers}
-        return {a: nx.single_source_dijkstra_path(self.graph, a, weight="latency")
-                for a in self.routers}
+    def _live(self) -> nx.Graph | nx.DiGraph:
+        """The graph routes follow: directed when a link is one-way (only the ways it carries)."""
+        if not any(0 in (link.capacity_ab, link.capacity_ba) for link in self.links):
+            return self.graph
+        live = nx.DiGraph()
+        live.add_nodes_from(self.routers)
+        for link in self.links:
+            for u, v in ((link.a, link.b), (link.b, link.a)):
+                if link.capacity_from(u) > 0:
+                    live.add_edge(u, v, latency=link.latency)
+        return live
+
+    @cached_property
+    def _predecessors(self) -> dict[str, dict[str, str]]:
+        """Router -> (router -> the router before it on the route from the first); lazy.
+
+        One map per source router, made when a route from it is first asked
+        for: memory in routers per source, not in routers squared times the
+        length of the routes.  The predecessor kept is the one the first
+        shortest path found goes through, so routes are those of
+        :func:`networkx.single_source_dijkstra_path` (ties broken by the order
+        of the links in the file).
+        """
+        return {}
+
+    def _before(self, a: str) -> dict[str, str]:
+        known = self._predecessors.get(a)
+        if known is None:
+            live = self._live
+            if live is self.graph and self.is_tree:
+                pred = dict(nx.bfs_predecessors(live, a))
+            else:
+                pred = {v: p[0] for v, p in
+                        nx.dijkstra_predecessor_and_distance(live, a, weight="latency")[0].items()
+                        if p}
+            known = self._predecessors[a] = pred
+        return known
 
     def route(self, a: str, b: str) -> list[tuple[str, str]]:
         """Directed router links from router ``a`` to router ``b``, in order."""
         for r in (a, b):
-            if r not in self._routes:
+            if r not in self.graph:
                 raise TopologyError(f"unknown router {r!r}")
-        try:
-            nodes = self._routes[a][b]
-        except KeyError:
-            raise TopologyError(f"no route from {a!r} to {b!r}: the routers are not "
-                                "connected") from None
+        before = self._before(a)
+        nodes = [b]
+        while nodes[-1] != a:
+            if nodes[-1] not in before:
+                raise TopologyError(f"no route from {a!r} to {b!r}: the routers are not "
+                                    "connected")
+            nodes.append(before[nodes[-1]])
+            if len(nodes) > MAX_HOPS + 1:
+                raise TopologyError(f"the route from {a!r} to {b!r} crosses more than "
+                                    f"{MAX_HOPS} links (IP's limit): not a network",
+                                    path=self.source, field="links")
+        nodes.reverse()
         return list(zip(nodes, nodes[1:]))
 
     def one_way_latency(self, src: str, dst: str) -> float:
@@ -345,7 +379,7 @@ def read_topology(path: str | os.PathLike[str]) -> Topology:
     (512, 15, True)
     """
     file = Path(path)
-    if not file.exists():
+    if not file.exists() and not file.is_symlink():
         builtin = scenario_path(str(path))
         if builtin is None:
             names = sorted(_scenarios())
@@ -355,29 +389,20 @@ def read_topology(path: str | os.PathLike[str]) -> Topology:
                                 + (f"; did you mean {near[0]}?" if near else "")
                                 + f" (built-in: {', '.join(names)})", path=path)
         file = builtin
-    if file.is_dir():
-        raise TopologyError("is a directory, expected a topology file", path=file)
-    with file.open("rb") as fh:                 # a pipe is fine; an endless device is not
-        raw = fh.read(TOPOLOGY_LIMIT + 1)
-    if len(raw) > TOPOLOGY_LIMIT:
-        raise TopologyError(f"larger than {TOPOLOGY_LIMIT // 2**20} MiB: not a topology file",
-                            path=file)
     try:
-        data = yaml.load(raw.decode("utf-8-sig"), Loader=_UniqueKeyLoader)
-    except UnicodeDecodeError as exc:
-        raise TopologyError(f"not UTF-8 text (byte {exc.start})", path=file) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise TopologyError(f"not valid YAML{where}: {getattr(exc, 'problem', exc)}",
-                            path=file) from None
+        raw, _ = read_bounded(file, max_bytes=TOPOLOGY_LIMIT, kind="topology file")
+        data = load_yaml(raw, what=str(file), max_bytes=TOPOLOGY_LIMIT,
+                         max_nodes=TOPOLOGY_VALUES, kind="topology file",
+                         max_items={"routers": MAX_ROUTERS, "links": MAX_LINKS,
+                                    "clusters": MAX_HOSTS})
+    except DocumentError as exc:
+        raise TopologyError(exc.reason, path=exc.path, line=exc.line, field=exc.field) from None
     try:
         return parse_topology(data, source=str(file))
     except TopologyError as exc:
         if exc.field is None or exc.line is not None:
             raise
-        line = _line_of(yaml.compose(raw.decode("utf-8-sig"), Loader=yaml.SafeLoader),
-                        exc.field)
+        line = _line_of(yaml.compose(raw.decode("utf-8-sig"), Loader=_COMPOSER), exc.field)
         raise TopologyError(exc.reason, path=exc.path, field=exc.field, line=line) from None
 
 
@@ -408,18 +433,7 @@ def _line_of(node: yaml.Node | None, field: str) -> int | None:
     return line
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: set = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} given twice", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+_COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _scenarios() -> dict[str, Path]:
@@ -440,13 +454,35 @@ def scenario_path(name: str) -> Path | None:
 def parse_topology(data: Any, *, source: str | None = None) -> Topology:
     """Validate a topology given as parsed YAML (a dict); see the module docstring.
 
+    Counts and sizes are checked before anything is built from them (at most
+    :data:`MAX_HOSTS` hosts, :data:`MAX_ROUTERS` routers, :data:`MAX_LINKS`
+    links, names of :data:`MAX_NAME` characters), and every quantity is
+    checked against its range (:func:`check_quantity`).
+
     Raises
     ------
     TopologyError
         Naming ``source`` and the field at fault, e.g. ``links[2].capacity``.
+
+    Examples
+    --------
+    >>> parse_topology({"name": "x", "routers": ["A"], "clusters": [
+    ...     {"name": "a", "router": "A", "hosts": 10**12, "nic": "1Gbit/s"}]})
+    Traceback (most recent call last):
+    ...
+    tomography.topology.TopologyError: field 'clusters[0].hosts': 1000000000000 hosts: more than any network this toolkit measures (at most 100000 in all)
     """
     def fail(message: str, where: str | None = None) -> TopologyError:
         return TopologyError(message, path=source, field=where)
+
+    def text(value: Any, where: str, most: int = MAX_NAME, empty: bool = False) -> str:
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or (
+                not empty and str(value) == ""):
+            raise fail(f"must be a{'' if empty else ' non-empty'} string, got "
+                       f"{_short(value)}", where)
+        if len(str(value)) > most:
+            raise fail(f"longer than {most} characters", where)
+        return str(value)
 
     if not isinstance(data, dict):
         raise fail("a topology must be a mapping with name, routers, links and clusters")
@@ -454,6 +490,12 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise fail("missing or empty", "name")
+    text(name, "name")
+    description = data.get("description", "")
+    if description is None:
+        description = ""
+    if isinstance(description, (dict, list)):
+        raise fail("must be text, got a " + type(description).__name__, "description")
     defaults = data.get("host_defaults", {}) or {}
     if not isinstance(defaults, dict):
         raise fail("must be a mapping", "host_defaults")
@@ -462,18 +504,27 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
     routers = data.get("routers")
     if not isinstance(routers, list) or not routers:
         raise fail("must be a non-empty list of router names", "routers")
+    if len(routers) > MAX_ROUTERS:
+        raise fail(f"{len(routers)} routers: more than any network this toolkit measures "
+                   f"(at most {MAX_ROUTERS})", "routers")
     names: list[str] = []
+    known: set[str] = set()
     for i, r in enumerate(routers):
         if not isinstance(r, (str, int)) or isinstance(r, bool) or str(r) == "":
-            raise fail(f"router names are strings, got {r!r}", f"routers[{i}]")
-        if str(r) in names:
+            raise fail(f"router names are strings, got {_short(r)}", f"routers[{i}]")
+        text(r, f"routers[{i}]")
+        if str(r) in known:
             raise fail(f"duplicate router {r!r}", f"routers[{i}]")
         names.append(str(r))
+        known.add(str(r))
 
     links: list[Link] = []
     seen: set[frozenset[str]] = set()
     if not isinstance(data.get("links") or [], list):
         raise fail("must be a list of links", "links")
+    if len(data.get("links") or []) > MAX_LINKS:
+        raise fail(f"{len(data['links'])} links: more than any network this toolkit measures "
+                   f"(at most {MAX_LINKS})", "links")
     for i, item in enumerate(data.get("links") or []):
         where = f"links[{i}]"
         if not isinstance(item, dict):
@@ -482,10 +533,12 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
         ends = item.get("between")
         if not isinstance(ends, list) or len(ends) != 2:
             raise fail("must list exactly two routers", f"{where}.between")
+        if not all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in ends):
+            raise fail(f"router names are strings, got {_short(ends)}", f"{where}.between")
         a, b = (str(x) for x in ends)
         for r in (a, b):
-            if r not in names:
-                raise fail(f"unknown router {r!r}", f"{where}.between")
+            if r not in known:
+                raise fail(f"unknown router {_short(r)}", f"{where}.between")
         if a == b:
             raise fail(f"a link joins two different routers, got {a!r} twice", f"{where}.between")
         if frozenset((a, b)) in seen:
@@ -500,10 +553,15 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
                               _quantity(item, "latency", parse_time, where, fail)))
 
     clusters: list[HostGroup] = []
+    cluster_names: set[str] = set()
     hosts_seen: set[str] = set()
+    total = 0
     items = data.get("clusters")
     if not isinstance(items, list) or not items:
         raise fail("must be a non-empty list of host clusters", "clusters")
+    if len(items) > MAX_HOSTS:
+        raise fail(f"{len(items)} clusters: more than any network this toolkit measures "
+                   f"(at most {MAX_HOSTS} hosts in all)", "clusters")
     for i, item in enumerate(items):
         where = f"clusters[{i}]"
         if not isinstance(item, dict):
@@ -512,17 +570,28 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
         cname = item.get("name")
         if not isinstance(cname, str) or not cname:
             raise fail("missing or empty", f"{where}.name")
-        if any(c.name == cname for c in clusters):
+        text(cname, f"{where}.name")
+        if cname in cluster_names:
             raise fail(f"duplicate cluster {cname!r}", f"{where}.name")
-        router = str(item.get("router", ""))
-        if router not in names:
-            raise fail(f"unknown router {router!r}", f"{where}.router")
+        cluster_names.add(cname)
+        router = item.get("router", "")
+        if not isinstance(router, (str, int)) or isinstance(router, bool) \
+                or str(router) not in known:
+            raise fail(f"unknown router {_short(router)}", f"{where}.router")
+        router = str(router)
         count = item.get("hosts")
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise fail(f"must be a positive integer, got {count!r}", f"{where}.hosts")
+            raise fail(f"must be a positive integer, got {_short(count)}", f"{where}.hosts")
+        total += count
+        if total > MAX_HOSTS:      # before a single host name is made
+            raise fail(f"{count} hosts: more than any network this toolkit measures (at most "
+                       f"{MAX_HOSTS} in all)", f"{where}.hosts")
         label = item.get("label", "")
         if not isinstance(label, str):
-            raise fail(f"must be a string, got {label!r}", f"{where}.label")
+            raise fail(f"must be a string, got {_short(label)}", f"{where}.label")
+        text(label, f"{where}.label", most=MAX_LABEL, empty=True)
+        prefix = text(item.get("host_prefix", f"{cname}-"), f"{where}.host_prefix",
+                      empty=True)
         for block, place in ((defaults, "host_defaults"), (item, where)):
             if "nic" in block and ({"nic_up", "nic_down"} & set(block)):
                 raise fail("give nic (both directions) or nic_up and nic_down, not both",
@@ -540,8 +609,7 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
             raise fail("no NIC capacity: give nic (or nic_up and nic_down) here or in "
                        "host_defaults", f"{where}.nic")
         latency = quantity("latency", parse=parse_time) or 0.0
-        group = HostGroup(cname, router, count, nic_up, nic_down, latency, label,
-                          str(item.get("host_prefix", f"{cname}-")))
+        group = HostGroup(cname, router, count, nic_up, nic_down, latency, label, prefix)
         for h in group.host_names:
             if h in hosts_seen:
                 raise fail(f"host name {h!r} made twice; give distinct host_prefix values",
@@ -550,7 +618,7 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
         clusters.append(group)
 
     topo = Topology(name=name, routers=names, links=links, clusters=clusters,
-                    description=str(data.get("description", "")), source=source, raw=data)
+                    description=str(description), source=source, raw=data)
     used = {c.router for c in clusters}
     component = nx.node_connected_component(topo.graph, clusters[0].router)
     stranded = sorted(used - component)
@@ -562,13 +630,27 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
         raise fail(f"router {unlinked[0]!r} has no path to the routers with hosts: link it "
                    "or leave it out", "routers")
     hosted = [r for r in names if r in used]
-    one_way = any(0 in (link.capacity_ab, link.capacity_ba) for link in links)
-    for r in hosted if one_way else []:
-        cut_off = [d for d in hosted if d not in topo._routes[r]]
-        if cut_off:
-            raise fail(f"router {r!r} cannot reach router {cut_off[0]!r}: the one-way links "
-                       "(a capacity of none) leave no route that way", "links")
+    hops = nx.single_source_shortest_path_length(topo.graph, clusters[0].router)
+    far = max(hosted, key=lambda r: hops[r])
+    if hops[far] > MAX_HOPS:
+        raise fail(f"routers {clusters[0].router!r} and {far!r} are {hops[far]} links apart: "
+                   f"more than any route crosses (at most {MAX_HOPS}, IP's limit)", "links")
+    live = topo._live
+    if live is not topo.graph and not all(
+            len(c & used) in (0, len(used)) for c in nx.strongly_connected_components(live)):
+        for r in hosted:             # the first router that cannot reach another one
+            reach = nx.descendants(live, r)
+            cut_off = [d for d in hosted if d != r and d not in reach]
+            if cut_off:
+                raise fail(f"router {r!r} cannot reach router {cut_off[0]!r}: the one-way "
+                           "links (a capacity of none) leave no route that way", "links")
     return topo
+
+
+def _short(value: Any, most: int = 40) -> str:
+    """``repr(value)``, cut to ``most`` characters: a hostile value is not echoed whole."""
+    text = repr(value)
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def _capacities(capacity: dict, a: str, b: str, where: str, fail) -> tuple[float, float]:
@@ -598,11 +680,83 @@ def _no_unknown(item: dict, allowed: set[str], where: str, fail) -> None:
         raise fail(f"unknown key (allowed: {', '.join(sorted(allowed))})", f"{prefix}{unknown[0]}")
 
 
-TOPOLOGY_LIMIT = 64 * 2**20
+TOPOLOGY_LIMIT = 16 * 2**20
 """The largest topology file read (bytes): clusters are counted, not listed host by host."""
+
+TOPOLOGY_VALUES = 2_000_000
+"""The most YAML values a topology file may hold, aliases expanded (a link holds about 8)."""
+
+MAX_HOSTS = 100_000
+"""The most hosts a topology may have, all clusters together."""
+
+MAX_ROUTERS = 1_000
+"""The most routers a topology may have."""
+
+MAX_LINKS = 100_000
+"""The most links between routers a topology may have."""
+
+MAX_HOPS = 255
+"""The most links a route may cross: IP's time to live cannot count more."""
+
+MAX_NAME = 255
+"""The longest name (of the topology, a router, a cluster, a host prefix), in characters."""
+
+MAX_LABEL = 4096
+"""The longest ground-truth label of a cluster, in characters."""
+
+MIN_BANDWIDTH = 1.0
+"""The smallest capacity a topology may give (bit/s); a one-way link's dead way is ``none``."""
 
 MAX_BANDWIDTH = 1e14
 """The largest capacity a topology may give (bit/s): 100 Tbit/s, beyond any link or NIC."""
+
+MAX_LATENCY = 10.0
+"""The longest one-way latency a topology may give (seconds): a geostationary hop is 0.25 s."""
+
+_RANGES = {"bandwidth": (MIN_BANDWIDTH, MAX_BANDWIDTH, "1 bit/s", "100 Tbit/s"),
+           "time": (0.0, MAX_LATENCY, "0 s", "10 s")}
+
+
+def check_quantity(value: float, kind: str, text: object = None) -> float:
+    """``value`` when it is within the range of a topology's quantities, else a ParameterError.
+
+    The one range check of every capacity (``kind="bandwidth"``, bit/s,
+    within [:data:`MIN_BANDWIDTH`, :data:`MAX_BANDWIDTH`]) and latency
+    (``kind="time"``, seconds, within [0, :data:`MAX_LATENCY`]) of a
+    topology, and of a Gauge file's figures.
+
+    Parameters
+    ----------
+    value : float
+        In bit/s or seconds.
+    kind : {"bandwidth", "time"}
+    text : object, optional
+        The value as written, for the message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        On a value not finite or out of range.
+
+    Examples
+    --------
+    >>> check_quantity(1e9, "bandwidth")
+    1000000000.0
+    >>> check_quantity(float("inf"), "time", "1e400s")
+    Traceback (most recent call last):
+    ...
+    tomography.errors.ParameterError: '1e400s' is beyond any network (a time within 0 s and 10 s): a unit mistaken?
+    """
+    low, high, low_text, high_text = _RANGES[kind]
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and low <= value <= high):
+        shown = _short(text if text is not None else value)
+        raise ParameterError(f"{shown} is beyond any network (a {kind} within {low_text} and "
+                             f"{high_text}): a unit mistaken?")
+    return float(value)
 
 
 def _quantity(item: dict, key: str, parse, where: str, fail) -> float:
@@ -610,9 +764,7 @@ def _quantity(item: dict, key: str, parse, where: str, fail) -> float:
         raise fail("missing", f"{where}.{key}")
     try:
         value = parse(item[key])
+        return check_quantity(value, "bandwidth" if parse is parse_bandwidth else "time",
+                              item[key])
     except ValueError as exc:
         raise fail(str(exc), f"{where}.{key}") from None
-    if parse is parse_bandwidth and value > MAX_BANDWIDTH:
-        raise fail(f"{item[key]!r} is beyond any network (more than 100 Tbit/s): a unit "
-                   "mistaken?", f"{where}.{key}")
-    return value

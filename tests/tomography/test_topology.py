@@ -120,7 +120,7 @@ def test_file_errors_give_the_line(tmp_path: Path) -> None:
 def test_file_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: [unclosed\n")
-    with pytest.raises(TopologyError, match="not valid YAML at line"):
+    with pytest.raises(TopologyError, match=r"bad.yaml, line 2: not valid YAML"):
         read_topology(bad)
     with pytest.raises(TopologyError, match="built-in"):
         read_topology(tmp_path / "none.yaml")

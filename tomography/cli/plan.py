@@ -57,16 +57,23 @@ def add_parser(sub: Any) -> None:
 
 
 def _read_gauge_arg(path: str):
-    import tempfile
+    """The Gauge file ``path``, or the document on standard input for ``-``.
 
-    from tomography.export.gauge import read_gauge
+    Standard input is read in chunks up to the largest Gauge document
+    (:data:`tomography.export.gauge.MAX_GAUGE_BYTES`) and refused beyond it,
+    never read to its end; nothing is written.
+    """
+    from tomography.export.gauge import MAX_GAUGE_BYTES, GaugeError, read_gauge
+    from tomography.safe_load import DocumentError, read_stream
 
     if path != "-":
         return read_gauge(path)
-    with tempfile.NamedTemporaryFile("w", suffix=".gauge.xml", encoding="utf-8") as tmp:
-        tmp.write(sys.stdin.read())
-        tmp.flush()
-        return read_gauge(tmp.name)
+    try:
+        data = read_stream(sys.stdin.buffer, what="standard input", max_bytes=MAX_GAUGE_BYTES,
+                           kind="Gauge document")
+    except DocumentError as exc:
+        raise GaugeError(exc.reason, path=exc.path) from None
+    return read_gauge(data, name="standard input")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -58,11 +58,21 @@ from lxml import etree
 from tomography.errors import TomographyError
 from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.planning.network import Network
-from tomography.topology import MAX_BANDWIDTH
+from tomography.safe_load import DocumentError, parse_xml
+from tomography.topology import MAX_HOSTS, MAX_LATENCY, check_quantity
 from tomography.units import parse_bandwidth, parse_time
 
-MAX_DELAY = 3600.0
-"""The longest one-way delay a Gauge file may give (seconds)."""
+MAX_DELAY = MAX_LATENCY
+"""The longest one-way delay a Gauge file may give (seconds): a topology's longest latency."""
+
+MAX_GAUGE_BYTES = 64 * 2**20
+"""The largest Gauge document read (bytes), from a file or standard input."""
+
+MAX_GAUGE_HOSTS = MAX_HOSTS
+"""The most hosts the pool of a Gauge file may list."""
+
+MAX_PAIR_HOSTS = 5_000
+"""The most hosts of a Gauge file with host-pair figures (each group a hosts x hosts matrix)."""
 
 __all__ = ["FORMAT", "SCHEMA_PATH", "RATE_UNITS", "TIME_UNITS", "GaugeError", "gauge_schema",
            "gauge_to_xml", "write_gauge", "read_gauge", "gauge_to_network"]
@@ -245,22 +255,32 @@ def write_gauge(model: BandwidthModel, path: str | os.PathLike[str], *, unit: st
 
 
 def _figure(text: str, factor: float, kind: str, path: Any, element: Any, document: Any) -> float:
-    """A figure of the file in SI units, refused when beyond any network."""
+    """A figure of the file in SI units, refused when beyond any network.
+
+    Rates: 0 (a dead link) or within a topology's capacities; delays within
+    its latencies (:func:`tomography.topology.check_quantity`).
+    """
     value = float(text) * factor
-    limit = MAX_DELAY if kind == "delay" else MAX_BANDWIDTH
-    if not math.isfinite(value) or value > limit:
-        what = "a delay over an hour" if kind == "delay" else "more than 100 Tbit/s"
-        raise GaugeError(f"{text!r} is beyond any network ({what}): a unit mistaken?",
-                         path=path, line=element.sourceline, element=document.getpath(element))
+    try:
+        if not (kind != "delay" and value == 0):
+            check_quantity(value, "time" if kind == "delay" else "bandwidth", text)
+    except TomographyError as exc:
+        raise GaugeError(str(exc), path=path, line=element.sourceline,
+                         element=document.getpath(element)) from None
     return value
 
 
-def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
+def read_gauge(path: str | os.PathLike[str] | bytes, *, name: str | None = None
+               ) -> BandwidthModel:
     """Read a Gauge file, checked against the schema.
 
     Parameters
     ----------
-    path : str or path-like
+    path : str, path-like or bytes
+        The file, or the document itself (read from standard input).
+    name : str, optional
+        The name of the document in messages (default the path;
+        ``"standard input"``).
 
     Returns
     -------
@@ -272,26 +292,34 @@ def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
     GaugeError
         Naming the file, the line and the element: malformed XML, a schema
         violation (unknown host or cluster, negative or missing value,
-        missing or unknown unit, missing source), a host paired with itself.
+        missing or unknown unit, missing source), a host paired with itself,
+        a figure beyond any network, a document past the limits
+        (:data:`MAX_GAUGE_BYTES`, :data:`MAX_GAUGE_HOSTS`,
+        :data:`MAX_PAIR_HOSTS`, nesting), a DOCTYPE.
+
+    Examples
+    --------
+    >>> read_gauge(b"<environment>" * 50, name="standard input")
+    Traceback (most recent call last):
+    ...
+    tomography.export.gauge.GaugeError: standard input, line 1: nested deeper than 8 levels: not a document the toolkit reads
     """
-    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    where = name or (None if isinstance(path, (bytes, bytearray)) else str(path)) or "<bytes>"
     try:
-        document = etree.parse(str(path), parser)
-    except etree.XMLSyntaxError as exc:
-        raise GaugeError(f"not well-formed XML: {exc.msg}", path=path, line=exc.lineno) from None
-    except OSError as exc:   # lxml's text repeats the path: the system's reason alone
-        reason = ("no such file" if not os.path.exists(path) else "is a directory"
-                  if os.path.isdir(path) else os.strerror(exc.errno) if exc.errno
-                  else "not readable")
-        raise GaugeError(f"cannot read: {reason}", path=path) from None
-    if document.docinfo.doctype:
-        raise GaugeError("a DOCTYPE is not allowed in a Gauge file (its entities were not "
-                         "resolved: nothing outside the file was read)", path=path, line=1)
+        document = parse_xml(path, what=where, max_bytes=MAX_GAUGE_BYTES, max_depth=8,
+                             max_nodes=4_000_000,
+                             kind="Gauge file")
+    except DocumentError as exc:
+        raise GaugeError(exc.reason, path=exc.path, line=exc.line) from None
+    path = where
     _validate(document, path)
     root = document.getroot()
     clusters = {c.get("name"): [h.get("name") for h in c.iterfind("host")]
                 for c in root.iterfind("pool/cluster")}
     hosts = sorted(h for members in clusters.values() for h in members)
+    if len(hosts) > MAX_GAUGE_HOSTS:
+        raise GaugeError(f"{len(hosts)} hosts: more than any network this toolkit measures "
+                         f"(at most {MAX_GAUGE_HOSTS})", path=path, element="/environment/pool")
     index = {"host": {h: i for i, h in enumerate(hosts)},
              "cluster": {c: i for i, c in enumerate(clusters)}}
     figures: dict[str, np.ndarray] = {}
@@ -306,6 +334,10 @@ def read_gauge(path: str | os.PathLike[str]) -> BandwidthModel:
             raise GaugeError(str(exc), path=path, line=group.sourceline,
                              element=document.getpath(group)) from None
         where = index[level]
+        if kind != "capacity" and len(where) > MAX_PAIR_HOSTS:
+            raise GaugeError(f"pair figures among {len(where)} {level}s: more than any "
+                             f"measurement gives (at most {MAX_PAIR_HOSTS})", path=path,
+                             line=group.sourceline, element=document.getpath(group))
         unit = group.get("unit")
         factor = parse_time(f"1{unit}") if kind == "delay" else parse_bandwidth(f"1{unit}")
         if kind == "capacity":
