@@ -32,9 +32,8 @@ from typing import Any, Iterator
 import pandas as pd
 
 from measure.transport import AGENT_MODULE, ProcessTransport
-from tomography.errors import DatasetError
-from tomography.hosts_checks import (MAX_HOSTS, check_address, check_command, check_host_name,
-                                     check_label, check_ssh_target, is_local_target,
+from tomography.hosts_checks import (MAX_HOSTS, check_address, check_command, check_label,
+                                     check_ssh_target, is_local_target, new_host,
                                      read_host_rows, unique_endpoints)
 
 __all__ = ["SshOptions", "read_ssh_hosts", "ssh_command", "ssh_transport", "loopback_sshd"]
@@ -105,11 +104,7 @@ def read_ssh_hosts(path: str | Path, *, max_hosts: int = MAX_HOSTS) -> pd.DataFr
     seen: dict[str, int] = {}
     table = read_host_rows(path, REQUIRED, ("label", "command"), max_hosts=max_hosts)
     for line, row in table:
-        host = check_host_name(row["host"], path=path, line=line)
-        if host in seen:
-            raise DatasetError(f"duplicate host {host!r} (also on line {seen[host]})",
-                               path=path, line=line, field="host")
-        seen[host] = line
+        host = new_host(row["host"], seen, path=path, line=line)
         target = check_ssh_target(row["ssh"], path=path, line=line)
         address = check_address(row["address"], loopback=is_local_target(target), path=path,
                                 line=line)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["MAX_HOSTS", "MAX_FILE_BYTES", "MAX_FIELD", "MAX_COMMAND", "HostRow",
-           "read_host_rows", "check_host_name", "check_address", "check_port",
+           "read_host_rows", "check_host_name", "new_host", "check_address", "check_port",
            "check_ssh_target", "is_local_target", "check_command", "check_label",
            "unique_endpoints", "file_budget", "read_import_hosts"]
 
@@ -215,6 +215,28 @@ def _printable(value: str, what: str, limit: int, path: str | Path | None,
         raise DatasetError(f"{len(value)} characters: a {what} takes at most {limit}",
                            **_where(path, line, field))
     return value
+
+
+def new_host(value: str, seen: dict[str, int], *, path: str | Path, line: int) -> str:
+    """:func:`check_host_name`, and a host no earlier line named (``seen``: host -> line,
+    updated).
+
+    Examples
+    --------
+    >>> seen = {}
+    >>> new_host("n1", seen, path="hosts.csv", line=2)
+    'n1'
+    >>> new_host("n1", seen, path="hosts.csv", line=3)
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: hosts.csv, line 3, field 'host': duplicate host 'n1' (also on line 2)
+    """
+    host = check_host_name(value, path=path, line=line)
+    if host in seen:
+        raise DatasetError(f"duplicate host {host!r} (also on line {seen[host]})",
+                           path=path, line=line, field="host")
+    seen[host] = line
+    return host
 
 
 def check_host_name(value: str, *, path: str | Path | None = None, line: int | None = None,

@@ -238,8 +238,8 @@ def _read_hosts_file(path: Path) -> pd.DataFrame:
     two hosts on one address need a port column with distinct ports (or 0).
     """
     from tomography.dataset import read_hosts_table
-    from tomography.hosts_checks import (check_address, check_host_name, check_label,
-                                         check_port, read_host_rows, unique_endpoints)
+    from tomography.hosts_checks import (check_address, check_label, check_port, new_host,
+                                         read_host_rows, unique_endpoints)
 
     table = read_host_rows(path, ("host", "address"), ("label",))
     has_port = "port" in table[0][1]
@@ -247,11 +247,7 @@ def _read_hosts_file(path: Path) -> pd.DataFrame:
     checked: dict[str, tuple[str, int]] = {}
     endpoints = []
     for line, row in table:
-        host = check_host_name(row["host"], path=path, line=line)
-        if host in seen:
-            raise DatasetError(f"duplicate host {host!r} (also on line {seen[host]})",
-                               path=path, line=line, field="host")
-        seen[host] = line
+        host = new_host(row["host"], seen, path=path, line=line)
         address = check_address(row["address"], path=path, line=line)
         check_label(row["label"], path=path, line=line)
         port = check_port(row["port"] or "0", path=path, line=line) if has_port else -1
