@@ -46,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
     from tomography.ground_truth import describe_connections
     from tomography.units import counted, format_bandwidth
 
-    a = analysis(args, truth=args.truth, topology=args.topology,
+    from tomography.topology import read_topology
+
+    # a topology given is read before the analysis: a bad one is refused before the work
+    topology = read_topology(args.topology) if args.topology else None
+    a = analysis(args, truth=args.truth, topology=topology,
                  host_connections=args.host_connections)
     h, levels = a.hierarchy, a.accuracy
     seen = a.observability

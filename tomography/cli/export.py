@@ -6,12 +6,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
                                    add_tree_level_option, analysis, emit, positive_int)
 from tomography.errors import TomographyError
 from tomography.units import counted
+
+if TYPE_CHECKING:
+    from tomography.topology import Topology
 
 __all__ = ["add_parser", "run", "gauge_model", "FORMATS", "BANDWIDTH_SOURCES"]
 
@@ -95,20 +98,25 @@ def add_parser(sub: Any) -> None:
 # --------------------------------------------------------------------------- export
 
 
-def _topology_of(m: Any, path: str | None):
+def _topology_of(m: Any, path: "str | Topology | None"):
     """The topology a simulated or emulated dataset ran on, as it ran (scaled)."""
     from measure.testbed import scaled
     from tomography.topology import read_topology
 
-    name = path or m.meta.get("topology")
-    if not name:
-        raise TomographyError("--bandwidth topology: the dataset names no topology; give "
-                              "--topology FILE")
-    try:
-        topo = read_topology(name)
-    except (TomographyError, OSError) as exc:
-        raise TomographyError(f"--bandwidth topology: cannot read topology {name!r} ({exc}); "
-                              "give --topology FILE") from None
+    from tomography.topology import Topology
+
+    if isinstance(path, Topology):   # read already (--topology)
+        topo = path
+    else:
+        name = path or m.meta.get("topology")
+        if not name:
+            raise TomographyError("--bandwidth topology: the dataset names no topology; give "
+                                  "--topology FILE")
+        try:
+            topo = read_topology(name)
+        except (TomographyError, OSError) as exc:
+            raise TomographyError(f"--bandwidth topology: cannot read topology {name!r} "
+                                  f"({exc}); give --topology FILE") from None
     scale = (m.meta.get("testbed") or {}).get("scale") or {}
     if scale:
         topo = scaled(topo, bandwidth=float(scale.get("bandwidth", 1.0)),
@@ -117,7 +125,7 @@ def _topology_of(m: Any, path: str | None):
 
 
 def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | None = None,
-                topology: str | None = None, host_pairs: bool = False,
+                topology: "str | Topology | None" = None, host_pairs: bool = False,
                 iterations: int | None = None, dataset: Path | None = None):
     """The absolute figures of an analysis's clusters on ``level``, as Gauge and SimGrid need.
 
@@ -147,7 +155,8 @@ def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | 
 
 
 def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: Path | None,
-                     topology: str | None, host_pairs: bool, iterations: int | None,
+                     topology: "str | Topology | None", host_pairs: bool,
+                     iterations: int | None,
                      dataset: Path | None = None):
     """The absolute figures of the clusters, from the source ``source`` names."""
     from tomography.export.bandwidth import from_broadcasts, from_probes, from_topology
@@ -233,6 +242,10 @@ def run(args: argparse.Namespace) -> int:
     from tomography.export.simgrid import simgrid_platform
     from tomography.export.topology_json import topology_to_json
 
+    from tomography.topology import read_topology
+
+    # a topology given is read before the analysis: a bad one is refused before the work
+    topology = read_topology(args.topology) if args.topology else None
     a = analysis(args)   # the levels and ids `tomography hierarchy` shows
     m, hosts, h = a.measurement, a.hosts, a.hierarchy
     kind = args.format
@@ -244,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
         text = None
     elif kind in ("gauge", "simgrid"):
         model = gauge_model(a, level=args.level, source=args.bandwidth, probes=args.probes,
-                            topology=args.topology, host_pairs=args.host_pairs,
+                            topology=topology, host_pairs=args.host_pairs,
                             iterations=args.iterations, dataset=args.dataset)
         text = (gauge_to_xml(model, unit=args.unit) if kind == "gauge"
                 else simgrid_platform(model))
