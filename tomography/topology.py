@@ -379,7 +379,10 @@ def read_topology(path: str | os.PathLike[str]) -> Topology:
     (512, 15, True)
     """
     file = Path(path)
-    if not file.exists() and not file.is_symlink():
+    # a directory is never a topology: a name like "two-sites-demo" is the built-in one even
+    # where a directory of that name (a demo's output) sits in the working directory
+    shadowed = file.is_dir() and scenario_path(str(path)) is not None
+    if shadowed or (not file.exists() and not file.is_symlink()):
         builtin = scenario_path(str(path))
         if builtin is None:
             names = sorted(_scenarios())

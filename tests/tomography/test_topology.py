@@ -285,3 +285,10 @@ def test_clusters_behind_a_wan(name: str, clusters: int) -> None:
     assert t.link_capacity("a-wan", "b-wan") == 12 * mbit == 6 * t.link_capacity("b3", "b-wan")
     if clusters == 3:
         assert t.route("a0", "c1")[1:3] == [("a-wan", "b-wan"), ("b-wan", "c-wan")]
+
+def test_a_directory_named_like_a_built_in_scenario_does_not_hide_it(tmp_path, monkeypatch):
+    """`tomography demo -o two-sites-demo` leaves a directory of that name: the name still
+    means the built-in topology, never the directory."""
+    (tmp_path / "two-sites-demo").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert len(read_topology("two-sites-demo").hosts) == 20
