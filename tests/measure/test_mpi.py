@@ -84,8 +84,10 @@ def test_six_peers_under_mpiexec_conserve_the_data_like_local_ones(tmp_path: Pat
 
 def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
+    # 16 MiB at 2 MiB/s a peer: at least 6 s a broadcast, so that the kill 2 s after the
+    # peers appear lands inside the first one even on a loaded machine (8 MiB raced it)
     proc = subprocess.Popen([mpiexec(), "-n", "5", TOMOGRAPHY, "measure", "bittorrent", "--mpi",
-                             "--network", "127.0.0.0/8", "-n", "2", "--size", "8MiB",
+                             "--network", "127.0.0.0/8", "-n", "2", "--size", "16MiB",
                              "--upload-limit", "2MiB/s", "--time-limit", "30s", "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     addresses = {f"127.0.0.{i}" for i in range(2, 6)}
