@@ -155,28 +155,22 @@ class Hierarchy:
         """The confidence a level needs to be supported (None when not measured)."""
         return (self.params.get("confidence") or {}).get("threshold")
 
-    def gap(self, number: int) -> float | None:
-        """How much closer the clusters level ``number`` joins are than the rest.
+    def separation(self, number: int) -> float | None:
+        """How clearly all the iterations set level ``number``'s clusters apart.
 
-        The ratio of mean linkages of :func:`cluster.confidence.merge_gap`
-        between the level and the level below; None for level 1 and when the
-        confidence was not measured.
+        :func:`cluster.separation.separation`: each cluster's weakest inside
+        cut over its strongest outside tie, per host pair, the smallest over
+        the level; None when the confidence was not measured.
         """
-        gaps = (self.params.get("confidence") or {}).get("gaps") or []
-        return gaps[number - 1] if number <= len(gaps) else None
+        values = (self.params.get("confidence") or {}).get("separations") or []
+        return values[number - 1] if number <= len(values) else None
 
     def supported(self, number: int) -> bool | None:
-        """Whether level ``number`` is supported (None when not measured).
-
-        Its confidence reaches the threshold and, above level 1, the
-        clusters of the level below that it joins are closer than the rest by
-        the minimum gap.
-        """
+        """Whether level ``number`` is supported: its confidence reaches the threshold
+        (None when not measured)."""
         if not self.confidence or self.threshold is None:
             return None
-        gap, needed = self.gap(number), (self.params.get("confidence") or {}).get("min_gap")
-        weak = gap is not None and needed is not None and not gap >= needed
-        return bool(self.confidence[number - 1] >= self.threshold and not weak)
+        return bool(self.confidence[number - 1] >= self.threshold)
 
     def select(self, numbers: Iterable[int]) -> "Hierarchy":
         """A hierarchy of only these levels, renumbered from 1 (clusters get new ids).
@@ -219,11 +213,12 @@ class Hierarchy:
         params["dropped_levels"] = [
             {"level": n, "clusters": len(self.level(n)),
              "confidence": self.confidence[n - 1] if self.confidence else None,
-             "gap": self.gap(n)}
+             "separation": self.separation(n)}
             for n in range(1, self.depth + 1) if n not in keep]
-        if (params.get("confidence") or {}).get("gaps"):
-            params["confidence"] = dict(params["confidence"],
-                                        gaps=[self.gap(n) for n in keep])
+        for key in ("separations", "found_again"):
+            if (params.get("confidence") or {}).get(key):
+                params["confidence"] = dict(params["confidence"], **{
+                    key: [params["confidence"][key][n - 1] for n in keep]})
         out = Hierarchy.from_partitions(
             hosts, partitions, internal=internal, weights=weights, params=params,
             modularity=[self.modularity[n - 1] for n in keep

@@ -156,17 +156,16 @@ def confidence_note(hierarchy: Hierarchy) -> str:
     how = hierarchy.params.get("confidence")
     if not how or not hierarchy.confidence:
         return ""
-    resamples = how.get("resamples") or how.get("merge_resamples")
-    text = (f"confidence: how often a level is found again on {resamples} {how['method']} "
-            f"resamples of the {how['iterations']} iterations (NMI, 0 to 1); a level "
-            f"needs {how['threshold']:.2f}")
-    if how.get("min_gap") is not None:
-        text += (f", and a level above the first must join clusters {how['min_gap']:g}x "
-                 "closer to each other than to the rest (per host pair)")
+    resamples = how.get("separation_resamples") or how.get("resamples")
+    text = (f"confidence: the share of {resamples} {how['method']} resamples of the "
+            f"{how['iterations']} iterations in which each cluster of a level holds together "
+            f"inside (at its weakest cut) {how.get('min_separation', 1.3):g}x more than it is "
+            f"tied to any other (per host pair); a level needs {how['threshold']:.2f}")
     dropped = hierarchy.params.get("dropped_levels") or []
     if dropped:
         gone = ", ".join(f"{d['clusters']} clusters at {d['confidence']:.2f}"
-                         + (f" (gap {d['gap']:.2f}x)" if d.get("gap") is not None else "")
+                         + (f" (separation {d['separation']:.2f}x)"
+                            if d.get("separation") is not None else "")
                          for d in dropped if d.get("confidence") is not None)
         text += f"; not shown (--all-levels shows them): {gone}"
     return text

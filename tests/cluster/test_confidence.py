@@ -11,8 +11,8 @@ from sklearn.metrics import normalized_mutual_info_score
 from cluster.accuracy import nmi
 from cluster.adjacency import SharedGraph
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.confidence import (MERGE_GAP, IterationSampler, flat_confidence,
-                                hierarchy_confidence, resample_plan, supported_levels)
+from cluster.confidence import (IterationSampler, flat_confidence, hierarchy_confidence,
+                                resample_plan, supported_levels)
 from cluster.louvain import louvain
 from cluster.parallel import effective_jobs, fork_map
 from cluster.stability import StableHierarchy, StablePartition
@@ -100,27 +100,19 @@ def test_flat_dataset_gives_one_level(per: int | list[int]) -> None:
     h = _analysed(m)
     keep = supported_levels(h)
     assert keep == [1]
-    assert len(h.level(1)) == groups and h.confidence[0] > 0.9
+    # the groups (planted with noise 1: a contrast of about 1.3 between hosts) are the
+    # level the data show best, whether or not they clear the support threshold
+    assert len(h.level(1)) == groups and h.confidence[0] > 0.6
     assert all(c.confidence > (0.9 if per == 16 else 0.5) for c in h.level(1))
     # groups of unequal sizes pair up the same way every time (an artifact of the
-    # metric, not a level): the merge is found again, but its gap is too small
+    # metric, not a level): the data do not set the pairs apart
     for k in range(2, h.depth + 1):
-        assert h.gap(k) is None or h.gap(k) < MERGE_GAP
-
-
-def test_merge_gap_of_a_real_upper_level() -> None:
-    m = planted_hierarchy((2, 3), 12, iterations=5, seed=3)
-    h = _analysed(m)
-    # 6 leaf groups; Louvain joins two of a site's three (found again: confidence 0.95,
-    # but the third sibling is as close: gap 1.1); the two sites
-    assert [len(level) for level in h.levels] == [6, 5, 2]
-    assert h.confidence[1] > 0.9 and h.gap(2) < MERGE_GAP and h.gap(3) > 2
-    assert supported_levels(h) == [1, 3]
+        assert h.confidence[k - 1] < 0.2
 
 
 @pytest.mark.slow  # over 2 s
 def test_two_levels_supported_and_a_noise_level_flagged() -> None:
-    m = planted_hierarchy((4, 3), 16, iterations=6, seed=2)
+    m = planted_hierarchy((4, 3), 16, iterations=10, seed=2)
     h = _analysed(m)
     sizes = [len(level) for level in h.levels]
     assert sizes[:2] == [12, 4]

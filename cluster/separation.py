@@ -1,0 +1,393 @@
+"""How clearly the data set a level's clusters apart: judged on the hosts, level by level.
+
+A level of a bandwidth hierarchy says: the hosts inside each of my clusters
+exchange more with each other than with any host outside.  Its
+**separation** measures that claim directly on the host-level weights,
+without the levels above or below it:
+
+* inside a cluster, the weakest place is its best cut in two (a spectral
+  bisection, :func:`weakest_cuts`): the mean weight per host pair across
+  that cut;
+* towards the outside, the strongest tie: the largest mean weight per host
+  pair between one side of the cluster's cut and one side of another
+  cluster's (so that a host group split across two clusters ties them
+  together however small it is);
+* the level's separation is the smallest ratio of the two over its clusters
+  of two hosts or more (:func:`separation`).
+
+A real cluster is cut only by noise, so its cut is nearly as strong as its
+inside and the ratio is its contrast with the outside; a split of a
+homogeneous group, or a pairing of equal groups, has a cut as weak as its
+strongest outside tie: a ratio near 1.  The resampled separations of a
+level (:func:`resampled_separations`, over the broadcast iterations as
+:mod:`cluster.confidence` resamples them) say how sure the data are; the
+share of resamples that clear :data:`cluster.confidence.RESAMPLE_SEPARATION`
+is the level's confidence.  Nothing in it depends on another level, so a spurious level
+beside a real one changes nothing in the real one's verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from scipy import sparse
+from scipy.linalg import eigh
+from scipy.sparse.csgraph import connected_components
+
+from cluster.adjacency import SharedGraph, as_adjacency
+
+__all__ = ["GroupSums", "weakest_cuts", "separation", "cluster_separations",
+           "separated_coarsening", "resampled_separations", "MIN_SEPARATION"]
+
+MIN_SEPARATION = 1.3
+"""Separation at which the data set a partition apart: each cluster's weakest inside cut
+at least this many times its strongest outside tie, per host pair.  The ground truth of
+the random-network family (``benchmarks/calibration.py``) is the partitions of the host
+groups that 45 simulated broadcasts set apart at this separation; ``tomography evaluate``
+marks a truth level observable at it."""
+
+
+class GroupSums:
+    """Per iteration, the summed weights between and inside the groups of one partition.
+
+    The mean weight per host pair between two groups of a resampled ``w_n``
+    is the resampled mean of these sums over the pairs: no host-level
+    matrix per resample.
+
+    Parameters
+    ----------
+    sampler : IterationWeights
+        The per-iteration weights (:class:`tomography.weights.IterationWeights`,
+        edges in the order of the upper triangle of ``sampler.weights``).
+    labels : array of int
+        Group ``0 .. k-1`` of each host.
+    groups : int, optional
+        ``k`` (default: the largest label + 1), for groups that may be empty.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.weights import IterationWeights
+    >>> data = IterationWeights.from_measurement(planted_partition(8, 2, iterations=2, seed=0))
+    >>> sums = GroupSums(data, np.array([0] * 4 + [1] * 4))
+    >>> between, inside = sums.totals(np.ones(2))
+    >>> between.shape, inside.shape
+    ((2, 2), (2,))
+    """
+
+    def __init__(self, sampler: Any, labels: np.ndarray, groups: int | None = None) -> None:
+        labels = np.asarray(labels, dtype=np.int64)
+        upper = sparse.triu(sampler.weights, format="coo")   # the sampler's edge order
+        a = labels[upper.row][sampler.edge]
+        b = labels[upper.col][sampler.edge]
+        self.k = int(labels.max()) + 1 if groups is None else groups
+        self.sizes = np.bincount(labels, minlength=self.k).astype(np.int64)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        key = (sampler.iteration.astype(np.int64) * self.k + lo) * self.k + hi
+        keys, inverse = np.unique(key, return_inverse=True)
+        self.value = np.bincount(inverse, weights=sampler.blocks)
+        self.iteration = keys // (self.k * self.k)
+        self.lo = (keys // self.k) % self.k
+        self.hi = keys % self.k
+
+    def totals(self, multiplicity: np.ndarray) -> tuple[sparse.csr_array, np.ndarray]:
+        """The resampled ``w_n`` summed between groups (symmetric) and inside each group.
+
+        ``multiplicity`` gives how often each iteration enters the resample
+        (all ones: ``w_n`` itself).
+        """
+        m = np.asarray(multiplicity, dtype=float)
+        w = self.value * m[self.iteration] / m.sum()
+        inside = self.lo == self.hi
+        internal = np.bincount(self.lo[inside], weights=w[inside], minlength=self.k)
+        out = ~inside
+        between = sparse.coo_array(
+            (np.concatenate([w[out], w[out]]),
+             (np.concatenate([self.lo[out], self.hi[out]]),
+              np.concatenate([self.hi[out], self.lo[out]]))), shape=(self.k, self.k)).tocsr()
+        between.sum_duplicates()
+        return between, internal
+
+
+def weakest_cuts(weights: Any, labels: np.ndarray) -> np.ndarray:
+    """Per host, the side of its cluster's weakest cut it is on (0 or 1).
+
+    The hosts are ordered by the Fiedler vector of the cluster's normalised
+    Laplacian (spectral ordering) and cut where the mean weight per host
+    pair across is least (a sweep cut: a lone weakly tied host is cut
+    off alone, two groups of unequal sizes are cut apart); a
+    cluster whose hosts fall apart into unconnected groups is cut between
+    them, a cluster of one host is not cut.
+
+    Parameters
+    ----------
+    weights : sparse array, ndarray or SharedGraph
+        Host-level ``w_n``.
+    labels : array of int
+        Per host, its cluster.
+
+    Returns
+    -------
+    ndarray of int
+
+    Examples
+    --------
+    >>> w = np.ones((4, 4)) - np.eye(4)
+    >>> w[0, 1] = w[1, 0] = w[2, 3] = w[3, 2] = 5.0
+    >>> side = weakest_cuts(w, np.zeros(4, dtype=int))
+    >>> bool(side[0] == side[1] != side[2] == side[3])
+    True
+    """
+    A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
+    labels = np.asarray(labels)
+    side = np.zeros(len(labels), dtype=np.int64)
+    for c in np.unique(labels):
+        members = np.flatnonzero(labels == c)
+        if len(members) < 2:
+            continue
+        sub = A[members][:, members]
+        parts, comp = connected_components(sub, directed=False)
+        if parts > 1:   # unconnected: the largest group against the rest
+            side[members] = (comp != np.bincount(comp).argmax()).astype(np.int64)
+            continue
+        dense = sub.toarray() if sparse.issparse(sub) else np.asarray(sub, dtype=float)
+        np.fill_diagonal(dense, 0.0)
+        degree = dense.sum(axis=1)
+        scale = 1.0 / np.sqrt(degree)
+        laplacian = np.eye(len(members)) - scale[:, None] * dense * scale[None, :]
+        _, vectors = eigh(laplacian, subset_by_index=[1, 1])
+        order = np.argsort(vectors[:, 0] * scale, kind="stable")
+        cut = np.zeros(len(members), dtype=bool)
+        cut[order[: _weakest_prefix(dense[np.ix_(order, order)])]] = True
+        side[members] = cut.astype(np.int64)
+    return side
+
+
+SMALLEST_SIDE = 0.0
+
+
+def _weakest_prefix(dense: np.ndarray) -> int:
+    """How many of the first hosts (in sweep order) make the cut of least weight per host pair."""
+    n = len(dense)
+    inner = np.cumsum(np.cumsum(dense, axis=0), axis=1).diagonal()   # weight inside the prefix
+    total = np.cumsum(dense.sum(axis=1))                             # prefix's weight to all
+    sizes = np.arange(1, n)
+    across = (total[:-1] - inner[:-1]) / (sizes * (n - sizes))
+    least = max(1, int(np.ceil(SMALLEST_SIDE * n)))
+    allowed = (sizes >= least) & (n - sizes >= least)
+    if allowed.any():
+        across = np.where(allowed, across, np.inf)
+    return int(np.argmin(across)) + 1
+
+
+def _ratios(between: sparse.csr_array, sizes: np.ndarray, k: int
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster, its cut over its strongest outside tie, and the cluster tied to most.
+
+    From the sums between the ``2 k`` halves (group ``2 c + side``).  A
+    cluster's outside tie is the strongest between one of its halves and one
+    half of another cluster: a host group split across two clusters ties its
+    two parts together however small it is.  NaN for a cluster of one host.
+    """
+    B = between.toarray()
+    pairs = np.outer(sizes, sizes).astype(float)
+    means = np.divide(B, pairs, out=np.zeros_like(B), where=pairs > 0)
+    cut = means[0::2, 1::2].diagonal().copy()
+    half_pairs = pairs[0::2, 1::2].diagonal()
+    owner = np.arange(2 * k) // 2
+    means[owner[:, None] == owner[None, :]] = 0.0
+    per_half = means.reshape(k, 2, 2 * k).max(axis=1)
+    strongest = per_half.max(axis=1)
+    partner = owner[per_half.argmax(axis=1)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(strongest > 0, cut / np.where(strongest > 0, strongest, 1.0),
+                          np.where(cut > 0, np.inf, 0.0))
+    # nothing across its cut nor outside: not a cluster by the data (ratio 0)
+    ratios[~(half_pairs > 0)] = np.nan
+    return ratios, partner
+
+
+def _ratio(between: sparse.csr_array, sizes: np.ndarray, k: int) -> float:
+    """The level's separation: the smallest of :func:`_ratios` (NaN when every cluster is one host)."""
+    ratios = _ratios(between, sizes, k)[0]
+    ratios = ratios[~np.isnan(ratios)]
+    return float(ratios.min()) if len(ratios) else float("nan")
+
+
+def _halved(labels: np.ndarray, side: np.ndarray) -> np.ndarray:
+    _, dense = np.unique(np.asarray(labels), return_inverse=True)
+    return 2 * dense + side
+
+
+def separation(weights: Any, labels: np.ndarray, side: np.ndarray | None = None) -> float:
+    """How clearly ``w_n`` sets the clusters of ``labels`` apart: the smallest, over
+    clusters of two hosts or more, of the weakest inside cut over the strongest outside tie.
+
+    Parameters
+    ----------
+    weights : sparse array, ndarray or SharedGraph
+        Host-level ``w_n``.
+    labels : array of int
+        Per host, its cluster.
+    side : array of int, optional
+        Per host, its side of its cluster's cut (:func:`weakest_cuts` by default).
+
+    Returns
+    -------
+    float
+        Mean weight per host pair across the weakest cut over the largest mean
+        weight per host pair between a side of it and a side of another cluster; ``inf`` when a cluster
+        exchanged nothing with the rest, ``nan`` when every cluster is one host.
+
+    Examples
+    --------
+    Two pairs, 5 inside and 1 across: each pair's cut is 5, its outside tie 1.
+
+    >>> w = np.ones((4, 4)) - np.eye(4)
+    >>> w[0, 1] = w[1, 0] = w[2, 3] = w[3, 2] = 5.0
+    >>> separation(w, np.array([0, 0, 1, 1]))
+    5.0
+
+    Paired the other way round, each cluster's cut (1) is weaker than the tie
+    of its halves to the other cluster's (5 per host pair):
+
+    >>> separation(w, np.array([0, 1, 0, 1]))
+    0.2
+    """
+    A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
+    labels = np.asarray(labels)
+    side = weakest_cuts(A, labels) if side is None else np.asarray(side)
+    between, sizes, k2 = _half_sums(A, labels, side)
+    return _ratio(between, sizes, k2 // 2)
+
+
+def cluster_separations(weights: Any, labels: np.ndarray, side: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster (in label order), its separation and the cluster it is tied to most.
+
+    :func:`separation` is the smallest of the first array.
+
+    Returns
+    -------
+    ratios : ndarray of float
+        NaN for a cluster of one host.
+    partner : ndarray of int
+        The cluster holding its strongest outside tie.
+
+    Examples
+    --------
+    >>> w = np.ones((6, 6)) - np.eye(6)
+    >>> w[:2, :2] = w[2:4, 2:4] = w[4:, 4:] = 6.0
+    >>> w[:2, 2:4] = w[2:4, :2] = 3.0                  # groups 0 and 1 closer
+    >>> ratios, partner = cluster_separations(w, np.array([0, 0, 1, 1, 2, 2]))
+    >>> ratios.tolist(), partner.tolist()
+    ([2.0, 2.0, 6.0], [1, 0, 0])
+    """
+    A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
+    _, labels = np.unique(np.asarray(labels), return_inverse=True)
+    side = weakest_cuts(A, labels) if side is None else np.asarray(side)
+    between, sizes, k2 = _half_sums(A, labels, side)
+    return _ratios(between, sizes, k2 // 2)
+
+
+def separated_coarsening(weights: Any, labels: Sequence[Any], *,
+                         min_separation: float = MIN_SEPARATION) -> list[Any]:
+    """The finest coarsening of a partition whose every cluster the weights set apart.
+
+    While some cluster's separation (:func:`cluster_separations`) is below
+    ``min_separation``, it is merged with the cluster it is tied to most;
+    merged labels are joined by ``+`` (sorted).  What a measurement can show
+    of a truth: ``tomography evaluate`` scores against it (``nmi_observable``).
+
+    Parameters
+    ----------
+    weights : sparse array, ndarray or SharedGraph
+        Host-level ``w_n``.
+    labels : sequence
+        Per host, its label (strings or numbers).
+    min_separation : float, default MIN_SEPARATION
+
+    Returns
+    -------
+    list
+        Per host, its label in the coarsening (a string where labels were joined).
+
+    Examples
+    --------
+    >>> w = np.ones((6, 6)) - np.eye(6)
+    >>> w[:4, :4] = w[4:, 4:] = 6.0                      # a and b are one group in the data
+    >>> separated_coarsening(w, ["a", "a", "b", "b", "c", "c"])
+    ['a+b', 'a+b', 'a+b', 'a+b', 'c', 'c']
+    """
+    A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
+    current = list(labels)
+    while True:
+        names, codes = np.unique(np.asarray(current, dtype=object).astype(str),
+                                 return_inverse=True)
+        if len(names) < 2:
+            return current
+        ratios, partner = cluster_separations(A, codes)
+        weak = np.where(np.isnan(ratios), np.inf, ratios)
+        worst = int(np.argmin(weak))
+        if not weak[worst] < min_separation:
+            return current
+        pair = {worst, int(partner[worst])}
+        joined = "+".join(sorted({part for c in pair for part in names[c].split("+")}))
+        current = [joined if c in pair else current[i] for i, c in enumerate(codes)]
+
+
+def _half_sums(A: sparse.csr_array, labels: np.ndarray, side: np.ndarray
+               ) -> tuple[sparse.csr_array, np.ndarray, int]:
+    """Weights summed between the halves of the clusters (group ``2 c + side``)."""
+    halves = _halved(labels, side)
+    k2 = 2 * (int(halves.max()) // 2 + 1)
+    sizes = np.bincount(halves, minlength=k2)
+    onehot = sparse.csr_array((np.ones(len(halves)), (halves, np.arange(len(halves)))),
+                              shape=(k2, len(halves)))
+    upper = sparse.triu(A, k=1)
+    sums = onehot @ (upper + upper.T) @ onehot.T
+    return sparse.csr_array(sums - sparse.diags_array(sums.diagonal())), sizes, k2
+
+
+def resampled_separations(sampler: Any, labels: np.ndarray,
+                          plan: list[np.ndarray], side: np.ndarray | None = None
+                          ) -> np.ndarray:
+    """The separation of ``labels`` on each resample of the iterations.
+
+    Parameters
+    ----------
+    sampler : IterationWeights
+        The per-iteration weights (an :class:`cluster.confidence.IterationSampler`).
+    labels : array of int
+        Per host, its cluster.
+    plan : list of array of int
+        Per resample, how often each iteration enters it
+        (:func:`cluster.confidence.resample_plan`).
+    side : array of int, optional
+        The cuts, made once on the full ``w_n`` (:func:`weakest_cuts` by default).
+
+    Returns
+    -------
+    ndarray of float
+        One separation per resample.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.weights import IterationWeights
+    >>> m = planted_partition(16, 2, iterations=4, seed=0)
+    >>> data = IterationWeights.from_measurement(m)
+    >>> truth = np.array([int(m.labels[h][-1]) for h in m.host_names])
+    >>> s = resampled_separations(data, truth, [np.ones(4), np.array([2, 2, 0, 0])])
+    >>> bool((s > 2).all())
+    True
+    """
+    labels = np.asarray(labels)
+    side = weakest_cuts(sampler.weights, labels) if side is None else np.asarray(side)
+    halves = _halved(labels, side)
+    k2 = 2 * (int(halves.max()) // 2 + 1)
+    sums = GroupSums(sampler, halves, groups=k2)
+    sizes = np.bincount(halves, minlength=k2)
+    return np.array([_ratio(sums.totals(multiplicity)[0], sizes, k2 // 2)
+                     for multiplicity in plan])

@@ -1,0 +1,97 @@
+"""The support rule on constructed cases: each level judged on its own, and a stop rule
+that converges when the number of supported levels flips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cluster.averaged_edge import averaged_edge_hierarchy
+from cluster.confidence import (SUPPORT_THRESHOLD, IterationSampler, hierarchy_confidence,
+                                level_separations, supported_levels)
+from cluster.separation import separation, weakest_cuts
+from cluster.stability import StableHierarchy
+from tomography.synthetic import planted_hierarchy
+
+
+def _blocks(sizes: list[int], inside: float, between: np.ndarray) -> np.ndarray:
+    """A weight matrix of groups: ``inside`` within a group, ``between[i, j]`` across."""
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    w = np.asarray(between, dtype=float)[np.ix_(group, group)]
+    w[group[:, None] == group[None, :]] = inside
+    np.fill_diagonal(w, 0.0)
+    return w
+
+
+def test_a_pairing_of_equal_groups_is_not_separated() -> None:
+    w = _blocks([6, 6, 6, 6], 10.0, np.full((4, 4), 2.0))
+    group = np.repeat(np.arange(4), 6)
+    assert separation(w, group) == pytest.approx(5.0)
+    assert separation(w, group // 2) == pytest.approx(1.0)   # two pairs of equal groups
+
+
+def test_the_weakest_cut_finds_a_lone_host_and_unequal_groups() -> None:
+    w = _blocks([1, 5], 10.0, np.array([[0.0, 1.0], [1.0, 0.0]]))
+    side = weakest_cuts(w, np.zeros(6, dtype=int))
+    assert side[0] != side[1] and len(set(side[1:])) == 1
+    w = _blocks([3, 12], 10.0, np.array([[0.0, 4.0], [4.0, 0.0]]))
+    side = weakest_cuts(w, np.zeros(15, dtype=int))
+    assert len(set(side[:3])) == 1 and len(set(side[3:])) == 1 and side[0] != side[3]
+
+
+@pytest.mark.slow  # over 2 s
+def test_a_right_level_above_a_spurious_one_stays_supported() -> None:
+    m = planted_hierarchy((2, 3), 12, iterations=5, seed=3)
+    sampler = IterationSampler.from_measurement(m)
+    h = hierarchy_confidence(averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0),
+                             sampler, seed=0)
+    # 6 leaf groups; then Louvain joins two of a site's three leaf groups (the third is
+    # as close: spurious); then the two sites
+    assert [len(level) for level in h.levels] == [6, 5, 2]
+    assert h.confidence[1] < SUPPORT_THRESHOLD <= min(h.confidence[0], h.confidence[2])
+    assert supported_levels(h) == [1, 3]
+    # the sites' confidence does not depend on the level beside them: alone, or next
+    # to another spurious level (a leaf group cut in two), it is the same
+    sites, leaves = h.labels(3), h.labels(1)
+    cut = leaves.copy()
+    first = np.flatnonzero(leaves == 0)
+    cut[first[: len(first) // 2]] = leaves.max() + 1
+    alone, _ = level_separations(sampler, [sites], seed=5)
+    beside, _ = level_separations(sampler, [cut, h.labels(2), sites], seed=5)
+    assert alone[0] == beside[2] == h.confidence[2] == 1.0
+    assert beside[0] < SUPPORT_THRESHOLD
+
+
+def test_a_flipping_level_count_converges() -> None:
+    sites = np.repeat([0, 1], 8)
+    groups = np.repeat([0, 1, 2, 3], 4)
+    noise = np.arange(16) % 5
+    rule = StableHierarchy(k=2)
+    # the sites are supported every time; a finer level comes and goes, and a
+    # spurious one shows up once
+    sequence = [[sites], [sites, groups], [sites], [sites, groups, noise], [sites, groups],
+                [sites], [sites, groups]]
+    stops = [rule.observe(levels) for levels in sequence]
+    assert stops.index(True) == 3                  # sites supported 3 times, then confirmed
+    assert all(stops[3:])
+    assert [list(level) for level in rule.settled] == [list(sites)]
+    assert len(rule.unstable) == 1 and list(rule.unstable[0]) == list(groups)
+
+
+def test_the_stop_rule_waits_while_a_supported_level_changes() -> None:
+    rule = StableHierarchy(k=1)
+    moving = [np.repeat([0, 1], 8), np.repeat([0, 1, 2], [4, 4, 8]),
+              np.repeat([0, 1], [12, 4]), np.repeat([0, 1, 2, 3], 4)]
+    assert not any(rule.observe([level]) for level in moving)
+    assert rule.held_back.startswith("no level supported in 2 iterations")
+    assert not rule.observe([np.repeat([0, 1, 2, 3], 4)])      # settled now, not yet confirmed
+    assert rule.observe([np.repeat([0, 1, 2, 3], 4)])
+
+
+def test_a_network_without_hierarchy_stops_flat() -> None:
+    rule = StableHierarchy(k=2, flat_after=4, faint=0.05)
+    assert [rule.observe([], strongest=0.01) for _ in range(4)] == [False] * 3 + [True]
+    assert rule.flat and not rule.settled
+    rule = StableHierarchy(k=2, flat_after=4, faint=0.05)    # a faint level may still grow
+    assert not any(rule.observe([], strongest=0.2) for _ in range(6))
+    assert rule.held_back == "no level supported yet"
