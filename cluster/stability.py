@@ -4,29 +4,45 @@ Iterating broadcasts makes ``w_n`` converge (docs/method.md, Eq 4.2), and
 the clusters with it.  :class:`StableHierarchy` is the stop rule of
 ``tomography measure --until-converged`` and ``tomography evaluate
 --until-converged``: after each iteration it builds the hierarchy of ``w_n``
-with its confidence, and stops once every supported level has kept its
-partition for ``k`` consecutive iterations.  :class:`StablePartition`, the
+with its confidence, and stops once the levels supported in ``k + 1``
+iterations in a row are the same two iterations running; a level whose
+support comes and goes is reported as unstable instead of holding the rule
+back.  :class:`StablePartition`, the
 earlier rule, watches the flat partition only.
 """
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
+from cluster.accuracy import nmi
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
 from tomography.deprecation import renamed_parameter
 from tomography.errors import ParameterError
+from tomography.units import counted
 from tomography.weights import mean_weights
 
-__all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "replay_stop_rule"]
+__all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
+           "FAINT", "replay_stop_rule"]
 
-# k = 3, the smallest without a premature stop on 9 simulated reference
-# scenarios x 2 seeds (benchmarks/stop_rule.py, numbers in benchmarks/RESULTS.md):
-# k = 1 and k = 2 stopped four-sites on a partition that later changed; k = 3
-# stopped every other run on its final partition, after 6.2 iterations on average.
-DEFAULT_STABLE = 3
+DEFAULT_STABLE = 1
+"""Iterations before the current one in which a level must have been supported to have
+settled (:class:`StableHierarchy`): chosen on the random-network family
+(``benchmarks/calibration.py``, benchmarks/RESULTS.md)."""
+
+SAME_LEVEL = 0.95
+"""NMI at which two partitions of the hosts count as the same level."""
+
+FLAT_AFTER = 6
+"""Iterations in a row with no level near support before the rule says "no hierarchy"."""
+
+FAINT = 0.05
+"""Confidence no level may reach in :data:`FLAT_AFTER` iterations for "no hierarchy"
+(of the family's levels below 0.1, 3 % were right)."""
 
 
 class StablePartition:
@@ -83,88 +99,193 @@ class StablePartition:
 
 
 class StableHierarchy:
-    """Stop rule: every reported level of the hierarchy unchanged for ``k`` iterations.
+    """Stop rule: the supported levels of the hierarchy have settled.
 
-    After each iteration the averaged-edge hierarchy of ``w_n`` is built with
-    its confidence (:mod:`cluster.confidence`); the reported levels are the
-    supported ones.  The rule stops once the reported levels, every one of
-    them, have kept the same partition for ``k`` consecutive iterations
-    (``k + 1`` equal hierarchies in a row).  A level that is not yet
-    supported, or an upper level that still changes, holds it back:
-    :attr:`held_back` says which.
+    After each iteration the averaged-edge hierarchy of ``w_n`` is built
+    with its confidence (:mod:`cluster.confidence`); its supported levels
+    are what a user is shown.  A level has **settled** when a level with the
+    same partition (NMI at least ``tolerance``: a host or two may still
+    move) was supported after each of the ``k`` iterations before as well.
+    The rule stops once some level has settled and the settled levels are
+    the same as one iteration earlier, or once no level at all comes near
+    support for long enough (the network shows no hierarchy: :attr:`flat`).
+    Levels that are supported now
+    but not settled, a level whose support comes and goes, do not hold the
+    rule back: they are reported as unstable (:attr:`unstable`), so a
+    hierarchy whose number of levels flips still converges to the levels
+    that do not.  :attr:`held_back` says why the rule has not stopped yet.
 
     Parameters
     ----------
     k : int, default DEFAULT_STABLE
+        Iterations before the current one in which a level must have been
+        supported to count as settled.
     seed : int, default 0
         One seed for every ``n``, so that hierarchies differ only by data.
     resamples : int, default 4
         Resamples of each confidence.
+    tolerance : float, default SAME_LEVEL
+        NMI at which two partitions count as the same level.
+    flat_after, faint : int and float, default FLAT_AFTER and FAINT
+        The other verdict: when no level, supported or not, has reached a
+        confidence of ``faint`` in ``flat_after`` iterations in a row (with a
+        confidence), the network shows no hierarchy (one cluster) and the
+        rule stops there (:attr:`flat`).
     **options
         Passed to :func:`cluster.averaged_edge.averaged_edge_hierarchy`.
+
+    Attributes
+    ----------
+    history : list of tuple of ndarray
+        The supported levels' canonical labels after each iteration seen.
+    levels : list of int
+        The number of supported levels after each iteration.
+    settled, unstable : list of ndarray
+        After the last iteration: the settled levels, and the supported levels
+        that have not settled.
+    flat : bool
+        The rule stopped on "no hierarchy".
 
     Examples
     --------
     >>> from tomography.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2, 2), 12, iterations=6, seed=0)
-    >>> rule = StableHierarchy(k=2)
+    >>> rule = StableHierarchy(k=1)
     >>> [rule.update(m, n) for n in range(1, 7)]
-    [False, False, True, True, True, True]
-    >>> rule.levels[-1]
-    2
+    [False, False, False, True, True, True]
+    >>> len(rule.settled), rule.unstable
+    (2, [])
     """
 
     def __init__(self, k: int = DEFAULT_STABLE, *, seed: int = 0, resamples: int = 4,
-                 **options) -> None:
+                 tolerance: float = SAME_LEVEL, flat_after: int = FLAT_AFTER,
+                 faint: float = FAINT, **options) -> None:
         if k < 1:
             raise ParameterError(f"k must be >= 1, got {k}")
+        if flat_after < 1 or not 0 <= faint <= 1:
+            raise ParameterError(f"flat_after must be >= 1 and faint in [0, 1], got "
+                                 f"{flat_after} and {faint}")
+        self.flat_after, self.faint = flat_after, faint
+        if not 0 < tolerance <= 1:
+            raise ParameterError(f"tolerance is an NMI in (0, 1], got {tolerance}")
         self.k, self.seed, self.resamples, self.options = k, seed, resamples, options
+        self.tolerance = tolerance
         self.history: list[tuple[np.ndarray, ...]] = []
         self.levels: list[int] = []
+        self.settled: list[np.ndarray] = []
+        self.unstable: list[np.ndarray] = []
+        self._settled_before: list[np.ndarray] | None = None
+        self._measured: list[bool] = []
+        self._strongest: list[float] = []
+        self.flat = False
         self.held_back = "no iteration yet"
+
+    def _same(self, a: np.ndarray, b: np.ndarray) -> bool:
+        return len(a) == len(b) and (bool(np.array_equal(a, b))
+                                     or nmi(a, b) >= self.tolerance)
+
+    def _among(self, level: np.ndarray, others: Sequence[np.ndarray]) -> bool:
+        return any(self._same(level, o) for o in others)
 
     @property
     def stable_for(self) -> int:
-        """Iterations since a reported level last changed."""
+        """Iterations in a row, up to the last, in which every settled level was supported."""
+        if not self.settled:
+            return 0
         run = 0
-        for older, newer in zip(self.history[-2::-1], self.history[::-1]):
-            if len(older) != len(newer) or any(not np.array_equal(a, b)
-                                               for a, b in zip(older, newer)):
+        for reported, measured in zip(self.history[::-1], self._measured[::-1]):
+            if not measured or not all(self._among(level, reported) for level in self.settled):
                 break
             run += 1
         return run
 
     @renamed_parameter("n", "iterations")
     def update(self, measurement: Measurement, iterations: int | None = None) -> bool:
-        """Analyse ``w_n`` of the first ``iterations`` (all by default); true once stable for
-        ``k`` iterations."""
+        """Analyse ``w_n`` of the first ``iterations`` (all by default); true once the
+        supported levels have settled."""
         from cluster.averaged_edge import averaged_edge_hierarchy
-        from cluster.confidence import IterationSampler, with_support
+        from cluster.confidence import IterationSampler, hierarchy_confidence
 
         sampler = IterationSampler.from_measurement(measurement, iterations=iterations)
         h = averaged_edge_hierarchy(sampler.graph, measurement.host_names, seed=self.seed,
                                     **self.options)
-        if sampler.n_iterations >= 2:
-            h = with_support(h, sampler, resamples=self.resamples, seed=self.seed)
-        reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1))
-        previous = self.history[-1] if self.history else None
+        measured = sampler.n_iterations >= 2
+        if measured:
+            h = hierarchy_confidence(h, sampler, resamples=self.resamples, seed=self.seed)
+        reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1)
+                         if not measured or h.supported(k))
+        return self.observe(reported, measured,
+                            strongest=max(h.confidence) if measured and h.confidence else 0.0)
+
+    def observe(self, reported: Sequence[np.ndarray], measured: bool = True, *,
+                strongest: float | None = None) -> bool:
+        """Take the levels supported after one more iteration; true once they have settled.
+
+        :meth:`update` calls it with the supported levels of ``w_n``; given
+        partitions directly, it is the rule on its own.
+
+        Parameters
+        ----------
+        reported : sequence of array of int
+            The supported levels, as host labels.
+        measured : bool, default True
+            Whether they carry a confidence (False after one iteration).
+        strongest : float, optional
+            The highest confidence of any level, supported or not (for the
+            verdict "no hierarchy"; by default 1 when a level is reported, else 0).
+
+        Examples
+        --------
+        A level whose support comes and goes does not hold the rule back:
+
+        >>> a, b = np.array([0, 0, 1, 1]), np.array([0, 1, 2, 3])
+        >>> rule = StableHierarchy(k=1)
+        >>> [rule.observe(levels) for levels in ([a], [a, b], [a], [a, b])]
+        [False, False, True, True]
+        >>> len(rule.settled), len(rule.unstable)
+        (1, 1)
+        """
+        reported = tuple(canonical_labels(np.asarray(level)) for level in reported)
         self.history.append(reported)
-        self.levels.append(h.depth)
-        if sampler.n_iterations < 2:
+        self._measured.append(measured)
+        self._strongest.append((1.0 if reported else 0.0) if strongest is None
+                               else float(strongest))
+        self.levels.append(len(reported))
+        self.flat = False
+        window = list(zip(self.history[-self.k - 1:], self._measured[-self.k - 1:]))
+        if not measured:
             self.held_back = "one iteration: no confidence yet"
+            self.settled, self.unstable = [], []
             return False
-        if previous is not None and len(previous) != len(reported):
-            self.held_back = f"the number of supported levels changed ({len(previous)} -> " \
-                             f"{len(reported)})"
-        elif previous is not None:
-            changed = [k + 1 for k, (a, b) in enumerate(zip(previous, reported))
-                       if not np.array_equal(a, b)]
-            self.held_back = (f"level {changed[-1]} changed" if changed else
-                              f"stable for {self.stable_for} of {self.k} iterations")
-        stop = self.stable_for >= self.k
-        if stop:
+        recent = [c for c, m in zip(self._strongest[-self.flat_after:],
+                                    self._measured[-self.flat_after:]) if m]
+        if len(recent) == self.flat_after and max(recent) < self.faint:
+            self.settled, self.unstable, self.flat = [], list(reported), True
             self.held_back = ""
-        return stop
+            return True
+        if len(window) < self.k + 1 or not all(m for _, m in window):
+            self.held_back = (f"a level must be supported in {self.k + 1} iterations in a "
+                              f"row; {counted(sum(self._measured), 'iteration')} with a "
+                              "confidence so far")
+            self.settled, self.unstable = [], list(reported)
+            return False
+        earlier = [levels for levels, _ in window[:-1]]
+        self.settled = [level for level in reported
+                        if all(self._among(level, levels) for levels in earlier)]
+        self.unstable = [level for level in reported if not self._among(level, self.settled)]
+        before, self._settled_before = self._settled_before, self.settled
+        if not self.settled:
+            self.held_back = ("no level supported yet" if not reported else
+                              f"no level supported in {self.k + 1} iterations in a row yet")
+            return False
+        if before is None or len(before) != len(self.settled) or not all(
+                self._among(level, before) for level in self.settled):
+            self.held_back = (f"{counted(len(self.settled), 'level')} settled; waiting one "
+                              f"iteration to see {'it' if len(self.settled) == 1 else 'them'} "
+                              "stay")
+            return False
+        self.held_back = ""
+        return True
 
 
 def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
@@ -175,8 +296,8 @@ def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
     ----------
     measurement : Measurement
     k : int, optional
-        Iterations every supported level must stay unchanged (default
-        :data:`DEFAULT_STABLE`).
+        Iterations before the current one in which a level must have been
+        supported to have settled (default :data:`DEFAULT_STABLE`).
     iterations : int, optional
         Replay the first ``iterations`` only.
     seed : int, default 0
@@ -186,15 +307,16 @@ def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
     Returns
     -------
     dict
-        ``{"k", "stops_at": n or None, "steps": [{"n", "levels", "stop",
-        "held_back"}, ...]}``.
+        ``{"k", "stops_at": n or None, "steps": [{"n", "levels", "settled",
+        "unstable", "stop", "held_back"}, ...]}``: per iteration the number of
+        supported levels, of settled levels and of unstable ones.
 
     Examples
     --------
     >>> from tomography.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2, 2), 12, iterations=4, seed=0)
-    >>> replay_stop_rule(m, 2)["stops_at"]
-    3
+    >>> replay_stop_rule(m, 1)["stops_at"]
+    4
     """
     from tomography.weights import rounds
 
@@ -203,7 +325,8 @@ def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
     last = rounds(measurement) if iterations is None else min(iterations, rounds(measurement))
     for n in range(1, last + 1):
         done = rule.update(measurement, n)
-        steps.append({"n": n, "levels": rule.levels[-1], "stop": done,
+        steps.append({"n": n, "levels": rule.levels[-1], "settled": len(rule.settled),
+                      "unstable": len(rule.unstable), "flat": rule.flat, "stop": done,
                       "held_back": rule.held_back})
         if done and stops_at is None:
             stops_at = n

@@ -138,8 +138,9 @@ def write_report(data: "str | os.PathLike[str] | Analysis", output: str | os.Pat
         the page shows; None looks beside the dataset (:func:`find_multicasts`);
         False shows none.
     stop_k : int, optional
-        Iterations every supported level must stay unchanged for the stop rule
-        (default 3, as ``measure --until-converged``).
+        The stop rule's ``k``: iterations before the current one in which a
+        level must have been supported (default
+        :data:`cluster.stability.DEFAULT_STABLE`, as ``measure --until-converged``).
     max_rows : int
         Rows each table shows at most.
     title : str, optional
@@ -394,7 +395,7 @@ def _frame_table(frame: "pd.DataFrame", max_rows: int, what: str = "rows",
                   what=what)
 
 
-NUMBER_COLUMNS = frozenset({"confidence", "gap", "weight", "modularity", "nmi", "Mbit/s"})
+NUMBER_COLUMNS = frozenset({"confidence", "separation", "weight", "modularity", "nmi", "Mbit/s"})
 """Columns of numbers, aligned right even when no row has a value (no confidence)."""
 COUNT_COLUMNS = frozenset({"n", "clusters", "levels", "level", "truth_depth", "truth_clusters",
                            "best_depth", "repeat", "streams", "concurrent", "retransmits",
@@ -759,9 +760,9 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
                      h.modularity[k - 1] if len(h.modularity) >= k else None,
                      h.confidence[k - 1] if h.confidence else None,
                      _support(h.supported(k)) if h.confidence else None,
-                     h.gap(k) if h.confidence else None))
+                     h.separation(k) if h.confidence else None))
     out = [_image(fig, "svg", "hasse", caption),
-           _table(["level", "clusters", "modularity", "confidence", "supported", "gap"],
+           _table(["level", "clusters", "modularity", "confidence", "supported", "separation"],
                   rows, max_rows, total=len(rows), what="levels")]
     dropped = h.params.get("dropped_levels") or []
     if dropped:
@@ -769,9 +770,10 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
                          + ", ".join(f"{d['clusters']} clusters" for d in dropped)
                          + "); tomography report --all-levels shows them"))
     if h.confidence:
-        out.append(_note("confidence: the mean NMI between a level and the same level found "
-                         "again on resampled iterations; gap: its ratio to the next level's; "
-                         f"threshold {h.threshold}"))
+        out.append(_note("confidence: the share of resampled iterations whose data set the "
+                         "level's clusters apart; separation: on all iterations, each "
+                         "cluster's weakest inside cut over its strongest outside tie (the "
+                         "smallest); threshold " f"{h.threshold}"))
     return "\n".join(out)
 
 
@@ -821,7 +823,8 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
     out = []
     stop = a.stop_rule(stop_k)
     steps = stop["steps"]
-    verdict = (f"the stop rule (every supported level unchanged for {stop['k']} iterations) "
+    verdict = (f"the stop rule (the levels supported in {stop['k'] + 1} iterations in a row, "
+               "unchanged one iteration later) "
                + (f"stops after n = {stop['stops_at']} of {len(steps)} iterations"
                   if stop["stops_at"] else f"does not stop within {len(steps)} iterations: "
                                            "measure more"))
@@ -847,9 +850,11 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
     else:
         out.append(_note("no ground truth (no labels in hosts.csv; --truth FILE gives one): "
                          "no NMI per iteration"))
-    rows = [(s["n"], s["levels"], "stop" if s["stop"] else s["held_back"]) for s in steps]
-    out.append(_table(["n", "supported levels", "decision"], rows, max_rows, total=len(rows),
-                      what="iterations"))
+    rows = [(s["n"], s["levels"], s["settled"], s["unstable"],
+             ("stop: no hierarchy" if s["flat"] else "stop") if s["stop"] else s["held_back"])
+            for s in steps]
+    out.append(_table(["n", "supported levels", "settled", "unstable", "decision"], rows,
+                      max_rows, total=len(rows), what="iterations"))
     return "\n".join(out)
 
 
@@ -898,10 +903,10 @@ def _last_row(a: Analysis, table: "pd.DataFrame") -> str:
 
 
 _OBSERVABLE = (
-    "observable: whether bandwidth can reveal the truth depth on this topology (a level that "
-    "splits hosts joined only by links giving a connection more than its share of a NIC "
-    "cannot be seen in a broadcast); nmi_observable: the NMI against what a broadcast can "
-    "reveal of it (its clusters merged across those links).")
+    "truth_separation: how clearly these broadcasts set the truth depth's clusters apart "
+    "(each cluster's weakest inside cut over its strongest outside tie, the smallest); "
+    "observable: whether it reaches the minimum; nmi_observable: the NMI against the finest "
+    "coarsening of the truth depth that the broadcasts do set apart.")
 
 
 def _accuracy(a: Analysis) -> str:

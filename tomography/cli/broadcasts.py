@@ -153,8 +153,9 @@ def resuming(resume: bool, output: Path) -> bool:
 def stop_rule(output: Path, k: int | None = None, *, seed: int = 0) -> Callable[[int], bool]:
     """The stop rule of ``--until-converged``: ``stop(iteration)`` after each iteration.
 
-    It reads the dataset in ``output`` and says on stderr whether every
-    supported level of the hierarchy has held for ``k`` iterations
+    It reads the dataset in ``output`` and says on stderr whether the
+    supported levels of the hierarchy have settled: supported in ``k + 1``
+    iterations in a row and unchanged one iteration later
     (:class:`cluster.stability.StableHierarchy`); a resumed dataset's earlier
     iterations are caught up first.
 
@@ -163,8 +164,8 @@ def stop_rule(output: Path, k: int | None = None, *, seed: int = 0) -> Callable[
     output : path
         The dataset directory the broadcasts write.
     k : int, optional
-        Iterations every supported level must hold (default
-        :data:`cluster.stability.DEFAULT_STABLE`).
+        Iterations before the current one in which a level must have been
+        supported (default :data:`cluster.stability.DEFAULT_STABLE`).
     seed : int, default 0
         The analysis's seed.
     """
@@ -181,8 +182,12 @@ def stop_rule(output: Path, k: int | None = None, *, seed: int = 0) -> Callable[
             rule.update(m, len(rule.history) + 1)
         done = rule.update(m)
         tqdm.write(f"stop rule after {counted(len(m.iteration_ids), 'iteration')}: "
-                   + (f"converged, {rule.levels[-1]} supported level(s) unchanged for "
-                      f"{rule.k} iterations" if done else f"not yet: {rule.held_back}"),
+                   + ("converged: no hierarchy (no level came near support in "
+                      f"{rule.flat_after} iterations): one cluster" if done and rule.flat else
+                      f"converged, {counted(len(rule.settled), 'level')} settled"
+                      + (f", {counted(len(rule.unstable), 'unstable level')} (supported now, "
+                         "not in every recent iteration)" if rule.unstable else "")
+                      if done else f"not yet: {rule.held_back}"),
                    file=sys.stderr)
         return done
     return stop

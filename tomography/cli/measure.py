@@ -90,8 +90,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--iterations", "-n", type=positive_int, default=10,
                    help="iterations (the most, with --until-converged; default 10)")
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
-                   help="stop once every supported level of the hierarchy has not changed "
-                        "for K iterations (default K: 3)")
+                   help="stop once the supported levels of the hierarchy have settled: "
+                        "supported in K + 1 iterations in a row, and the same one iteration "
+                        "later (default K: 1); a level whose support comes and goes is "
+                        "reported as unstable")
     p.add_argument("--trace", action="store_true",
                    help="also write trace.csv: every block's time (on this machine's clock, "
                         "hosts' clock offsets removed), sender and receiver")

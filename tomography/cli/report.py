@@ -47,8 +47,9 @@ def add_parser(sub: Any) -> None:
                    help="leave out the multicast table even when a run is found")
     p.add_argument("--until-converged", type=positive_int, default=None, metavar="K",
                    dest="stop_k",
-                   help="the stop rule replayed: every supported level unchanged for K "
-                        "iterations (default 3, as measure --until-converged)")
+                   help="the stop rule replayed: the levels supported in K + 1 iterations in a "
+                        "row, unchanged one iteration later (default 1, as measure "
+                        "--until-converged)")
     p.add_argument("--max-rows", type=positive_int, default=None, metavar="N",
                    help="rows each table shows at most (default 200)")
     p.add_argument("--title", help="the page's title (default: the dataset's name)")
