@@ -23,8 +23,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_info(capsys, hierarchy_dataset: Path) -> None:
     code, out, _ = run(capsys, "info", hierarchy_dataset, "--format", "json")
     info = json.loads(out)
-    assert code == 0 and info["hosts"] == 144 and info["iterations"] == 4
-    assert info["method"] == "synthetic" and info["complete_iterations"] == 4
+    assert code == 0 and info["hosts"] == 144 and info["iterations"] == 6
+    assert info["method"] == "synthetic" and info["complete_iterations"] == 6
     code, out, _ = run(capsys, "info", hierarchy_dataset)
     assert "144" in out and "iterations" in out
 
@@ -54,7 +54,7 @@ def test_hierarchy_json_levels(capsys, hierarchy_dataset: Path) -> None:
     assert all(c["parent"] is None for c in level2["clusters"])
     assert sum(len(c["hosts"]) for c in level1["clusters"]) == 144
     dropped = data["params"]["dropped_levels"]
-    assert [d["clusters"] for d in dropped] == [2] and dropped[0]["gap"] < 1.3
+    assert [d["clusters"] for d in dropped] == [2] and dropped[0]["separation"] < 1.3
     code, out, _ = run(capsys, "hierarchy", hierarchy_dataset, "--format", "json", "--all-levels")
     assert [len(lv["clusters"]) for lv in json.loads(out)["levels"]] == [9, 3, 2]
 
@@ -108,7 +108,7 @@ def test_evaluate(capsys, hierarchy_dataset: Path, tmp_path: Path) -> None:
     code, out, _ = run(capsys, "evaluate", hierarchy_dataset, "--format", "json")
     data = json.loads(out)
     assert code == 0 and [r["nmi"] for r in data["levels"]][:2] == [1.0, 1.0]
-    assert [r["n"] for r in data["convergence"]] == [1, 2, 3, 4]
+    assert [r["n"] for r in data["convergence"]] == [1, 2, 3, 4, 5, 6]
     # a truth file: only the site level, so level 1 (9 clusters) no longer matches exactly
     truth = tmp_path / "truth.csv"
     info = json.loads(run(capsys, "hierarchy", hierarchy_dataset, "--format", "json")[1])
@@ -340,7 +340,7 @@ def test_measure_names_a_bad_hosts_file(capsys, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # over 2 s
-def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: Path) -> None:
+def test_truth_marks_what_bandwidth_alone_cannot_reveal(capsys, tmp_path: Path) -> None:
     import yaml
 
     from tests.tomography.test_ground_truth import chain
@@ -348,7 +348,8 @@ def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: 
     topo = tmp_path / "chain.yaml"
     topo.write_text(yaml.safe_dump(chain("1Gbit/s")))      # A-B: 3x a NIC's share
     code, out, _ = run(capsys, "truth", topo)
-    assert code == 0 and "unobservable" in out and "125Mbit/s = the smallest NIC" in out
+    assert code == 0 and "beyond share" in out and "125Mbit/s = the smallest NIC" in out
+    assert "tomography evaluate says which truth levels the broadcasts set apart" in out
     data = json.loads(run(capsys, "truth", topo, "--format", "json")[1])
     finest = [p for p in data["partitions"] if len(p["clusters"]) == 4][0]
     assert not finest["observable"] and not finest["acceptable"]
@@ -362,24 +363,31 @@ def test_truth_and_evaluate_mark_what_bandwidth_cannot_reveal(capsys, tmp_path: 
     assert "250Mbit/s = the smallest NIC over 4 connections per host, 8 capped at the 4 " \
            "other hosts" in out
 
-    out_dir = tmp_path / "sim"
-    code, _, _ = run(capsys, "simulate", topo, "-n", "2", "--size", "1MiB", "-o", out_dir)
-    assert code == 0
-    data = json.loads(run(capsys, "evaluate", out_dir, "--format", "json")[1])
-    assert data["observability"]["checked"] and data["observability"]["host_connections"] == 9
-    finest = data["levels"][0]
-    assert finest["truth_clusters"] == 4 and finest["observable"] is False
+
+@pytest.mark.slow  # over 2 s
+def test_evaluate_judges_on_the_data_which_truth_levels_show(capsys, tmp_path: Path) -> None:
+    from tomography.dataset import write_measurement
+    from tomography.synthetic import planted_hierarchy
+
+    m = planted_hierarchy((2, 2), 10, iterations=4, seed=1)
+    out_dir = tmp_path / "planted"
+    write_measurement(m, out_dir)
+    # a truth one level deeper than the data: each leaf group cut in two halves
+    truth = tmp_path / "truth.csv"
+    rows = [f"{h},{m.labels[h]}/{i % 2}" for i, h in enumerate(m.host_names)]
+    truth.write_text("host,label\n" + "\n".join(rows) + "\n")
+    data = json.loads(run(capsys, "evaluate", out_dir, "--truth", truth, "--format", "json")[1])
+    seen = data["observability"]
+    assert seen["min_separation"] == 1.3
+    assert [(d["truth_clusters"], d["shown_clusters"]) for d in seen["hidden"]] == [(8, 4)]
+    finest = [lv for lv in data["levels"] if lv["truth_clusters"] == 8][0]
+    assert finest["observable"] is False and finest["truth_separation"] < 1.3
+    assert finest["nmi_observable"] == pytest.approx(1.0)     # the 4 groups the data hold
+    code, out, err = run(capsys, "evaluate", out_dir, "--truth", truth, "--topology", "N1")
+    assert code == 0 and "(8 clusters) is not set apart by these broadcasts" in out
+    assert "at most 4 clusters" in out and "--topology and --host-connections are no longer" in err
     code, out, _ = run(capsys, "evaluate", out_dir)
-    assert code == 0 and "truth depth 1 (4 clusters) is not observable by bandwidth" in out
-    assert "at most 3 clusters" in out
-    # a dataset whose topology cannot be found is scored as before, and says so
-    meta = json.loads((out_dir / "meta.json").read_text())
-    del meta["topology_model"]
-    (out_dir / "meta.json").write_text(json.dumps(meta))
-    code, out, _ = run(capsys, "evaluate", out_dir)
-    assert code == 0 and "observability not checked: topology 'chain' not found" in out
-    code, _, err = run(capsys, "evaluate", out_dir, "--topology", "N1")
-    assert code == 2 and "not in topology 'N1'" in err
+    assert "every truth level is set apart by these broadcasts" in out
 
 
 @pytest.mark.slow  # over 2 s

@@ -27,17 +27,19 @@ at most ``nic / 8`` at its ends (:func:`nic_share`).  A link that gives more
 per connection than that share is not what limits a transfer across it, so
 by bandwidth the block counts cannot tell the hosts on its two sides apart
 (what contrast remains comes from latency or queues).  A
-partition that separates such hosts is **unobservable**: listed, marked,
-never acceptable (:func:`observable_labels` merges its clusters across
-those links into the finest partition a broadcast can reveal).  The
-evidence for this default (the simulator, the thesis's N2, a testbed run)
-is in ``docs/ground-truth.md``; ``host_connections=1`` gives the thesis's model.
+partition that separates such hosts is not **observable by bandwidth**:
+listed, marked, never acceptable (:func:`observable_labels` merges its
+clusters across those links).  Round trips can still set them apart, and on
+the random-network family they often do: which truth levels a dataset's
+broadcasts show is judged on its data (:attr:`tomography.pipeline.Analysis.observability`),
+not by this model.  The evidence for the share (the simulator, the thesis's
+N2, a testbed run) is in ``docs/ground-truth.md``; ``host_connections=1``
+gives the thesis's model.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -48,8 +50,7 @@ from tomography.topology import Topology, TopologyError
 
 __all__ = ["connections", "link_table", "threshold_partitions", "TruthPartition",
            "physical_splits", "tree_is_consistent", "nic_share", "connections_per_host",
-           "observable_labels", "HOST_CONNECTIONS", "swarm_connections",
-           "observability_topology", "describe_connections"]
+           "observable_labels", "HOST_CONNECTIONS", "describe_connections"]
 
 HOST_CONNECTIONS = 8
 """Connections sharing a host's NIC in a broadcast: libtorrent's ``unchoke_slots_limit``.
@@ -207,92 +208,6 @@ def describe_connections(topology: Topology, host_connections: int = HOST_CONNEC
                                             "other hosts")
 
 
-def swarm_connections(meta: dict[str, Any]) -> int:
-    """Connections per host of the swarm that measured a dataset (its recorded parameters).
-
-    Examples
-    --------
-    >>> swarm_connections({"method": "simulated", "params": {"upload_slots": 8}})
-    9
-    >>> swarm_connections({"method": "bittorrent", "params": {"upload_slots": 8}})
-    8
-    >>> swarm_connections({"method": "iperf3"})
-    8
-    """
-    params = meta.get("params") or {}
-    slots = params.get("upload_slots")
-    if not isinstance(slots, int) or isinstance(slots, bool) or slots < 1:
-        return HOST_CONNECTIONS
-    if meta.get("method") == "simulated":   # the simulator's optimistic slot comes on top
-        return slots + 1
-    if params.get("tit_for_tat") is False:  # libtorrent without a slot limit: every peer listed
-        return max(slots, int(params.get("peer_list") or slots))
-    return slots
-
-
-def observability_topology(measurement: Any, topology: Any = None,
-                           host_connections: int | None = None
-                           ) -> tuple[Topology | None, int, str]:
-    """The topology to check a dataset's truth against, ``K``, and a note if there is none.
-
-    Parameters
-    ----------
-    measurement : Measurement
-    topology : path, scenario name or Topology, optional
-        Given, a topology that cannot be used is an error; by default the one
-        the dataset records (the simulator's whole ``topology_model``, else
-        the ``topology`` meta.json names), and one that cannot be used is a note.
-    host_connections : int, optional
-        ``K`` (default: :func:`swarm_connections` of the dataset).
-
-    Returns
-    -------
-    topology : Topology or None
-    host_connections : int
-    note : str
-        Why the observability is not checked ("" when it is).
-
-    Examples
-    --------
-    >>> from tomography.synthetic import planted_partition
-    >>> observability_topology(planted_partition(4, 2, seed=0))
-    (None, 8, 'no topology in meta.json (give --topology to mark unobservable levels)')
-    """
-    from tomography.topology import parse_topology, read_topology
-
-    k = host_connections or swarm_connections(measurement.meta)
-
-    def unchecked(text: str) -> tuple[None, int, str]:
-        if topology is not None:
-            raise TopologyError(text, path=None if isinstance(topology, Topology)
-                                else str(topology))
-        return None, k, text
-
-    if isinstance(topology, Topology):
-        topo = topology
-    else:
-        name = topology or measurement.meta.get("topology")
-        model = measurement.meta.get("topology_model")   # the simulator records the topology
-        if not name and not isinstance(model, dict):
-            return unchecked("no topology in meta.json (give --topology to mark unobservable "
-                             "levels)")
-        try:
-            topo = (parse_topology(model, source="meta.json topology_model")
-                    if isinstance(model, dict) and not topology else read_topology(name))
-        except (TopologyError, OSError) as exc:
-            if topology is not None:
-                raise
-            return unchecked(f"topology {name!r} not found ({exc}); give --topology FILE")
-    if not topo.is_tree:
-        return unchecked(f"topology {topo.name!r} has cycles: the ground-truth model needs a "
-                         "tree of routers")
-    missing = [h for h in measurement.host_names if h not in {h.name for h in topo.hosts}]
-    if missing:
-        return unchecked(f"host {missing[0]!r} of the dataset is not in topology "
-                         f"{topo.name!r} ({len(missing)} hosts missing)")
-    return topo, k, ""
-
-
 def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,
                          host_connections: int = HOST_CONNECTIONS) -> list[TruthPartition]:
     """Every partition a threshold on bandwidth per connection can give, coarsest first.
@@ -301,7 +216,7 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,
     connection are capped at the smallest NIC capacity, which is also the
     bandwidth inside a cluster: the finest partition (every host group
     alone) holds for thresholds up to it.  Thresholds at or above a NIC's
-    share per connection (:func:`nic_share`) give unobservable partitions.
+    share per connection (:func:`nic_share`) give partitions bandwidth alone does not show.
 
     Parameters
     ----------
@@ -367,12 +282,14 @@ def threshold_partitions(topology: Topology, *, min_gap: float = 1.5,
 
 def observable_labels(topology: Topology, labels: dict[str, str], *,
                       host_connections: int = HOST_CONNECTIONS) -> dict[str, str]:
-    """The finest coarsening of a truth that a broadcast can reveal.
+    """The finest coarsening of a truth that bandwidth alone can reveal, by this model.
 
     Hosts behind routers joined by a link that gives a connection at least
     a NIC's share (Eq 5.3 against :func:`nic_share`) cannot be told apart
-    by block counts; labels that such hosts carry are merged (joined by
-    ``+``, sorted).  Unchanged when the truth is observable.
+    by bandwidth; labels that such hosts carry are merged (joined by
+    ``+``, sorted).  Unchanged when the truth is observable by bandwidth.
+    Round trips can still set them apart: on a dataset,
+    :func:`cluster.separation.separated_coarsening` judges on the data.
 
     Parameters
     ----------

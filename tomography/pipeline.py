@@ -100,8 +100,6 @@ class Analysis:
     sampler: "IterationSampler | None"
     notes: list[str] = field(default_factory=list)
     truth_source: Any = None
-    topology: "str | os.PathLike[str] | Topology | None" = None
-    host_connections: int | None = None
 
     def __repr__(self) -> str:
         """One line: the data, the options that differ from the defaults, what is computed.
@@ -223,38 +221,47 @@ class Analysis:
 
     @cached_property
     def observability(self) -> dict[str, Any]:
-        """Which truth levels bandwidth can reveal on the dataset's topology.
+        """Which truth levels the broadcasts show: judged on the data themselves.
 
-        ``{"topology": Topology or None, "host_connections": K, "note": why
-        not checked, "nic_share_bps": ..., "hidden": [(depth, clusters,
-        observable clusters), ...]}``; see
-        :func:`tomography.ground_truth.observability_topology`; ``"levels"``: per
-        level of :attr:`accuracy`, whether its truth depth is observable and its NMI
-        against what is.
+        A truth level is observable when the weights of all the iterations set
+        its clusters apart (:func:`cluster.separation.separation` at least
+        :data:`cluster.separation.MIN_SEPARATION`); otherwise the finest
+        coarsening of it that they do set apart
+        (:func:`cluster.separation.separated_coarsening`) is what a result can be
+        scored against (``nmi_observable``).
+
+        Returns
+        -------
+        dict
+            ``{"min_separation": ..., "separations": {depth: separation},
+            "hidden": [(depth, clusters, shown clusters), ...], "levels":
+            [(observable, nmi_observable), ...]}`` (``levels`` per row of
+            :attr:`accuracy`).
         """
-        from tomography.ground_truth import nic_share, observable_labels
-        from tomography.ground_truth import observability_topology
+        import numpy as np
+
+        from cluster.accuracy import nmi
+        from cluster.separation import MIN_SEPARATION, separated_coarsening, separation
         from tomography.truth_labels import labels_at_depth
 
-        topo, k, note = observability_topology(self.measurement, self.topology,
-                                               self.host_connections)
-        out: dict[str, Any] = {"topology": topo, "host_connections": k, "note": note,
-                               "nic_share_bps": nic_share(topo, k) if topo else None,
-                               "hidden": [], "levels": []}
-        if topo is None:
-            return out
-        from cluster.accuracy import nmi
-
         truth, h = self.truth, self.hierarchy
+        out: dict[str, Any] = {"min_separation": MIN_SEPARATION, "separations": {},
+                               "hidden": [], "levels": []}
+        seen_at: dict[int, list[Any]] = {}
         for row in self._scores.itertuples():
-            cut = dict(zip(self.hosts, labels_at_depth(truth, row.truth_depth, self.hosts)))
-            seen = observable_labels(topo, cut, host_connections=k)
-            found = len(set(seen.values()))
+            depth = int(row.truth_depth)
+            if depth not in seen_at:
+                cut = labels_at_depth(truth, depth, self.hosts)
+                codes = np.unique(cut, return_inverse=True)[1]
+                out["separations"][depth] = (separation(self.graph, codes)
+                                             if codes.max() > 0 else float("nan"))
+                seen_at[depth] = separated_coarsening(self.graph, cut)
+            seen = seen_at[depth]
+            found = len(set(seen))
             out["levels"].append((found == row.truth_clusters,
-                                  nmi([seen[x] for x in self.hosts], h.labels(row.level))))
-            if found != row.truth_clusters and row.truth_depth not in [
-                    d for d, _, _ in out["hidden"]]:
-                out["hidden"].append((row.truth_depth, row.truth_clusters, found))
+                                  nmi(seen, h.labels(row.level, self.hosts))))
+            if found != row.truth_clusters and depth not in [d for d, _, _ in out["hidden"]]:
+                out["hidden"].append((depth, int(row.truth_clusters), found))
         return out
 
     @cached_property
@@ -269,14 +276,14 @@ class Analysis:
     @cached_property
     def accuracy(self) -> "pd.DataFrame":
         """NMI of every level of :attr:`hierarchy` against the truth
-        (:func:`cluster.accuracy.hierarchy_nmi`), with ``observable`` and
-        ``nmi_observable`` when the topology is known, and each level's
+        (:func:`cluster.accuracy.hierarchy_nmi`), with ``truth_separation``,
+        ``observable`` and ``nmi_observable`` (:attr:`observability`), and each level's
         ``confidence`` and ``supported`` when it has one."""
         h, levels = self.hierarchy, self._scores.copy()
         seen = self.observability
-        if seen["topology"] is not None:
-            levels["observable"] = [o for o, _ in seen["levels"]]
-            levels["nmi_observable"] = [s for _, s in seen["levels"]]
+        levels["truth_separation"] = [seen["separations"][d] for d in levels["truth_depth"]]
+        levels["observable"] = [o for o, _ in seen["levels"]]
+        levels["nmi_observable"] = [s for _, s in seen["levels"]]
         if h.confidence:
             levels["confidence"] = h.confidence
             levels["supported"] = [h.supported(k) for k in levels["level"]]
@@ -387,12 +394,10 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
     truth : dict, "labels" or path, optional
         The ground truth for :attr:`Analysis.accuracy`: host to label path,
         ``"labels"`` for the dataset's own labels, or a CSV file ``host,label``.
-    topology : topology file, scenario name or Topology, optional
-        The network measured, to mark truth levels bandwidth cannot reveal
-        (default: the one the dataset records).
-    host_connections : int, optional
-        Connections sharing a host's NIC (default: those of the swarm that
-        measured the dataset).
+    topology, host_connections
+        Deprecated, ignored: which truth levels the broadcasts show is judged
+        on the data (:attr:`Analysis.observability`), not on a model of the
+        topology.
 
     Returns
     -------
@@ -437,7 +442,13 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
                "resolution": resolution, "resamples": resamples, "n_jobs": n_jobs,
                "linkage": linkage, "start": start, "loops": loops, "all_levels": all_levels,
                "tree_level": tree_level, "flat_level": flat_level}
-    extra = {"truth_source": truth, "topology": topology, "host_connections": host_connections}
+    if topology is not None or host_connections is not None:
+        import warnings
+
+        warnings.warn("analyze(topology=, host_connections=) is ignored: which truth levels "
+                      "the broadcasts show is judged on the data (Analysis.observability)",
+                      FutureWarning, stacklevel=2)
+    extra = {"truth_source": truth}
     notes: list[str] = []
     if is_probe_dataset(m):
         options["linkage"] = linkage or "sum"

@@ -107,7 +107,7 @@ QUANTITIES = {
 
 @pytest.fixture(scope="module")
 def place(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A small simulated dataset (for evaluate and export) and an empty output directory."""
+    """A small simulated dataset (for export) and an empty output directory."""
     from measure.simulator import simulate
 
     root = tmp_path_factory.mktemp("structured")
@@ -123,7 +123,6 @@ def topology_commands(path: Path, place: dict[str, Path]) -> dict[str, list[obje
     return {
         "simulate": ["simulate", path, "-o", out / "sim", "-n", "1"],
         "truth": ["truth", path],
-        "evaluate": ["evaluate", dataset, "--topology", path],
         "export": ["export", dataset, "--format", "gauge", "-o", out / "g.xml",
                    "--bandwidth", "topology", "--topology", path],
         "testbed-up": ["testbed", "up", path, "--name", "hostile"],
@@ -132,10 +131,10 @@ def topology_commands(path: Path, place: dict[str, Path]) -> dict[str, list[obje
     }
 
 
-COMMANDS = ("simulate", "truth", "evaluate", "export", "testbed-up", "measure-testbed")
+COMMANDS = ("simulate", "truth", "export", "testbed-up", "measure-testbed")
 CHEAP = ("simulate", "truth", "testbed-up", "measure-testbed")
 """The commands that read the topology before any analysis: every case runs against them;
-evaluate and export (an analysis first, about a second) against a few cases per class."""
+export (an analysis first, about a second) against a few cases per class."""
 
 
 def _cases(table: dict, few: int = 2) -> list:

@@ -7,8 +7,7 @@ import json
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_format_option, add_hierarchy_options,
-                                   add_host_connections_option, analysis, command, emit,
-                                   positive_int)
+                                   analysis, command, emit, positive_int)
 
 __all__ = ["add_parser", "run"]
 
@@ -18,7 +17,8 @@ def add_parser(sub: Any) -> None:
     p = command(sub, "evaluate", "NMI per level and per iteration against a ground truth",
                 "Score the hierarchy against a ground truth (the labels of hosts.csv or a "
                 "file): NMI per level, NMI after each number of iterations, and which truth "
-                "levels bandwidth cannot reveal on the dataset's topology.",
+                "levels the broadcasts do not set apart (judged on the data: each cluster's "
+                "weakest inside cut against its strongest outside tie).",
                 ["tomography evaluate run", "tomography evaluate run --truth truth.csv",
                  "tomography evaluate run --until-converged 3 --format json"])
     add_analysis_options(p)
@@ -28,42 +28,39 @@ def add_parser(sub: Any) -> None:
     add_hierarchy_options(p)
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
                    help="also say after how many iterations the stop rule of measure "
-                        "--until-converged would have stopped: every supported level of the "
-                        "hierarchy unchanged for K iterations (default K 3)")
-    p.add_argument("--topology", metavar="FILE",
-                   help="the network the dataset was measured on, to mark truth levels that "
-                        "bandwidth cannot reveal (default: the one a simulated dataset records "
-                        "in meta.json, else the topology meta.json names when it is a built-in "
-                        "scenario or a readable file)")
-    add_host_connections_option(p, "the swarm that measured the dataset: the simulator's "
-                                "upload slots + 1, a real run's upload slots; else 8")
+                        "--until-converged would have stopped: the levels supported in K + 1 "
+                        "iterations in a row unchanged one iteration later (default K 1)")
+    p.add_argument("--topology", help=argparse.SUPPRESS)          # ignored since the data
+    p.add_argument("--host-connections", type=int, help=argparse.SUPPRESS)   # judge it
     add_format_option(p, ("text", "json"))
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the NMI of every level and after every iteration, and what bandwidth can reveal."""
-    from tomography.ground_truth import describe_connections
-    from tomography.units import counted, format_bandwidth
+    """Print the NMI of every level and after every iteration, and which truth levels the
+    broadcasts do not set apart."""
+    import sys
 
-    from tomography.topology import read_topology
+    from tomography.units import counted
 
-    # a topology given is read before the analysis: a bad one is refused before the work
-    topology = read_topology(args.topology) if args.topology else None
-    a = analysis(args, truth=args.truth, topology=topology,
-                 host_connections=args.host_connections)
+    if args.topology is not None or args.host_connections is not None:
+        print("evaluate: --topology and --host-connections are no longer used: which truth "
+              "levels the broadcasts show is judged on the data", file=sys.stderr)
+    a = analysis(args, truth=args.truth)
     h, levels = a.hierarchy, a.accuracy
     seen = a.observability
-    topo, k, unchecked, hidden, share = (seen["topology"], seen["host_connections"],
-                                         seen["note"], seen["hidden"], seen["nic_share_bps"])
+    hidden, needed = seen["hidden"], seen["min_separation"]
     table = a.convergence(progress=True)
     stop = (a.stop_rule(None if args.until_converged == -1 else args.until_converged)
             if args.until_converged is not None else None)
     if args.format == "json":
         emit(json.dumps({"levels": levels.to_dict("records"),
-                          "observability": {"checked": topo is not None, "note": unchecked,
-                                            "host_connections": k,
-                                            "nic_share_bps": share},
+                          "observability": {
+                              "min_separation": needed,
+                              "separations": {str(d): v for d, v in
+                                              seen["separations"].items()},
+                              "hidden": [{"truth_depth": d, "truth_clusters": c,
+                                          "shown_clusters": f} for d, c, f in hidden]},
                           **({"stop_rule": stop} if stop else {}),
                           "convergence": json.loads(table.to_json(orient="records")),
                           "nmi_normalization": "arithmetic mean of entropies",
@@ -82,17 +79,13 @@ def run(args: argparse.Namespace) -> int:
                 f"{'is' if len(dropped) == 1 else 'are'} left out (--all-levels shows "
                 f"{'it' if len(dropped) == 1 else 'them'}), so the convergence table below, "
                 "which numbers every level, may number the levels differently", ""]
-    if topo is not None:
-        out += [f"truth depth {d} ({counted(c, 'cluster')}) is not observable by bandwidth "
-                f"on {topo.name}: it splits links that give a connection more than a NIC's "
-                f"share ({format_bandwidth(share)}, {describe_connections(topo, k)}); a "
-                f"broadcast can reveal at most {counted(f, 'cluster')} of it (nmi_observable "
-                "scores against those; a difference in latency alone can still separate "
-                "them)" for d, c, f in hidden]
-        out += [] if hidden else ["every truth level is observable by bandwidth "
-                                  f"({describe_connections(topo, k)})"]
-    else:
-        out += [f"observability not checked: {unchecked}"]
+    out += [f"truth depth {d} ({counted(c, 'cluster')}) is not set apart by these broadcasts "
+            f"(separation {seen['separations'][d]:.2f}, below {needed:g}: some cluster's "
+            f"weakest inside cut is not {needed:g}x its strongest outside tie); they show "
+            f"at most {counted(f, 'cluster')} of it (nmi_observable scores against those)"
+            for d, c, f in hidden]
+    out += [] if hidden else [f"every truth level is set apart by these broadcasts "
+                              f"(separation {needed:g} or more)"]
     out += ["",
            "convergence: NMI after n iterations. nmi: Louvain's flat clustering against the "
            "finest truth labels (the thesis's Figs 5.13, 5.21), so a flat clustering that finds "
@@ -100,10 +93,13 @@ def run(args: argparse.Namespace) -> int:
            "the hierarchy (all levels, supported or not) against its own truth depth",
            table.to_string(index=False, float_format=lambda x: f"{x:.4f}")]
     if stop:
-        out += ["", f"stop rule (every supported level unchanged for {stop['k']} iterations): "
+        out += ["", f"stop rule (the levels supported in {stop['k'] + 1} iterations in a row, "
+                "unchanged one iteration later): "
                 + (f"stops after n={stop['stops_at']}" if stop["stops_at"] else
                    f"does not stop within {len(stop['steps'])} iterations")]
-        out += [f"  n={s['n']}: {s['levels']} supported level(s); "
-                + ("stop" if s["stop"] else s["held_back"]) for s in stop["steps"]]
+        out += [f"  n={s['n']}: {s['levels']} supported level(s), {s['settled']} settled"
+                + (f", {s['unstable']} unstable" if s["unstable"] else "") + "; "
+                + (("stop: no hierarchy" if s["flat"] else "stop") if s["stop"]
+                   else s["held_back"]) for s in stop["steps"]]
     emit("\n".join(out))
     return 0

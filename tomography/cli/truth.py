@@ -22,8 +22,9 @@ def add_parser(sub: Any) -> None:
                 "For a network you know, which partitions bandwidth tomography should find: "
                 "per router link the connections crossing it during a broadcast (Eq 5.2) and "
                 "the bandwidth each gets (Eq 5.3); every partition a threshold on it gives, "
-                "acceptable at a clear gap, unobservable above a NIC's share per connection "
-                "(docs/ground-truth.md).",
+                "acceptable at a clear gap; one above a NIC's share per connection is not set "
+                "apart by bandwidth alone (round trips may still do it: tomography evaluate "
+                "judges on a dataset which levels its broadcasts show; docs/ground-truth.md).",
                 ["tomography truth N1", "tomography truth my-site.yaml --format json",
                  "tomography truth N2 --host-connections 9   # as the simulator's peers (8 + 1)",
                  "tomography truth N2 --host-connections 1   # the NIC unshared, as published"])
@@ -71,21 +72,23 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  {r.link:<32} {format_bandwidth(r.capacity_bps):>11} "
                      f"{f'{r.hosts_a}|{r.hosts_b}':>11} {r.connections:>8.2f} "
                      f"{format_bandwidth(r.bw_per_connection_bps) if np.isfinite(r.bw_per_connection_bps) else '-':>11}")
-    lines += ["", f"partitions by threshold (acceptable: gap >= {args.min_gap} and observable; "
-              f"unobservable: a threshold at or above a NIC's share per connection, "
-              f"{format_bandwidth(share)} = the smallest NIC over {describe_connections(topo, k)}):"]
+    lines += ["", f"partitions by threshold (acceptable: gap >= {args.min_gap} and below the "
+              f"NIC share; beyond NIC share: a threshold at or above a NIC's share per "
+              f"connection, {format_bandwidth(share)} = the smallest NIC over "
+              f"{describe_connections(topo, k)}):"]
     for p in parts:
         mark = ("acceptable" if p.acceptable else "" if p.observable
-                else "unobservable").ljust(12)
+                else "beyond share").ljust(12)
         groups = "  ".join("{" + ",".join(c) + "}" for c in p.clusters)
         lines.append(f"  {mark}  {format_bandwidth(p.low) if p.low else '0':>10} .. "
                      f"{format_bandwidth(p.high):<10} gap {p.gap:>6.2f}  "
                      f"{counted(len(p.clusters), 'cluster'):>12}: {groups}")
     if any(not p.observable for p in parts):
-        lines += ["", "unobservable partitions split links that give a connection more than "
-                  "a host's NIC share: block counts cannot tell their sides apart by bandwidth "
-                  "(only a difference in latency can); --host-connections 1 is the model "
-                  "without the share (the NIC unshared)"]
+        lines += ["", "partitions beyond the share split links that give a connection more "
+                  "than a host's NIC share: bandwidth alone does not tell their sides apart, "
+                  "a longer round trip can (on a dataset, tomography evaluate says which truth "
+                  "levels the broadcasts set apart); --host-connections 1 is the model without "
+                  "the share (the NIC unshared)"]
     uneven = [f"{link.a}-{link.b} ({link.a}->{link.b} "
               f"{format_bandwidth(link.capacity_from(link.a))}, {link.b}->{link.a} "
               f"{format_bandwidth(link.capacity_from(link.b))})"
