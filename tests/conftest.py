@@ -44,9 +44,9 @@ def small_dataset(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def hierarchy_dataset(tmp_path_factory) -> Path:
-    """A planted 3 x 3 hierarchy of 16-host groups, 4 iterations, on disk."""
+    """A planted 3 x 3 hierarchy of 16-host groups, 6 iterations, on disk."""
     path = tmp_path_factory.mktemp("data") / "planted"
-    write_measurement(planted_hierarchy((3, 3), 16, iterations=4, seed=11), path)
+    write_measurement(planted_hierarchy((3, 3), 16, iterations=6, seed=11), path)
     return path
 
 

@@ -132,7 +132,8 @@ def test_hasse_of_n2_fits_the_page(capsys, tmp_path: Path) -> None:
                  "-o", str(data)]) == 0
     for start in ("refined", "finest"):
         out = tmp_path / f"hasse-{start}.png"
-        argv = ["plot", str(data), "--kind", "hasse", "--start", start, "-o", str(out)]
+        argv = ["plot", str(data), "--kind", "hasse", "--start", start, "--all-levels",
+                "-o", str(out)]
         code, _, err = run(capsys, *argv, "--dpi", 100)
         assert code == 0, err
         width = float(re.search(r"; ([0-9.]+) x [0-9.]+ in\)", err).group(1))

@@ -151,7 +151,7 @@ def test_probe_report_says_once_why_there_is_no_confidence(probes, tmp_path):
     assert '<th class="num">confidence</th>' in clusters         # the column stays, dashed
     assert clusters.count('<td class="num">\u2013</td>') == 2    # one per cluster
     assert re.search(r"<td class=\"num\">\u2013</td><td>\u2013</td>"   # confidence, supported,
-                     r"<td class=\"num\">\u2013</td></tr>", hierarchy)    # gap
+                     r"<td class=\"num\">\u2013</td></tr>", hierarchy)    # separation
     assert "w_n" not in tree and "the measured bandwidth summed over the host pairs" in tree
     assert tree.endswith('<td class="num">\u2013</td></tr>\n</tbody></table></div>\n</section>')
 
