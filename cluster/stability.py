@@ -187,18 +187,6 @@ class StableHierarchy:
     def _among(self, level: np.ndarray, others: Sequence[np.ndarray]) -> bool:
         return any(self._same(level, o) for o in others)
 
-    @property
-    def stable_for(self) -> int:
-        """Iterations in a row, up to the last, in which every settled level was supported."""
-        if not self.settled:
-            return 0
-        run = 0
-        for reported, measured in zip(self.history[::-1], self._measured[::-1]):
-            if not measured or not all(self._among(level, reported) for level in self.settled):
-                break
-            run += 1
-        return run
-
     @renamed_parameter("n", "iterations")
     def update(self, measurement: Measurement, iterations: int | None = None) -> bool:
         """Analyse ``w_n`` of the first ``iterations`` (all by default); true once the
