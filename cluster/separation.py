@@ -164,9 +164,6 @@ def weakest_cuts(weights: Any, labels: np.ndarray) -> np.ndarray:
     return side
 
 
-SMALLEST_SIDE = 0.0
-
-
 def _weakest_prefix(dense: np.ndarray) -> int:
     """How many of the first hosts (in sweep order) make the cut of least weight per host pair."""
     n = len(dense)
@@ -174,10 +171,6 @@ def _weakest_prefix(dense: np.ndarray) -> int:
     total = np.cumsum(dense.sum(axis=1))                             # prefix's weight to all
     sizes = np.arange(1, n)
     across = (total[:-1] - inner[:-1]) / (sizes * (n - sizes))
-    least = max(1, int(np.ceil(SMALLEST_SIDE * n)))
-    allowed = (sizes >= least) & (n - sizes >= least)
-    if allowed.any():
-        across = np.where(allowed, across, np.inf)
     return int(np.argmin(across)) + 1
 
 
