@@ -43,6 +43,18 @@ def _mpi(n: int, *args: str, timeout: float = 180, **kw) -> subprocess.Completed
                           **kw)
 
 
+def _downloaded(address: str, pid: int) -> int:
+    """Bytes a peer agent holds in its work directory (0 before its broadcast starts)."""
+    held = 0
+    for directory in Path("/dev/shm").glob(f"tomography-peer-{address}-{pid}-*"):
+        for f in directory.rglob("*"):
+            try:
+                held += f.stat().st_blocks * 512 if f.is_file() else 0
+            except OSError:
+                pass  # removed between the listing and the look
+    return held
+
+
 def _blocks_per_pair(m) -> np.ndarray:
     t = m.transfers
     return t.groupby(["iteration", "receiver", "sender"])["blocks"].sum().to_numpy()
@@ -84,8 +96,10 @@ def test_six_peers_under_mpiexec_conserve_the_data_like_local_ones(tmp_path: Pat
 
 def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    # 16 MiB at 2 MiB/s a peer: at least 6 s a broadcast, so that the kill 2 s after the
-    # peers appear lands inside the first one even on a loaded machine (8 MiB raced it)
+    # 16 MiB at 2 MiB/s a peer: at least 6 s a broadcast. The kill waits for a peer that
+    # holds part of the file (not the root, not before the swarm started: a peer process
+    # appears seconds before its broadcast on a loaded machine, and one killed then is
+    # started again in time for a complete iteration)
     proc = subprocess.Popen([mpiexec(), "-n", "5", TOMOGRAPHY, "measure", "bittorrent", "--mpi",
                              "--network", "127.0.0.0/8", "-n", "2", "--size", "16MiB",
                              "--upload-limit", "2MiB/s", "--time-limit", "30s", "-o", str(out)],
@@ -95,11 +109,13 @@ def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and killed is None:
         pids = peer_pids(addresses)
-        if len(pids) == 4:
-            time.sleep(2.0)  # the broadcast is under way
-            pid, killed = next(iter(pids.items()))
-            os.kill(pid, signal.SIGKILL)
-        time.sleep(0.1)
+        for candidate, address in pids.items():
+            if 0 < _downloaded(address, candidate) < 16 * MiB:
+                pid, killed = candidate, address
+                os.kill(pid, signal.SIGKILL)
+                break
+        time.sleep(0.05)
+    assert killed is not None, "no peer was seen downloading within 60 s"
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr
     m = read_measurement(out)
