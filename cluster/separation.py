@@ -34,6 +34,7 @@ import numpy as np
 from scipy import sparse
 from scipy.linalg import eigh
 from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import eigsh
 
 from cluster.adjacency import SharedGraph, as_adjacency
 
@@ -46,6 +47,12 @@ at least this many times its strongest outside tie, per host pair.  The ground t
 the random-network family (``benchmarks/calibration.py``) is the partitions of the host
 groups that 45 simulated broadcasts set apart at this separation; ``tomography evaluate``
 marks a truth level observable at it."""
+
+
+DENSE_CUT = 512
+"""Largest cluster whose spectral ordering comes from a dense eigensolver; a larger one's
+second eigenvector comes from Lanczos iterations on the sparse weights (the same vector
+within its tolerance, several times faster at thousands of hosts)."""
 
 
 class GroupSums:
@@ -144,24 +151,43 @@ def weakest_cuts(weights: Any, labels: np.ndarray) -> np.ndarray:
     side = np.zeros(len(labels), dtype=np.int64)
     for c in np.unique(labels):
         members = np.flatnonzero(labels == c)
-        if len(members) < 2:
-            continue
-        sub = A[members][:, members]
-        parts, comp = connected_components(sub, directed=False)
-        if parts > 1:   # unconnected: the largest group against the rest
-            side[members] = (comp != np.bincount(comp).argmax()).astype(np.int64)
-            continue
-        dense = sub.toarray() if sparse.issparse(sub) else np.asarray(sub, dtype=float)
-        np.fill_diagonal(dense, 0.0)
-        degree = dense.sum(axis=1)
-        scale = 1.0 / np.sqrt(degree)
-        laplacian = np.eye(len(members)) - scale[:, None] * dense * scale[None, :]
-        _, vectors = eigh(laplacian, subset_by_index=[1, 1])
-        order = np.argsort(vectors[:, 0] * scale, kind="stable")
-        cut = np.zeros(len(members), dtype=bool)
-        cut[order[: _weakest_prefix(dense[np.ix_(order, order)])]] = True
-        side[members] = cut.astype(np.int64)
+        side[members] = _cut(A, members)
     return side
+
+
+def _cut(A: Any, members: np.ndarray) -> np.ndarray:
+    """The side (0 or 1) of each of ``members`` in their cluster's weakest cut."""
+    if len(members) < 2:
+        return np.zeros(len(members), dtype=np.int64)
+    sub = A[members][:, members]
+    parts, comp = connected_components(sub, directed=False)
+    if parts > 1:   # unconnected: the largest group against the rest
+        return (comp != np.bincount(comp).argmax()).astype(np.int64)
+    dense = sub.toarray() if sparse.issparse(sub) else np.asarray(sub, dtype=float)
+    np.fill_diagonal(dense, 0.0)
+    degree = dense.sum(axis=1)
+    scale = 1.0 / np.sqrt(degree)
+    order = np.argsort(_fiedler(dense, sub, scale) * scale, kind="stable")
+    cut = np.zeros(len(members), dtype=np.int64)
+    cut[order[: _weakest_prefix(dense[np.ix_(order, order)])]] = 1
+    return cut
+
+
+def _fiedler(dense: np.ndarray, sub: Any, scale: np.ndarray) -> np.ndarray:
+    """The second eigenvector of a connected cluster's normalised Laplacian (Lanczos beyond
+    :data:`DENSE_CUT` hosts on a sparse ``sub``, a dense solver below)."""
+    n = len(dense)
+    if n > DENSE_CUT and sparse.issparse(sub):
+        off = sparse.csr_array(sub)
+        off.setdiag(0.0)
+        off.eliminate_zeros()
+        normalised = sparse.diags_array(scale) @ off @ sparse.diags_array(scale)
+        # the largest two of D^-1/2 A D^-1/2: 1 (on sqrt(degree)) and the Fiedler value;
+        # a fixed start vector keeps the result reproducible
+        values, vectors = eigsh(normalised, k=2, which="LA", v0=np.linspace(1.0, 2.0, n))
+        return vectors[:, int(np.argmin(values))]
+    laplacian = np.eye(n) - scale[:, None] * dense * scale[None, :]
+    return eigh(laplacian, subset_by_index=[1, 1])[1][:, 0]
 
 
 def _weakest_prefix(dense: np.ndarray) -> int:
@@ -315,12 +341,14 @@ def separated_coarsening(weights: Any, labels: Sequence[Any], *,
     """
     A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
     current = list(labels)
+    side = None
     while True:
         names, codes = np.unique(np.asarray(current, dtype=object).astype(str),
                                  return_inverse=True)
         if len(names) < 2:
             return current
-        ratios, partner = cluster_separations(A, codes)
+        side = weakest_cuts(A, codes) if side is None else side
+        ratios, partner = cluster_separations(A, codes, side)
         weak = np.where(np.isnan(ratios), np.inf, ratios)
         worst = int(np.argmin(weak))
         if not weak[worst] < min_separation:
@@ -328,6 +356,8 @@ def separated_coarsening(weights: Any, labels: Sequence[Any], *,
         pair = {worst, int(partner[worst])}
         joined = "+".join(sorted({part for c in pair for part in names[c].split("+")}))
         current = [joined if c in pair else current[i] for i, c in enumerate(codes)]
+        merged = np.flatnonzero(np.isin(codes, list(pair)))
+        side[merged] = _cut(A, merged)   # only the merged cluster is cut anew
 
 
 def _half_sums(A: sparse.csr_array, labels: np.ndarray, side: np.ndarray

@@ -39,6 +39,25 @@ def test_the_weakest_cut_finds_a_lone_host_and_unequal_groups() -> None:
     assert len(set(side[:3])) == 1 and len(set(side[3:])) == 1 and side[0] != side[3]
 
 
+def test_a_cluster_of_thousands_is_cut_as_the_dense_solver_cuts_it(monkeypatch) -> None:
+    from scipy import sparse
+
+    import cluster.separation as separation_module
+
+    rng = np.random.default_rng(0)
+    group = np.repeat([0, 1], [300, 400])     # 700 hosts: beyond DENSE_CUT
+    assert len(group) > separation_module.DENSE_CUT
+    draw = sparse.random(700, 700, density=0.08, random_state=rng).toarray() > 0
+    w = np.where(group[:, None] == group[None, :], 10.0, 3.0) * draw
+    w = sparse.csr_array(np.triu(w, 1) + np.triu(w, 1).T)     # sparse, as a measured w_n
+    lanczos = weakest_cuts(w, np.zeros(700, dtype=int))
+    assert len(set(lanczos[:300])) == 1 and len(set(lanczos[300:])) == 1
+    assert lanczos[0] != lanczos[300]
+    monkeypatch.setattr(separation_module, "DENSE_CUT", 10**6)
+    dense = weakest_cuts(w, np.zeros(700, dtype=int))
+    assert (dense == lanczos).all() or (dense != lanczos).all()   # the same cut
+
+
 @pytest.mark.slow  # over 2 s
 def test_a_right_level_above_a_spurious_one_stays_supported() -> None:
     m = planted_hierarchy((2, 3), 12, iterations=5, seed=3)
