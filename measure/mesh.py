@@ -22,7 +22,9 @@ hosts and a test of T seconds:
                disjoint pairs with ``rounds``).
 
 Servers: each test gets a server of its own, started for it on a port drawn
-at random from :data:`PORTS` and serving that one test (iperf3 ``-1``;
+at random from :data:`PORTS` (or the range ``MeshOptions.ports`` gives, the
+one a firewall between the hosts lets through; one port will do, since a
+host serves one test at a time) and serving that one test (iperf3 ``-1``;
 NetPIPE's receiver does so anyway).  iperf3's servers check the run's
 credentials (:func:`measure.probetools.iperf3_credentials`: a random user and
 password and an RSA key pair made for the run and handed to the agents over
@@ -71,8 +73,9 @@ __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches
 
 SCHEDULES = ("exclusive", "rounds")
 PORTS = (10000, 32767)
-"""The ports a test's server is drawn from, at random (below Linux's ephemeral range): a
-server lives for its test only, at a port nobody outside the run knows in advance."""
+"""The ports a test's server is drawn from by default, at random, both included (below
+Linux's ephemeral range): a server lives for its test only, at a port nobody outside the
+run knows in advance."""
 ATTEMPTS = 3
 """Attempts of a test within its batch, each with a fresh server (a timeout is not retried
 at once); the tests still failed are tried once more at the end of the mesh."""
@@ -95,6 +98,9 @@ class MeshOptions:
     one_way : bool
         One direction per pair (a < b), half the cost.
     schedule : {"exclusive", "rounds"}
+    ports : (int, int)
+        The range the servers' ports are drawn from, both included
+        (default :data:`PORTS`).
     """
 
     tool: str = "iperf3"
@@ -106,8 +112,13 @@ class MeshOptions:
     repeats: int = 1
     one_way: bool = False
     schedule: str = "exclusive"
+    ports: tuple[int, int] = PORTS
 
     def validate(self) -> None:
+        low, high = self.ports
+        if not 1 <= low <= high <= 65535:
+            raise ParameterError(f"ports {low}-{high} are not a range of TCP ports: give "
+                                 "LOW-HIGH with 1 <= LOW <= HIGH <= 65535")
         if self.tool not in ("iperf3", "netpipe"):
             raise ParameterError(f"unknown probe tool {self.tool!r}; choose iperf3 or netpipe")
         if self.schedule not in SCHEDULES:
@@ -376,7 +387,12 @@ class _Mesh:
         hosts that failed, with why."""
         o = self.options
         hosts = sorted(set(hosts))
-        for h, port in zip(hosts, self.random.sample(range(*PORTS), len(hosts))):
+        span = range(o.ports[0], o.ports[1] + 1)
+        # distinct ports where the range allows; a host serves one test at a time, so
+        # hosts may share one where it does not
+        ports = (self.random.sample(span, len(hosts)) if len(span) >= len(hosts)
+                 else [self.random.choice(span) for _ in hosts])
+        for h, port in zip(hosts, ports):
             self.port[h] = port
             self.agents.peers[h].send({"cmd": "serve", "tool": o.tool, "port": port,
                                        "upper": o.upper, "samples": o.samples})

@@ -20,7 +20,7 @@ import pytest
 from measure.coordinator import local_hosts
 from measure.mesh import MeshOptions, batches, read_pairs, run_mesh, tournament
 from tomography.dataset import read_measurement
-from tomography.errors import DatasetError
+from tomography.errors import DatasetError, ParameterError
 
 pytestmark = pytest.mark.slow
 
@@ -241,3 +241,34 @@ def test_gauge_takes_its_bandwidths_from_a_probe_mesh_after_a_broadcast_run(tmp_
                             "--probes", str(other), "-o", str(tmp_path / "x.xml")],
                            capture_output=True, text=True, timeout=120)
     assert wrong.returncode == 2 and "is not in the probe dataset" in wrong.stderr
+
+
+def test_servers_listen_on_the_ports_given_even_one_for_every_host(tmp_path: Path) -> None:
+    _tools()
+    summary = run_mesh(local_hosts(4, first=200), tmp_path / "m",
+                       options=MeshOptions(duration=1, schedule="rounds", one_way=True,
+                                           ports=(5301, 5301)))   # what a firewall lets by
+    assert summary.done == 6 and not summary.failed   # two servers at once, on two hosts
+    ports = {json_port(f) for f in (tmp_path / "m" / "raw").glob("*.json")}
+    assert ports == {5301}
+    assert read_measurement(tmp_path / "m").meta["params"]["ports"] == [5301, 5301]
+
+
+def json_port(path: Path) -> int:
+    """The server port an iperf3 client report connected to."""
+    import json
+
+    return int(json.loads(path.read_text())["start"]["connecting_to"]["port"])
+
+
+def test_a_port_range_that_is_not_one_is_refused_before_anything_starts(tmp_path: Path
+                                                                       ) -> None:
+    run = subprocess.run([TOMOGRAPHY, "measure", "iperf3", "--local", "2", "--ports",
+                          "6000-5000", "-o", str(tmp_path / "m")], capture_output=True,
+                         text=True)
+    assert run.returncode == 2
+    assert "--ports: must be LOW-HIGH with 1 <= LOW <= HIGH <= 65535" in run.stderr
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(ParameterError, match="not a range of TCP ports"):
+        run_mesh(local_hosts(2, first=204), tmp_path / "n",
+                 options=MeshOptions(ports=(0, 70000)))

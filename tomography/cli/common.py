@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["positive_int", "nonnegative_int", "add_analysis_options", "add_hierarchy_options",
+__all__ = ["positive_int", "nonnegative_int", "port_range", "add_analysis_options", "add_hierarchy_options",
            "add_tree_level_option", "add_host_connections_option", "add_format_option",
            "analysis", "command", "emit", "Progress", "ANALYSIS_OPTIONS"]
 
@@ -39,6 +39,30 @@ def nonnegative_int(text: str) -> int:
     0
     """
     return _at_least(text, 0, "an integer >= 0")
+
+
+def port_range(text: str) -> tuple[int, int]:
+    """An argparse type: ``LOW-HIGH`` (both included) or one port, of TCP ports 1 to 65535.
+
+    Examples
+    --------
+    >>> port_range("5201-5210"), port_range("5201")
+    ((5201, 5210), (5201, 5201))
+    >>> port_range("6000-5000")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be LOW-HIGH with 1 <= LOW <= HIGH <= 65535, or one port; got 6000-5000
+    """
+    low, _, high = text.partition("-")
+    try:
+        ports = (int(low), int(high or low))
+    except ValueError:
+        ports = (0, 0)
+    if not (low.strip().isdigit() and (not high or high.strip().isdigit())
+            and 1 <= ports[0] <= ports[1] <= 65535):
+        raise argparse.ArgumentTypeError("must be LOW-HIGH with 1 <= LOW <= HIGH <= 65535, "
+                                         f"or one port; got {text}")
+    return ports
 
 
 def _at_least(text: str, low: int, what: str) -> int:

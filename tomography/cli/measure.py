@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from tomography.cli.broadcasts import (add_swarm_options, dataset_writer, interrupted,
                                        measure_broadcasts, parse_option, resuming, stop_rule,
                                        swarm_params, terminate_as_interrupt)
-from tomography.cli.common import Progress, positive_int
+from tomography.cli.common import Progress, port_range, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.errors import TomographyError
 
@@ -132,6 +132,11 @@ def _add_probe_commands(msub: Any, fmt: Any) -> None:
                        help="one direction per pair (a < b): half the cost")
         g.add_argument("--repeats", type=positive_int, default=1,
                        help="tests per pair (default 1)")
+        g.add_argument("--ports", type=port_range, default=None, metavar="LOW-HIGH",
+                       help="the ports each test's own server is drawn from (default "
+                            "10000-32767): the range a firewall between the hosts lets "
+                            "through; one port will do (5201), as a host serves one test at "
+                            "a time")
         g.add_argument("--resume", action="store_true",
                        help="run only the tests this dataset lacks (none there yet: start "
                             "one)")
@@ -233,7 +238,8 @@ def _mesh(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transport,
             {"upper": int(parse_option("--upper", args.upper, parse_size)),
              "samples": args.samples})
     options = MeshOptions(tool=args.method, schedule=args.schedule, one_way=args.one_way,
-                          repeats=args.repeats, **tool)
+                          repeats=args.repeats, **tool,
+                          **({"ports": args.ports} if args.ports else {}))
     pairs = read_pairs(args.pairs, list(hosts["host"])) if args.pairs else None
     if getattr(args, "concurrency", None):
         return _concurrency(args, hosts, transport, meta, options)
