@@ -83,11 +83,16 @@ def _sides(topology: Topology) -> dict[tuple[str, str], tuple[int, int]]:
     for c in topology.clusters:
         per_router[c.router] += c.count
     total = sum(per_router.values())
+    # hosts below each router of the tree hung from any router: one pass, not one per link
+    root = next(iter(topology.graph.nodes))
+    parent = dict(nx.bfs_predecessors(topology.graph, root))
+    below = dict(per_router)
+    for r in reversed(list(nx.bfs_tree(topology.graph, root))):
+        if r in parent:
+            below[parent[r]] += below[r]
     out = {}
     for link in topology.links:
-        g = topology.graph.copy()
-        g.remove_edge(link.a, link.b)
-        side_a = sum(per_router[r] for r in nx.node_connected_component(g, link.a))
+        side_a = below[link.a] if parent.get(link.a) == link.b else total - below[link.b]
         out[(link.a, link.b)] = (side_a, total - side_a)
     return out
 
