@@ -4,9 +4,14 @@ The family is ``benchmarks/random_networks.py`` (grids, data centres,
 chains and meshes of routers, 19 to 96 hosts, 2 to 4 levels), each network
 simulated with three simulator seeds and 15 broadcast iterations.  For
 every network, seed and ``n = 1 .. 15`` the hierarchy of ``w_n`` is built
-with every level kept (:func:`cluster.averaged_edge.averaged_edge_hierarchy`)
-and each level's separation is resampled 64 times (:mod:`cluster.separation`);
-on the held-out runs the previous rule's numbers too (found again on
+with every level kept (:func:`cluster.averaged_edge.averaged_edge_hierarchy`;
+cached under ``benchmarks/_data/family-levels/``) and each level's separation
+is resampled 64 times (:mod:`cluster.separation`; cached apart, under
+``family-separations/``, so that a change of the statistic does not rebuild
+the hierarchies); a level's confidence is then, as
+:func:`cluster.confidence.hierarchy_confidence` gives it, the mean of its
+share of separated resamples and that of the same level at ``n - 1``.  On
+the held-out runs the previous rule's numbers too (found again on
 resamples, merge gap).
 
 What it prints (Markdown, also saved to ``/tmp/calibration.md``):
@@ -32,7 +37,8 @@ Run::
 
     .venv/bin/python benchmarks/random_networks.py     # simulate the family once (25-50 min)
     .venv/bin/python benchmarks/calibration.py         # levels collected once (~35 min on one
-                                                       # core, cached), then ~5 min
+                                                       # core, cached), separations once
+                                                       # (~3 min), then ~7 min
     .venv/bin/python benchmarks/calibration.py --quick # 6 networks, seed 0: a smoke test
 """
 
@@ -51,7 +57,8 @@ import numpy as np
 from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from cluster.averaged_edge import averaged_edge_hierarchy, collapse
-from cluster.confidence import IterationSampler, hierarchy_confidence, resample_plan
+from cluster.confidence import (SAME_LEVEL, IterationSampler, hierarchy_confidence,
+                                resample_plan)
 from cluster.modularity import canonical_labels
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
 from random_networks import DEFAULT_COUNT, DEFAULT_SEEDS, FAMILY_ROOT, random_network
@@ -64,11 +71,14 @@ OUTPUT = Path("/tmp/calibration.md")
 LEVELS = FAMILY_ROOT.parent / "family-levels"
 FORMAT = 4
 """Bumped when what a cached record holds changes."""
+STATS = FAMILY_ROOT.parent / "family-separations"
+STATS_FORMAT = 1
+"""Bumped when the separation statistic (:mod:`cluster.separation`) changes."""
 RIGHT = 0.95
 SCALES = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, float("inf"))
 TRUTH_GAPS = (1.2, 1.3, 1.5, 1.7, 2.0)
 SEPARATIONS = (1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4, 1.5)
-THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+THRESHOLDS = (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9)
 PRECISION = 0.955
 """Share of supported levels right that the rule must reach on the training split."""
 RESAMPLES = 64
@@ -125,25 +135,18 @@ def collect(name: str, seed: int, root: Path = FAMILY_ROOT) -> dict[str, Any]:
         sampler = IterationSampler.from_measurement(m, iterations=n)
         h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
         order = list(sampler.graph.hosts)
-        if n >= 2:
-            _, plan = resample_plan(n, RESAMPLES, seed=1)
+        if n >= 2 and compare:
             found_again = (hierarchy_confidence(h, sampler, seed=0, n_jobs=1)
-                           .params["confidence"]["found_again"] if compare else None)
+                           .params["confidence"]["found_again"])
         for k in range(1, h.depth + 1):
             labels = np.asarray(h.labels(k, hosts))
             row = {"n": n, "level": k, "clusters": len(h.levels[k - 1]),
                    "origin": h.params["origins"][k - 1],
                    "labels": canonical_labels(labels).tolist()}
-            if n >= 2:
-                own = h.labels(k, order)
-                side = weakest_cuts(sampler.graph, own)
-                seps = resampled_separations(sampler, own, plan, side)
-                row.update({"separation": separation(sampler.graph, own, side),
-                            "resampled": np.round(np.minimum(seps, 1e6), 4).tolist()})
-                if compare:
-                    row.update({"found_again": found_again[k - 1],
-                                "gap": None if k == 1 else merge_gap(
-                                    sampler.graph, h.labels(k - 1, order), own)})
+            if n >= 2 and compare:
+                row.update({"found_again": found_again[k - 1],
+                            "gap": None if k == 1 else merge_gap(
+                                sampler.graph, h.labels(k - 1, order), h.labels(k, order))})
             levels.append(row)
     sampler = IterationSampler.from_measurement(m)
     candidates = {}
@@ -172,6 +175,40 @@ def collect(name: str, seed: int, root: Path = FAMILY_ROOT) -> dict[str, Any]:
     LEVELS.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(record))
     return record
+
+
+def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict | None]:
+    """Per level of a record (:func:`collect`), its separation on ``w_n`` and on each of
+    :data:`RESAMPLES` resamples, as :func:`cluster.confidence.level_separations` judges
+    it (None after one iteration); cached under :data:`STATS` apart from the levels, so
+    that a change of the statistic does not rebuild the hierarchies."""
+    cache = STATS / f"{record['name']}-seed{record['seed']}.json"
+    if cache.exists():
+        stored = json.loads(cache.read_text())
+        if stored.get("format") == STATS_FORMAT:
+            return stored["levels"]
+    m = read_measurement(root / record["name"] / f"seed{record['seed']}")
+    hosts = sorted(m.host_names)
+    out: list[dict | None] = []
+    samplers: dict[int, IterationSampler] = {}
+    for lv in record["levels"]:
+        n = lv["n"]
+        if n < 2:
+            out.append(None)
+            continue
+        if n not in samplers:
+            samplers = {n: IterationSampler.from_measurement(m, iterations=n)}
+        sampler = samplers[n]
+        where = {h: i for i, h in enumerate(hosts)}
+        own = np.asarray(lv["labels"])[[where[h] for h in sampler.graph.hosts]]
+        _, plan = resample_plan(n, RESAMPLES, seed=1)
+        side = weakest_cuts(sampler.graph, own)
+        seps = resampled_separations(sampler, own, plan, side)
+        out.append({"separation": separation(sampler.graph, own, side),
+                    "resampled": np.round(np.minimum(seps, 1e6), 4).tolist()})
+    STATS.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"format": STATS_FORMAT, "levels": out}))
+    return out
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -280,27 +317,45 @@ def definition_check(records: list[dict], judges: dict[str, LongRun]
     return out, (beta, gap)
 
 
-def level_table(records: list[dict], judges: dict[str, LongRun]) -> list[dict]:
-    """Every level, with whether it is right (:class:`LongRun`) and its split."""
+def level_table(records: list[dict], judges: dict[str, LongRun],
+                stats: list[list[dict | None]]) -> list[dict]:
+    """Every level, with its separations (``stats``, per record :func:`separations`), whether
+    it is right (:class:`LongRun`), its split, and the resampled separations of the levels
+    of ``w_(n-1)`` that are the same level (NMI :data:`cluster.confidence.SAME_LEVEL`)."""
     out = []
-    for r in records:
+    for r, measured in zip(records, stats):
         judge = judges[r["name"]]
         number = int(r["name"].split("-")[1])
         split = ("held-out" if number % 2 == 1 and r["seed"] == HELD_OUT_SEED else
                  "train" if number % 2 == 0 and r["seed"] != HELD_OUT_SEED else "unused")
-        for lv in r["levels"]:
+        rows = []
+        for lv, stat in zip(r["levels"], measured):
             best, long_sep = judge.verdict(np.asarray(lv["labels"]))
             right = best >= RIGHT and long_sep >= MIN_SEPARATION
-            out.append({**lv, "name": r["name"], "seed": r["seed"], "split": split,
-                        "best": best, "long_run": long_sep, "right": bool(right)})
+            rows.append({**lv, **(stat or {}), "name": r["name"], "seed": r["seed"],
+                         "split": split, "best": best, "long_run": long_sep,
+                         "right": bool(right)})
+        by_n = defaultdict(list)
+        for row in rows:
+            by_n[row["n"]].append(row)
+        for row in rows:
+            row["before"] = [o["resampled"] for o in by_n.get(row["n"] - 1, [])
+                             if "resampled" in o and nmi(np.asarray(o["labels"]),
+                                                         np.asarray(row["labels"])) >= SAME_LEVEL]
+        out += rows
     return out
 
 
 def confidence(level: dict, minimum: float) -> float | None:
-    """The share of a level's resamples whose separation reaches ``minimum``."""
+    """A level's confidence as :func:`cluster.confidence.hierarchy_confidence` gives it: the
+    mean of the share of its resamples whose separation reaches ``minimum`` and the same
+    share for the same level one iteration before (0 when there is none)."""
     if "resampled" not in level:
         return None
-    return float(np.mean(np.asarray(level["resampled"]) >= minimum))
+    own = float(np.mean(np.asarray(level["resampled"]) >= minimum))
+    before = max((float(np.mean(np.asarray(r) >= minimum)) for r in level["before"]),
+                 default=0.0)
+    return (own + before) / 2
 
 
 def old_supported(level: dict) -> bool:
@@ -525,8 +580,9 @@ def main() -> None:
              if (FAMILY_ROOT / name / f"seed{s}" / "meta.json").exists()]
     with ProcessPoolExecutor(args.jobs) as pool:
         records = list(pool.map(collect, *zip(*tasks)))
+        stats = list(pool.map(separations, records))
     judges = long_runs(records)
-    levels = level_table(records, judges)
+    levels = level_table(records, judges, stats)
     measured = [lv for lv in levels if "resampled" in lv]
     lines = [f"Command: `{command_line()}`", "", machine_line(), "",
              f"{len(records)} runs ({len(judges)} networks x seeds "

@@ -11,7 +11,9 @@ without the levels above or below it:
 * towards the outside, the strongest tie: the largest mean weight per host
   pair between one side of the cluster's cut and one side of another
   cluster's (so that a host group split across two clusters ties them
-  together however small it is);
+  together however small it is), shrunk towards the mean between the two
+  clusters by :data:`TIE_PRIOR` host pairs (two lone hosts' one count is
+  noise more than a tie);
 * the level's separation is the smallest ratio of the two over its clusters
   of two hosts or more (:func:`separation`).
 
@@ -39,7 +41,7 @@ from scipy.sparse.linalg import eigsh
 from cluster.adjacency import SharedGraph, as_adjacency
 
 __all__ = ["GroupSums", "weakest_cuts", "separation", "cluster_separations",
-           "separated_coarsening", "resampled_separations", "MIN_SEPARATION"]
+           "separated_coarsening", "resampled_separations", "MIN_SEPARATION", "TIE_PRIOR"]
 
 MIN_SEPARATION = 1.3
 """Separation at which the data set a partition apart: each cluster's weakest inside cut
@@ -49,6 +51,10 @@ groups that 45 simulated broadcasts set apart at this separation; ``tomography e
 marks a truth level observable at it."""
 
 
+TIE_PRIOR = 2.0
+"""Host pairs of prior weight a tie between two cluster halves gets towards the mean
+between the two clusters (a tie between single hosts is one noisy count).  Chosen with
+the support rule on the family of ``benchmarks/calibration.py``."""
 DENSE_CUT = 512
 """Largest cluster whose spectral ordering comes from a dense eigensolver; a larger one's
 second eigenvector comes from Lanczos iterations on the sparse weights (the same vector
@@ -215,6 +221,13 @@ def _ratios(between: sparse.csr_array, sizes: np.ndarray, k: int
     cut = means[0::2, 1::2].diagonal().copy()
     half_pairs = pairs[0::2, 1::2].diagonal()
     owner = np.arange(2 * k) // 2
+    # a tie between two halves, shrunk towards the mean between their clusters by
+    # TIE_PRIOR host pairs: two lone hosts' one count is not a tie on its own
+    whole = B.reshape(k, 2, k, 2).sum(axis=(1, 3))
+    cluster_pairs = pairs.reshape(k, 2, k, 2).sum(axis=(1, 3))
+    prior = np.divide(whole, cluster_pairs, out=np.zeros_like(whole),
+                      where=cluster_pairs > 0)[np.ix_(owner, owner)]
+    means = np.where(pairs > 0, (B + TIE_PRIOR * prior) / (pairs + TIE_PRIOR), 0.0)
     means[owner[:, None] == owner[None, :]] = 0.0
     per_half = means.reshape(k, 2, 2 * k).max(axis=1)
     strongest = per_half.max(axis=1)
@@ -269,10 +282,11 @@ def separation(weights: Any, labels: np.ndarray, side: np.ndarray | None = None)
     5.0
 
     Paired the other way round, each cluster's cut (1) is weaker than the tie
-    of its halves to the other cluster's (5 per host pair):
+    of its halves to the other cluster's (5 for the one host pair, 3.67 shrunk
+    towards the clusters' mean of 3 by two host pairs):
 
-    >>> separation(w, np.array([0, 1, 0, 1]))
-    0.2
+    >>> round(separation(w, np.array([0, 1, 0, 1])), 2)
+    0.27
     """
     A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
     labels = np.asarray(labels)

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from cluster.accuracy import nmi
+from cluster.confidence import SAME_LEVEL
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
@@ -29,20 +30,18 @@ from tomography.weights import mean_weights
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
            "FAINT", "replay_stop_rule"]
 
-DEFAULT_STABLE = 1
+DEFAULT_STABLE = 2
 """Iterations before the current one in which a level must have been supported to have
 settled (:class:`StableHierarchy`): chosen on the random-network family
 (``benchmarks/calibration.py``, benchmarks/RESULTS.md)."""
 
-SAME_LEVEL = 0.95
-"""NMI at which two partitions of the hosts count as the same level."""
 
-FLAT_AFTER = 6
+FLAT_AFTER = 7
 """Iterations in a row with no level near support before the rule says "no hierarchy"."""
 
-FAINT = 0.05
+FAINT = 0.2
 """Confidence no level may reach in :data:`FLAT_AFTER` iterations for "no hierarchy"
-(of the family's levels below 0.1, 3 % were right)."""
+(of the family's levels below 0.2, 4 % were right)."""
 
 
 class StablePartition:
@@ -179,6 +178,7 @@ class StableHierarchy:
         self._strongest: list[float] = []
         self.flat = False
         self.held_back = "no iteration yet"
+        self._previous: tuple[int, list[tuple[np.ndarray, float]]] | None = None
 
     def _same(self, a: np.ndarray, b: np.ndarray) -> bool:
         return len(a) == len(b) and (bool(np.array_equal(a, b))
@@ -199,7 +199,13 @@ class StableHierarchy:
                                     **self.options)
         measured = sampler.n_iterations >= 2
         if measured:
-            h = hierarchy_confidence(h, sampler, resamples=self.resamples, seed=self.seed)
+            n = sampler.n_iterations
+            before = (self._previous[1] if self._previous and self._previous[0] == n - 1
+                      else None)   # w_(n-1)'s levels, analysed the iteration before
+            h = hierarchy_confidence(h, sampler, resamples=self.resamples, seed=self.seed,
+                                     previous=before)
+            self._previous = (n, [(h.labels(k), share) for k, share in
+                                  enumerate(h.params["confidence"]["separated"], 1)])
         reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1)
                          if not measured or h.supported(k))
         return self.observe(reported, measured,

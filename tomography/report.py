@@ -771,7 +771,8 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
                          + "); tomography report --all-levels shows them"))
     if h.confidence:
         out.append(_note("confidence: the share of resampled iterations whose data set the "
-                         "level's clusters apart; separation: on all iterations, each "
+                         "level's clusters apart, averaged with that share one iteration "
+                         "earlier; separation: on all iterations, each "
                          "cluster's weakest inside cut over its strongest outside tie (the "
                          "smallest); threshold " f"{h.threshold}"))
     return "\n".join(out)

@@ -368,6 +368,26 @@ class IterationWeights:
         return np.bincount(self.edge, weights=self.blocks * m[self.iteration],
                            minlength=self.n_edges) / total
 
+    def first(self, iterations: int) -> "IterationWeights":
+        """The same data cut to the first ``iterations`` iterations (``w_n`` of fewer).
+
+        Examples
+        --------
+        >>> from tomography.synthetic import planted_partition
+        >>> m = planted_partition(12, 2, iterations=3, seed=0)
+        >>> fewer = IterationWeights.from_measurement(m).first(2)
+        >>> fewer.n_iterations, bool(abs(fewer.weights - mean_weights(m, 2)).max() < 1e-9)
+        (2, True)
+        """
+        if not 1 <= iterations <= self.n_iterations:
+            raise TomographyError(f"cannot cut {self.n_iterations} iteration(s) to "
+                                  f"{iterations}")
+        keep = self.iteration < iterations
+        upper = sparse.triu(self.weights, format="coo")
+        return IterationWeights(self.matrix(np.arange(self.n_iterations) < iterations),
+                                self.hosts, self.iteration[keep], upper.row[self.edge[keep]],
+                                upper.col[self.edge[keep]], self.blocks[keep], iterations)
+
     @cached_property
     def _entry_edge(self) -> np.ndarray:
         """The edge of every stored entry of the symmetric CSR matrix (for :meth:`matrix`)."""

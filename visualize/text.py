@@ -160,7 +160,10 @@ def confidence_note(hierarchy: Hierarchy) -> str:
     text = (f"confidence: the share of {resamples} {how['method']} resamples of the "
             f"{how['iterations']} iterations in which each cluster of a level holds together "
             f"inside (at its weakest cut) {how.get('min_separation', 1.3):g}x more than it is "
-            f"tied to any other (per host pair); a level needs {how['threshold']:.2f}")
+            f"tied to any other (per host pair)"
+            + (", averaged with the same share for the level found with one iteration fewer "
+               "(0 where there was none)" if "before" in how else "")
+            + f"; a level needs {how['threshold']:.2f}")
     dropped = hierarchy.params.get("dropped_levels") or []
     if dropped:
         gone = ", ".join(f"{d['clusters']} clusters at {d['confidence']:.2f}"

@@ -114,3 +114,28 @@ def test_a_network_without_hierarchy_stops_flat() -> None:
     rule = StableHierarchy(k=2, flat_after=4, faint=0.05)    # a faint level may still grow
     assert not any(rule.observe([], strongest=0.2) for _ in range(6))
     assert rule.held_back == "no level supported yet"
+
+
+@pytest.mark.slow  # over 2 s
+def test_a_level_is_judged_twice_now_and_one_iteration_before() -> None:
+    from cluster.accuracy import nmi
+
+    m = planted_hierarchy((2, 3), 12, iterations=5, seed=3)
+    sampler = IterationSampler.from_measurement(m)
+    h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
+    judged = hierarchy_confidence(h, sampler, seed=0)
+    how = judged.params["confidence"]
+    for depth in (1, 2):   # the planted sites and regions: found after 4 iterations too
+        truth = [m.labels[host].split("/")[depth - 1] for host in m.host_names]
+        k = next(k for k in range(1, h.depth + 1) if nmi(truth, h.labels(k)) == 1.0)
+        assert how["before"][k - 1] == 1.0
+    assert judged.confidence == [(a + b) / 2 for a, b in zip(how["separated"], how["before"])]
+    alone = hierarchy_confidence(h, sampler, seed=0, previous=[])   # nothing one iteration before
+    assert alone.confidence == [a / 2 for a in alone.params["confidence"]["separated"]]
+    assert not any(alone.supported(k) for k in range(1, h.depth + 1)
+                   if alone.confidence[k - 1] < SUPPORT_THRESHOLD)
+    two = IterationSampler.from_measurement(m, iterations=2)   # one iteration before: no look
+    first = hierarchy_confidence(averaged_edge_hierarchy(two.graph, m.host_names, seed=0), two,
+                                 seed=0)
+    assert first.params["confidence"]["before"] == [0.0] * first.depth
+    assert max(first.confidence) <= 0.5

@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
                    help="also say after how many iterations the stop rule of measure "
                         "--until-converged would have stopped: the levels supported in K + 1 "
-                        "iterations in a row unchanged one iteration later (default K 1)")
+                        "iterations in a row unchanged one iteration later (default K 2)")
     p.add_argument("--topology", help=argparse.SUPPRESS)          # ignored since the data
     p.add_argument("--host-connections", type=int, help=argparse.SUPPRESS)   # judge it
     add_format_option(p, ("text", "json"))

@@ -92,7 +92,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
                    help="stop once the supported levels of the hierarchy have settled: "
                         "supported in K + 1 iterations in a row, and the same one iteration "
-                        "later (default K: 1); a level whose support comes and goes is "
+                        "later (default K: 2); a level whose support comes and goes is "
                         "reported as unstable")
     p.add_argument("--trace", action="store_true",
                    help="also write trace.csv: every block's time (on this machine's clock, "

@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--until-converged", type=positive_int, default=None, metavar="K",
                    dest="stop_k",
                    help="the stop rule replayed: the levels supported in K + 1 iterations in a "
-                        "row, unchanged one iteration later (default 1, as measure "
+                        "row, unchanged one iteration later (default 2, as measure "
                         "--until-converged)")
     p.add_argument("--max-rows", type=positive_int, default=None, metavar="N",
                    help="rows each table shows at most (default 200)")
