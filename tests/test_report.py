@@ -190,22 +190,22 @@ def test_one_cluster_has_no_tree_to_draw(tmp_path):
     assert "maximum spanning tree" not in tree and "<table" not in tree
 
 
-@pytest.mark.slow   # 5 s: three iterations, the stop rule and the convergence
+@pytest.mark.slow   # 5 s: four iterations, the stop rule and the convergence
 def test_convergence_numbers_the_levels_as_found_and_maps_the_last_row(tmp_path):
     import base64
 
     from tomography.pipeline import analyze
 
-    a = analyze(planted_hierarchy((3, 3), 4, iterations=3, seed=0), truth="labels", seed=0)
+    a = analyze(planted_hierarchy((3, 3), 4, iterations=4, seed=0), truth="labels", seed=0)
     assert [len(level) for level in a.hierarchy.levels] == [9, 3]      # 2 of 4 levels found
     page = report_html(a)
     section = _section(page, "convergence")
     assert "levels as found at each n, unsupported ones included" in section
     assert "<th class=\"num\">levels found</th>" in section
     assert "found level 4 NMI" in section and "level_4_nmi" not in section
-    assert ("last row, n = 3: found level 1 is level 1 (9 clusters); found level 3 is level 2 "
+    assert ("last row, n = 4: found level 1 is level 1 (9 clusters); found level 3 is level 2 "
             "(3 clusters) of the Hasse diagram and the Accuracy table; found level 2 "
-            "(7 clusters), found level 4 (2 clusters) are unsupported") in section
+            "(8 clusters), found level 4 (2 clusters) are unsupported") in section
     svg = base64.b64decode(re.search(r'data:image/svg\+xml;base64,([^"]+)" alt="convergence"',
                                      section).group(1)).decode()
     assert "<!-- found level 4 -->" in svg and "<!-- hierarchy level" not in svg   # the legend

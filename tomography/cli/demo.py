@@ -102,8 +102,8 @@ def _demo(args: argparse.Namespace) -> int:
     if why_not:
         print(f"not emulating it: {why_not}.\nSIMULATING it instead with the flow-level "
               "model (measure/simulator.py); run as root for real BitTorrent broadcasts.")
-        print(f"simulated broadcasts of {size} until every supported level of the hierarchy "
-              f"is stable for 3 iterations (at most {args.iterations}):")
+        print(f"simulated broadcasts of {size} until the supported levels of the hierarchy "
+              f"have settled, as --until-converged decides (at most {args.iterations}):")
         _simulate(topo, data, iterations=args.iterations, file_size=file_size, seed=args.seed,
                   params=params, stop=stop)
     else:
@@ -153,8 +153,9 @@ def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_siz
         try:
             if not bed.latency_applied:
                 print(f"note: {bed.latency_note}")
-            print(f"real BitTorrent broadcasts of {size} until every supported level "
-                  f"of the hierarchy is stable for 3 iterations (at most {iterations}):")
+            print(f"real BitTorrent broadcasts of {size} until the supported levels of "
+                  f"the hierarchy have settled, as --until-converged decides (at most "
+                  f"{iterations}):")
             summary = measure_broadcasts(bed.host_table(), bed.command, data,
                                          iterations=iterations, file_size=file_size, seed=seed,
                                          params=params, trace=True, overwrite=True, stop=stop,
