@@ -215,7 +215,7 @@ class Hierarchy:
              "confidence": self.confidence[n - 1] if self.confidence else None,
              "separation": self.separation(n)}
             for n in range(1, self.depth + 1) if n not in keep]
-        for key in ("separations", "found_again"):
+        for key in ("separations", "found_again", "separated", "before"):
             if (params.get("confidence") or {}).get(key):
                 params["confidence"] = dict(params["confidence"], **{
                     key: [params["confidence"][key][n - 1] for n in keep]})

@@ -8,7 +8,7 @@ import pytest
 
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import (SUPPORT_THRESHOLD, IterationSampler, hierarchy_confidence,
-                                level_separations, supported_levels)
+                                level_separations, supported_levels, with_support)
 from cluster.separation import separation, weakest_cuts
 from cluster.stability import StableHierarchy
 from tomography.synthetic import planted_hierarchy
@@ -130,6 +130,9 @@ def test_a_level_is_judged_twice_now_and_one_iteration_before() -> None:
         k = next(k for k in range(1, h.depth + 1) if nmi(truth, h.labels(k)) == 1.0)
         assert how["before"][k - 1] == 1.0
     assert judged.confidence == [(a + b) / 2 for a, b in zip(how["separated"], how["before"])]
+    shown = with_support(h, sampler, seed=0)   # the unsupported levels left out
+    for key in ("separated", "before", "separations", "found_again"):
+        assert len(shown.params["confidence"][key]) == shown.depth
     alone = hierarchy_confidence(h, sampler, seed=0, previous=[])   # nothing one iteration before
     assert alone.confidence == [a / 2 for a in alone.params["confidence"]["separated"]]
     assert not any(alone.supported(k) for k in range(1, h.depth + 1)
