@@ -21,9 +21,11 @@ One iteration:
    the torrent yet would be turned away and wait ``min_reconnect_time``;
 3. ``go``: each peer connects to its peer list (:func:`measure.swarm.peer_lists`,
    drawn from ``(seed, iteration)``), the swarm runs until every downloader
-   reports ``finished`` or the time limit passes;
-4. after a short settling time, ``stop``: each peer reports the blocks it
-   sent to each receiver; the iteration is written to the dataset at once.
+   reports ``finished``, the time box passes (``SwarmParams.time_box``: the
+   iteration is complete as it stands) or the time limit passes;
+4. after a short settling time (none after a time box), ``stop``: each peer
+   reports the blocks it sent to each receiver; the iteration is written to
+   the dataset at once.
 
 A peer that dies or hangs makes its iteration incomplete: the counts of the
 others are kept, the run goes on with the peer started afresh, and the
@@ -93,7 +95,8 @@ class IterationResult:
     duration : float
         Seconds from ``go`` to the last downloader's finish (or to the stop).
     complete : bool
-        Every downloader got the whole file, every peer reported, no alert lost.
+        Every downloader got the whole file (or the time box ended the
+        broadcast after a block was sent), every peer reported, no alert lost.
     finished : dict
         Downloader -> seconds after ``go`` when it had the whole file.
     sent : dict
@@ -379,12 +382,14 @@ class AgentGroup:
 
 
 def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, seed: int,
-              time_limit: float, trace: bool) -> IterationResult:
+              time_limit: float, trace: bool, time_box: float | None = None) -> IterationResult:
     """One instrumented broadcast of ``file_size`` bytes from ``root`` among the group's peers.
 
     The four steps of the module's docstring; a peer that died before is
     started again first.  :func:`run_broadcasts` runs one per iteration, a
     multicast run (:mod:`measure.multicast`) one as its BitTorrent baseline.
+    With ``time_box`` the broadcast ends after that many seconds, complete,
+    with the blocks sent by then (:class:`measure.swarm.SwarmParams`).
 
     Returns
     -------
@@ -423,12 +428,16 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
                                                      swarm.ports[active[j]]]
                                                     for j in lists[i]]})
     downloaders = {h for h in active if h != root}
+    boxed = time_box is not None and time_box < time_limit
     finished = {h: float(e["t"]) for h, e in
-                swarm.wait(downloaders, "finished", time_limit, note_failure).items()}
+                swarm.wait(downloaders, "finished", time_box if boxed else time_limit,
+                           note_failure).items()}
     duration = max(finished.values(), default=time.monotonic() - started)
     if len(finished) < len(downloaders):
         duration = time.monotonic() - started
-    time.sleep(SETTLE)
+    else:
+        boxed = False           # everyone had the file first: a whole broadcast
+        time.sleep(SETTLE)
     alive = [h for h in active if swarm.peers[h].alive()]
     for h in alive:
         swarm.peers[h].send({"cmd": "stop"})
@@ -437,14 +446,17 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
         failed.setdefault(h, swarm.describe_death(h))
         swarm.peers[h].kill()  # hung or dead: started afresh next iteration
     result = _result(swarm, iteration, root, duration, hosts, downloaders, finished, reports,
-                     failed, time_limit, go_wall)
+                     failed, None if boxed else time_limit, go_wall)
     result.warnings = warnings
     return result
 
 
 def _result(swarm: AgentGroup, iteration: int, root: str, duration: float, hosts: list[str],
             downloaders: set[str], finished: dict[str, float], reports: dict[str, dict],
-            failed: dict[str, str], time_limit: float, go_wall: float) -> IterationResult:
+            failed: dict[str, str], time_limit: float | None, go_wall: float
+            ) -> IterationResult:
+    """The iteration's :class:`IterationResult`; ``time_limit`` None: it was time-boxed (the
+    peers still downloading are no fault)."""
     notes = list(failed.values())
     sent: dict[tuple[str, str], tuple[int, int]] = {}
     trace: list[tuple[float, str, str, int, int]] = []
@@ -463,12 +475,15 @@ def _result(swarm: AgentGroup, iteration: int, root: str, duration: float, hosts
                      for t, peer, p, b in report["trace"])
         if report["alerts_dropped"]:
             notes.append(f"peer {sender} lost alerts: its counts are short")
+    if time_limit is None and not any(blocks for blocks, _ in sent.values()):
+        notes.append("the time box passed before a block was sent: lengthen --time-box")
     missing = sorted(set(downloaders) - set(finished) - set(failed))
-    if missing:
+    if missing and time_limit is not None:
         notes.append(f"time limit of {time_limit:g} s passed before {len(missing)} peer(s) "
                      f"had the file: {listed(missing)}")
     dead_root = root in failed
-    complete = not notes and not dead_root and len(finished) == len(hosts) - 1
+    complete = (not notes and not dead_root
+                and (time_limit is None or len(finished) == len(hosts) - 1))
     trace.sort()
     return IterationResult(
         iteration=iteration, root=root, duration=duration, complete=complete,
@@ -696,7 +711,8 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     try:
         for i in range(start, iterations):
             result = broadcast(swarm, i, roots[i % len(roots)], file_size, seed=seed,
-                                time_limit=params.time_limit, trace=trace)
+                                time_limit=params.time_limit, trace=trace,
+                                time_box=params.time_box)
             if trace:
                 writer.add_trace(i, result.trace)
             writer.add_iteration(

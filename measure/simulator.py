@@ -47,7 +47,8 @@ The model of one broadcast (one iteration), stepped in simulated time:
   takes to move one piece; bytes beyond a finished piece carry over to the
   next one, and finished pieces are handed on within the step.  An
   iteration ends when every peer has the file, or after ``time_limit``
-  simulated seconds (then it is marked incomplete and its counts kept).
+  simulated seconds (then it is marked incomplete and its counts kept), or
+  complete at ``time_box`` seconds when the swarm settings set one.
 
 The work of a step over pieces (selection, completion) and the max-min
 filling run as compiled kernels (:mod:`measure.pieces`,
@@ -372,9 +373,10 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         unchoked[:] = new
         received_round[:] = 0.0
 
+    box = params.time_box if params.time_box is not None else math.inf
     while True:
         done = count_have == n_pieces
-        if done.all():
+        if done.all() or t >= box:      # a time-boxed iteration is complete at its box
             return BroadcastResult(n, pd, pu, counts, t, True, steps, redundant)
         if t >= params.time_limit:
             return BroadcastResult(n, pd, pu, counts, t, False, steps, redundant)
@@ -405,7 +407,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         moving = rates > 0
         typical = np.quantile(rates[moving], STEP_QUANTILE) if moving.any() else 1.0
         dt = float(np.clip(piece / typical, 1e-4, 1.0))
-        dt = min(dt, max(next_round - t, 1e-4), params.time_limit - t + 1e-9)
+        dt = min(dt, max(next_round - t, 1e-4), min(params.time_limit, box) - t + 1e-9)
         got = connections.advance(flowing, rates, dt, t, ceiling)
         progress[flowing] += got
         received_round[flowing] += got

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import SMALL, write_files
 from tomography.cli import main
+from tomography.dataset import read_measurement
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -215,6 +216,24 @@ def test_simulate_resume_and_analyse(capsys, tmp_path: Path) -> None:
     assert code == 2 and "unit" in err
     code, out, _ = run(capsys, "tree", out_dir, "--level", "0", "--format", "json")
     assert code == 0 and len(json.loads(out)["edges"]) == 4
+
+
+def test_time_box_is_parsed_recorded_and_refused_when_bad(capsys, tmp_path: Path) -> None:
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "2", "--size", "4MiB", "-o",
+                     tmp_path / "boxed", "--time-box", "250ms")
+    m = read_measurement(tmp_path / "boxed")
+    assert code == 0 and m.meta["params"]["time_box"] == 0.25
+    assert m.iterations["complete"].all() and (m.iterations["duration_s"] <= 0.25 + 1e-6).all()
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "1MiB", "-o",
+                     tmp_path / "whole", "--time-box", "off")
+    assert code == 0 and read_measurement(tmp_path / "whole").meta["params"]["time_box"] is None
+    code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", "--time-box", "0s")
+    assert code == 2 and "--time-box must be positive" in err
+    code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", "--time-box", "soon")
+    assert code == 2 and "--time-box" in err
+    with pytest.raises(SystemExit):
+        main(["measure", "bittorrent", "--help"])
+    assert "default 5s" in " ".join(capsys.readouterr().out.split())
 
 
 def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Path) -> None:

@@ -51,6 +51,31 @@ def test_counts_conserve_data(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # real libtorrent peers
+def test_time_box_ends_iterations_complete_with_the_blocks_sent(tmp_path: Path) -> None:
+    hosts = local_hosts(4, first=210)
+    run = run_broadcasts(hosts, tmp_path / "bt", iterations=2, file_size=16 * MiB, seed=2,
+                         upload_limit=2 * MiB, params=SwarmParams(time_box=2.0))
+    m = read_measurement(tmp_path / "bt")
+    assert m.meta["params"]["time_box"] == 2.0
+    whole = 3 * 16 * MiB / (16 * 1024)     # blocks of a whole broadcast to 3 downloaders
+    for result in run.iterations:
+        assert result.complete and not result.notes
+        assert 2.0 <= result.duration < 3.0 and len(result.finished) < 3
+        assert 0 < sum(b for b, _ in result.sent.values()) < whole / 2
+    assert m.iterations["complete"].all() and m.transfers["blocks"].sum() > 0
+
+
+@pytest.mark.slow  # real libtorrent peers
+def test_a_time_box_too_short_for_a_block_is_incomplete(tmp_path: Path) -> None:
+    run = run_broadcasts(local_hosts(3, first=216), tmp_path / "bt", iterations=1,
+                         file_size=4 * MiB, seed=0, params=SwarmParams(time_box=1e-3))
+    (result,) = run.iterations
+    assert not result.complete
+    assert result.notes == ["the time box passed before a block was sent: lengthen --time-box"]
+    assert not read_measurement(tmp_path / "bt").iterations["complete"].any()
+
+
+@pytest.mark.slow  # real libtorrent peers
 def test_swarm_is_closed(tmp_path: Path) -> None:
     settings = session_settings("127.0.0.30", 0)
     assert not any(settings[k] for k in ("enable_dht", "enable_lsd", "enable_upnp",

@@ -102,9 +102,25 @@ def test_time_limit_marks_incomplete_and_keeps_counts() -> None:
     assert 0 < r.counts.sum() < 63 * 4096
 
 
+def test_time_box_ends_the_broadcast_complete_with_the_counts_so_far() -> None:
+    t = two_clusters()
+    hosts = sorted(h.name for h in t.hosts)
+    whole = simulate_broadcast(t, hosts, hosts[0], 16 * 2**20, seed=0)
+    boxed = simulate_broadcast(t, hosts, hosts[0], 16 * 2**20, seed=0,
+                               params=SwarmParams(time_box=whole.duration / 4))
+    assert boxed.complete and boxed.duration == pytest.approx(whole.duration / 4, rel=0.01)
+    assert 0 < boxed.counts.sum() < whole.counts.sum()
+    roomy = simulate_broadcast(t, hosts, hosts[0], 16 * 2**20, seed=0,
+                               params=SwarmParams(time_box=whole.duration * 2))
+    assert roomy.duration == whole.duration and roomy.counts.sum() == whole.counts.sum()
+
+
 def test_params_are_validated() -> None:
     with pytest.raises(ValueError, match="multiple of 16384"):
         SwarmParams(piece_size=1000)
+    for box in (0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="time_box must be a positive"):
+            SwarmParams(time_box=box)
 
 
 def test_ctrl_c_inside_a_compiled_kernel_is_a_keyboard_interrupt() -> None:
