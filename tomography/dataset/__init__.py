@@ -39,21 +39,22 @@ Every public name is importable from ``tomography.dataset`` itself.
 
 from __future__ import annotations
 
-from tomography.dataset.measurement import Measurement
-from tomography.dataset.meta import software_versions
-from tomography.dataset.read import read_measurement
-from tomography.dataset.schema import (BLOCK_SIZE, BROADCAST_METHODS, FORMAT, PROBE_METHODS,
-                                       PROBES_EXTRA)
-from tomography.dataset.tables import read_hosts_table, read_trace
-from tomography.dataset.write import write_measurement
-from tomography.dataset.incremental import MeasurementWriter, csv_writer, refuse_existing
-
-# Importable from here as well, as before the package was split (not in __all__).
-from tomography.dataset.meta import META_LIMIT  # noqa: F401
-from tomography.dataset.schema import (HOSTS_COLUMNS, ITERATIONS_COLUMNS,  # noqa: F401
-                                       PROBE_NUMBERS, PROBES_COLUMNS, TRACE_COLUMNS,
-                                       TRANSFERS_COLUMNS)
 from tomography.errors import DatasetError  # noqa: F401
+from tomography.lazy import lazy_attributes
+
+# Names load from their modules on first use: a peer on a remote host reads the block size
+# from here without importing pandas (a second of start-up per peer on a busy machine).
+_NAMES = {
+    "Measurement": "measurement", "software_versions": "meta", "META_LIMIT": "meta",
+    "read_measurement": "read", "read_hosts_table": "tables", "read_trace": "tables",
+    "write_measurement": "write", "MeasurementWriter": "incremental",
+    "csv_writer": "incremental", "refuse_existing": "incremental",
+    **{name: "schema" for name in (
+        "BLOCK_SIZE", "BROADCAST_METHODS", "FORMAT", "PROBE_METHODS", "PROBES_EXTRA",
+        # importable from here as well, as before the package was split (not in __all__)
+        "HOSTS_COLUMNS", "ITERATIONS_COLUMNS", "PROBE_NUMBERS", "PROBES_COLUMNS",
+        "TRACE_COLUMNS", "TRANSFERS_COLUMNS")},
+}
 
 __all__ = [
     "FORMAT",
@@ -71,3 +72,5 @@ __all__ = [
     "software_versions",
     "csv_writer",
 ]
+
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES, globals())
