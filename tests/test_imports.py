@@ -76,3 +76,11 @@ def test_import_time_within_budget(package: str, numpy_seconds: float) -> None:
 def test_no_heavy_module_at_import(package: str) -> None:
     _, loaded = _import(package)
     assert not loaded & set(HEAVY), f"import {package} loads {sorted(loaded & set(HEAVY))}"
+
+
+def test_a_peer_starts_without_pandas_or_numpy() -> None:
+    # every peer of a run imports these: on a testbed of 32 peers sharing 2 cores, pandas
+    # and numpy cost about 0.9 s each, most of the swarm's start-up
+    _, loaded = _import("measure.peer")
+    assert "libtorrent" in loaded
+    assert not loaded & {"pandas", "numpy"}, sorted(loaded & {"pandas", "numpy"})
