@@ -21,9 +21,10 @@ One iteration:
    the torrent yet would be turned away and wait ``min_reconnect_time``;
 3. ``go``: each peer connects to its peer list (:func:`measure.swarm.peer_lists`,
    drawn from ``(seed, iteration)``), the swarm runs until every downloader
-   reports ``finished``, the time box passes (``SwarmParams.time_box``: the
-   iteration is complete as it stands) or the time limit passes;
-4. after a short settling time (none after a time box), ``stop``: each peer
+   reports ``finished``, every downloader holds the block quota or the time
+   box passes (``SwarmParams.block_quota``, ``time_box``: the iteration is
+   complete as it stands), or the time limit passes;
+4. after a short settling time (none after a quota or a box), ``stop``: each peer
    reports the blocks it sent to each receiver; the iteration is written to
    the dataset at once.
 
@@ -95,8 +96,9 @@ class IterationResult:
     duration : float
         Seconds from ``go`` to the last downloader's finish (or to the stop).
     complete : bool
-        Every downloader got the whole file (or the time box ended the
-        broadcast after a block was sent), every peer reported, no alert lost.
+        Every downloader got the whole file (or the quota or the time box
+        ended the broadcast after a block was sent), every peer reported, no
+        alert lost.
     finished : dict
         Downloader -> seconds after ``go`` when it had the whole file.
     sent : dict
@@ -254,9 +256,11 @@ class AgentGroup:
                 del starting[name]
         return sorted(failed)
 
-    def wait(self, names: set[str], event: str, timeout: float,
+    def wait(self, names: set[str], event: str | tuple[str, ...], timeout: float,
              on_other: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, dict]:
-        """Collect ``event`` from each of ``names`` until ``timeout``; dead peers drop out."""
+        """Collect ``event`` (or the first of several) from each of ``names`` until
+        ``timeout``; dead peers drop out."""
+        events = (event,) if isinstance(event, str) else event
         got: dict[str, dict] = {}
         pending = set(names)
         deadline = time.monotonic() + timeout
@@ -272,7 +276,7 @@ class AgentGroup:
             if self.peers.get(host) is not channel:
                 continue  # the last words of a peer that was replaced
             kind = message.get("event")
-            if kind == event and host in pending:
+            if kind in events and host in pending:
                 message["received"] = time.time()
                 got[host] = message
                 pending.discard(host)
@@ -382,14 +386,16 @@ class AgentGroup:
 
 
 def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, seed: int,
-              time_limit: float, trace: bool, time_box: float | None = None) -> IterationResult:
+              time_limit: float, trace: bool, time_box: float | None = None,
+              block_quota: int | None = None) -> IterationResult:
     """One instrumented broadcast of ``file_size`` bytes from ``root`` among the group's peers.
 
     The four steps of the module's docstring; a peer that died before is
     started again first.  :func:`run_broadcasts` runs one per iteration, a
     multicast run (:mod:`measure.multicast`) one as its BitTorrent baseline.
-    With ``time_box`` the broadcast ends after that many seconds, complete,
-    with the blocks sent by then (:class:`measure.swarm.SwarmParams`).
+    With ``block_quota`` the broadcast ends once every downloader holds that
+    many blocks, with ``time_box`` after that many seconds: complete, with
+    the blocks sent by then (:class:`measure.swarm.SwarmParams`).
 
     Returns
     -------
@@ -416,7 +422,8 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
     allow = sorted({swarm.address[h] for h in active})
     for h in active:
         swarm.peers[h].send({"cmd": "add", "iteration": iteration, "torrent": torrent,
-                             "seed": h == root, "allow": allow, "trace": trace})
+                             "seed": h == root, "allow": allow, "trace": trace,
+                             "quota": block_quota})
     added = swarm.wait(set(active), "added", REPLY_TIMEOUT, note_failure)
     for h in set(active) - set(added):
         failed.setdefault(h, swarm.describe_death(h))
@@ -429,14 +436,15 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
                                                     for j in lists[i]]})
     downloaders = {h for h in active if h != root}
     boxed = time_box is not None and time_box < time_limit
-    finished = {h: float(e["t"]) for h, e in
-                swarm.wait(downloaders, "finished", time_box if boxed else time_limit,
-                           note_failure).items()}
-    duration = max(finished.values(), default=time.monotonic() - started)
-    if len(finished) < len(downloaders):
-        duration = time.monotonic() - started
-    else:
-        boxed = False           # everyone had the file first: a whole broadcast
+    reached = swarm.wait(downloaders, ("finished", "quota") if block_quota else "finished",
+                         time_box if boxed else time_limit, note_failure)
+    finished = {h: float(e["t"]) for h, e in reached.items() if e["event"] == "finished"}
+    whole = len(finished) == len(downloaders)
+    duration = (max(finished.values(), default=0.0) if whole
+                else time.monotonic() - started)
+    # ended by the quota (every downloader holds it) or by the box: complete as it stands
+    cut = not whole and (boxed or len(reached) == len(downloaders))
+    if whole:
         time.sleep(SETTLE)
     alive = [h for h in active if swarm.peers[h].alive()]
     for h in alive:
@@ -446,7 +454,7 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
         failed.setdefault(h, swarm.describe_death(h))
         swarm.peers[h].kill()  # hung or dead: started afresh next iteration
     result = _result(swarm, iteration, root, duration, hosts, downloaders, finished, reports,
-                     failed, None if boxed else time_limit, go_wall)
+                     failed, None if cut else time_limit, go_wall)
     result.warnings = warnings
     return result
 
@@ -455,8 +463,8 @@ def _result(swarm: AgentGroup, iteration: int, root: str, duration: float, hosts
             downloaders: set[str], finished: dict[str, float], reports: dict[str, dict],
             failed: dict[str, str], time_limit: float | None, go_wall: float
             ) -> IterationResult:
-    """The iteration's :class:`IterationResult`; ``time_limit`` None: it was time-boxed (the
-    peers still downloading are no fault)."""
+    """The iteration's :class:`IterationResult`; ``time_limit`` None: the quota or the time box
+    ended it (the peers still downloading are no fault)."""
     notes = list(failed.values())
     sent: dict[tuple[str, str], tuple[int, int]] = {}
     trace: list[tuple[float, str, str, int, int]] = []
@@ -712,7 +720,7 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         for i in range(start, iterations):
             result = broadcast(swarm, i, roots[i % len(roots)], file_size, seed=seed,
                                 time_limit=params.time_limit, trace=trace,
-                                time_box=params.time_box)
+                                time_box=params.time_box, block_quota=params.block_quota)
             if trace:
                 writer.add_trace(i, result.trace)
             writer.add_iteration(

@@ -10,13 +10,15 @@ and it takes these commands:
 =====================================  ==========================================
 ``{"cmd": "add", "iteration": i,       add the iteration's torrent (base64 of the
 "torrent": B64, "seed": bool,          ``.torrent``), as the seed (seed mode, data
-"allow": [ip, ...], "trace": bool}``   already there) or empty; only ``allow``
-                                       addresses pass the IP filter.  Answer:
+"allow": [ip, ...], "trace": bool,     already there) or empty; only ``allow``
+"quota": blocks or null}``             addresses pass the IP filter.  Answer:
                                        ``{"event": "added", "iteration": i}``.
 ``{"cmd": "go", "peers":               connect to these peers; the broadcast runs.
 [[ip, port], ...]}``                   A downloader sends ``{"event": "finished",
                                        "t": s}`` when it has every piece (``t``
-                                       seconds after ``go``).
+                                       seconds after ``go``), and ``{"event":
+                                       "quota", "t": s}`` once it holds
+                                       ``quota`` blocks of the file.
 ``{"cmd": "stop"}``                    report and drop the torrent: ``{"event":
                                        "report", "iteration", "sent": {id: [blocks,
                                        bytes]}, "go_wall", "payload_download",
@@ -265,12 +267,16 @@ class Peer:
         self.started = 0.0
         self.go_wall = 0.0
         self.finished_at: float | None = None
+        self.quota_bytes: int | None = None
         self.alerts_dropped = False
         self.errors: list[str] = []
 
     def add(self, iteration: int, torrent: bytes, *, seed: bool, allow: list[str],
-            trace: bool = False) -> None:
-        """Add one iteration's torrent, as its seed or as a downloader."""
+            trace: bool = False, quota: int | None = None) -> None:
+        """Add one iteration's torrent, as its seed or as a downloader.
+
+        With ``quota`` a downloader says ``quota`` once it holds that many blocks.
+        """
         if self.handle is not None:
             self.stop()
         self._reset()
@@ -278,6 +284,8 @@ class Peer:
         self.trace = [] if trace else None
         info = lt.torrent_info(lt.bdecode(torrent))
         self.piece_size, self.file_size = info.piece_length(), info.total_size()
+        if quota is not None and not seed:
+            self.quota_bytes = min(int(quota) * BLOCK_SIZE, self.file_size)
         if seed:
             with open(self.workdir / info.name(), "wb") as fh:
                 fh.truncate(self.file_size)
@@ -324,6 +332,11 @@ class Peer:
                 message = f"{type(alert).__name__}: {alert.message()}"
                 self.errors.append(message)
                 events.append({"event": "warning", "message": message})
+        if self.quota_bytes is not None and self.handle is not None and self.started:
+            if self.handle.status().total_wanted_done >= self.quota_bytes:
+                self.quota_bytes = None     # said once
+                events.append({"event": "quota", "iteration": self.iteration,
+                               "t": time.monotonic() - self.started})
         return events
 
     def _count(self, alert: Any) -> None:
@@ -373,7 +386,7 @@ def _command(peer: Peer, command: dict[str, Any], send: Send) -> bool:
     if kind == "add":
         peer.add(int(command["iteration"]), base64.b64decode(command["torrent"]),
                  seed=bool(command["seed"]), allow=list(command["allow"]),
-                 trace=bool(command.get("trace", False)))
+                 trace=bool(command.get("trace", False)), quota=command.get("quota"))
         send({"event": "added", "iteration": peer.iteration})
     elif kind == "go":
         peer.go([tuple(p) for p in command["peers"]])

@@ -48,7 +48,8 @@ The model of one broadcast (one iteration), stepped in simulated time:
   next one, and finished pieces are handed on within the step.  An
   iteration ends when every peer has the file, or after ``time_limit``
   simulated seconds (then it is marked incomplete and its counts kept), or
-  complete at ``time_box`` seconds when the swarm settings set one.
+  complete at ``time_box`` seconds or once every peer holds ``block_quota``
+  blocks, when the swarm settings set them.
 
 The work of a step over pieces (selection, completion) and the max-min
 filling run as compiled kernels (:mod:`measure.pieces`,
@@ -374,9 +375,12 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         received_round[:] = 0.0
 
     box = params.time_box if params.time_box is not None else math.inf
+    # the quota in pieces: every downloader holding it ends the broadcast, complete
+    quota = (n_pieces if params.block_quota is None else
+             min(n_pieces, -(-params.block_quota // int(piece_blocks[0]))))
     while True:
         done = count_have == n_pieces
-        if done.all() or t >= box:      # a time-boxed iteration is complete at its box
+        if done.all() or t >= box or (count_have >= quota).all():
             return BroadcastResult(n, pd, pu, counts, t, True, steps, redundant)
         if t >= params.time_limit:
             return BroadcastResult(n, pd, pu, counts, t, False, steps, redundant)

@@ -39,12 +39,15 @@ class SwarmParams:
     so real peers then unchoke every interested peer (no choking at all),
     which removes the preference for fast peers the same way.
 
-    With ``time_box`` an iteration ends after that many seconds even if
-    peers are still downloading, and its counts are those of the blocks
-    sent so far: the counts settle long before a broadcast ends, so a
-    short box buys the same clusters for a fraction of the time
-    (docs/method.md, "What a run costs").  Unlike ``time_limit``, which
-    marks a stuck iteration incomplete, a time-boxed iteration is complete.
+    A broadcast need not run to its end: the counts settle long before
+    (docs/method.md, "What a run costs").  With ``block_quota`` an iteration
+    ends once every downloader holds that many blocks (16 KiB) of the file,
+    with ``time_box`` after that many seconds, whichever comes first; its
+    counts are those of the blocks sent so far, and unlike ``time_limit``,
+    which marks a stuck iteration incomplete, it is complete.  The quota
+    adapts to the network (a slow one takes longer to deliver it); a time
+    box alone, too short for a large or slow network, leaves too few blocks
+    per host to tell the clusters apart.
     """
 
     piece_size: int | None = None
@@ -55,6 +58,7 @@ class SwarmParams:
     peer_list: int = 35
     time_limit: float = 3600.0
     time_box: float | None = None
+    block_quota: int | None = None
 
     def __post_init__(self) -> None:
         if self.piece_size is not None and (self.piece_size <= 0
@@ -68,6 +72,11 @@ class SwarmParams:
             raise ParameterError(f"unchoke_interval, optimistic_unchoke_interval and "
                                  f"time_limit must be > 0, got {self.unchoke_interval}, "
                                  f"{self.optimistic_unchoke_interval} and {self.time_limit}")
+        if self.block_quota is not None and (isinstance(self.block_quota, bool)
+                                             or not isinstance(self.block_quota, int)
+                                             or self.block_quota < 1):
+            raise ParameterError(f"block_quota must be a positive number of blocks or None, "
+                                 f"got {self.block_quota!r}")
         if self.time_box is not None and not 0 < self.time_box < float("inf"):
             raise ParameterError(f"time_box must be a positive number of seconds or None, got "
                                  f"{self.time_box}")

@@ -218,7 +218,7 @@ def test_simulate_resume_and_analyse(capsys, tmp_path: Path) -> None:
     assert code == 0 and len(json.loads(out)["edges"]) == 4
 
 
-def test_time_box_is_parsed_recorded_and_refused_when_bad(capsys, tmp_path: Path) -> None:
+def test_time_box_and_block_quota_are_parsed_recorded_and_refused_when_bad(capsys, tmp_path: Path) -> None:
     code, _, _ = run(capsys, "simulate", "tree-5", "-n", "2", "--size", "4MiB", "-o",
                      tmp_path / "boxed", "--time-box", "250ms")
     m = read_measurement(tmp_path / "boxed")
@@ -231,9 +231,18 @@ def test_time_box_is_parsed_recorded_and_refused_when_bad(capsys, tmp_path: Path
     assert code == 2 and "--time-box must be positive" in err
     code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", "--time-box", "soon")
     assert code == 2 and "--time-box" in err
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "4MiB", "-o",
+                     tmp_path / "quota", "--block-quota", "32")
+    m = read_measurement(tmp_path / "quota")
+    assert code == 0 and m.meta["params"]["block_quota"] == 32
+    assert m.transfers.groupby("receiver")["blocks"].sum().min() >= 32
+    for bad in ("0", "1.5", "lots"):
+        code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x",
+                           "--block-quota", bad)
+        assert code == 2 and "--block-quota" in err
     with pytest.raises(SystemExit):
         main(["measure", "bittorrent", "--help"])
-    assert "default 5s" in " ".join(capsys.readouterr().out.split())
+    assert "(default 128, 2 MiB" in " ".join(capsys.readouterr().out.split())
 
 
 def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Path) -> None:

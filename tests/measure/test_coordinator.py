@@ -66,6 +66,21 @@ def test_time_box_ends_iterations_complete_with_the_blocks_sent(tmp_path: Path) 
 
 
 @pytest.mark.slow  # real libtorrent peers
+def test_block_quota_ends_iterations_once_every_downloader_holds_it(tmp_path: Path) -> None:
+    run = run_broadcasts(local_hosts(4, first=220), tmp_path / "bt", iterations=2,
+                         file_size=16 * MiB, seed=3, upload_limit=2 * MiB,
+                         params=SwarmParams(block_quota=64))
+    m = read_measurement(tmp_path / "bt")
+    assert m.meta["params"]["block_quota"] == 64 and m.iterations["complete"].all()
+    received = m.transfers.groupby(["iteration", "receiver"])["blocks"].sum()
+    for result in run.iterations:
+        assert result.complete and not result.notes and len(result.finished) < 3
+        got = received[result.iteration]
+        assert sorted(got.index) == sorted(set(m.host_names) - {result.root})
+        assert got.min() >= 64 and got.sum() < 3 * 16 * MiB / (16 * 1024) / 2
+
+
+@pytest.mark.slow  # real libtorrent peers
 def test_a_time_box_too_short_for_a_block_is_incomplete(tmp_path: Path) -> None:
     run = run_broadcasts(local_hosts(3, first=216), tmp_path / "bt", iterations=1,
                          file_size=4 * MiB, seed=0, params=SwarmParams(time_box=1e-3))

@@ -115,12 +115,28 @@ def test_time_box_ends_the_broadcast_complete_with_the_counts_so_far() -> None:
     assert roomy.duration == whole.duration and roomy.counts.sum() == whole.counts.sum()
 
 
+def test_block_quota_ends_the_broadcast_once_every_peer_holds_it() -> None:
+    t = two_clusters()
+    hosts = sorted(h.name for h in t.hosts)
+    whole = simulate_broadcast(t, hosts, hosts[0], 16 * 2**20, seed=0)
+    cut = simulate_broadcast(t, hosts, hosts[0], 16 * 2**20, seed=0,
+                             params=SwarmParams(block_quota=128))
+    received = cut.counts.sum(axis=1)
+    assert cut.complete and cut.duration < whole.duration
+    assert received[1:].min() >= 128 and received.sum() < whole.counts.sum()
+    assert simulate_broadcast(t, hosts, hosts[0], 16 * 2**20, seed=0, params=SwarmParams(
+        block_quota=2048)).counts.sum() == whole.counts.sum()   # the whole file: no cut
+
+
 def test_params_are_validated() -> None:
     with pytest.raises(ValueError, match="multiple of 16384"):
         SwarmParams(piece_size=1000)
     for box in (0, -1.0, float("inf"), float("nan")):
         with pytest.raises(ValueError, match="time_box must be a positive"):
             SwarmParams(time_box=box)
+    for quota in (0, -3, 2.5, True, "128"):
+        with pytest.raises(ValueError, match="block_quota must be a positive"):
+            SwarmParams(block_quota=quota)
 
 
 def test_ctrl_c_inside_a_compiled_kernel_is_a_keyboard_interrupt() -> None:

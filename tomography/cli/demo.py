@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from tomography.cli.broadcasts import (MEASURE_TIME_BOX, dataset_writer, interrupted,
+from tomography.cli.broadcasts import (MEASURE_QUOTA, dataset_writer, interrupted,
                                        measure_broadcasts, parse_option, simulation_step,
                                        stop_rule, terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
@@ -38,9 +38,10 @@ DEMO_MULTICAST = ("balanced", "chain-clusters", "chain-hosts")
 DEMO_MULTICAST_SIZE = 4 * 2**20
 """Bytes of the demo's multicasts: about 4 s across the demo's slowest link."""
 DEMO_TIME_LIMIT = 120.0
-"""Seconds after which a demo iteration is incomplete; real broadcasts end after
-:data:`tomography.cli.broadcasts.MEASURE_TIME_BOX` as ``measure bittorrent``'s do, simulated ones run
-whole; the other swarm settings are :class:`measure.swarm.SwarmParams`'s defaults."""
+"""Seconds after which a demo iteration is incomplete; real broadcasts end at the block
+quota of ``measure bittorrent`` (:data:`tomography.cli.broadcasts.MEASURE_QUOTA`),
+simulated ones run whole; the other swarm settings are :class:`measure.swarm.SwarmParams`'s
+defaults."""
 
 
 def add_parser(sub: Any) -> None:
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from measure.swarm import SwarmParams
     from tomography.topology import read_topology
-    from tomography.units import parse_size, parse_time
+    from tomography.units import parse_size
 
     out = args.output
     data = out / "dataset"
@@ -99,7 +100,7 @@ def _demo(args: argparse.Namespace) -> int:
     size = args.size or DEMO_SIZE["simulated" if why_not else "testbed"]
     file_size = parse_option("--size", size, parse_size)
     params = SwarmParams(time_limit=DEMO_TIME_LIMIT,
-                         time_box=None if why_not else parse_time(MEASURE_TIME_BOX))
+                         block_quota=None if why_not else int(MEASURE_QUOTA))
     stop = stop_rule(data, seed=args.seed)
     if why_not:
         print(f"not emulating it: {why_not}.\nSIMULATING it instead with the flow-level "
@@ -155,10 +156,10 @@ def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_siz
         try:
             if not bed.latency_applied:
                 print(f"note: {bed.latency_note}")
-            print(f"real BitTorrent broadcasts of {size}, each ended after "
-                  f"{params.time_box:g} s as measure bittorrent's are (--time-box), until the "
-                  "supported levels of the hierarchy have settled, as --until-converged "
-                  f"decides (at most {iterations}):")
+            print(f"real BitTorrent broadcasts of {size}, each ended once every host holds "
+                  f"{params.block_quota} blocks as measure bittorrent's are (--block-quota), "
+                  "until the supported levels of the hierarchy have settled, as "
+                  f"--until-converged decides (at most {iterations}):")
             summary = measure_broadcasts(bed.host_table(), bed.command, data,
                                          iterations=iterations, file_size=file_size, seed=seed,
                                          params=params, trace=True, overwrite=True, stop=stop,

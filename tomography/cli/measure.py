@@ -10,7 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from tomography.cli.broadcasts import (MEASURE_TIME_BOX, add_swarm_options, dataset_writer,
+from tomography.cli.broadcasts import (MEASURE_QUOTA, add_swarm_options, dataset_writer,
                                        interrupted, measure_broadcasts, parse_option, resuming,
                                        stop_rule, swarm_params, terminate_as_interrupt)
 from tomography.cli.common import Progress, port_range, positive_int
@@ -107,10 +107,9 @@ def add_parser(sub: Any) -> None:
     add_swarm_options(p, time_limit="600s",
                       why_size=": enough blocks (1024) for stable counts on a 1 Gbit/s "
                       "cluster in a fraction of a second per broadcast; raise it on fast or "
-                      "large networks", time_box=MEASURE_TIME_BOX,
-                      why_box=": the clusters of whole broadcasts at a fraction of the cost; "
-                      "a slow network may need more iterations, and --until-converged waits "
-                      "for them")
+                      "large networks", quota=MEASURE_QUOTA,
+                      why_quota=", 2 MiB: the verdict of whole broadcasts at a fraction of "
+                      "their cost")
     _add_probe_commands(msub, fmt)
 
 
