@@ -333,7 +333,7 @@ class Peer:
                 self.errors.append(message)
                 events.append({"event": "warning", "message": message})
         if self.quota_bytes is not None and self.handle is not None and self.started:
-            if self.handle.status().total_wanted_done >= self.quota_bytes:
+            if self.handle.status(0).total_wanted_done >= self.quota_bytes:   # 0: no extras
                 self.quota_bytes = None     # said once
                 events.append({"event": "quota", "iteration": self.iteration,
                                "t": time.monotonic() - self.started})
