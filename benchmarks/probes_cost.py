@@ -1,76 +1,129 @@
-"""The cost comparison the method exists for: BitTorrent against iperf3 and NetPIPE meshes.
+"""The cost claim of the method, charged to the stop rule: BitTorrent against the probe meshes.
 
-On one emulated network (``emulated-4x16-fast`` at 8 hosts per cluster: 32
-hosts in 4 clusters, capacities x0.1 so that 2 cores can shape them), side
-by side in one run:
+On each emulated network (by default ``two-sites-demo``, 20 hosts, and
+``emulated-4x16-fast`` at 8 hosts per cluster with capacities x0.1, 32 hosts
+in 4 clusters), raised once, side by side in one run:
 
-(a) BitTorrent broadcasts, ``--iterations`` of them; the cost is the wall
-    time until the flat partition is right (NMI 1 against the clusters)
-    and stays right for every later iteration;
-(b) an exclusive iperf3 mesh (one test at a time), one way per pair;
-(c) a rounds iperf3 mesh (disjoint pairs at once), one way per pair;
-(d) a NetPIPE mesh, one way per pair, small messages (its cost grows with
-    the largest message).
+(a) BitTorrent broadcasts of 8 MiB with the defaults of ``tomography measure
+    bittorrent`` (each ended once every downloader holds ``--block-quota``
+    128 blocks) until the stop rule of ``--until-converged`` says the
+    hierarchy has settled: the cost is the whole call's wall time
+    (preflight, peers' start-up, every broadcast, the stop rule's analysis
+    after each), the accuracy the NMI of every level of its verdict (the
+    settled levels; those it reports unstable apart);
+(b) the same with a time box of 5 s instead of the quota, and with whole
+    broadcasts (``--block-quota off``): the other ways of ending a broadcast;
+(c) the exclusive iperf3 mesh (one test at a time, perfSONAR's rule), one
+    way per pair and (d) both ways;
+(e) the rounds iperf3 mesh (disjoint pairs at once), one way per pair;
+(f) optionally (``--netpipe``) a NetPIPE mesh, one way per pair.
 
-Each mesh's cost is its wall time (start-up included), its accuracy the NMI
-of its flat partition (:func:`tomography.analyze`'s, as ``tomography
-cluster`` finds it).  Then each cost is extrapolated to 128 and 512 hosts
-from the measured per-test, per-round and per-iteration times: a mesh costs
-N(N-1)/2 tests (exclusive, NetPIPE) or N-1 rounds; a broadcast's time
-comes from the flow-level simulator of the same network at that size
-(calibrated against these real broadcasts at 32 hosts), times the
-iterations needed at 32 hosts.  Needs root.  Run::
+Each mesh's cost is its wall time (agents' start-up included), its accuracy
+the NMI of every level of its hierarchy (``tomography.analyze``'s, as
+``tomography hierarchy`` shows it).  The machine's load average is printed
+before and after each part.  The crossover sizes come from the measured
+figures: a mesh costs its per-test time times N(N-1)/2 (exclusive) or its
+per-round time times N-1 rounds (rounds), BitTorrent its measured cost
+(nearly constant in N at these sizes: the quota bounds each iteration).
+Needs root.  Run::
 
-    sudo .venv/bin/python benchmarks/probes_cost.py            # ~30 min on 2 cores
+    sudo .venv/bin/python benchmarks/probes_cost.py            # ~55 min on 2 cores
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 from bench_support import machine_line, require_root
-from cluster.accuracy import nmi
+import numpy as np
+
+from cluster.accuracy import hierarchy_nmi, nmi
+from cluster.stability import StableHierarchy
 from measure import testbed
 from measure.coordinator import run_broadcasts
 from measure.mesh import MeshOptions, run_mesh
-from measure.simulator import simulate
+from measure.swarm import SwarmParams
 from measure.transport import ProcessTransport
 from tomography import analyze
+from tomography.cli.broadcasts import MEASURE_QUOTA
 from tomography.dataset import read_measurement
-from tomography.topology import parse_topology, read_topology, scenario_path
-from tomography.units import parse_size
+from tomography.topology import read_topology
+from tomography.truth_labels import labels_at_depth, truth_depth
+from tomography.units import parse_size, parse_time
+
+MAX_ITERATIONS = 15
+"""The most iterations a BitTorrent run may take before the stop rule's verdict."""
 
 
-def flat_nmi(m, n: int | None = None) -> float:
-    """NMI against the truth of the flat clusters of the first ``n`` iterations (or repeats)."""
-    truth = [m.labels[h] for h in m.host_names]
-    flat = analyze(m, iterations=n, seed=0, resamples=0).flat.clustering   # no confidence
-    return nmi(truth, flat.labels)
+def load() -> str:
+    """The 1-minute load average, as ``top`` shows it."""
+    return f"{os.getloadavg()[0]:.2f}"
 
 
-def bittorrent(bed, out: Path, iterations: int, size: int) -> dict:
+def accuracy(data: Path, iterations: int | None = None) -> dict[str, Any]:
+    """NMI of the flat partition against the finest truth and of every shown level."""
+    a = analyze(data, iterations=iterations, seed=0)
+    truth = a.measurement.labels
+    finest = labels_at_depth(truth, truth_depth(truth), a.hosts)
+    levels = hierarchy_nmi(a.hierarchy, truth)
+    return {"flat_nmi": nmi(finest, a.flat.clustering.labels),
+            "flat_clusters": a.flat.clustering.n_clusters,
+            "levels": [{"level": int(r.level), "clusters": int(r.clusters),
+                        "truth_clusters": int(r.truth_clusters), "nmi": float(r.nmi),
+                        "best_depth": int(r.best_depth), "best_nmi": float(r.best_nmi)}
+                       for r in levels.itertuples()]}
+
+
+def scored(labels: list[np.ndarray], truth: dict[str, str], hosts: list[str]
+           ) -> list[dict[str, Any]]:
+    """Clusters of each level and its NMI against the truth depth it matches best."""
+    depths = {d: labels_at_depth(truth, d, hosts) for d in range(1, truth_depth(truth) + 1)}
+    out = []
+    for level in labels:
+        scores = {d: nmi(cut, list(level)) for d, cut in depths.items()}
+        best = max(scores, key=lambda d: (round(scores[d], 12), d))
+        out.append({"clusters": len(set(level.tolist())), "best_depth": best,
+                    "best_nmi": scores[best]})
+    return out
+
+
+def bittorrent(bed: Any, out: Path, size: int, params: SwarmParams) -> dict[str, Any]:
+    """Broadcasts until the stop rule's verdict (at most :data:`MAX_ITERATIONS`).
+
+    The rule is ``--until-converged``'s (:class:`StableHierarchy`, its defaults), asked after
+    every iteration as the command asks it; the verdict's levels are its settled levels.
+    """
     stamps: list[float] = []
+    rule = StableHierarchy(seed=0)
     start = time.monotonic()
-    run_broadcasts(bed.host_table(), out, iterations=iterations, file_size=size,
-                   launch=ProcessTransport(bed.command, name="testbed"), seed=0,
-                   progress=lambda r: stamps.append(time.monotonic() - start))
+    summary = run_broadcasts(bed.host_table(), out, iterations=MAX_ITERATIONS, file_size=size,
+                             launch=ProcessTransport(bed.command, name="testbed"), seed=0,
+                             params=params,
+                             stop=lambda i: rule.update(read_measurement(out)),
+                             progress=lambda r: stamps.append(time.monotonic() - start))
+    wall = time.monotonic() - start
     m = read_measurement(out)
-    scores = [flat_nmi(m, n) for n in range(1, len(m.iteration_ids) + 1)]
-    right = next((n for n in range(1, len(scores) + 1)
-                  if all(s == 1.0 for s in scores[n - 1:])), None)
     durations = m.iterations["duration_s"].to_numpy()
-    return {"cost_s": stamps[right - 1] if right else float("nan"), "iterations": right,
-            "nmi": scores[-1], "scores": scores, "wall_per_iteration_s":
-            float(np.diff([0.0, *stamps]).mean()), "broadcast_s": float(durations.mean()),
-            "startup_s": stamps[0] - float(durations[0])}
+    n = len(durations)
+    return {"cost_s": wall, "iterations": n, "stopped": summary.converged_at is not None,
+            "startup_s": stamps[0] - float(durations[0]),
+            "broadcast_s": float(durations.mean()),
+            "gap_s": (stamps[-1] - stamps[0] - float(durations[1:].sum())) / max(n - 1, 1),
+            "blocks_per_iteration": float(m.transfers["blocks"].sum()) / n,
+            **accuracy(out),
+            "levels": scored(rule.settled, m.labels, m.host_names),
+            "unstable": scored(rule.unstable, m.labels, m.host_names)}
 
 
-def mesh(bed, out: Path, options: MeshOptions) -> dict:
+def mesh(bed: Any, out: Path, options: MeshOptions) -> dict[str, Any]:
+    """One mesh: its wall time, tests and accuracy."""
     start = time.monotonic()
     summary = run_mesh(bed.host_table(), out, options=options,
                        launch=ProcessTransport(bed.command, name="testbed"))
@@ -78,98 +131,129 @@ def mesh(bed, out: Path, options: MeshOptions) -> dict:
     m = read_measurement(out)
     tests = len(m.probes)
     rounds = m.probes["start"].round(0).nunique() if options.schedule == "rounds" else tests
-    return {"cost_s": wall, "nmi": flat_nmi(m), "tests": tests, "failed": len(summary.failed),
-            "per_test_s": wall / tests, "per_round_s": wall / rounds}
+    return {"cost_s": wall, "tests": tests, "failed": len(summary.failed),
+            "per_test_s": wall / tests, "per_round_s": wall / rounds, **accuracy(out)}
 
 
-def grown(name: str, hosts_per_cluster: int, bandwidth: float):
-    """The scenario with ``hosts_per_cluster`` hosts in every cluster, capacities scaled."""
-    import yaml
+def network(spec: str) -> tuple[str, int | None, float]:
+    """``name[:hosts_per_cluster[:bandwidth_scale]]``."""
+    name, *rest = spec.split(":")
+    per = int(rest[0]) if rest and rest[0] else None
+    scale = float(rest[1]) if len(rest) > 1 else 1.0
+    return name, per, scale
 
-    data = yaml.safe_load(scenario_path(name).read_text())
-    for cluster in data["clusters"]:
-        cluster["hosts"] = hosts_per_cluster
-    return testbed.scaled(parse_topology(data), bandwidth=bandwidth)
+
+def levels_text(r: dict[str, Any]) -> str:
+    """``4c 1.00@2 / 2c 1.00@1``: every level of the answer, finest first: its clusters, and
+    its NMI against the truth depth it matches best; unstable levels in brackets."""
+    def one(lv: dict[str, Any]) -> str:
+        return f"{lv['clusters']}c {lv['best_nmi']:.2f}@{lv['best_depth']}"
+    text = " / ".join(one(lv) for lv in r["levels"]) or "none"
+    return text + "".join(f" [unstable {one(lv)}]" for lv in r.get("unstable", []))
+
+
+def crossover(bt: float, per: float, pairs: bool) -> int:
+    """The smallest N at which the mesh costs more than ``bt``."""
+    n = 2
+    while (per * n * (n - 1) / 2 if pairs else per * (n - 1)) <= bt:
+        n += 1
+    return n
+
+
+def run_network(spec: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    name, per, scale = network(spec)
+    topo = read_topology(name)
+    testbed.down("cost", force=True)
+    bed = testbed.up(topo, name="cost", bandwidth=scale, hosts_per_cluster=per, force=True)
+    n = len(bed.hosts)
+    print(f"\n## {name}: {n} hosts (hosts per cluster {per or 'all'}, capacities x{scale})",
+          flush=True)
+    parts: dict[str, Any] = {}
+    size = int(parse_size(args.size))
+    plan: list[tuple[str, Any]] = [
+        (f"BitTorrent, quota {args.quota}", lambda out: bittorrent(
+            bed, out, size, SwarmParams(time_limit=600, block_quota=int(args.quota)))),
+        (f"BitTorrent, time box {args.time_box}", lambda out: bittorrent(
+            bed, out, size, SwarmParams(time_limit=600, time_box=parse_time(args.time_box)))),
+        ("BitTorrent, whole broadcasts", lambda out: bittorrent(
+            bed, out, size, SwarmParams(time_limit=600))),
+        ("iperf3 exclusive, one way", lambda out: mesh(bed, out, MeshOptions(
+            duration=args.duration, one_way=True))),
+        ("iperf3 exclusive, both ways", lambda out: mesh(bed, out, MeshOptions(
+            duration=args.duration))),
+        ("iperf3 rounds, one way", lambda out: mesh(bed, out, MeshOptions(
+            duration=args.duration, one_way=True, schedule="rounds")))]
+    if args.netpipe:
+        plan.append(("NetPIPE, one way", lambda out: mesh(bed, out, MeshOptions(
+            tool="netpipe", one_way=True, upper=int(parse_size("16KiB")), samples=2))))
+    try:
+        for i, (label, part) in enumerate(plan):
+            if any(word in label.lower() for word in args.skip):
+                continue
+            before = load()
+            parts[label] = part(tmp / f"{name}-{i}")
+            parts[label]["load"] = f"{before} -> {load()}"
+            print(f"  {label}: {json.dumps(parts[label])}", flush=True)
+    finally:
+        testbed.down("cost", force=True)
+    return {"network": name, "hosts": n, "hosts_per_cluster": per, "scale": scale,
+            "parts": parts}
+
+
+def report(result: dict[str, Any], default: str) -> None:
+    n, parts = result["hosts"], result["parts"]
+    print(f"\n### {result['network']}, {n} hosts ({n * (n - 1) // 2} pairs)\n")
+    print("| method | wall time (s) | iterations or tests | levels of the answer, finest "
+          "first: clusters, NMI@truth depth | flat NMI (finest truth) | cost / BitTorrent | "
+          "load before -> after |")
+    print("|---|---|---|---|---|---|---|")
+    bt = parts.get(f"BitTorrent, {default}", {}).get("cost_s", math.nan)
+    for label, r in parts.items():
+        count = (f"{r['iterations']}" + ("" if r["stopped"] else " (no verdict)")
+                 if "iterations" in r else f"{r['tests']}")
+        print(f"| {label} | {r['cost_s']:.0f} | {count} | {levels_text(r)} | "
+              f"{r['flat_nmi']:.2f} | {r['cost_s'] / bt:.1f} | {r['load']} |")
+    bits = parts.get(f"BitTorrent, {default}")
+    if bits:
+        print(f"\nBitTorrent: start-up {bits['startup_s']:.1f} s, broadcast "
+              f"{bits['broadcast_s']:.1f} s, gap between iterations {bits['gap_s']:.2f} s, "
+              f"{bits['blocks_per_iteration']:.0f} blocks per iteration")
+        for label, pairs in (("iperf3 exclusive, one way", True),
+                             ("iperf3 exclusive, both ways", True),
+                             ("iperf3 rounds, one way", False)):
+            r = parts.get(label)
+            if r:
+                per = r["per_test_s"] * (2 if "both" in label else 1) if pairs \
+                    else r["per_round_s"]
+                print(f"- crossover against {label}: {crossover(bits['cost_s'], per, pairs)} "
+                      f"hosts ({per:.2f} s per {'pair' if pairs else 'round'})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--topology", default="emulated-4x16-fast")
-    parser.add_argument("--hosts-per-cluster", type=int, default=8)
-    parser.add_argument("--bandwidth-scale", type=float, default=0.1)
-    parser.add_argument("--iterations", type=int, default=6)
+    parser.add_argument("--networks", nargs="+",
+                        default=["two-sites-demo", "emulated-4x16-fast:8:0.1"],
+                        help="name[:hosts_per_cluster[:bandwidth_scale]] of each network")
     parser.add_argument("--size", default="8MiB")
+    parser.add_argument("--quota", default=MEASURE_QUOTA, help="block quota (the default's)")
+    parser.add_argument("--time-box", default="5s", help="the time box compared")
     parser.add_argument("--duration", type=int, default=1, help="iperf3 seconds per test")
-    parser.add_argument("--netpipe-upper", default="16KiB")
-    parser.add_argument("--netpipe-samples", type=int, default=2)
-    parser.add_argument("--skip", nargs="*", default=[], help="parts to skip: bt exclusive "
-                        "rounds netpipe simulate")
+    parser.add_argument("--netpipe", action="store_true", help="also a NetPIPE mesh")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        help="parts to skip, by a word of their label: whole, both, rounds, ...")
+    parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
     require_root()
-    topo = read_topology(args.topology)
     print(machine_line(("libtorrent",)))
-    print(f"network {topo.name} at {args.hosts_per_cluster} hosts per cluster, capacities "
-          f"x{args.bandwidth_scale}")
-    size = int(parse_size(args.size))
-    results: dict[str, dict] = {}
-    testbed.down("cost")
-    bed = testbed.up(topo, name="cost", bandwidth=args.bandwidth_scale,
-                     hosts_per_cluster=args.hosts_per_cluster)
-    n = len(bed.hosts)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            tmp = Path(tmp)
-            if "bt" not in args.skip:
-                results["bittorrent"] = bittorrent(bed, tmp / "bt", args.iterations, size)
-                print("  bittorrent", results["bittorrent"], flush=True)
-            for name, options in (
-                    ("iperf3 exclusive", MeshOptions(duration=args.duration, one_way=True)),
-                    ("iperf3 rounds", MeshOptions(duration=args.duration, one_way=True,
-                                                  schedule="rounds")),
-                    ("netpipe", MeshOptions(tool="netpipe", one_way=True,
-                                            upper=int(parse_size(args.netpipe_upper)),
-                                            samples=args.netpipe_samples))):
-                key = name.split()[-1]
-                if key in args.skip:
-                    continue
-                results[name] = mesh(bed, tmp / key, options)
-                print(f"  {name}", results[name], flush=True)
-    finally:
-        testbed.down("cost")
-    print(f"\n{n} hosts, one way per pair for the meshes ({n * (n - 1) // 2} pairs)\n")
-    print("| method | wall time to the right partition (s) | NMI | tests or iterations | "
-          "cost / BitTorrent |")
-    print("|---|---|---|---|---|")
-    bt = results.get("bittorrent", {}).get("cost_s", float("nan"))
-    for name, r in results.items():
-        count = r.get("iterations") if name == "bittorrent" else r["tests"]
-        print(f"| {name} | {r['cost_s']:.0f} | {r['nmi']:.2f} | {count} | "
-              f"{r['cost_s'] / bt:.1f} |")
-    if "simulate" in args.skip or "bittorrent" not in results:
-        return
-    print("\nextrapolated cost (s), one way per pair:\n")
-    print("| hosts | BitTorrent (simulated broadcast x iterations) | iperf3 exclusive | "
-          "iperf3 rounds | NetPIPE | exclusive / BitTorrent |")
-    print("|---|---|---|---|---|---|")
-    bt_iter = results["bittorrent"]
-    for hosts in (n, 128, 512):
-        per_cluster = hosts // len(topo.clusters)
-        with tempfile.TemporaryDirectory() as tmp:
-            simulate(grown(args.topology, per_cluster, args.bandwidth_scale), Path(tmp) / "s",
-                     iterations=1, file_size=size, seed=0)
-            simulated = float(read_measurement(Path(tmp) / "s").iterations["duration_s"].mean())
-        iterations = bt_iter["iterations"] or args.iterations
-        bt_cost = iterations * (simulated + bt_iter["startup_s"])
-        pairs = hosts * (hosts - 1) // 2
-        row = [f"{bt_cost:.0f}"]
-        for name, scale in (("iperf3 exclusive", pairs), ("iperf3 rounds", hosts - 1),
-                            ("netpipe", pairs)):
-            r = results.get(name)
-            per = r["per_test_s"] if name != "iperf3 rounds" else r["per_round_s"]
-            row.append(f"{per * scale:.0f}" if r else "-")
-        ratio = (results["iperf3 exclusive"]["per_test_s"] * pairs / bt_cost
-                 if "iperf3 exclusive" in results else float("nan"))
-        print(f"| {hosts} | {' | '.join(row)} | {ratio:.0f} |")
+    print(f"load average at the start: {load()}")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in args.networks:
+            results.append(run_network(spec, args, Path(tmp)))
+    for result in results:
+        report(result, f"quota {args.quota}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
