@@ -157,7 +157,7 @@ def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_siz
             if not bed.latency_applied:
                 print(f"note: {bed.latency_note}")
             print(f"real BitTorrent broadcasts of {size}, each ended once every host holds "
-                  f"{params.block_quota} blocks as measure bittorrent's are (--block-quota), "
+                  f"{params.block_quota} blocks of it (measure bittorrent's --block-quota), "
                   "until the supported levels of the hierarchy have settled, as "
                   f"--until-converged decides (at most {iterations}):")
             summary = measure_broadcasts(bed.host_table(), bed.command, data,
