@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tomography.cli.common import Progress, positive_int
-from tomography.errors import TomographyError
+from tomography.errors import ParameterError, TomographyError
 from tomography.units import counted
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def _off(text: str) -> bool:
 def _blocks(text: str) -> int:
     """A whole number of blocks (ValueError otherwise)."""
     if not text.strip().isdigit():
-        raise ValueError(f"expected a whole number of 16 KiB blocks or off, got {text!r}")
+        raise ParameterError(f"expected a whole number of 16 KiB blocks or off, got {text!r}")
     return int(text)
 
 
