@@ -182,7 +182,8 @@ def test_ctrl_c_keeps_iterations_and_resume_finishes(tmp_path: Path) -> None:
     hosts = tmp_path / "hosts.csv"
     local_hosts(3, first=50).to_csv(hosts, index=False)
     cmd = [sys.executable, "-m", "tomography", "measure", "bittorrent", "--hosts", str(hosts),
-           "-o", str(out), "-n", "6", "--size", "3MiB", "--upload-limit", "3MiB/s"]
+           "-o", str(out), "-n", "6", "--size", "3MiB", "--block-quota", "off",
+           "--upload-limit", "3MiB/s"]
     # A shell without job control starts background commands with SIGINT ignored, and
     # Python then installs no KeyboardInterrupt handler: give the child Ctrl-C back.
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -62,8 +62,8 @@ def _blocks_per_pair(m) -> np.ndarray:
 
 def test_six_peers_under_mpiexec_conserve_the_data_like_local_ones(tmp_path: Path) -> None:
     size = 4 * MiB
-    run = _mpi(7, "--network", "127.0.0.0/8", "-n", "3", "--size", "4MiB",
-               "--upload-limit", "4MiB/s", "--seed", "3", "-o", str(tmp_path / "mpi"))
+    run = _mpi(7, "--network", "127.0.0.0/8", "-n", "3", "--size", "4MiB", "--block-quota",
+               "off", "--upload-limit", "4MiB/s", "--seed", "3", "-o", str(tmp_path / "mpi"))
     assert run.returncode == 0, run.stderr
     assert "6 peers share node" in run.stderr  # one machine: the warning is given
     m = read_measurement(tmp_path / "mpi")
@@ -102,7 +102,8 @@ def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path
     # started again in time for a complete iteration)
     proc = subprocess.Popen([mpiexec(), "-n", "5", TOMOGRAPHY, "measure", "bittorrent", "--mpi",
                              "--network", "127.0.0.0/8", "-n", "2", "--size", "16MiB",
-                             "--upload-limit", "2MiB/s", "--time-limit", "30s", "-o", str(out)],
+                             "--block-quota", "off", "--upload-limit", "2MiB/s",
+                             "--time-limit", "30s", "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     addresses = {f"127.0.0.{i}" for i in range(2, 6)}
     killed, pid = None, 0
@@ -130,8 +131,8 @@ def test_a_killed_peer_gives_an_incomplete_iteration_and_a_finished_run(tmp_path
 
 def test_sigterm_keeps_finished_iterations_and_resume_continues(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = ["--network", "127.0.0.0/8", "-n", "4", "--size", "3MiB", "--upload-limit", "2MiB/s",
-            "-o", str(out)]
+    args = ["--network", "127.0.0.0/8", "-n", "4", "--size", "3MiB", "--block-quota", "off",
+            "--upload-limit", "2MiB/s", "-o", str(out)]
     proc = subprocess.Popen([mpiexec(), "-n", "4", TOMOGRAPHY, "measure", "bittorrent", "--mpi",
                              *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for_iterations(out, 1, timeout=90)

@@ -56,7 +56,9 @@ def test_two_sites_cluster_apart_and_the_testbed_goes_away(as_root, tmp_path: Pa
     assert not testbed.status(name)["up"]
     left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert f"tomo-{name}-" not in left
-    assert json.loads((out / "meta.json").read_text())["params"]["file_size"] == 2 * 2**20
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["params"]["file_size"] == 2 * 2**20 and meta["params"]["block_quota"] == 128
+    assert meta["stop_rule"]["k"] == 2 and meta["stop_rule"]["option"] == "--until-converged"
 
 
 def _truth_by_address(m, bed) -> list[str]:

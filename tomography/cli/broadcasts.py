@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_swarm_options", "parse_option", "swarm_params", "resuming", "stop_rule",
            "simulation_step", "measure_broadcasts", "interrupted", "terminate_as_interrupt",
-           "dataset_writer", "MEASURE_QUOTA"]
+           "dataset_writer", "MEASURE_QUOTA", "stop_rule_meta"]
 
 MEASURE_QUOTA = "128"
 """The ``--block-quota`` of ``tomography measure bittorrent`` and of the demo's real
@@ -185,6 +185,20 @@ def resuming(resume: bool, output: Path) -> bool:
     if resume and not (Path(output) / "meta.json").exists():
         print(f"note: no dataset in {output} to resume: starting a new one", file=sys.stderr)
     return resume
+
+
+def stop_rule_meta(k: int | None = None, *, seed: int = 0) -> dict[str, Any]:
+    """What ``meta.json`` records of the stop rule a run uses (its ``stop_rule`` key).
+
+    Examples
+    --------
+    >>> stop_rule_meta(seed=1)["k"], stop_rule_meta(1)["k"]
+    (2, 1)
+    """
+    from cluster.stability import DEFAULT_STABLE, FAINT, FLAT_AFTER
+
+    return {"option": "--until-converged", "k": DEFAULT_STABLE if k is None else k,
+            "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT}
 
 
 def stop_rule(output: Path, k: int | None = None, *, seed: int = 0) -> Callable[[int], bool]:

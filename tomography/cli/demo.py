@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tomography.cli.broadcasts import (MEASURE_QUOTA, dataset_writer, interrupted,
                                        measure_broadcasts, parse_option, simulation_step,
-                                       stop_rule, terminate_as_interrupt)
+                                       stop_rule, stop_rule_meta, terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
 from tomography.units import counted
 
@@ -163,7 +163,8 @@ def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_siz
             summary = measure_broadcasts(bed.host_table(), bed.command, data,
                                          iterations=iterations, file_size=file_size, seed=seed,
                                          params=params, trace=True, overwrite=True, stop=stop,
-                                         meta={"topology": topo.name, "testbed": bed.to_meta()})
+                                         meta={"topology": topo.name, "testbed": bed.to_meta(),
+                                               "stop_rule": stop_rule_meta(seed=seed)})
             print(summary.describe())
             then(bed)
         except KeyboardInterrupt:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tomography.cli.broadcasts import (MEASURE_QUOTA, add_swarm_options, dataset_writer,
                                        interrupted, measure_broadcasts, parse_option, resuming,
-                                       stop_rule, swarm_params, terminate_as_interrupt)
+                                       stop_rule, stop_rule_meta, swarm_params,
+                                       terminate_as_interrupt)
 from tomography.cli.common import Progress, port_range, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.errors import TomographyError
@@ -215,7 +216,11 @@ def _broadcasts(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transp
     return measure_broadcasts(hosts, transport, args.output, iterations=args.iterations,
                               file_size=parse_option("--size", args.size, parse_size),
                               seed=args.seed, params=swarm_params(args), upload_limit=upload,
-                              trace=args.trace, meta=meta,
+                              trace=args.trace,
+                              meta=meta if args.until_converged is None else {
+                                  **meta, "stop_rule": stop_rule_meta(
+                                      None if args.until_converged == -1
+                                      else args.until_converged, seed=args.seed)},
                               resume=resuming(args.resume, args.output), overwrite=args.force,
                               skip_failed=args.skip_failed, port=args.port,
                               stop=_until_converged(args))
