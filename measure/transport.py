@@ -20,6 +20,7 @@ probe agent; "peer" below stands for either).  A *transport* opens one
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
 import threading
