@@ -120,7 +120,9 @@ def test_broadcast_report_sections(planted, tmp_path):
 def test_truth_only_when_there_is_one(planted, tmp_path):
     page = write_report(planted, tmp_path / "a.html", truth=None, resamples=0).path.read_text()
     assert 'id="accuracy"' not in page and "no ground truth" in page
-    assert 'id="convergence"' in page and "Verdict" in page
+    # --resamples 0: no confidence, so no stop rule (it decides on confidences), said once
+    assert 'id="convergence"' in page and "Verdict" not in page
+    assert page.count("The stop rule is not replayed") == 1 and "settled" not in page
 
 
 def test_probe_report(probes, tmp_path):

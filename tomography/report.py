@@ -822,14 +822,18 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
         return _note("a probe dataset has no broadcast iterations: there is no convergence "
                      "over iterations and no stop rule to replay")
     out = []
-    stop = a.stop_rule(stop_k)
-    steps = stop["steps"]
-    verdict = (f"the stop rule (the levels supported in {stop['k'] + 1} iterations in a row, "
-               "unchanged one iteration later) "
-               + (f"stops after n = {stop['stops_at']} of {len(steps)} iterations"
-                  if stop["stops_at"] else f"does not stop within {len(steps)} iterations: "
-                                           "measure more"))
-    out.append(f'<p class="verdict">Verdict: {_e(verdict)}.</p>')
+    steps = None
+    if a.options["resamples"] == 0:    # the rule decides on confidences: none were asked for
+        out.append(f'<p class="verdict">{_e(_NOT_REPLAYED)}</p>')
+    else:
+        stop = a.stop_rule(stop_k)
+        steps = stop["steps"]
+        verdict = (f"the stop rule (the levels supported in {stop['k'] + 1} iterations in a "
+                   "row, unchanged one iteration later) "
+                   + (f"stops after n = {stop['stops_at']} of {len(steps)} iterations"
+                      if stop["stops_at"] else f"does not stop within {len(steps)} "
+                                               "iterations: measure more"))
+        out.append(f'<p class="verdict">Verdict: {_e(verdict)}.</p>')
     if a.truth:
         import visualize
 
@@ -851,12 +855,17 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
     else:
         out.append(_note("no ground truth (no labels in hosts.csv; --truth FILE gives one): "
                          "no NMI per iteration"))
-    rows = [(s["n"], s["levels"], s["settled"], s["unstable"],
-             ("stop: no hierarchy" if s["flat"] else "stop") if s["stop"] else s["held_back"])
-            for s in steps]
-    out.append(_table(["n", "supported levels", "settled", "unstable", "decision"], rows,
-                      max_rows, total=len(rows), what="iterations"))
+    if steps is not None:
+        rows = [(s["n"], s["levels"], s["settled"], s["unstable"],
+                 ("stop: no hierarchy" if s["flat"] else "stop") if s["stop"] else s["held_back"])
+                for s in steps]
+        out.append(_table(["n", "supported levels", "settled", "unstable", "decision"], rows,
+                          max_rows, total=len(rows), what="iterations"))
     return "\n".join(out)
+
+
+_NOT_REPLAYED = ("The stop rule is not replayed: it decides on the levels' confidences, and "
+                 "the analysis was asked for none (--resamples 0).")
 
 
 _FOUND_LEVELS = (
