@@ -50,7 +50,8 @@ import pandas as pd
 from measure.agent import host_facts, remove_stale
 from measure.peer import lt_version, make_torrent, session_settings
 from measure.preflight import HostCheck, PreflightError, failure_reason, version_mismatch
-from measure.swarm import SwarmParams, peer_lists, root_order
+from measure.roots import RootChooser
+from measure.swarm import SwarmParams, peer_lists
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
                                 refuse_existing)
@@ -712,13 +713,15 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         swarm.close()
         raise
     hosts_sorted = sorted(swarm.peers)
-    roots = root_order(hosts_sorted, seed)
+    roots = RootChooser(hosts_sorted, seed, params.roots)
+    if resuming:
+        roots.replay(existing)
     swarm.hosts = frame[frame["host"].isin(hosts_sorted)].reset_index(drop=True)
     summary = RunSummary(path=out, iterations=[], resumed_from=start,
                          stop_rule=stop is not None, checks=checks)
     try:
         for i in range(start, iterations):
-            result = broadcast(swarm, i, roots[i % len(roots)], file_size, seed=seed,
+            result = broadcast(swarm, i, roots.next(), file_size, seed=seed,
                                 time_limit=params.time_limit, trace=trace,
                                 time_box=params.time_box, block_quota=params.block_quota)
             if trace:
@@ -729,6 +732,9 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                 transfers=[(r, s, b) for (r, s), (b, _) in sorted(result.sent.items())],
                 extra={"redundant_bytes": result.redundant_bytes,
                        "failed_peers": " ".join(result.failed)})
+            sent = sorted(result.sent.items())
+            roots.add(result.root, [r for (r, _), _ in sent], [s for (_, s), _ in sent],
+                      [b for _, (b, _) in sent])
             summary.iterations.append(result)
             if progress is not None:
                 progress(result)

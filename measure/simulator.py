@@ -75,7 +75,8 @@ import numpy as np
 from measure.flows import max_min_rates
 from measure.pieces import (assign_pieces, complete_pieces, interested_pairs, pack,
                             seed_kernels)
-from measure.swarm import SwarmParams, peer_lists, root_order
+from measure.roots import RootChooser
+from measure.swarm import SwarmParams, peer_lists
 from measure.tcp import Connections, TcpModel
 from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
 from tomography.dataset.meta import refuse_other_params
@@ -524,13 +525,16 @@ def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathL
                                          "topology_model": topology.raw, "params": sim_params},
                                    topology.host_table(), overwrite=overwrite)
         start = 0
-    roots = root_order(hosts, seed)
+    roots = RootChooser(hosts, seed, params.roots)
+    if start:
+        roots.replay(existing)
     net = _Network(topology, hosts)
     for i in range(start, iterations):
-        root = roots[i % len(hosts)]
+        root = roots.next()
         result = simulate_broadcast(topology, hosts, root, file_size, params=params, tcp=tcp,
                                     seed=np.random.default_rng([seed, i]), network=net)
         r, s, blocks = result.transfers()
+        roots.add(root, r, s, blocks)
         writer.add_iteration(i, root=root, nbytes=file_size, duration_s=result.duration,
                              complete=result.complete,
                              transfers=[(hosts[a], hosts[b], k) for a, b, k in

@@ -3,7 +3,7 @@
 The simulator (:mod:`measure.simulator`) and the libtorrent peers
 (:mod:`measure.peer`, driven by :mod:`measure.coordinator`) take the same
 :class:`SwarmParams`, draw their peer lists with :func:`peer_lists` and rotate
-the root with :func:`root_order`, so that a simulated and a real run with one
+the root with :class:`measure.roots.RootChooser`, so that a simulated and a real run with one
 seed differ only in the network they run on.
 """
 
@@ -48,6 +48,12 @@ class SwarmParams:
     adapts to the network (a slow one takes longer to deliver it); a time
     box alone, too short for a large or slow network, leaves too few blocks
     per host to tell the clusters apart.
+
+    ``roots`` says where each broadcast starts: ``"spread"`` (default) puts
+    each next root where the data so far have seen fewest roots
+    (:class:`measure.roots.RootChooser`: the quota's counts favour the
+    clusters that held the root), ``"random"`` rotates through a seeded
+    permutation of the hosts (:func:`root_order`).
     """
 
     piece_size: int | None = None
@@ -59,6 +65,7 @@ class SwarmParams:
     time_limit: float = 3600.0
     time_box: float | None = None
     block_quota: int | None = None
+    roots: str = "spread"
 
     def __post_init__(self) -> None:
         if self.piece_size is not None and (self.piece_size <= 0
@@ -77,6 +84,8 @@ class SwarmParams:
                                              or self.block_quota < 1):
             raise ParameterError(f"block_quota must be a positive number of blocks or None, "
                                  f"got {self.block_quota!r}")
+        if self.roots not in ("spread", "random"):
+            raise ParameterError(f"roots must be 'spread' or 'random', got {self.roots!r}")
         if self.time_box is not None and not 0 < self.time_box < float("inf"):
             raise ParameterError(f"time_box must be a positive number of seconds or None, got "
                                  f"{self.time_box}")

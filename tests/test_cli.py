@@ -245,6 +245,23 @@ def test_time_box_and_block_quota_are_parsed_recorded_and_refused_when_bad(capsy
     assert "(default 128, 2 MiB" in " ".join(capsys.readouterr().out.split())
 
 
+def test_simulate_records_how_its_roots_were_chosen(capsys, tmp_path: Path) -> None:
+    from measure.swarm import root_order
+
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "3", "--size", "1MiB", "-o",
+                     tmp_path / "spread")
+    m = read_measurement(tmp_path / "spread")
+    assert code == 0 and m.meta["params"]["roots"] == "spread"
+    code, _, _ = run(capsys, "simulate", "tree-5", "-n", "3", "--size", "1MiB", "-o",
+                     tmp_path / "random", "--roots", "random", "--seed", "4")
+    m = read_measurement(tmp_path / "random")
+    assert code == 0 and m.meta["params"]["roots"] == "random"
+    assert list(m.iterations["root"]) == root_order(sorted(m.host_names), 4)[:3]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["simulate", "tree-5", "-o", str(tmp_path / "x"), "--roots", "far"])
+    assert exit_info.value.code == 2 and "--roots" in capsys.readouterr().err
+
+
 def test_simulate_tcp_mechanisms_switched_off_and_recorded(capsys, tmp_path: Path) -> None:
     out_dir = tmp_path / "sim"
     code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "1MiB", "-o", out_dir,

@@ -89,6 +89,11 @@ def add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str, size: str 
                         "a slow network simply takes longer to deliver the quota (default "
                         + (f"{quota}{why_quota}; off: " if quota != "off" else "off: ")
                         + "every broadcast runs to its end)")
+    g.add_argument("--roots", choices=("spread", "random"), default="spread",
+                   help="where each broadcast starts: spread, each next root where the counts "
+                        "so far have seen fewest roots (default; a quota's counts favour the "
+                        "clusters that held the root), or random, a seeded rotation through "
+                        "the hosts")
     g.add_argument("--time-box", default="off", metavar="TIME",
                    help="also end each broadcast after this time, complete (default off); "
                         "too short for the network, it leaves too few blocks to tell the "
@@ -158,7 +163,8 @@ def swarm_params(args: argparse.Namespace) -> SwarmParams:
             time_box=(None if _off(args.time_box) else
                       parse_option("--time-box", args.time_box, parse_time)),
             block_quota=(None if _off(args.block_quota) else
-                         parse_option("--block-quota", args.block_quota, _blocks)))
+                         parse_option("--block-quota", args.block_quota, _blocks)),
+            roots=args.roots)
     except ValueError as e:         # what the options alone cannot say (piece size in blocks)
         raise TomographyError(str(e).replace("piece_size", "--piece-size")) from None
 
