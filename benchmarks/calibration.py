@@ -10,9 +10,10 @@ is resampled 64 times (:mod:`cluster.separation`; cached apart, under
 ``family-separations/``, so that a change of the statistic does not rebuild
 the hierarchies); a level's confidence is then, as
 :func:`cluster.confidence.hierarchy_confidence` gives it, the mean of its
-share of separated resamples and that of the same level at ``n - 1``.  On
-the held-out runs the previous rule's numbers too (found again on
-resamples, merge gap).
+share of separated resamples and that of the same level at ``n - 1`` (at
+``n = 2``, whether ``w_1`` alone sets it apart).  The resamples keep the
+share of roots each cluster of the top level held
+(:func:`cluster.confidence.root_strata`).
 
 What it prints (Markdown, also saved to ``/tmp/calibration.md``):
 
@@ -56,9 +57,9 @@ import numpy as np
 
 from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
-from cluster.averaged_edge import averaged_edge_hierarchy, collapse
+from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import (SAME_LEVEL, IterationSampler, hierarchy_confidence,
-                                resample_plan)
+                                resample_plan, root_strata)
 from cluster.modularity import canonical_labels
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
 from random_networks import DEFAULT_COUNT, DEFAULT_SEEDS, FAMILY_ROOT, random_network
@@ -69,10 +70,10 @@ from tomography.truth_labels import labels_at_depth, truth_depth
 
 OUTPUT = Path("/tmp/calibration.md")
 LEVELS = FAMILY_ROOT.parent / "family-levels"
-FORMAT = 4
+FORMAT = 5
 """Bumped when what a cached record holds changes."""
 STATS = FAMILY_ROOT.parent / "family-separations"
-STATS_FORMAT = 1
+STATS_FORMAT = 2
 """Bumped when the separation statistic (:mod:`cluster.separation`) changes."""
 RIGHT = 0.95
 SCALES = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, float("inf"))
@@ -83,27 +84,6 @@ PRECISION = 0.955
 """Share of supported levels right that the rule must reach on the training split."""
 RESAMPLES = 64
 HELD_OUT_SEED = 2
-
-
-def merge_gap(weights: Any, lower: np.ndarray, upper: np.ndarray) -> float:
-    """The previous rule's gap: for each cluster of ``upper`` joining clusters of ``lower``,
-    the mean linkage between them over the largest to any other cluster of ``upper``; the
-    smallest (``inf`` when nothing leaves, ``nan`` when nothing joins)."""
-    lower, upper = np.asarray(lower), np.asarray(upper)
-    L = collapse(weights, lower, linkage="mean")[0].toarray()
-    np.fill_diagonal(L, 0.0)
-    group = np.zeros(int(lower.max()) + 1, dtype=np.int64)
-    group[lower] = upper
-    gaps = []
-    for g in np.unique(group):
-        members = np.flatnonzero(group == g)
-        if len(members) < 2:
-            continue
-        inside = L[np.ix_(members, members)].sum() / (len(members) * (len(members) - 1))
-        nearest = max((L[np.ix_(members, np.flatnonzero(group == h))].mean()
-                       for h in np.unique(group) if h != g), default=0.0)
-        gaps.append(inside / nearest if nearest > 0 else float("inf"))
-    return float(min(gaps)) if gaps else float("nan")
 
 
 def _key(groups: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
@@ -129,25 +109,14 @@ def collect(name: str, seed: int, root: Path = FAMILY_ROOT) -> dict[str, Any]:
     cluster_of = [topo.host_index[h].cluster for h in hosts]
     last = len(m.iteration_ids)
     levels = []
-    number = int(name.split("-")[1])
-    compare = number % 2 == 1 and seed == HELD_OUT_SEED   # the previous rule, held-out only
     for n in range(1, last + 1):
         sampler = IterationSampler.from_measurement(m, iterations=n)
         h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
-        order = list(sampler.graph.hosts)
-        if n >= 2 and compare:
-            found_again = (hierarchy_confidence(h, sampler, seed=0, n_jobs=1)
-                           .params["confidence"]["found_again"])
         for k in range(1, h.depth + 1):
             labels = np.asarray(h.labels(k, hosts))
-            row = {"n": n, "level": k, "clusters": len(h.levels[k - 1]),
-                   "origin": h.params["origins"][k - 1],
-                   "labels": canonical_labels(labels).tolist()}
-            if n >= 2 and compare:
-                row.update({"found_again": found_again[k - 1],
-                            "gap": None if k == 1 else merge_gap(
-                                sampler.graph, h.labels(k - 1, order), h.labels(k, order))})
-            levels.append(row)
+            levels.append({"n": n, "level": k, "clusters": len(h.levels[k - 1]),
+                           "origin": h.params["origins"][k - 1],
+                           "labels": canonical_labels(labels).tolist()})
     sampler = IterationSampler.from_measurement(m)
     candidates = {}
     for beta in SCALES:
@@ -177,11 +146,12 @@ def collect(name: str, seed: int, root: Path = FAMILY_ROOT) -> dict[str, Any]:
     return record
 
 
-def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict | None]:
+def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict]:
     """Per level of a record (:func:`collect`), its separation on ``w_n`` and on each of
     :data:`RESAMPLES` resamples, as :func:`cluster.confidence.level_separations` judges
-    it (None after one iteration); cached under :data:`STATS` apart from the levels, so
-    that a change of the statistic does not rebuild the hierarchies."""
+    it (after one iteration, on ``w_1`` alone: ``"on_itself"``, for the look back at
+    ``n = 2``); cached under :data:`STATS` apart from the levels, so that a change of the
+    statistic does not rebuild the hierarchies."""
     cache = STATS / f"{record['name']}-seed{record['seed']}.json"
     if cache.exists():
         stored = json.loads(cache.read_text())
@@ -189,22 +159,26 @@ def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict |
             return stored["levels"]
     m = read_measurement(root / record["name"] / f"seed{record['seed']}")
     hosts = sorted(m.host_names)
-    out: list[dict | None] = []
+    out: list[dict] = []
     samplers: dict[int, IterationSampler] = {}
+    where = {h: i for i, h in enumerate(hosts)}
+    top = {lv["n"]: lv for lv in record["levels"]}   # the last level of each n: the coarsest
     for lv in record["levels"]:
         n = lv["n"]
-        if n < 2:
-            out.append(None)
-            continue
         if n not in samplers:
             samplers = {n: IterationSampler.from_measurement(m, iterations=n)}
         sampler = samplers[n]
-        where = {h: i for i, h in enumerate(hosts)}
-        own = np.asarray(lv["labels"])[[where[h] for h in sampler.graph.hosts]]
-        _, plan = resample_plan(n, RESAMPLES, seed=1)
+        order = [where[h] for h in sampler.graph.hosts]
+        own = np.asarray(lv["labels"])[order]
         side = weakest_cuts(sampler.graph, own)
+        full = separation(sampler.graph, own, side)
+        if n < 2:
+            out.append({"on_itself": [round(min(full, 1e6), 4)]})
+            continue
+        strata = root_strata(sampler, np.asarray(top[n]["labels"])[order])
+        _, plan = resample_plan(n, RESAMPLES, seed=1, strata=strata)
         seps = resampled_separations(sampler, own, plan, side)
-        out.append({"separation": separation(sampler.graph, own, side),
+        out.append({"separation": full,
                     "resampled": np.round(np.minimum(seps, 1e6), 4).tolist()})
     STATS.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"format": STATS_FORMAT, "levels": out}))
@@ -339,9 +313,11 @@ def level_table(records: list[dict], judges: dict[str, LongRun],
         for row in rows:
             by_n[row["n"]].append(row)
         for row in rows:
-            row["before"] = [o["resampled"] for o in by_n.get(row["n"] - 1, [])
-                             if "resampled" in o and nmi(np.asarray(o["labels"]),
-                                                         np.asarray(row["labels"])) >= SAME_LEVEL]
+            row["before"] = [o.get("resampled", o.get("on_itself"))
+                             for o in by_n.get(row["n"] - 1, [])
+                             if len(set(o["labels"])) == len(set(row["labels"]))
+                             and nmi(np.asarray(o["labels"]),
+                                     np.asarray(row["labels"])) >= SAME_LEVEL]
         out += rows
     return out
 
@@ -356,12 +332,6 @@ def confidence(level: dict, minimum: float) -> float | None:
     before = max((float(np.mean(np.asarray(r) >= minimum)) for r in level["before"]),
                  default=0.0)
     return (own + before) / 2
-
-
-def old_supported(level: dict) -> bool:
-    """The previous rule: found again on half the resamples, and a merge gap of 1.3."""
-    gap = level.get("gap")
-    return level["found_again"] >= 0.5 and (gap is None or gap >= 1.3)
 
 
 def scores(levels: list[dict], shown) -> tuple[float, float, int, int]:
@@ -448,26 +418,6 @@ def replay(run: list[dict], shown, k: int, tolerance: float, confirm: bool = Tru
     return {"n": None, "levels": [], "unstable": [], "flat": False}
 
 
-def replay_old(run: list[dict], k: int = 3) -> dict:
-    """The previous stop rule: every supported level unchanged for ``k`` iterations."""
-    by_n = defaultdict(list)
-    for lv in run:
-        by_n[lv["n"]].append(lv)
-    history = []
-    for n in sorted(by_n):
-        lvs = [lv for lv in by_n[n] if "resampled" in lv]
-        shown = [lv for lv in lvs if old_supported(lv)] or (
-            [max(lvs, key=lambda lv: lv["found_again"])] if lvs else [])
-        history.append((n, shown))
-        if len(history) > k and n >= 2:
-            tail = history[-(k + 1):]
-            if all(len(s) == len(tail[-1][1]) and all(a["labels"] == b["labels"]
-                                                     for a, b in zip(s, tail[-1][1]))
-                   for _, s in tail) and tail[-1][1]:
-                return {"n": n, "levels": tail[-1][1], "unstable": []}
-    return {"n": None, "levels": [], "unstable": []}
-
-
 def stop_table(levels: list[dict], shown, label: str,
                rules: list[tuple[int, float, bool, int | None, float]],
                structured: dict[str, bool], minimum: float) -> list[str]:
@@ -482,9 +432,8 @@ def stop_table(levels: list[dict], shown, label: str,
     out = []
     for k, tol, confirm, flat, low in rules:
         faint = (lambda lv: confidence(lv, minimum) >= low) if low else None
-        results = [(name, replay(run, shown, k, tol, confirm, flat, faint) if k > 0
-                    else replay_old(run, -k)) for (name, _), run in runs.items()
-                   if k > 0 or any("found_again" in lv for lv in run)]
+        results = [(name, replay(run, shown, k, tol, confirm, flat, faint))
+                   for (name, _), run in runs.items()]
         if not results:
             continue
         stopped = [(name, r) for name, r in results if r["n"] is not None]
@@ -494,8 +443,7 @@ def stop_table(levels: list[dict], shown, label: str,
         flats = sum(bool(r.get("flat")) for _, r in stopped)
         mean_n = np.mean([r["n"] for _, r in stopped]) if stopped else float("nan")
         unstable = sum(bool(r["unstable"]) for _, r in stopped)
-        name = (f"previous (every level, {-k} unchanged)" if k < 0 else
-                f"supported {k + 1} in a row, {'exact' if tol >= 1 else f'NMI >= {tol}'}"
+        name = (f"supported {k + 1} in a row, {'exact' if tol >= 1 else f'NMI >= {tol}'}"
                 + (", confirmed" if confirm else "")
                 + (f"; no level at {low or 'the threshold'} {flat} in a row: flat"
                    if flat else ""))
@@ -605,8 +553,6 @@ def main() -> None:
     for split in ("train", "held-out"):
         part = [lv for lv in measured if lv["split"] == split]
         rules = [(f"separation {s}, threshold {t}", lambda lv: confidence(lv, s) >= t)]
-        if split == "held-out":
-            rules.append(("previous (found again 0.5, gap 1.3)", old_supported))
         for rule, shown in rules:
             p, r, n_sup, n_right = scores(part, shown)
             lines.append(f"| {split} | {rule} | {p:.3f} | {r:.3f} | {n_sup} | {n_right} |")
@@ -624,8 +570,7 @@ def main() -> None:
               "mean n | with an unstable level |", "|---|---|---|---|---|---|---|---|"]
     for split in ("train", "held-out"):
         part = [lv for lv in levels if lv["split"] == split]
-        lines += stop_table(part, shown, split, STOP_RULES + [(-3, 1.0, False, None, None)],
-                            structured, s)
+        lines += stop_table(part, shown, split, STOP_RULES, structured, s)
     lines += ["", f"Chosen on the training split: k = {chosen[0]}, \"no hierarchy\" after "
                   f"{chosen[3]} iterations with no level at {chosen[4]}.", ""]
     lines += ["### three-sites at n = 2", ""] + three_sites(s, t)

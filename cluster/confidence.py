@@ -13,32 +13,34 @@ two, each half a resample; ``resamples / 2`` different cuts).  A single
 iteration cannot be resampled: the confidence is then not measured.
 
 A **level's confidence** is the share of resamples whose data set its
-clusters apart (:func:`level_separations`): each cluster's weakest inside
-cut at least :data:`RESAMPLE_SEPARATION` times stronger
-than its strongest tie to another cluster
-(:mod:`cluster.separation`), judged on the hosts and on nothing else, so a
-spurious level beside a real one does not change the real one's verdict;
-averaged with the same share for that level one iteration earlier (in the
-hierarchy of ``w_(n-1)``; 0 where it was not found then): a level the data
-set apart twice in a row is more often right than one they set apart once.
-A level is supported when its confidence reaches :data:`SUPPORT_THRESHOLD`.
-Both numbers were chosen on half of a family of 120 random networks and
-checked on the other half (``benchmarks/calibration.py``).
+clusters apart (:func:`level_separations`): its weakest inside cut at least
+:data:`RESAMPLE_SEPARATION` times stronger than its strongest tie between
+two of its clusters (:mod:`cluster.separation`), judged on the hosts and on
+nothing else, so a spurious level beside a real one does not change the
+real one's verdict; averaged with the same share for that level one
+iteration earlier (in the hierarchy of ``w_(n-1)``; 0 where it was not
+found then; after two iterations ``w_1`` is judged on itself): a level the
+data set apart twice in a row is more often right than one they set apart
+once.  A level is supported when its confidence reaches
+:data:`SUPPORT_THRESHOLD`.  Both numbers were chosen on half of a family of
+random networks and checked on the other half (``benchmarks/calibration.py``).
 
-Whether each level is *found again* is measured too (``params["confidence"]
-["found_again"]``), in the way the level was made (``params["origins"]`` of
-:func:`cluster.averaged_edge.averaged_edge_hierarchy`): Louvain on the
-resampled hosts' graph for a level Louvain found, Louvain inside each split
-cluster for a refined level, and for a merged level the collapse of the level
-below partitioned again on independent split halves (at least
-:data:`MERGE_RESAMPLES`).  The clusters' confidences come from those
-re-found partitions.  A cluster's score on one resample is the
-Jaccard index (in hosts) of the cluster with the resampled cluster that
-matches it, the one that shares more than half of their union (at most one
-can), and 0 when none does; its confidence is the mean score (the bootstrap
-stability of Hennig, "Cluster-wise assessment of cluster stability",
-Comput. Stat. Data Anal. 52, 2007, with a strict match).  A tree edge's confidence is the share of
-resamples whose maximum spanning tree over the same clusters has it.
+A **cluster's confidence** is the same mean for the cluster: the share of
+resamples that set it apart within its level (its cut above every tie of
+the level, its ties below every cut: :func:`cluster.separation.cluster_separations`),
+and that share for the matching cluster (more than half of their union) of
+the same level one iteration earlier.  A resample sets the level apart
+exactly when it sets every cluster apart, so a level's confidence is never
+above its least sure cluster's.
+
+A tree edge's confidence is the share of resamples whose maximum spanning
+tree over the same clusters has it.  A flat clustering's clusters
+(:func:`flat_confidence`) are scored by how often Louvain finds them again
+on a resample: the Jaccard index (in hosts) of the cluster with the
+resampled cluster that shares more than half of their union, 0 when none
+does, averaged (the bootstrap stability of Hennig, "Cluster-wise assessment
+of cluster stability", Comput. Stat. Data Anal. 52, 2007, with a strict
+match).
 """
 
 from __future__ import annotations
@@ -51,11 +53,10 @@ from scipy import sparse
 
 from cluster.accuracy import nmi
 from cluster.adjacency import SharedGraph, igraph_graph
-from cluster.averaged_edge import (DEFAULT_LINKAGE, averaged_edge_hierarchy, collapse, linked,
-                                   with_self_loops)
+from cluster.averaged_edge import DEFAULT_LINKAGE, averaged_edge_hierarchy, collapse
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
-from cluster.separation import GroupSums, resampled_separations, separation, weakest_cuts
+from cluster.separation import resampled_cluster_separations, separation, weakest_cuts
 from tomography.errors import ParameterError, TomographyError
 from tomography.hierarchy import ClusterTree, Hierarchy
 from tomography.deprecation import renamed_parameter
@@ -64,8 +65,9 @@ from tomography.weights import IterationWeights
 
 __all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence",
            "flat_confidence", "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
-           "DEFAULT_RESAMPLES", "MERGE_RESAMPLES", "BOOTSTRAP_MIN", "with_support",
-           "level_separations", "previous_levels", "SEPARATION_RESAMPLES", "SAME_LEVEL"]
+           "DEFAULT_RESAMPLES", "BOOTSTRAP_MIN", "with_support", "level_separations",
+           "level_shares", "previous_levels", "PreviousLevel", "root_strata", "SEPARATION_RESAMPLES",
+           "SAME_LEVEL"]
 
 SUPPORT_THRESHOLD = 0.5
 """Confidence a level needs to be reported.  Chosen with :data:`RESAMPLE_SEPARATION` on the
@@ -88,29 +90,38 @@ SEPARATION_RESAMPLES = 64
 """Resamples of each level's separation (each costs a sum over the data, no clustering)."""
 
 DEFAULT_RESAMPLES = 4
-"""Resampled analyses per confidence (an even number: split halves come in pairs)."""
-
-MERGE_RESAMPLES = 64
-"""Fewest resamples for merged levels: a merge of a few clusters is all or nothing,
-so telling a real one (found every time) from a tie (found one time in three)
-takes more resamples than a level of hosts; and they cost little."""
+"""Resampled analyses per confidence of a flat clustering or a tree (an even number: split
+halves come in pairs)."""
 
 BOOTSTRAP_MIN = 4
 """Fewest iterations resampled by the bootstrap; below, split halves."""
 
 
-def _halves(n_iterations: int, resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Split halves: ``resamples / 2`` random cuts of the iterations into two halves."""
+def _halves(strata: np.ndarray, resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Split halves: ``resamples / 2`` random cuts of the iterations into two halves of
+    ``n // 2`` and the rest, each stratum cut in two as evenly as the halves' sizes allow
+    (the odd iterations of the strata shared out at random)."""
     plan = []
+    n, groups = len(strata), [np.flatnonzero(strata == s) for s in np.unique(strata)]
     for _ in range((resamples + 1) // 2):
-        first = np.zeros(n_iterations, dtype=np.int64)
-        first[rng.permutation(n_iterations)[: n_iterations // 2]] = 1
+        first = np.zeros(n, dtype=np.int64)
+        if len(groups) == 1:
+            first[rng.permutation(n)[: n // 2]] = 1
+        else:
+            odd = []
+            for members in groups:
+                members = rng.permutation(members)
+                first[members[: len(members) // 2]] = 1
+                odd += members[len(members) // 2 * 2:].tolist()
+            odd = rng.permutation(np.asarray(odd, dtype=np.int64))
+            first[odd[: n // 2 - int(first.sum())]] = 1
         plan += [first, 1 - first]
     return plan
 
 
 def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
-                  seed: Seed = 0) -> tuple[str, list[np.ndarray]]:
+                  seed: Seed = 0, strata: Sequence[int] | np.ndarray | None = None
+                  ) -> tuple[str, list[np.ndarray]]:
     """How often each iteration enters each resample.
 
     Parameters
@@ -121,6 +132,12 @@ def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
         Number of resampled data sets (rounded up to even for split halves).
     seed : int, Generator or None, default 0
         The same seed gives the same result; None draws a fresh one.
+    strata : sequence of int, optional
+        Per iteration, its stratum: each resample draws from each stratum as
+        many iterations as it holds (a stratified bootstrap; split halves cut
+        each stratum in two).  The roots are chosen, not drawn: grouped by the
+        part of the network that held them (:func:`root_strata`), every
+        resample keeps each part's share of roots, as the measurement did.
 
     Returns
     -------
@@ -136,6 +153,9 @@ def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
     >>> method, plan = resample_plan(10, 3, seed=0)
     >>> method, [int(m.sum()) for m in plan]
     ('bootstrap', [10, 10, 10])
+    >>> _, plan = resample_plan(6, 20, seed=0, strata=[0, 1, 0, 1, 0, 1])
+    >>> {(int(m[0::2].sum()), int(m[1::2].sum())) for m in plan}
+    {(3, 3)}
     """
     if n_iterations < 2:
         raise TomographyError("one iteration cannot be resampled: measure at least 2 for a "
@@ -143,10 +163,41 @@ def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
     if resamples < 1:
         raise ParameterError(f"resamples must be >= 1, got {resamples}")
     rng, _ = check_seed(seed)
+    strata = (np.zeros(n_iterations, dtype=np.int64) if strata is None
+              else np.asarray(strata, dtype=np.int64))
+    if len(strata) != n_iterations:
+        raise ParameterError(f"strata has {len(strata)} entries for {n_iterations} iterations")
     if n_iterations >= BOOTSTRAP_MIN:
-        draws = [rng.integers(0, n_iterations, n_iterations) for _ in range(resamples)]
-        return "bootstrap", [np.bincount(d, minlength=n_iterations) for d in draws]
-    return "split-halves", _halves(n_iterations, resamples, rng)
+        groups = [np.flatnonzero(strata == s) for s in np.unique(strata)]
+        plan = []
+        for _ in range(resamples):
+            drawn = (rng.integers(0, n_iterations, n_iterations) if len(groups) == 1 else
+                     np.concatenate([rng.choice(g, len(g)) for g in groups]))
+            plan.append(np.bincount(drawn, minlength=n_iterations))
+        return "bootstrap", plan
+    return "split-halves", _halves(strata, resamples, rng)
+
+
+def root_strata(sampler: Any, labels: np.ndarray) -> np.ndarray | None:
+    """Per iteration, the cluster of ``labels`` that held its root (None without roots).
+
+    Iterations whose root is unknown share one stratum of their own.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> m = planted_hierarchy((2,), 3, iterations=4, seed=0)
+    >>> sampler = as_sampler(m)
+    >>> sites = np.array([0, 0, 0, 1, 1, 1])
+    >>> root_strata(sampler, sites).tolist() == [int(sites[m.host_names.index(r)])
+    ...                                          for r in m.iterations["root"]]
+    True
+    """
+    roots = getattr(sampler, "roots", None)
+    if roots is None:
+        return None
+    labels = np.asarray(labels)
+    return np.where(roots >= 0, labels[np.maximum(roots, 0)], int(labels.max()) + 1)
 
 
 class IterationSampler(IterationWeights):
@@ -174,9 +225,10 @@ class IterationSampler(IterationWeights):
     """
 
     def __init__(self, graph: SharedGraph, iteration: np.ndarray, receiver: np.ndarray,
-                 sender: np.ndarray, blocks: np.ndarray, n_iterations: int) -> None:
+                 sender: np.ndarray, blocks: np.ndarray, n_iterations: int,
+                 roots: np.ndarray | None = None) -> None:
         super().__init__(graph.matrix, graph.hosts, iteration, receiver, sender, blocks,
-                         n_iterations)
+                         n_iterations, roots)
         self.graph = graph
 
     @classmethod
@@ -321,15 +373,12 @@ def cluster_scores(labels: np.ndarray, found: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Options:
-    linkage: str
-    loops: float
     engine: str
     resolution: float
 
 
-def _find(graph: SharedGraph, hosts: np.ndarray | None, options: _Options, seed: int,
-          level: str = "best") -> np.ndarray:
-    """Partition the resampled weights (edge attribute ``resample``), of all hosts or of ``hosts``.
+def _find(graph: SharedGraph, options: _Options, seed: int, level: str = "best") -> np.ndarray:
+    """Partition the resampled weights (edge attribute ``resample``).
 
     Leiden optimises the modularity of the resamples (Louvain's ``finest``
     level when that is what the level is): the same objective, several times
@@ -337,8 +386,7 @@ def _find(graph: SharedGraph, hosts: np.ndarray | None, options: _Options, seed:
     One Leiden iteration: a second one costs 20 % more time at 4096 hosts
     and changes one decision in 393 of ``benchmarks/confidence_threshold.py``.
     """
-    g = graph.igraph()
-    sub = g if hosts is None else g.induced_subgraph(hosts.tolist())
+    sub = graph.igraph()
     if sub.ecount() == 0 or not any(sub.es["resample"]):
         return np.arange(sub.vcount())
     if level == "finest":
@@ -361,11 +409,11 @@ def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
 
 
 def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
-                         resamples: int = DEFAULT_RESAMPLES, threshold: float = SUPPORT_THRESHOLD,
+                         resamples: int = SEPARATION_RESAMPLES,
+                         threshold: float = SUPPORT_THRESHOLD,
                          min_separation: float | None = None, seed: Seed = 0,
                          n_jobs: int | None = None,
-                         previous: Sequence[tuple[np.ndarray, float]] | None = None
-                         ) -> Hierarchy:
+                         previous: Sequence[PreviousLevel] | None = None) -> Hierarchy:
     """The hierarchy with a confidence for every level and cluster.
 
     A level's confidence is the mean of two looks at it: the share of
@@ -373,8 +421,18 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     (:func:`level_separations`), and the same share for the level found with
     one iteration fewer (the hierarchy of ``w_(n-1)``, built with this one's
     options; NMI at least :data:`SAME_LEVEL`), 0 when ``w_(n-1)`` has no
-    such level or is a single iteration.  Both are recorded
-    (``params["confidence"]["separated"]``, ``["before"]``).
+    such level.  A cluster's confidence is the same mean for the cluster:
+    the share of resamples that set it apart within its level
+    (:func:`cluster.separation.cluster_separations`), and that of the cluster
+    of the same level of ``w_(n-1)`` holding more than half of their hosts'
+    union, 0 when there is none.  A level is set apart on a resample exactly
+    when all its clusters are, so a level is never more sure than its least
+    sure cluster.  Both looks are recorded (``params["confidence"]["separated"]``,
+    ``["separated_clusters"]``, ``["before"]``).  The resamples keep each
+    top-level cluster's share of the roots (:func:`root_strata`): the roots
+    were chosen, not drawn, and a broadcast cut at a block quota weighs the
+    root's part of the network more, so a resample that lost one part's
+    roots would see a skew the measurement did not have.
 
     Parameters
     ----------
@@ -383,9 +441,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
         sampler's ``w_n`` (its ``params`` say how each level was made).
     sampler : Measurement, EdgeWeights, IterationSampler or IterationWeights
         The repeated measurements to resample (:func:`as_sampler`).
-    resamples : int, default DEFAULT_RESAMPLES
-        Resamples for the levels found on the hosts; merged levels, whose
-        resampling costs little, get at least :data:`MERGE_RESAMPLES`.
+    resamples : int, default SEPARATION_RESAMPLES
+        Resampled separations per level (each a sum over the data, no clustering).
     threshold : float, default SUPPORT_THRESHOLD
         Confidence a level needs to be supported; recorded in
         ``params["confidence"]``.
@@ -395,15 +452,11 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     seed : int, Generator or None, default 0
         The same seed gives the same result; None draws a fresh one.
     n_jobs : int or None
-        Processes for the resamples (:func:`cluster.parallel.effective_jobs`:
-        by default every core on graphs of
-        :data:`~cluster.parallel.PARALLEL_MIN_EDGES` edges or more); the
-        result does not depend on it.
-    previous : sequence of (array of int, float), optional
-        The levels of ``w_(n-1)`` with their share of separated resamples
-        (:func:`previous_levels`: the levels of the hierarchy of one iteration
-        fewer with its ``params["confidence"]["separated"]``); made here when
-        not given.
+        Processes for rebuilding the hierarchy of ``w_(n-1)``
+        (:func:`cluster.parallel.effective_jobs`); the result does not depend on it.
+    previous : sequence of PreviousLevel, optional
+        The levels of ``w_(n-1)`` with their shares of separated resamples
+        (:func:`previous_levels`); made here when not given.
 
     Returns
     -------
@@ -421,131 +474,123 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     >>> h = hierarchy_confidence(h, IterationSampler.from_measurement(m, g), seed=0)
     >>> [len(level) for level in h.levels], [round(c, 2) for c in h.confidence]
     ([6, 2], [1.0, 1.0])
+    >>> min(c.confidence for c in h.levels[0]) >= h.confidence[0]
+    True
     """
     sampler = as_sampler(sampler)
-    params = hierarchy.params
-    depth = hierarchy.depth
-    origins = params.get("origins") or ["louvain"] + ["merged"] * (depth - 1)
-    options = _Options(params.get("linkage", DEFAULT_LINKAGE), float(params.get("loops", 0.5)),
-                       params.get("engine", "igraph"), float(params.get("resolution", 1.0)))
-    step_level = "finest" if params.get("start") == "finest" else "best"
     rng, recorded = check_seed(seed)
     if list(sampler.graph.hosts or hierarchy.hosts) != hierarchy.hosts:
         raise TomographyError("the sampler's hosts are not the hierarchy's")
-    labels = [hierarchy.labels(k) for k in range(1, depth + 1)]
-    clusters = [np.zeros(len(level)) for level in hierarchy.levels]
-    agreement = np.zeros(depth)
-    counts = np.zeros(depth, dtype=np.int64)
-    on_hosts = [k for k in range(depth) if origins[k] != "merged"]
-    method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
-    if not on_hosts:
-        plan = []
-    tasks = [(multiplicity, spawn_seeds(rng, depth)) for multiplicity in plan]
-
-    def on_hosts_resample(task: tuple[np.ndarray, list[int]]) -> list[tuple[np.ndarray, float]]:
-        """The host-level levels found again on one resample: (labels, agreement) each."""
-        multiplicity, seeds = task
-        matrix = sampler.resample(multiplicity, options.engine)
-        out = []
-        for k in on_hosts:
-            if origins[k] == "louvain":
-                found = (_find(sampler.graph, None, options, seeds[k], step_level)
-                         if matrix is None else _partition(matrix, options, seeds[k], step_level))
-                agree = nmi(labels[k], found)
-            else:   # refined: split again each cluster of the level above that it splits
-                found, agree, weight = labels[k].copy(), 0.0, 0
-                for parent in np.unique(labels[k + 1]):
-                    idx = np.flatnonzero(labels[k + 1] == parent)
-                    if len(np.unique(labels[k][idx])) < 2:
-                        continue
-                    part = (_find(sampler.graph, idx, options, seeds[k]) if matrix is None
-                            else _partition(matrix[idx][:, idx], options, seeds[k]))
-                    found[idx] = part + int(found.max()) + 1
-                    agree += len(idx) * nmi(labels[k][idx], part)
-                    weight += len(idx)
-                agree /= max(weight, 1)
-            out.append((found, float(agree)))
-        return out
-
-    merged = [k for k in range(depth) if origins[k] == "merged"]
-    # Independent halves, compared with each other: a merge decided by a near
-    # tie on the full data would look stable on resamples that share most of it.
-    merge_plan = (_halves(sampler.n_iterations, max(resamples, MERGE_RESAMPLES), rng)
-                  if merged else [])
-    merge_seeds = [spawn_seeds(rng, depth) for _ in merge_plan[::2]]
-
-    def merged_resamples() -> list[tuple[np.ndarray, np.ndarray, float]]:
-        """Per pair of halves and merged level: the two partitions and whether they agree."""
-        if not merged:
-            return []
-        sums = GroupSums(sampler, labels[merged[0] - 1])
-        out = []
-        for first, second, seeds in zip(merge_plan[::2], merge_plan[1::2], merge_seeds):
-            found_in = []
-            for multiplicity in (first, second):
-                current = linked(*sums.totals(multiplicity), sums.sizes,
-                                 linkage=options.linkage)
-                sizes = sums.sizes
-                found_k = {}
-                for k in merged:
-                    step = _partition(with_self_loops(current, options.loops), options,
-                                      seeds[k], step_level)
-                    found_k[k] = step[labels[k - 1]]
-                    current, sizes = collapse(current, _step_labels(labels[k - 1], labels[k]),
-                                              sizes, linkage=options.linkage)
-                found_in.append(found_k)
-            for k in merged:   # a merge is found again or not: the share of identical halves
-                out.append((found_in[0][k], found_in[1][k],
-                            float(nmi(found_in[0][k], found_in[1][k]) > 1 - 1e-9)))
-        return out
-
-    jobs = sampler.jobs(n_jobs, len(tasks), options.engine)
-    host_results, merge_results = fork_map(on_hosts_resample, tasks, jobs,
-                                           meanwhile=merged_resamples)
-    for per_level in host_results:
-        for k, (found, agree) in zip(on_hosts, per_level):
-            clusters[k] += cluster_scores(labels[k], found)
-            agreement[k] += agree
-            counts[k] += 1
-    for i, (first, second, same) in enumerate(merge_results):
-        k = merged[i % len(merged)]
-        clusters[k] += (cluster_scores(labels[k], first) + cluster_scores(labels[k], second)) / 2
-        agreement[k] += same
-        counts[k] += 1
-    counts = np.maximum(counts, 1)
-    min_separation = RESAMPLE_SEPARATION if min_separation is None else min_separation
-    separated, full = level_separations(sampler, labels, seed=rng,
-                                        min_separation=min_separation)
+    minimum = RESAMPLE_SEPARATION if min_separation is None else min_separation
+    labels = [hierarchy.labels(k) for k in range(1, hierarchy.depth + 1)]
+    strata = root_strata(sampler, labels[-1])
+    method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng, strata=strata)
+    now = [_shares(sampler, level, plan, minimum) for level in labels]
     if previous is None:
-        previous = previous_levels(hierarchy, sampler, min_separation=min_separation,
-                                   seed=rng)
-    before = [max((share for found, share in previous
-                   if len(found) == len(level) and nmi(found, level) >= SAME_LEVEL),
-                  default=0.0) for level in labels]
-    out = Hierarchy(levels=[[replace(c, confidence=float(clusters[k][i] / counts[k]))
+        previous = previous_levels(hierarchy, sampler, min_separation=minimum,
+                                   resamples=resamples, seed=rng, n_jobs=n_jobs)
+    before, before_clusters = [], []
+    for level in labels:
+        same = [p for p in previous
+                if len(np.unique(p.labels)) == len(np.unique(level))
+                and nmi(p.labels, level) >= SAME_LEVEL]
+        match = max(same, key=lambda p: p.share, default=None)
+        before.append(0.0 if match is None else match.share)
+        before_clusters.append(np.zeros(int(level.max()) + 1) if match is None else
+                               _matched(level, match.labels, match.clusters))
+    out = Hierarchy(levels=[[replace(c, confidence=float((now[k].clusters[i]
+                                                           + before_clusters[k][i]) / 2))
                              for i, c in enumerate(level)]
                             for k, level in enumerate(hierarchy.levels)],
-                    params=dict(params), modularity=list(hierarchy.modularity),
-                    confidence=[(a + b) / 2 for a, b in zip(separated, before)],
+                    params=dict(hierarchy.params), modularity=list(hierarchy.modularity),
+                    confidence=[(x.share + b) / 2 for x, b in zip(now, before)],
                     rows=hierarchy.rows)
     out.params["confidence"] = {
-        "method": method, "resamples": len(plan) if on_hosts else 0,
-        "merge_resamples": len(merge_plan), "separation_resamples": SEPARATION_RESAMPLES,
-        "seed": recorded, "threshold": threshold, "min_separation": min_separation,
-        "iterations": sampler.n_iterations, "separations": full,
-        "separated": separated, "before": before,
-        "found_again": [float(a) for a in agreement / counts]}
+        "method": method, "resamples": len(plan), "seed": recorded, "threshold": threshold,
+        "strata": None if strata is None else "root's top-level cluster",
+        "min_separation": minimum, "iterations": sampler.n_iterations,
+        "separations": [x.separation for x in now], "separated": [x.share for x in now],
+        "separated_clusters": [x.clusters.tolist() for x in now], "before": before}
     return out
 
 
+@dataclass
+class PreviousLevel:
+    """A level as :func:`level_shares` judged it: its labels, the share of resamples that set
+    it apart, each cluster's share, and its separation on all the iterations."""
+    labels: np.ndarray
+    share: float
+    clusters: np.ndarray
+    separation: float
+
+
+def _shares(sampler: IterationWeights, labels: np.ndarray, plan: list[np.ndarray],
+            minimum: float) -> PreviousLevel:
+    """One level judged on the resamples of ``plan``: shares of the level and its clusters."""
+    side = weakest_cuts(sampler.weights, labels)
+    per = resampled_cluster_separations(sampler, labels, plan, side)
+    k = per.shape[1]
+    if np.isnan(per).all():      # every cluster one host: nothing to cut, nothing to judge
+        return PreviousLevel(labels, 0.0, np.zeros(k), float("nan"))
+    apart = np.where(np.isnan(per), np.inf, per) >= minimum
+    return PreviousLevel(labels, float(apart.all(axis=1).mean()), apart.mean(axis=0),
+                         separation(sampler.weights, labels, side))
+
+
+def _matched(labels: np.ndarray, other: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Per cluster of ``labels``, the share of the cluster of ``other`` holding more than half
+    of their union (0 when none does)."""
+    k, f = int(labels.max()) + 1, int(other.max()) + 1
+    both = np.zeros((k, f))
+    np.add.at(both, (labels, other), 1.0)
+    union = np.bincount(labels, minlength=k)[:, None] + np.bincount(other, minlength=f) - both
+    jaccard = both / np.maximum(union, 1)
+    best = jaccard.argmax(axis=1)
+    return np.where(jaccard[np.arange(k), best] > 0.5, shares[best], 0.0)
+
+
+def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
+                 resamples: int = SEPARATION_RESAMPLES, min_separation: float | None = None,
+                 seed: Seed = 0) -> list[PreviousLevel]:
+    """Each level and each of its clusters judged on resamples of the iterations.
+
+    A resample sets a cluster apart when its separation within the level
+    (:func:`cluster.separation.cluster_separations`) reaches ``min_separation``,
+    and the level when it sets all its clusters apart.  A single iteration
+    is judged on itself (a share of 0 or 1).
+
+    Returns
+    -------
+    list of PreviousLevel
+        Per level: its labels, the share of resamples that set it apart, each
+        cluster's share, its separation on all the iterations.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> m = planted_hierarchy((2, 2), 8, iterations=4, seed=0)
+    >>> leaves = np.repeat(np.arange(4), 8)
+    >>> one_site_split = np.repeat([0, 1, 2, 2], 8)    # no level of this network
+    >>> [(x.share, x.clusters.round(2).tolist()) for x in level_shares(
+    ...     m, [leaves, one_site_split], seed=0)]
+    [(1.0, [1.0, 1.0, 1.0, 1.0]), (0.0, [0.0, 0.0, 0.0])]
+    """
+    sampler = as_sampler(sampler)
+    minimum = RESAMPLE_SEPARATION if min_separation is None else min_separation
+    plan = ([np.ones(1, dtype=np.int64)] if sampler.n_iterations == 1 or not labels else
+            resample_plan(sampler.n_iterations, resamples, seed=seed,
+                          strata=root_strata(sampler, labels[-1]))[1])
+    return [_shares(sampler, np.asarray(level), plan, minimum) for level in labels]
+
+
 def previous_levels(hierarchy: Hierarchy, sampler: Any, *, min_separation: float | None = None,
-                    seed: Seed = 0) -> list[tuple[np.ndarray, float]]:
-    """The levels of ``w_(n-1)``, each with its share of separated resamples.
+                    resamples: int = SEPARATION_RESAMPLES, seed: Seed = 0,
+                    n_jobs: int | None = None) -> list[PreviousLevel]:
+    """The levels of ``w_(n-1)``, each judged by :func:`level_shares`.
 
     The hierarchy of the first ``n - 1`` iterations is built with the
-    options recorded in ``hierarchy.params``; each of its levels is judged
-    by :func:`level_separations`.  Empty when ``n - 1`` is a single
-    iteration (it cannot be resampled).
+    options recorded in ``hierarchy.params``.  After two iterations, ``w_1``
+    is judged on itself.  Empty after one iteration.
 
     Examples
     --------
@@ -554,21 +599,21 @@ def previous_levels(hierarchy: Hierarchy, sampler: Any, *, min_separation: float
     >>> m = planted_hierarchy((2, 3), 16, iterations=4, seed=3)
     >>> sampler = IterationSampler.from_measurement(m)
     >>> h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
-    >>> [(len(set(found)), round(share, 2)) for found, share in previous_levels(h, sampler)]
-    [(6, 0.84), (2, 1.0)]
+    >>> [(len(set(p.labels)), round(p.share, 2)) for p in previous_levels(h, sampler)]
+    [(6, 1.0), (2, 1.0)]
     """
     sampler = as_sampler(sampler)
-    if sampler.n_iterations < 3:
+    if sampler.n_iterations < 2:
         return []
     fewer = IterationSampler.of(sampler.first(sampler.n_iterations - 1))
     p = hierarchy.params
     rebuilt = {key: p[key] for key in ("linkage", "start", "loops", "engine", "resolution",
                                        "restarts", "shuffles", "z", "reassign", "seed")
                if key in p}
-    h = averaged_edge_hierarchy(fewer.graph, hierarchy.hosts, **rebuilt)
+    h = averaged_edge_hierarchy(fewer.graph, hierarchy.hosts, n_jobs=n_jobs, **rebuilt)
     labels = [h.labels(k) for k in range(1, h.depth + 1)]
-    shares, _ = level_separations(fewer, labels, min_separation=min_separation, seed=seed)
-    return list(zip(labels, shares))
+    return level_shares(fewer, labels, resamples=resamples, min_separation=min_separation,
+                        seed=seed)
 
 
 def level_separations(sampler: Any, labels: Sequence[np.ndarray], *,
@@ -578,10 +623,10 @@ def level_separations(sampler: Any, labels: Sequence[np.ndarray], *,
     """Each level's confidence: the share of resamples whose data set its clusters apart.
 
     A resample sets a level apart when its separation
-    (:func:`cluster.separation.separation`: each cluster's weakest inside cut
-    over its strongest outside tie, per host pair) reaches
-    :data:`cluster.separation.MIN_SEPARATION`.  Levels are judged one by
-    one, on the hosts: no level's confidence depends on another level.
+    (:func:`cluster.separation.separation`: its weakest inside cut over its
+    strongest tie, per host pair) reaches ``min_separation``.  Levels are
+    judged one by one, on the hosts: no level's confidence depends on
+    another level.  :func:`level_shares` gives the clusters' shares too.
 
     Parameters
     ----------
@@ -611,16 +656,9 @@ def level_separations(sampler: Any, labels: Sequence[np.ndarray], *,
     >>> conf, [round(s, 1) for s in sep]
     ([1.0, 0.0], [3.2, 0.3])
     """
-    sampler = as_sampler(sampler)
-    minimum = RESAMPLE_SEPARATION if min_separation is None else min_separation
-    _, plan = resample_plan(sampler.n_iterations, resamples, seed=seed)
-    confidence, full = [], []
-    for level in labels:
-        side = weakest_cuts(sampler.graph, level)
-        confidence.append(float(np.mean(resampled_separations(sampler, level, plan, side)
-                                        >= minimum)))
-        full.append(separation(sampler.graph, level, side))
-    return confidence, full
+    shares = level_shares(sampler, labels, resamples=resamples, min_separation=min_separation,
+                          seed=seed)
+    return [x.share for x in shares], [x.separation for x in shares]
 
 
 def _step_labels(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -657,11 +695,12 @@ def with_support(hierarchy: Hierarchy, sampler: Any, *,
     """``hierarchy`` with its confidence, keeping only the supported levels.
 
     The step ``tomography hierarchy`` takes after building a hierarchy:
-    :func:`hierarchy_confidence` on ``resamples`` resamples of the
-    sampler's iterations, then :func:`supported_levels` (the others are
-    listed in ``params["dropped_levels"]``) unless ``all_levels``.
-    ``sampler`` is what :func:`as_sampler` takes (the dataset itself, in one
-    call); without one (None), or with ``resamples=0`` (``--resamples 0``), the
+    :func:`hierarchy_confidence` (:data:`SEPARATION_RESAMPLES` resampled
+    separations of every level: sums over the data, no clustering), then
+    :func:`supported_levels` (the others are listed in
+    ``params["dropped_levels"]``) unless ``all_levels``.  ``sampler`` is what
+    :func:`as_sampler` takes (the dataset itself, in one call); without one
+    (None), or with ``resamples=0`` (``--resamples 0``: no confidence), the
     hierarchy is returned as it is.
 
     Examples
@@ -676,8 +715,7 @@ def with_support(hierarchy: Hierarchy, sampler: Any, *,
     """
     if sampler is None or resamples == 0:   # as --resamples 0: no confidence
         return hierarchy
-    h = hierarchy_confidence(hierarchy, sampler, resamples=resamples, seed=seed,
-                             n_jobs=n_jobs)
+    h = hierarchy_confidence(hierarchy, sampler, seed=seed, n_jobs=n_jobs)
     if all_levels:
         return h
     keep = supported_levels(h)
@@ -716,7 +754,7 @@ def flat_confidence(labels: np.ndarray, sampler: Any, *,
     sampler = as_sampler(sampler)
     rng, _ = check_seed(seed)
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
-    options = _Options(DEFAULT_LINKAGE, 0.5, engine, resolution)   # no collapse here
+    options = _Options(engine, resolution)
     labels = np.asarray(labels)
     tasks = [(multiplicity, spawn_seeds(rng, 1)[0]) for multiplicity in plan]
 
@@ -724,7 +762,7 @@ def flat_confidence(labels: np.ndarray, sampler: Any, *,
         multiplicity, run_seed = task
         matrix = sampler.resample(multiplicity, engine)
         if matrix is None:
-            return _find(sampler.graph, None, options, run_seed, level)
+            return _find(sampler.graph, options, run_seed, level)
         return _partition(matrix, options, run_seed, level)
 
     jobs = sampler.jobs(n_jobs, len(tasks), engine)

@@ -1,31 +1,51 @@
 """How clearly the data set a level's clusters apart: judged on the hosts, level by level.
 
 A level of a bandwidth hierarchy says: the hosts inside each of my clusters
-exchange more with each other than with any host outside.  Its
-**separation** measures that claim directly on the host-level weights,
-without the levels above or below it:
+exchange more with each other than any two of my clusters exchange.  That
+is the threshold definition of a bandwidth cluster (a threshold on the
+bandwidth between hosts: hosts above it share a cluster), and the level's
+**separation** measures it directly on the host-level weights, without the
+levels above or below it:
 
-* inside a cluster, the weakest place is its best cut in two (a spectral
-  bisection, :func:`weakest_cuts`): the mean weight per host pair across
-  that cut;
-* towards the outside, the strongest tie: the largest mean weight per host
-  pair between one side of the cluster's cut and one side of another
-  cluster's (so that a host group split across two clusters ties them
-  together however small it is), shrunk towards the mean between the two
-  clusters by :data:`TIE_PRIOR` host pairs (two lone hosts' one count is
-  noise more than a tie);
-* the level's separation is the smallest ratio of the two over its clusters
-  of two hosts or more (:func:`separation`).
+* inside a cluster, the weakest place is its weakest cut in two
+  (:func:`weakest_cuts`): the hosts in spectral order, cut where the weight
+  across is least against what the hosts' weights inside the cluster lead
+  one to expect (degree-corrected, as modularity's null model: a host that
+  met few of its cluster in the peer lists exchanged little with all of
+  it, which is sampling, not structure); its value is the mean weight per
+  host pair across that cut;
+* between clusters, a tie is the mean weight per host pair between one side
+  of a cluster's cut and one side of another cluster's (so that a host
+  group split across two clusters ties them together however small it
+  is), shrunk towards the mean between the two clusters by
+  :data:`TIE_PRIOR` host pairs (two lone hosts' one count is noise more
+  than a tie);
+* the level's separation is its weakest cut over its strongest tie, over
+  all its clusters (:func:`separation`); a cluster's own
+  (:func:`cluster_separations`) is the smaller of its cut over the level's
+  strongest tie and the level's weakest cut over its own strongest tie, so
+  that the level's separation is the smallest of its clusters'.
 
-A real cluster is cut only by noise, so its cut is nearly as strong as its
-inside and the ratio is its contrast with the outside; a split of a
-homogeneous group, or a pairing of equal groups, has a cut as weak as its
-strongest outside tie: a ratio near 1.  The resampled separations of a
-level (:func:`resampled_separations`, over the broadcast iterations as
-:mod:`cluster.confidence` resamples them) say how sure the data are; the
-share of resamples that clear :data:`cluster.confidence.RESAMPLE_SEPARATION`
-is the level's confidence.  Nothing in it depends on another level, so a spurious level
-beside a real one changes nothing in the real one's verdict.
+A real level is cut only by noise and tied only across its thresholds, so
+its ratio is its contrast; a split of a homogeneous group has a cut as weak
+as a tie, and a level that splits one site into its clusters while keeping
+an alike site whole has that site's inner cut as weak as the first site's
+tie between its clusters: a ratio near 1 in both.  The resampled
+separations of a level (:func:`resampled_separations`, over the broadcast
+iterations as :mod:`cluster.confidence` resamples them) say how sure the
+data are; the share of resamples that clear
+:data:`cluster.confidence.RESAMPLE_SEPARATION` is the level's confidence.
+Nothing in it depends on another level, so a spurious level beside a real
+one changes nothing in the real one's verdict.
+
+Both choices hold at every size.  Each receiver hears from a few dozen
+random peers per broadcast, so in a cluster of hundreds of hosts most pairs
+have exchanged nothing after ten broadcasts; the cut of least weight per
+pair is then a cut through sampling noise (two thirds of the cluster's mean
+in a planted cluster of 128 among 4096 hosts), which the degree correction
+does not take; and comparing each cut with every tie of the level, not
+only with its own cluster's, is what tells one site split and one whole
+from a level of the network.
 """
 
 from __future__ import annotations
@@ -41,7 +61,7 @@ from scipy.sparse.linalg import eigsh
 from cluster.adjacency import SharedGraph, as_adjacency
 
 __all__ = ["GroupSums", "weakest_cuts", "separation", "cluster_separations",
-           "separated_coarsening", "resampled_separations", "MIN_SEPARATION", "TIE_PRIOR"]
+           "separated_coarsening", "resampled_separations", "resampled_cluster_separations", "MIN_SEPARATION", "TIE_PRIOR"]
 
 MIN_SEPARATION = 1.3
 """Separation at which the data set a partition apart: each cluster's weakest inside cut
@@ -127,11 +147,13 @@ def weakest_cuts(weights: Any, labels: np.ndarray) -> np.ndarray:
     """Per host, the side of its cluster's weakest cut it is on (0 or 1).
 
     The hosts are ordered by the Fiedler vector of the cluster's normalised
-    Laplacian (spectral ordering) and cut where the mean weight per host
-    pair across is least (a sweep cut: a lone weakly tied host is cut
-    off alone, two groups of unequal sizes are cut apart); a
-    cluster whose hosts fall apart into unconnected groups is cut between
-    them, a cluster of one host is not cut.
+    Laplacian (spectral ordering) and cut where the weight across is least
+    against its expectation from the hosts' weights inside the cluster
+    (``d_S d_T / D``, the null model of modularity: a sweep cut that two
+    groups of unequal sizes are cut apart by, and a host that merely met
+    few of its cluster is not); a cluster whose hosts fall apart into
+    unconnected groups is cut between them, a cluster of one host is not
+    cut.
 
     Parameters
     ----------
@@ -197,23 +219,26 @@ def _fiedler(dense: np.ndarray, sub: Any, scale: np.ndarray) -> np.ndarray:
 
 
 def _weakest_prefix(dense: np.ndarray) -> int:
-    """How many of the first hosts (in sweep order) make the cut of least weight per host pair."""
-    n = len(dense)
+    """How many of the first hosts (in sweep order) make the cut of least weight against its
+    expectation from the two sides' weights inside the cluster."""
     inner = np.cumsum(np.cumsum(dense, axis=0), axis=1).diagonal()   # weight inside the prefix
-    total = np.cumsum(dense.sum(axis=1))                             # prefix's weight to all
-    sizes = np.arange(1, n)
-    across = (total[:-1] - inner[:-1]) / (sizes * (n - sizes))
-    return int(np.argmin(across)) + 1
+    degree = np.cumsum(dense.sum(axis=1))                            # prefix's weight to all
+    across = degree[:-1] - inner[:-1]
+    expected = degree[:-1] * (degree[-1] - degree[:-1]) / degree[-1]
+    return int(np.argmin(across / expected)) + 1
 
 
 def _ratios(between: sparse.csr_array, sizes: np.ndarray, k: int
             ) -> tuple[np.ndarray, np.ndarray]:
-    """Per cluster, its cut over its strongest outside tie, and the cluster tied to most.
+    """Per cluster, its separation within the level, and the cluster it is tied to most.
 
     From the sums between the ``2 k`` halves (group ``2 c + side``).  A
-    cluster's outside tie is the strongest between one of its halves and one
-    half of another cluster: a host group split across two clusters ties its
-    two parts together however small it is.  NaN for a cluster of one host.
+    cluster's ties are those between one of its halves and one half of
+    another cluster: a host group split across two clusters ties its two
+    parts together however small it is.  A cluster's separation is the
+    smaller of its cut over the level's strongest tie and the level's weakest
+    cut over its own strongest tie.  NaN for every cluster when no cluster
+    has two hosts.
     """
     B = between.toarray()
     pairs = np.outer(sizes, sizes).astype(float)
@@ -232,12 +257,17 @@ def _ratios(between: sparse.csr_array, sizes: np.ndarray, k: int
     per_half = means.reshape(k, 2, 2 * k).max(axis=1)
     strongest = per_half.max(axis=1)
     partner = owner[per_half.argmax(axis=1)]
+    cut[~(half_pairs > 0)] = np.nan   # a cluster of one host has no cut
+    if np.isnan(cut).all():
+        return np.full(k, np.nan), partner
+    weakest = np.nanmin(cut)
+    tie = strongest.max()
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(strongest > 0, cut / np.where(strongest > 0, strongest, 1.0),
-                          np.where(cut > 0, np.inf, 0.0))
-    # nothing across its cut nor outside: not a cluster by the data (ratio 0)
-    ratios[~(half_pairs > 0)] = np.nan
-    return ratios, partner
+        own_cut = np.where(tie > 0, cut / tie, np.where(cut > 0, np.inf, 0.0))
+        own_tie = np.where(strongest > 0, weakest / np.where(strongest > 0, strongest, 1.0),
+                           np.where(weakest > 0, np.inf, 0.0))
+    # nothing across a cut: not a cluster by the data (ratio 0)
+    return np.fmin(own_cut, own_tie), partner
 
 
 def _ratio(between: sparse.csr_array, sizes: np.ndarray, k: int) -> float:
@@ -297,25 +327,34 @@ def separation(weights: Any, labels: np.ndarray, side: np.ndarray | None = None)
 
 def cluster_separations(weights: Any, labels: np.ndarray, side: np.ndarray | None = None
                         ) -> tuple[np.ndarray, np.ndarray]:
-    """Per cluster (in label order), its separation and the cluster it is tied to most.
+    """Per cluster (in label order), its separation within the level and the cluster it is
+    tied to most.
 
-    :func:`separation` is the smallest of the first array.
+    A cluster's separation is the smaller of its weakest cut over the
+    level's strongest tie and the level's weakest cut over the cluster's own
+    strongest tie: the cluster is set apart when it holds together better
+    than any two clusters of the level, and is tied to none as strongly as
+    any cluster holds together.  :func:`separation` is the smallest of them.
 
     Returns
     -------
     ratios : ndarray of float
-        NaN for a cluster of one host.
+        NaN only when no cluster of the level has two hosts.
     partner : ndarray of int
         The cluster holding its strongest outside tie.
 
     Examples
     --------
+    Groups 0 and 1 are closer to each other (3) than to group 2 (1); inside,
+    each holds at 6.  Group 2 is judged against the level's strongest tie
+    too:
+
     >>> w = np.ones((6, 6)) - np.eye(6)
     >>> w[:2, :2] = w[2:4, 2:4] = w[4:, 4:] = 6.0
     >>> w[:2, 2:4] = w[2:4, :2] = 3.0                  # groups 0 and 1 closer
     >>> ratios, partner = cluster_separations(w, np.array([0, 0, 1, 1, 2, 2]))
     >>> ratios.tolist(), partner.tolist()
-    ([2.0, 2.0, 6.0], [1, 0, 0])
+    ([2.0, 2.0, 2.0], [1, 0, 0])
     """
     A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
     _, labels = np.unique(np.asarray(labels), return_inverse=True)
@@ -326,12 +365,13 @@ def cluster_separations(weights: Any, labels: np.ndarray, side: np.ndarray | Non
 
 def separated_coarsening(weights: Any, labels: Sequence[Any], *,
                          min_separation: float = MIN_SEPARATION) -> list[Any]:
-    """The finest coarsening of a partition whose every cluster the weights set apart.
+    """The finest coarsening of a partition that the weights set apart.
 
-    While some cluster's separation (:func:`cluster_separations`) is below
-    ``min_separation``, it is merged with the cluster it is tied to most;
-    merged labels are joined by ``+`` (sorted).  What a measurement can show
-    of a truth: ``tomography evaluate`` scores against it (``nmi_observable``).
+    While the partition's separation (:func:`separation`) is below
+    ``min_separation``, the two clusters with the strongest tie between them
+    are merged (the coarsenings of a threshold lowered step by step); merged
+    labels are joined by ``+`` (sorted).  What a measurement can show of a
+    truth: ``tomography evaluate`` scores against it (``nmi_observable``).
 
     Parameters
     ----------
@@ -352,6 +392,19 @@ def separated_coarsening(weights: Any, labels: Sequence[Any], *,
     >>> w[:4, :4] = w[4:, 4:] = 6.0                      # a and b are one group in the data
     >>> separated_coarsening(w, ["a", "a", "b", "b", "c", "c"])
     ['a+b', 'a+b', 'a+b', 'a+b', 'c', 'c']
+
+    Two alike sites of two clusters each: one site whole and the other split
+    is no level of theirs, so both sites are kept whole or both split:
+
+    >>> w = np.ones((8, 8))
+    >>> w[:4, :4] = w[4:, 4:] = 4.0
+    >>> for a in (0, 2, 4, 6):
+    ...     w[a:a + 2, a:a + 2] = 16.0
+    >>> np.fill_diagonal(w, 0)
+    >>> separated_coarsening(w, list("aabbccdd"))
+    ['a', 'a', 'b', 'b', 'c', 'c', 'd', 'd']
+    >>> separated_coarsening(w, list("aabbcccc"))
+    ['a+b', 'a+b', 'a+b', 'a+b', 'c', 'c', 'c', 'c']
     """
     A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
     current = list(labels)
@@ -362,12 +415,15 @@ def separated_coarsening(weights: Any, labels: Sequence[Any], *,
         if len(names) < 2:
             return current
         side = weakest_cuts(A, codes) if side is None else side
-        ratios, partner = cluster_separations(A, codes, side)
-        weak = np.where(np.isnan(ratios), np.inf, ratios)
-        worst = int(np.argmin(weak))
-        if not weak[worst] < min_separation:
+        between, sizes, k2 = _half_sums(A, codes, side)
+        if not _ratio(between, sizes, k2 // 2) < min_separation:
             return current
-        pair = {worst, int(partner[worst])}
+        whole = between.toarray().reshape(k2 // 2, 2, k2 // 2, 2).sum(axis=(1, 3))
+        counts = np.bincount(codes, minlength=len(names)).astype(float)
+        tie = whole / np.outer(counts, counts)
+        np.fill_diagonal(tie, -np.inf)
+        first, second = np.unravel_index(int(np.argmax(tie)), tie.shape)
+        pair = {int(first), int(second)}
         joined = "+".join(sorted({part for c in pair for part in names[c].split("+")}))
         current = [joined if c in pair else current[i] for i, c in enumerate(codes)]
         merged = np.flatnonzero(np.isin(codes, list(pair)))
@@ -420,11 +476,40 @@ def resampled_separations(sampler: Any, labels: np.ndarray,
     >>> bool((s > 2).all())
     True
     """
+    per = resampled_cluster_separations(sampler, labels, plan, side)
+    out = np.full(len(plan), np.nan)
+    some = ~np.isnan(per).all(axis=1)
+    out[some] = np.nanmin(per[some], axis=1)
+    return out
+
+
+def resampled_cluster_separations(sampler: Any, labels: np.ndarray,
+                                  plan: list[np.ndarray], side: np.ndarray | None = None
+                                  ) -> np.ndarray:
+    """Each cluster's separation (:func:`cluster_separations`) on each resample.
+
+    Parameters and cuts as :func:`resampled_separations`.
+
+    Returns
+    -------
+    ndarray of float, shape (resamples, clusters)
+        Clusters in the order of their labels (``np.unique``).
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.weights import IterationWeights
+    >>> m = planted_partition(16, 2, iterations=4, seed=0)
+    >>> data = IterationWeights.from_measurement(m)
+    >>> truth = np.array([int(m.labels[h][-1]) for h in m.host_names])
+    >>> resampled_cluster_separations(data, truth, [np.ones(4)]).shape
+    (1, 2)
+    """
     labels = np.asarray(labels)
     side = weakest_cuts(sampler.weights, labels) if side is None else np.asarray(side)
     halves = _halved(labels, side)
     k2 = 2 * (int(halves.max()) // 2 + 1)
     sums = GroupSums(sampler, halves, groups=k2)
     sizes = np.bincount(halves, minlength=k2)
-    return np.array([_ratio(sums.totals(multiplicity)[0], sizes, k2 // 2)
-                     for multiplicity in plan])
+    return np.array([_ratios(sums.totals(multiplicity)[0], sizes, k2 // 2)[0]
+                     for multiplicity in plan]).reshape(len(plan), k2 // 2)

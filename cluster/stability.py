@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from cluster.accuracy import nmi
-from cluster.confidence import SAME_LEVEL
+from cluster.confidence import SAME_LEVEL, PreviousLevel
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
@@ -121,8 +121,6 @@ class StableHierarchy:
         supported to count as settled.
     seed : int, default 0
         One seed for every ``n``, so that hierarchies differ only by data.
-    resamples : int, default 4
-        Resamples of each confidence.
     tolerance : float, default SAME_LEVEL
         NMI at which two partitions count as the same level.
     flat_after, faint : int and float, default FLAT_AFTER and FAINT
@@ -156,7 +154,7 @@ class StableHierarchy:
     (2, [])
     """
 
-    def __init__(self, k: int = DEFAULT_STABLE, *, seed: int = 0, resamples: int = 4,
+    def __init__(self, k: int = DEFAULT_STABLE, *, seed: int = 0,
                  tolerance: float = SAME_LEVEL, flat_after: int = FLAT_AFTER,
                  faint: float = FAINT, **options) -> None:
         if k < 1:
@@ -167,7 +165,7 @@ class StableHierarchy:
         self.flat_after, self.faint = flat_after, faint
         if not 0 < tolerance <= 1:
             raise ParameterError(f"tolerance is an NMI in (0, 1], got {tolerance}")
-        self.k, self.seed, self.resamples, self.options = k, seed, resamples, options
+        self.k, self.seed, self.options = k, seed, options
         self.tolerance = tolerance
         self.history: list[tuple[np.ndarray, ...]] = []
         self.levels: list[int] = []
@@ -178,7 +176,7 @@ class StableHierarchy:
         self._strongest: list[float] = []
         self.flat = False
         self.held_back = "no iteration yet"
-        self._previous: tuple[int, list[tuple[np.ndarray, float]]] | None = None
+        self._previous: tuple[int, list[PreviousLevel]] | None = None
 
     def _same(self, a: np.ndarray, b: np.ndarray) -> bool:
         return len(a) == len(b) and (bool(np.array_equal(a, b))
@@ -202,10 +200,12 @@ class StableHierarchy:
             n = sampler.n_iterations
             before = (self._previous[1] if self._previous and self._previous[0] == n - 1
                       else None)   # w_(n-1)'s levels, analysed the iteration before
-            h = hierarchy_confidence(h, sampler, resamples=self.resamples, seed=self.seed,
-                                     previous=before)
-            self._previous = (n, [(h.labels(k), share) for k, share in
-                                  enumerate(h.params["confidence"]["separated"], 1)])
+            h = hierarchy_confidence(h, sampler, seed=self.seed, previous=before)
+            judged = h.params["confidence"]
+            self._previous = (n, [PreviousLevel(h.labels(k), share, np.asarray(clusters), sep)
+                                  for k, (share, clusters, sep) in enumerate(zip(
+                                      judged["separated"], judged["separated_clusters"],
+                                      judged["separations"]), 1)])
         reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1)
                          if not measured or h.supported(k))
         return self.observe(reported, measured,

@@ -158,9 +158,9 @@ class Hierarchy:
     def separation(self, number: int) -> float | None:
         """How clearly all the iterations set level ``number``'s clusters apart.
 
-        :func:`cluster.separation.separation`: each cluster's weakest inside
-        cut over its strongest outside tie, per host pair, the smallest over
-        the level; None when the confidence was not measured.
+        :func:`cluster.separation.separation`: the weakest inside cut of any
+        of its clusters over the strongest tie between two of them, per host
+        pair; None when the confidence was not measured.
         """
         values = (self.params.get("confidence") or {}).get("separations") or []
         return values[number - 1] if number <= len(values) else None
@@ -215,7 +215,7 @@ class Hierarchy:
              "confidence": self.confidence[n - 1] if self.confidence else None,
              "separation": self.separation(n)}
             for n in range(1, self.depth + 1) if n not in keep]
-        for key in ("separations", "found_again", "separated", "before"):
+        for key in ("separations", "separated", "separated_clusters", "before"):
             if (params.get("confidence") or {}).get(key):
                 params["confidence"] = dict(params["confidence"], **{
                     key: [params["confidence"][key][n - 1] for n in keep]})

@@ -283,6 +283,10 @@ class IterationWeights:
         Per observation: the count (or weight).
     n_iterations : int
         ``T``.
+    roots : array of int, optional
+        Per iteration, the host index of its root (-1 where unknown); None
+        for data measured otherwise (probe rounds).  Resampling keeps each
+        part of the network's share of roots (:func:`cluster.confidence.resample_plan`).
 
     Examples
     --------
@@ -297,8 +301,9 @@ class IterationWeights:
 
     def __init__(self, weights: sparse.csr_array, hosts: list[str], iteration: np.ndarray,
                  receiver: np.ndarray, sender: np.ndarray, blocks: np.ndarray,
-                 n_iterations: int) -> None:
+                 n_iterations: int, roots: np.ndarray | None = None) -> None:
         self.weights, self.hosts = weights, hosts
+        self.roots = None if roots is None else np.asarray(roots, dtype=np.int64)
         n = weights.shape[0]
         upper = sparse.triu(weights, format="coo")
         keys = upper.row.astype(np.int64) * n + upper.col
@@ -357,7 +362,11 @@ class IterationWeights:
             weights = ((counts + counts.T) / len(ids)).tocsr()
             weights.sum_duplicates()
             weights.eliminate_zeros()
-        return cls(weights, measurement.host_names, position, receiver, sender, blocks, len(ids))
+        iterations_frame = measurement.iterations.set_index("iteration")
+        roots = (hosts.get_indexer(iterations_frame.loc[ids, "root"].astype(str))
+                 if "root" in iterations_frame else None)
+        return cls(weights, measurement.host_names, position, receiver, sender, blocks, len(ids),
+                   roots)
 
     def edge_weights(self, multiplicity: Iterable[int] | np.ndarray) -> np.ndarray:
         """The resampled ``w_n`` on each edge, for ``multiplicity[t]`` copies of iteration ``t``."""
@@ -386,7 +395,8 @@ class IterationWeights:
         upper = sparse.triu(self.weights, format="coo")
         return IterationWeights(self.matrix(np.arange(self.n_iterations) < iterations),
                                 self.hosts, self.iteration[keep], upper.row[self.edge[keep]],
-                                upper.col[self.edge[keep]], self.blocks[keep], iterations)
+                                upper.col[self.edge[keep]], self.blocks[keep], iterations,
+                                None if self.roots is None else self.roots[:iterations])
 
     @cached_property
     def _entry_edge(self) -> np.ndarray:

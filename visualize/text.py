@@ -158,11 +158,15 @@ def confidence_note(hierarchy: Hierarchy) -> str:
         return ""
     resamples = how.get("separation_resamples") or how.get("resamples")
     text = (f"confidence: the share of {resamples} {how['method']} resamples of the "
-            f"{how['iterations']} iterations in which each cluster of a level holds together "
-            f"inside (at its weakest cut) {how.get('min_separation', 1.3):g}x more than it is "
-            f"tied to any other (per host pair)"
+            f"{how['iterations']} iterations"
+            + (" (each keeping the roots' share per top-level cluster)" if how.get("strata")
+               else "")
+            + f" in which every cluster of a level holds together inside (at its weakest "
+            f"cut) {how.get('min_separation', 1.3):g}x more than any two clusters of the level "
+            f"are tied (per host pair)"
             + (", averaged with the same share for the level found with one iteration fewer "
-               "(0 where there was none)" if "before" in how else "")
+               "(0 where there was none); a cluster's, the same for the cluster"
+               if "before" in how else "")
             + f"; a level needs {how['threshold']:.2f}")
     dropped = hierarchy.params.get("dropped_levels") or []
     if dropped:

@@ -139,7 +139,8 @@ def test_stop_rule_waits_for_an_upper_level() -> None:
     stops = [whole.update(m, n) for n in range(1, 9)]
     flat_stops = [flat_only.update(m, n) for n in range(1, 9)]
     assert flat_stops.index(True) + 1 <= 3          # the flat partition settles early
-    assert not any(stops[:5])                       # the hierarchy rule waits for level 2
+    first = stops.index(True) + 1                   # the hierarchy rule waits for level 2:
+    assert first >= 4 and whole.levels[first - 1] == 2    # it stops with the sites supported
     assert stops[-1] and whole.levels[-1] == 2
     assert whole.held_back == ""
 

@@ -85,9 +85,11 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resolution", type=float, default=1.0,
                    help="modularity resolution (default 1.0)")
     p.add_argument("--resamples", type=nonnegative_int, default=None, metavar="B",
-                   help="resampled analyses for the confidence of every level, cluster and "
-                        "tree edge (default 4: bootstrap over iterations, split halves below "
-                        "4 iterations; 0: no confidence)")
+                   help="resampled analyses for the confidence of a flat clustering's clusters "
+                        "and of every tree edge (default 4: bootstrap over iterations, split "
+                        "halves below 4 iterations; a hierarchy's levels and clusters always "
+                        "take 64 resampled separations, which cost no clustering; 0: no "
+                        "confidence at all)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="J",
                    help="processes for the independent analyses: resamples, a level's split "
                         "tests, evaluate's rows (default: every core on graphs of 50000 edges "
