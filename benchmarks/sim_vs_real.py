@@ -16,11 +16,16 @@ Needs root.  Run::
 
     sudo .venv/bin/python benchmarks/sim_vs_real.py             # ~6 min on 2 cores
     sudo .venv/bin/python benchmarks/sim_vs_real.py --keep out/svr   # keep both datasets
+    sudo .venv/bin/python benchmarks/sim_vs_real.py --block-quota 128 --size 8MiB
     .venv/bin/python benchmarks/sim_vs_real.py --real out/svr/real   # simulate again only
 
-It also prints the mean ``w_n`` of the pairs within a cluster, within a site
-(other cluster) and across sites, relative to the mean over all pairs: the
-contrast the clustering feeds on.
+With ``--real`` the simulation takes the real dataset's settings (size,
+iterations, seed, block quota, roots) from its ``meta.json``.  It also
+prints the mean ``w_n`` of the pairs within a cluster, within a site (other
+cluster) and across sites, relative to the mean over all pairs: the contrast
+the clustering feeds on; and what a block quota does to each iteration: the
+blocks a host of the root's site and a host of another site received, and
+their ratio (1 for whole broadcasts).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from cluster.accuracy import nmi
 from measure import testbed
 from measure.coordinator import run_broadcasts
 from measure.simulator import simulate
+from measure.swarm import SwarmParams
 from tomography import analyze
 from tomography.dataset import read_measurement
 from tomography.topology import read_topology
@@ -69,12 +75,24 @@ def pair_contrast(m) -> dict[str, tuple[float, float]]:
             for k in ("cluster", "site", "across") if (kind == k).any()}
 
 
+def quota_skew(m) -> tuple[float, float]:
+    """Mean blocks a host received per iteration in the root's site, and in another site."""
+    site = {h: m.labels[h].split("/")[0] for h in m.host_names}
+    roots = dict(zip(m.iterations["iteration"], m.iterations["root"]))
+    got = m.transfers.groupby(["iteration", "receiver"])["blocks"].sum().reset_index()
+    home = [site[r] == site[roots[i]] for i, r in zip(got["iteration"], got["receiver"])]
+    home = np.asarray(home) & (got["receiver"] != got["iteration"].map(roots)).to_numpy()
+    return float(got["blocks"][home].mean()), float(got["blocks"][~home].mean())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--topology", default="two-sites-demo")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--size", default="16MiB")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--block-quota", type=int, default=None, metavar="BLOCKS",
+                        help="end each broadcast once every host holds BLOCKS (default: whole)")
     parser.add_argument("--keep", type=Path, help="keep the two datasets here")
     parser.add_argument("--real", type=Path,
                         help="reuse this real dataset (same topology, size and iterations); "
@@ -83,19 +101,28 @@ def main() -> None:
     topo = read_topology(args.topology)
     root = args.keep or Path(tempfile.mkdtemp())
     size = parse_size(args.size)
+    params = SwarmParams(block_quota=args.block_quota)
     real_path = args.real or root / "real"
-    if args.real is None:
+    if args.real is not None:   # the real run's settings
+        recorded = read_measurement(args.real).meta["params"]
+        size, args.seed = int(recorded["file_size"]), int(recorded["seed"])
+        args.size = f"{size / 2**20:g}MiB"
+        args.iterations = len(read_measurement(args.real).iteration_ids)
+        params = SwarmParams(block_quota=recorded.get("block_quota"),
+                             roots=recorded.get("roots", "random"))
+    else:
         require_root("or give --real DATASET")
         testbed.down("svr")
         bed = testbed.up(topo, name="svr")
         try:
             run_broadcasts(bed.host_table(), real_path, iterations=args.iterations,
                            file_size=size, launch=bed.command, seed=args.seed, overwrite=True,
+                           params=params,
                            meta={"topology": topo.name, "testbed": bed.to_meta()})
         finally:
             testbed.down("svr")
     simulate(topo, root / "sim", iterations=args.iterations, file_size=size, seed=args.seed,
-             overwrite=True)
+             params=params, overwrite=True)
     real, sim = read_measurement(real_path), read_measurement(root / "sim")
     latency = real.meta.get("testbed", {}).get("latency_applied")
     truth = real.labels
@@ -106,7 +133,8 @@ def main() -> None:
     flat_real, flat_sim = a_real.flat.clustering, a_sim.flat.clustering
     print(machine_line(("libtorrent",)))
     print(f"{topo.name}, {len(hosts)} hosts, {args.iterations} iterations of {args.size}, "
-          f"seed {args.seed}; latency applied on the testbed: {latency}\n")
+          f"seed {args.seed}, block quota {params.block_quota}, roots {params.roots}; latency "
+          f"applied on the testbed: {latency}\n")
     print(f"flat partition: real {flat_real.n_clusters} clusters (NMI vs truth "
           f"{nmi(deep, flat_real.labels):.2f}), simulated {flat_sim.n_clusters} "
           f"(NMI {nmi(deep, flat_sim.labels):.2f}); NMI real vs simulated "
@@ -135,6 +163,11 @@ def main() -> None:
         for kind, (mean, cv) in pair_contrast(m).items():
             parts.append(f"{kind} {mean:.2f} ({cv:.2f})")
         print(f"  {name}: " + ", ".join(parts))
+    print("\nblocks a host received per iteration, in the root's site / in another site "
+          "(their ratio):")
+    for name, m in (("real", real), ("sim", sim)):
+        near, far = quota_skew(m)
+        print(f"  {name}: {near:.0f} / {far:.0f} ({near / far:.2f})")
     r_dur = real.iterations["duration_s"].mean()
     s_dur = sim.iterations["duration_s"].mean()
     print(f"\nmean broadcast time: real {r_dur:.1f} s, simulated {s_dur:.1f} s")

@@ -75,6 +75,9 @@ TIE_PRIOR = 2.0
 """Host pairs of prior weight a tie between two cluster halves gets towards the mean
 between the two clusters (a tie between single hosts is one noisy count).  Chosen with
 the support rule on the family of ``benchmarks/calibration.py``."""
+DENSE_KEYS = 2**24
+"""Largest number of (iteration, group, group) cells :class:`GroupSums` sums by direct
+address; beyond, it sorts the observations."""
 DENSE_CUT = 512
 """Largest cluster whose spectral ordering comes from a dense eigensolver; a larger one's
 second eigenvector comes from Lanczos iterations on the sparse weights (the same vector
@@ -118,8 +121,14 @@ class GroupSums:
         self.sizes = np.bincount(labels, minlength=self.k).astype(np.int64)
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         key = (sampler.iteration.astype(np.int64) * self.k + lo) * self.k + hi
-        keys, inverse = np.unique(key, return_inverse=True)
-        self.value = np.bincount(inverse, weights=sampler.blocks)
+        space = sampler.n_iterations * self.k * self.k
+        if space <= DENSE_KEYS:   # sums by direct address: no sort of the observations
+            summed = np.bincount(key, weights=sampler.blocks, minlength=space)
+            keys = np.flatnonzero(np.bincount(key, minlength=space))
+            self.value = summed[keys]
+        else:
+            keys, inverse = np.unique(key, return_inverse=True)
+            self.value = np.bincount(inverse, weights=sampler.blocks)
         self.iteration = keys // (self.k * self.k)
         self.lo = (keys // self.k) % self.k
         self.hi = keys % self.k
@@ -221,8 +230,8 @@ def _fiedler(dense: np.ndarray, sub: Any, scale: np.ndarray) -> np.ndarray:
 def _weakest_prefix(dense: np.ndarray) -> int:
     """How many of the first hosts (in sweep order) make the cut of least weight against its
     expectation from the two sides' weights inside the cluster."""
-    inner = np.cumsum(np.cumsum(dense, axis=0), axis=1).diagonal()   # weight inside the prefix
-    degree = np.cumsum(dense.sum(axis=1))                            # prefix's weight to all
+    inner = 2 * np.cumsum(np.tril(dense, -1).sum(axis=1))   # weight inside the prefix
+    degree = np.cumsum(dense.sum(axis=1))                   # prefix's weight to all
     across = degree[:-1] - inner[:-1]
     expected = degree[:-1] * (degree[-1] - degree[:-1]) / degree[-1]
     return int(np.argmin(across / expected)) + 1
@@ -497,13 +506,16 @@ def resampled_cluster_separations(sampler: Any, labels: np.ndarray,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    Three groups, and a level that splits the third in two halves:
+
+    >>> from tomography.synthetic import planted_hierarchy
     >>> from tomography.weights import IterationWeights
-    >>> m = planted_partition(16, 2, iterations=4, seed=0)
-    >>> data = IterationWeights.from_measurement(m)
-    >>> truth = np.array([int(m.labels[h][-1]) for h in m.host_names])
-    >>> resampled_cluster_separations(data, truth, [np.ones(4)]).shape
-    (1, 2)
+    >>> data = IterationWeights.from_measurement(planted_hierarchy((3,), 8, iterations=3,
+    ...                                                            seed=1))
+    >>> halves = np.repeat([0, 1, 2, 3], [8, 8, 4, 4])
+    >>> per = resampled_cluster_separations(data, halves, [np.ones(3), np.array([2, 1, 0])])
+    >>> per.shape, bool((per < 1.3).all())
+    ((2, 4), True)
     """
     labels = np.asarray(labels)
     side = weakest_cuts(sampler.weights, labels) if side is None else np.asarray(side)

@@ -23,8 +23,10 @@ def _truth(m: Measurement, depth: int) -> np.ndarray:
 @pytest.mark.slow  # 4096 hosts
 def test_a_planted_hierarchy_of_4096_hosts_keeps_both_levels_supported() -> None:
     """32 leaf groups of 128 under 4 sites; each receiver hears from 35 random peers per
-    broadcast, so after 10 broadcasts five pairs in six inside a group never exchanged."""
-    m = planted_hierarchy((4, 8), 128, iterations=10, peers=35, seed=0)
+    broadcast, so after 15 broadcasts four pairs in five inside a group never exchanged
+    (the stop rule's limit; after 10 the leaf groups are found, at a confidence below the
+    threshold: benchmarks/RESULTS.md)."""
+    m = planted_hierarchy((4, 8), 128, iterations=15, peers=35, seed=0)
     h = analyze(m, seed=0).hierarchy
     table = hierarchy_nmi(h, m.labels)
     assert [int(c) for c in table["clusters"]] == [32, 4]

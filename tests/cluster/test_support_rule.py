@@ -141,6 +141,6 @@ def test_a_level_is_judged_twice_now_and_one_iteration_before() -> None:
     first = hierarchy_confidence(averaged_edge_hierarchy(two.graph, m.host_names, seed=0), two,
                                  seed=0)
     assert set(first.params["confidence"]["before"]) <= {0.0, 1.0}
-    sites = [m.labels[host].split("/")[1] for host in m.host_names]
-    k = next(k for k in range(1, first.depth + 1) if nmi(sites, first.labels(k)) == 1.0)
-    assert first.confidence[k - 1] == 1.0     # the sites, set apart by each iteration alone
+    regions = [m.labels[host].split("/")[0] for host in m.host_names]
+    k = next(k for k in range(1, first.depth + 1) if nmi(regions, first.labels(k)) == 1.0)
+    assert first.confidence[k - 1] == 1.0     # the regions, set apart by each iteration alone
