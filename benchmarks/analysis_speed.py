@@ -163,12 +163,13 @@ def _run(command: list[str]) -> tuple[float, float]:
 
 
 def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int,
-                   previous: Path | None = None) -> list[str]:
+                   previous: Path | None = None, commands: list[str] | None = None) -> list[str]:
     """Whole ``tomography`` processes against a user's short script, side by side.
 
     With ``previous`` (a checkout of an earlier commit), its ``tomography``
     commands run too, under the same interpreter, for the ratio of this
-    version to that one.
+    version to that one; ``commands`` keeps only those commands (and the
+    scripts they are compared with).
     """
     import sys
 
@@ -180,7 +181,9 @@ def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int,
     out = ["### Against a short script, whole processes", "",
            "Planted hierarchies, 35 random peers per receiver, written to disk; each command "
            "is a fresh process (imports, reading and validating the files, analysis, "
-           "confidence with its default 4 resamples on every core, output). The reference is "
+           "confidence, output: a hierarchy's from 64 resampled separations and the hierarchy "
+           "of n - 1 iterations, a tree's and a flat clustering's from 4 resamples on every "
+           "core). The reference is "
            "`benchmarks/reference_louvain.py`: pandas read, SciPy matrix, one igraph Louvain "
            "(one flat clustering, no validation, no confidence); for `evaluate`, whose "
            "convergence table analyses every w_n, its `--every-n` form (a Louvain and "
@@ -209,6 +212,11 @@ def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int,
                 for command in ("hierarchy", "evaluate"):
                     runs[f"previous: tomography {command}"] = (
                         old_tool + [command, str(path)], runs[f"tomography {command}"][1])
+            if commands:   # the commands asked for, and the scripts they are compared with
+                kept = {name for name in runs
+                        if any(name.endswith(f"tomography {c}") for c in commands)}
+                runs = {name: run for name, run in runs.items()
+                        if name in kept or name in {runs[k][1] for k in kept}}
             best = {name: min((_run(cmd) for _ in range(repeats)), key=lambda r: r[0])
                     for name, (cmd, _) in runs.items()}
             for name, (wall, peak) in best.items():
@@ -233,6 +241,10 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--reference-only", action="store_true",
                         help="only the comparison of whole processes with the short script")
+    parser.add_argument("--reference-hosts", type=int, nargs="+", metavar="N",
+                        help="only these sizes in the comparison with the script (4096, 16384)")
+    parser.add_argument("--commands", nargs="+", metavar="COMMAND",
+                        help="only these tomography commands in the comparison (hierarchy, ...)")
     parser.add_argument("--previous", type=Path, metavar="CHECKOUT",
                         help="also time the commands of an earlier version, checked out in "
                              "this directory (git worktree add CHECKOUT COMMIT)")
@@ -241,8 +253,10 @@ def main() -> None:
     lines = [machine_line(("igraph", "python-louvain", "numpy", "scipy")), ""]
     shapes = ([((4, 8), 8, 5)] if args.quick else
               [((4, 8), 128, 5), ((4, 8), 128, 10), ((4, 8), 512, 5)])
+    if args.reference_hosts:
+        shapes = [s for s in shapes if branching_hosts(s[0], s[1]) in args.reference_hosts]
     lines += part_reference(shapes, repeats=1 if args.quick else 2,
-                            previous=args.previous) + [""]
+                            previous=args.previous, commands=args.commands) + [""]
     if args.reference_only:
         print("\n".join(lines))
         return

@@ -1,7 +1,9 @@
-"""Helpers shared by the plot modules that need no matplotlib: clusters, truth labels."""
+"""Helpers shared by the plot modules that need no matplotlib: clusters, truth labels,
+confidences."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
@@ -210,3 +212,15 @@ def truth_labels(truth: Any) -> dict[str, str] | None:
         return {str(h): str(v) for h, v in truth.items()}
     raise ParameterError(f"truth= is a mapping host -> label or a Measurement (its labels), "
                          f"got {type(truth).__name__}")
+
+
+def below(confidence: float) -> float:
+    """A confidence rounded down to two decimals, for a level below the support threshold:
+    0.796875 reads 0.79, never the 0.80 it needs.
+
+    Examples
+    --------
+    >>> below(0.796875), below(0.5)
+    (0.79, 0.5)
+    """
+    return math.floor(confidence * 100 + 1e-9) / 100

@@ -36,7 +36,7 @@ from matplotlib.figure import Figure
 from tomography.deprecation import keyword_only, renamed_parameter
 from tomography.errors import expect
 from tomography.hierarchy import Hierarchy
-from visualize._common import truth_labels, truth_summary
+from visualize._common import below, truth_labels, truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, SINGLE, figure_of, inches,
                              paper_style, set_info, text_size, tint)
 
@@ -116,9 +116,10 @@ def _level_names(hierarchy: Hierarchy) -> dict[int, str]:
     for k in range(1, hierarchy.depth + 1):
         text = f"level {k}"
         if hierarchy.confidence:
-            text += f"\nconf {hierarchy.confidence[k - 1]:.2f}"
-            if hierarchy.supported(k) not in (True, None):
-                text += "\nunsupported"
+            if hierarchy.supported(k) in (True, None):
+                text += f"\nconf {hierarchy.confidence[k - 1]:.2f}"
+            else:
+                text += f"\nconf {below(hierarchy.confidence[k - 1]):.2f}\nunsupported"
         names[k] = text
     return names
 

@@ -8,7 +8,7 @@ from tomography.deprecation import keyword_only, renamed_parameter
 from tomography.errors import expect
 from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
 from tomography.units import counted, format_weight
-from visualize._common import truth_labels, truth_summary
+from visualize._common import below, truth_labels, truth_summary
 
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts",
            "confidence_note"]
@@ -41,8 +41,10 @@ def _level_name(hierarchy: Hierarchy, number: int) -> str:
     """``level 2`` with its confidence, marked when it is below the support threshold."""
     if not hierarchy.confidence:
         return f"level {number}"
-    mark = "" if hierarchy.supported(number) in (True, None) else " unsupported"
-    return f"level {number} ({hierarchy.confidence[number - 1]:.2f}{mark})"
+    confidence = hierarchy.confidence[number - 1]
+    if hierarchy.supported(number) in (True, None):
+        return f"level {number} ({confidence:.2f})"
+    return f"level {number} ({below(confidence):.2f} unsupported)"
 
 
 def _children(hierarchy: Hierarchy, cluster: Cluster) -> list[Cluster]:
@@ -170,7 +172,7 @@ def confidence_note(hierarchy: Hierarchy) -> str:
             + f"; a level needs {how['threshold']:.2f}")
     dropped = hierarchy.params.get("dropped_levels") or []
     if dropped:
-        gone = ", ".join(f"{d['clusters']} clusters at {d['confidence']:.2f}"
+        gone = ", ".join(f"{d['clusters']} clusters at {below(d['confidence']):.2f}"
                          + (f" (separation {d['separation']:.2f}x)"
                             if d.get("separation") is not None else "")
                          for d in dropped if d.get("confidence") is not None)
