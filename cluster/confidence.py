@@ -66,7 +66,7 @@ from tomography.weights import IterationWeights
 __all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence",
            "flat_confidence", "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
            "DEFAULT_RESAMPLES", "BOOTSTRAP_MIN", "with_support", "level_separations",
-           "level_shares", "previous_levels", "PreviousLevel", "root_strata", "SEPARATION_RESAMPLES",
+           "level_shares", "previous_levels", "JudgedLevel", "root_strata", "SEPARATION_RESAMPLES",
            "SAME_LEVEL"]
 
 SUPPORT_THRESHOLD = 0.8
@@ -415,7 +415,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
                          threshold: float = SUPPORT_THRESHOLD,
                          min_separation: float | None = None, seed: Seed = 0,
                          n_jobs: int | None = None,
-                         previous: Sequence[PreviousLevel] | None = None) -> Hierarchy:
+                         previous: Sequence[JudgedLevel] | None = None) -> Hierarchy:
     """The hierarchy with a confidence for every level and cluster.
 
     A level's confidence is the mean of two looks at it: the share of
@@ -456,7 +456,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     n_jobs : int or None
         Processes for rebuilding the hierarchy of ``w_(n-1)``
         (:func:`cluster.parallel.effective_jobs`); the result does not depend on it.
-    previous : sequence of PreviousLevel, optional
+    previous : sequence of JudgedLevel, optional
         The levels of ``w_(n-1)`` with their shares of separated resamples
         (:func:`previous_levels`); made here when not given.
 
@@ -517,7 +517,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
 
 
 @dataclass
-class PreviousLevel:
+class JudgedLevel:
     """A level as :func:`level_shares` judged it: its labels, the share of resamples that set
     it apart, each cluster's share, and its separation on all the iterations."""
     labels: np.ndarray
@@ -527,16 +527,16 @@ class PreviousLevel:
 
 
 def _shares(sampler: IterationWeights, labels: np.ndarray, plan: list[np.ndarray],
-            minimum: float) -> PreviousLevel:
+            minimum: float) -> JudgedLevel:
     """One level judged on the resamples of ``plan``: shares of the level and its clusters."""
     side = weakest_cuts(sampler.weights, labels)
     everything = np.ones(sampler.n_iterations)    # w_n itself, judged first
     per = resampled_cluster_separations(sampler, labels, [everything, *plan], side)
     full, per = per[0], per[1:]
     if np.isnan(per).all():      # every cluster one host: nothing to cut, nothing to judge
-        return PreviousLevel(labels, 0.0, np.zeros(per.shape[1]), float("nan"))
+        return JudgedLevel(labels, 0.0, np.zeros(per.shape[1]), float("nan"))
     apart = np.where(np.isnan(per), np.inf, per) >= minimum
-    return PreviousLevel(labels, float(apart.all(axis=1).mean()), apart.mean(axis=0),
+    return JudgedLevel(labels, float(apart.all(axis=1).mean()), apart.mean(axis=0),
                          float(np.nanmin(full)))
 
 
@@ -554,7 +554,7 @@ def _matched(labels: np.ndarray, other: np.ndarray, shares: np.ndarray) -> np.nd
 
 def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
                  resamples: int = SEPARATION_RESAMPLES, min_separation: float | None = None,
-                 seed: Seed = 0) -> list[PreviousLevel]:
+                 seed: Seed = 0) -> list[JudgedLevel]:
     """Each level and each of its clusters judged on resamples of the iterations.
 
     A resample sets a cluster apart when its separation within the level
@@ -564,7 +564,7 @@ def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
 
     Returns
     -------
-    list of PreviousLevel
+    list of JudgedLevel
         Per level: its labels, the share of resamples that set it apart, each
         cluster's share, its separation on all the iterations.
 
@@ -588,7 +588,7 @@ def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
 
 def previous_levels(hierarchy: Hierarchy, sampler: Any, *, min_separation: float | None = None,
                     resamples: int = SEPARATION_RESAMPLES, seed: Seed = 0,
-                    n_jobs: int | None = None) -> list[PreviousLevel]:
+                    n_jobs: int | None = None) -> list[JudgedLevel]:
     """The levels of ``w_(n-1)``, each judged by :func:`level_shares`.
 
     The hierarchy of the first ``n - 1`` iterations is built with the

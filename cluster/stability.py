@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from cluster.accuracy import nmi
-from cluster.confidence import SAME_LEVEL, PreviousLevel
+from cluster.confidence import SAME_LEVEL, JudgedLevel
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
@@ -181,7 +181,7 @@ class StableHierarchy:
         self._strongest: list[float] = []
         self.flat = False
         self.held_back = "no iteration yet"
-        self._previous: tuple[int, list[PreviousLevel]] | None = None
+        self._previous: tuple[int, list[JudgedLevel]] | None = None
 
     def _same(self, a: np.ndarray, b: np.ndarray) -> bool:
         return len(a) == len(b) and (bool(np.array_equal(a, b))
@@ -207,7 +207,7 @@ class StableHierarchy:
                       else None)   # w_(n-1)'s levels, analysed the iteration before
             h = hierarchy_confidence(h, sampler, seed=self.seed, previous=before)
             judged = h.params["confidence"]
-            self._previous = (n, [PreviousLevel(h.labels(k), share, np.asarray(clusters), sep)
+            self._previous = (n, [JudgedLevel(h.labels(k), share, np.asarray(clusters), sep)
                                   for k, (share, clusters, sep) in enumerate(zip(
                                       judged["separated"], judged["separated_clusters"],
                                       judged["separations"]), 1)])
