@@ -772,9 +772,9 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
     if h.confidence:
         out.append(_note("confidence: the share of resampled iterations whose data set the "
                          "level's clusters apart, averaged with that share one iteration "
-                         "earlier; separation: on all iterations, each "
-                         "cluster's weakest inside cut over its strongest outside tie (the "
-                         "smallest); threshold " f"{h.threshold}"))
+                         "earlier; separation: on all iterations, the weakest inside cut "
+                         "of any of its clusters over the strongest tie between any two of "
+                         "them; threshold " f"{h.threshold}"))
     return "\n".join(out)
 
 
@@ -914,7 +914,7 @@ def _last_row(a: Analysis, table: "pd.DataFrame") -> str:
 
 _OBSERVABLE = (
     "truth_separation: how clearly these broadcasts set the truth depth's clusters apart "
-    "(each cluster's weakest inside cut over its strongest outside tie, the smallest); "
+    "(the weakest inside cut of any of its clusters over the strongest tie between any two); "
     "observable: whether it reaches the minimum; nmi_observable: the NMI against the finest "
     "coarsening of the truth depth that the broadcasts do set apart.")
 
