@@ -36,14 +36,13 @@ from scipy.linalg import eigh
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import eigsh
 
-from measure.swarm import root_order
+from measure.swarm import ROOT_CHOICES, root_order
 from tomography.errors import ParameterError
 
-__all__ = ["RootChooser", "ROOT_CHOICES"]
+__all__ = ["RootChooser"]
 
-ROOT_CHOICES = ("spread", "random")
-"""The ways of choosing each broadcast's root: spread by the data so far (default), or the
-seeded rotation alone."""
+DENSE = 512
+"""Largest graph cut with a dense eigensolver; above, Lanczos iterations on the sparse counts."""
 
 
 class RootChooser:
@@ -163,6 +162,3 @@ def _halves(w: sparse.csr_array) -> np.ndarray:
         fiedler = -fiedler
     return fiedler > 0
 
-
-DENSE = 512
-"""Largest graph cut with a dense eigensolver; above, Lanczos iterations on the sparse counts."""

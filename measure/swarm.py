@@ -18,7 +18,11 @@ from tomography.errors import ParameterError
 if TYPE_CHECKING:   # every peer imports SwarmParams: numpy only where it is used
     import numpy as np
 
-__all__ = ["SwarmParams", "peer_lists", "root_order"]
+__all__ = ["SwarmParams", "peer_lists", "root_order", "ROOT_CHOICES"]
+
+ROOT_CHOICES = ("spread", "random")
+"""The ways of choosing each broadcast's root (:class:`measure.roots.RootChooser`): spread
+by the counts so far (the default), or the seeded rotation alone."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,9 @@ class SwarmParams:
                                              or self.block_quota < 1):
             raise ParameterError(f"block_quota must be a positive number of blocks or None, "
                                  f"got {self.block_quota!r}")
-        if self.roots not in ("spread", "random"):
-            raise ParameterError(f"roots must be 'spread' or 'random', got {self.roots!r}")
+        if self.roots not in ROOT_CHOICES:
+            raise ParameterError(f"roots must be one of {', '.join(ROOT_CHOICES)}, got "
+                                 f"{self.roots!r}")
         if self.time_box is not None and not 0 < self.time_box < float("inf"):
             raise ParameterError(f"time_box must be a positive number of seconds or None, got "
                                  f"{self.time_box}")

@@ -89,7 +89,9 @@ def add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str, size: str 
                         "a slow network simply takes longer to deliver the quota (default "
                         + (f"{quota}{why_quota}; off: " if quota != "off" else "off: ")
                         + "every broadcast runs to its end)")
-    g.add_argument("--roots", choices=("spread", "random"), default="spread",
+    from measure.swarm import ROOT_CHOICES
+
+    g.add_argument("--roots", choices=ROOT_CHOICES, default=ROOT_CHOICES[0],
                    help="where each broadcast starts: spread, each next root where the counts "
                         "so far have seen fewest roots (default; a quota's counts favour the "
                         "clusters that held the root), or random, a seeded rotation through "
