@@ -85,8 +85,9 @@ def add_parser(sub: Any) -> None:
     p = msub.add_parser("bittorrent", help="instrumented libtorrent broadcasts",
                         formatter_class=fmt, epilog=MEASURE_EPILOG,
                         description="Run instrumented BitTorrent broadcasts among the hosts "
-                        "(one peer per host, a rotating root) and write a measurement dataset. "
-                        "Every launcher first checks every host (the preflight).")
+                        "(one peer per host, the roots spread over the network) and write a "
+                        "measurement dataset. Every launcher first checks every host (the "
+                        "preflight).")
     add_launcher_options(p)
     p.add_argument("--iterations", "-n", type=positive_int, default=10,
                    help="iterations (the most, with --until-converged; default 10)")

@@ -55,7 +55,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
     p.add_argument("--iterations", "-n", type=positive_int, default=5,
-                   help="broadcasts, each from the next root in a seeded rotation (default 5)")
+                   help="broadcasts, each from the next root (--roots) (default 5)")
     p.add_argument("--resume", action="store_true",
                    help="continue a dataset this command started (same topology and options); "
                         "where there is none yet, start one")
