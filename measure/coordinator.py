@@ -726,15 +726,13 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                                 time_box=params.time_box, block_quota=params.block_quota)
             if trace:
                 writer.add_trace(i, result.trace)
+            sent = [(r, s, b) for (r, s), (b, _) in sorted(result.sent.items())]
             writer.add_iteration(
                 i, root=result.root, nbytes=file_size, duration_s=result.duration,
                 complete=result.complete,
-                transfers=[(r, s, b) for (r, s), (b, _) in sorted(result.sent.items())],
-                extra={"redundant_bytes": result.redundant_bytes,
-                       "failed_peers": " ".join(result.failed)})
-            sent = sorted(result.sent.items())
-            roots.add(result.root, [r for (r, _), _ in sent], [s for (_, s), _ in sent],
-                      [b for _, (b, _) in sent])
+                transfers=sent, extra={"redundant_bytes": result.redundant_bytes,
+                                       "failed_peers": " ".join(result.failed)})
+            roots.add(result.root, *(zip(*sent) if sent else ([], [], [])))
             summary.iterations.append(result)
             if progress is not None:
                 progress(result)
