@@ -17,19 +17,17 @@ clusters apart (:func:`level_separations`): its weakest inside cut at least
 :data:`RESAMPLE_SEPARATION` times stronger than its strongest tie between
 two of its clusters (:mod:`cluster.separation`), judged on the hosts and on
 nothing else, so a spurious level beside a real one does not change the
-real one's verdict; averaged with the same share for that level one
-iteration earlier (in the hierarchy of ``w_(n-1)``; 0 where it was not
-found then; after two iterations ``w_1`` is judged on itself): a level the
-data set apart twice in a row is more often right than one they set apart
-once.  A level is supported when its confidence reaches
+real one's verdict; averaged with the same share on resamples of the first
+``n - 1`` iterations (after two iterations, ``w_1`` is judged on itself): a
+level the data set apart already one iteration earlier is more often right
+than one a single iteration brought out.  A level is supported when its confidence reaches
 :data:`SUPPORT_THRESHOLD`.  Both numbers were chosen on half of a family of
 random networks and checked on the other half (``benchmarks/calibration.py``).
 
 A **cluster's confidence** is the same mean for the cluster: the share of
 resamples that set it apart within its level (its cut above every tie of
 the level, its ties below every cut: :func:`cluster.separation.cluster_separations`),
-and that share for the matching cluster (more than half of their union) of
-the same level one iteration earlier.  A resample sets the level apart
+and that share one iteration earlier.  A resample sets the level apart
 exactly when it sets every cluster apart, so a level's confidence is never
 above its least sure cluster's.
 
@@ -53,7 +51,7 @@ from scipy import sparse
 
 from cluster.accuracy import nmi
 from cluster.adjacency import SharedGraph, igraph_graph
-from cluster.averaged_edge import DEFAULT_LINKAGE, averaged_edge_hierarchy, collapse
+from cluster.averaged_edge import DEFAULT_LINKAGE, collapse
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
 from cluster.separation import resampled_cluster_separations, weakest_cuts
@@ -66,8 +64,7 @@ from tomography.weights import IterationWeights
 __all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence",
            "flat_confidence", "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
            "DEFAULT_RESAMPLES", "BOOTSTRAP_MIN", "with_support", "level_separations",
-           "level_shares", "previous_levels", "JudgedLevel", "root_strata", "SEPARATION_RESAMPLES",
-           "SAME_LEVEL"]
+           "level_shares", "JudgedLevel", "root_strata", "SEPARATION_RESAMPLES"]
 
 SUPPORT_THRESHOLD = 0.8
 """Confidence a level needs to be reported.  Chosen with :data:`RESAMPLE_SEPARATION` on the
@@ -85,9 +82,6 @@ little above what the ground truth of the family asks of all the data
 measurement.  Chosen with :data:`SUPPORT_THRESHOLD` on the training half of the
 random-network family (``benchmarks/calibration.py``)."""
 
-SAME_LEVEL = 0.95
-"""NMI at which a level of ``w_(n-1)`` is the same level (:func:`hierarchy_confidence`; the
-stop rule's tolerance too)."""
 SEPARATION_RESAMPLES = 64
 """Resamples of each level's separation (each costs a sum over the data, no clustering)."""
 
@@ -414,20 +408,18 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
                          resamples: int = SEPARATION_RESAMPLES,
                          threshold: float = SUPPORT_THRESHOLD,
                          min_separation: float | None = None, seed: Seed = 0,
-                         n_jobs: int | None = None,
-                         previous: Sequence[JudgedLevel] | None = None) -> Hierarchy:
+                         n_jobs: int | None = None) -> Hierarchy:
     """The hierarchy with a confidence for every level and cluster.
 
     A level's confidence is the mean of two looks at it: the share of
     resamples of all ``n`` iterations that set it apart
-    (:func:`level_separations`), and the same share for the level found with
-    one iteration fewer (the hierarchy of ``w_(n-1)``, built with this one's
-    options; NMI at least :data:`SAME_LEVEL`), 0 when ``w_(n-1)`` has no
-    such level.  A cluster's confidence is the same mean for the cluster:
-    the share of resamples that set it apart within its level
-    (:func:`cluster.separation.cluster_separations`), and that of the cluster
-    of the same level of ``w_(n-1)`` holding more than half of their hosts'
-    union, 0 when there is none.  A level is set apart on a resample exactly
+    (:func:`level_separations`), and the same share on resamples of the
+    first ``n - 1`` iterations (after two, ``w_1`` alone; after one, 0),
+    each cluster cut where all ``n`` cut it
+    (:func:`cluster.separation.weakest_cuts`).  A cluster's confidence is
+    the same mean for the cluster: the share of resamples that set it apart
+    within its level (:func:`cluster.separation.cluster_separations`), then
+    and one iteration earlier.  A level is set apart on a resample exactly
     when all its clusters are, so a level is never more sure than its least
     sure cluster.  Both looks are recorded (``params["confidence"]["separated"]``,
     ``["separated_clusters"]``, ``["before"]``).  The resamples keep each
@@ -454,11 +446,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     seed : int, Generator or None, default 0
         The same seed gives the same result; None draws a fresh one.
     n_jobs : int or None
-        Processes for rebuilding the hierarchy of ``w_(n-1)``
+        Processes judging the levels, one level each at most
         (:func:`cluster.parallel.effective_jobs`); the result does not depend on it.
-    previous : sequence of JudgedLevel, optional
-        The levels of ``w_(n-1)`` with their shares of separated resamples
-        (:func:`previous_levels`); made here when not given.
 
     Returns
     -------
@@ -487,19 +476,22 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     labels = [hierarchy.labels(k) for k in range(1, hierarchy.depth + 1)]
     strata = root_strata(sampler, labels[-1])
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng, strata=strata)
-    now = [_shares(sampler, level, plan, minimum) for level in labels]
-    if previous is None:
-        previous = previous_levels(hierarchy, sampler, min_separation=minimum,
-                                   resamples=resamples, seed=rng, n_jobs=n_jobs)
-    before, before_clusters = [], []
-    for level in labels:
-        same = [p for p in previous
-                if len(np.unique(p.labels)) == len(np.unique(level))
-                and nmi(p.labels, level) >= SAME_LEVEL]
-        match = max(same, key=lambda p: p.share, default=None)
-        before.append(0.0 if match is None else match.share)
-        before_clusters.append(np.zeros(int(level.max()) + 1) if match is None else
-                               _matched(level, match.labels, match.clusters))
+    if sampler.n_iterations >= 2:
+        fewer = IterationSampler.of(sampler.first(sampler.n_iterations - 1))
+        back = _plan(fewer, labels, resamples, rng)
+
+    def judge(level: np.ndarray) -> tuple[JudgedLevel, JudgedLevel]:
+        """The level on resamples of all the iterations, and of one fewer, cut where all
+        the iterations cut each cluster."""
+        side = weakest_cuts(sampler.weights, level)
+        then = (_shares(fewer, level, back, minimum, side) if sampler.n_iterations >= 2 else
+                JudgedLevel(level, 0.0, np.zeros(int(level.max()) + 1), float("nan")))
+        return _shares(sampler, level, plan, minimum, side), then
+
+    judged, _ = fork_map(judge, labels, effective_jobs(n_jobs, len(labels), sampler.n_edges))
+    now = [x for x, _ in judged]
+    before = [x.share for _, x in judged]
+    before_clusters = [x.clusters for _, x in judged]
     out = Hierarchy(levels=[[replace(c, confidence=float((now[k].clusters[i]
                                                            + before_clusters[k][i]) / 2))
                              for i, c in enumerate(level)]
@@ -527,9 +519,11 @@ class JudgedLevel:
 
 
 def _shares(sampler: IterationWeights, labels: np.ndarray, plan: list[np.ndarray],
-            minimum: float) -> JudgedLevel:
-    """One level judged on the resamples of ``plan``: shares of the level and its clusters."""
-    side = weakest_cuts(sampler.weights, labels)
+            minimum: float, side: np.ndarray | None = None) -> JudgedLevel:
+    """One level judged on the resamples of ``plan``: shares of the level and its clusters
+    (each cluster cut where ``side`` says, by default its weakest cut in the sampler's data)."""
+    if side is None:
+        side = weakest_cuts(sampler.weights, labels)
     everything = np.ones(sampler.n_iterations)    # w_n itself, judged first
     per = resampled_cluster_separations(sampler, labels, [everything, *plan], side)
     full, per = per[0], per[1:]
@@ -538,18 +532,6 @@ def _shares(sampler: IterationWeights, labels: np.ndarray, plan: list[np.ndarray
     apart = np.where(np.isnan(per), np.inf, per) >= minimum
     return JudgedLevel(labels, float(apart.all(axis=1).mean()), apart.mean(axis=0),
                          float(np.nanmin(full)))
-
-
-def _matched(labels: np.ndarray, other: np.ndarray, shares: np.ndarray) -> np.ndarray:
-    """Per cluster of ``labels``, the share of the cluster of ``other`` holding more than half
-    of their union (0 when none does)."""
-    k, f = int(labels.max()) + 1, int(other.max()) + 1
-    both = np.zeros((k, f))
-    np.add.at(both, (labels, other), 1.0)
-    union = np.bincount(labels, minlength=k)[:, None] + np.bincount(other, minlength=f) - both
-    jaccard = both / np.maximum(union, 1)
-    best = jaccard.argmax(axis=1)
-    return np.where(jaccard[np.arange(k), best] > 0.5, shares[best], 0.0)
 
 
 def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
@@ -580,43 +562,18 @@ def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
     """
     sampler = as_sampler(sampler)
     minimum = RESAMPLE_SEPARATION if min_separation is None else min_separation
-    plan = ([np.ones(1, dtype=np.int64)] if sampler.n_iterations == 1 or not labels else
-            resample_plan(sampler.n_iterations, resamples, seed=seed,
-                          strata=root_strata(sampler, labels[-1]))[1])
+    plan = _plan(sampler, labels, resamples, seed)
     return [_shares(sampler, np.asarray(level), plan, minimum) for level in labels]
 
 
-def previous_levels(hierarchy: Hierarchy, sampler: Any, *, min_separation: float | None = None,
-                    resamples: int = SEPARATION_RESAMPLES, seed: Seed = 0,
-                    n_jobs: int | None = None) -> list[JudgedLevel]:
-    """The levels of ``w_(n-1)``, each judged by :func:`level_shares`.
-
-    The hierarchy of the first ``n - 1`` iterations is built with the
-    options recorded in ``hierarchy.params``.  After two iterations, ``w_1``
-    is judged on itself.  Empty after one iteration.
-
-    Examples
-    --------
-    >>> from tomography.synthetic import planted_hierarchy
-    >>> from cluster.averaged_edge import averaged_edge_hierarchy
-    >>> m = planted_hierarchy((2, 3), 16, iterations=4, seed=3)
-    >>> sampler = IterationSampler.from_measurement(m)
-    >>> h = averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0)
-    >>> [(len(set(p.labels)), round(p.share, 2)) for p in previous_levels(h, sampler)]
-    [(6, 1.0), (2, 1.0)]
-    """
-    sampler = as_sampler(sampler)
-    if sampler.n_iterations < 2:
-        return []
-    fewer = IterationSampler.of(sampler.first(sampler.n_iterations - 1))
-    p = hierarchy.params
-    rebuilt = {key: p[key] for key in ("linkage", "start", "loops", "engine", "resolution",
-                                       "restarts", "shuffles", "z", "reassign", "seed")
-               if key in p}
-    h = averaged_edge_hierarchy(fewer.graph, hierarchy.hosts, n_jobs=n_jobs, **rebuilt)
-    labels = [h.labels(k) for k in range(1, h.depth + 1)]
-    return level_shares(fewer, labels, resamples=resamples, min_separation=min_separation,
-                        seed=seed)
+def _plan(sampler: IterationWeights, labels: Sequence[np.ndarray], resamples: int,
+          seed: Seed) -> list[np.ndarray]:
+    """The resamples judging ``labels`` (strata: the coarsest level's clusters); a single
+    iteration is its own only resample."""
+    if sampler.n_iterations == 1 or not labels:
+        return [np.ones(1, dtype=np.int64)]
+    return resample_plan(sampler.n_iterations, resamples, seed=seed,
+                         strata=root_strata(sampler, np.asarray(labels[-1])))[1]
 
 
 def level_separations(sampler: Any, labels: Sequence[np.ndarray], *,
@@ -662,13 +619,6 @@ def level_separations(sampler: Any, labels: Sequence[np.ndarray], *,
     shares = level_shares(sampler, labels, resamples=resamples, min_separation=min_separation,
                           seed=seed)
     return [x.share for x in shares], [x.separation for x in shares]
-
-
-def _step_labels(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """The cluster of the upper level of each cluster of the lower level."""
-    step = np.zeros(int(lower.max()) + 1, dtype=np.int64)
-    step[lower] = upper
-    return step
 
 
 def supported_levels(hierarchy: Hierarchy) -> list[int]:

@@ -18,7 +18,6 @@ from typing import Sequence
 import numpy as np
 
 from cluster.accuracy import nmi
-from cluster.confidence import SAME_LEVEL, JudgedLevel
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
 from tomography.dataset import Measurement
@@ -29,6 +28,9 @@ from tomography.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
            "FAINT", "replay_stop_rule"]
+
+SAME_LEVEL = 0.95
+"""NMI at which a level supported at one iteration is the same as one supported at another."""
 
 DEFAULT_STABLE = 2
 """Iterations before the current one in which a level must have been supported to have
@@ -181,7 +183,6 @@ class StableHierarchy:
         self._strongest: list[float] = []
         self.flat = False
         self.held_back = "no iteration yet"
-        self._previous: tuple[int, list[JudgedLevel]] | None = None
 
     def _same(self, a: np.ndarray, b: np.ndarray) -> bool:
         return len(a) == len(b) and (bool(np.array_equal(a, b))
@@ -202,15 +203,7 @@ class StableHierarchy:
                                     **self.options)
         measured = sampler.n_iterations >= 2
         if measured:
-            n = sampler.n_iterations
-            before = (self._previous[1] if self._previous and self._previous[0] == n - 1
-                      else None)   # w_(n-1)'s levels, analysed the iteration before
-            h = hierarchy_confidence(h, sampler, seed=self.seed, previous=before)
-            judged = h.params["confidence"]
-            self._previous = (n, [JudgedLevel(h.labels(k), share, np.asarray(clusters), sep)
-                                  for k, (share, clusters, sep) in enumerate(zip(
-                                      judged["separated"], judged["separated_clusters"],
-                                      judged["separations"]), 1)])
+            h = hierarchy_confidence(h, sampler, seed=self.seed)
         reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1)
                          if not measured or h.supported(k))
         return self.observe(reported, measured,

@@ -166,8 +166,8 @@ def confidence_note(hierarchy: Hierarchy) -> str:
             + f" in which every cluster of a level holds together inside (at its weakest "
             f"cut) {how.get('min_separation', 1.3):g}x more than any two clusters of the level "
             f"are tied (per host pair)"
-            + (", averaged with the same share for the level found with one iteration fewer "
-               "(0 where there was none); a cluster's, the same for the cluster"
+            + (", averaged with the same share on resamples of the first "
+               f"{how['iterations'] - 1} iterations; a cluster's, the same for the cluster"
                if "before" in how else "")
             + f"; a level needs {how['threshold']:.2f}")
     dropped = hierarchy.params.get("dropped_levels") or []
