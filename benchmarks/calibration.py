@@ -1,45 +1,58 @@
-"""Calibrate the confidence and the stop rule on a family of random networks nobody tuned for.
+"""Calibrate the confidence and the stop rule on families of random networks nobody tuned for.
 
-The family is ``benchmarks/random_networks.py`` (grids, data centres,
-chains and meshes of routers, 19 to 96 hosts, 2 to 4 levels), each network
-simulated with three simulator seeds and 15 broadcast iterations.  For
-every network, seed and ``n = 1 .. 15`` the hierarchy of ``w_n`` is built
+Three parts (:data:`PARTS`), each analysed the same way and reported apart:
+
+* **small**: ``benchmarks/random_networks.py`` (grids, data centres, chains
+  and meshes of routers, 19 to 96 hosts, 2 to 4 levels), each simulated with
+  three seeds, whole 16 MiB broadcasts;
+* **real**: the same networks at testbed size (19-28 hosts), measured by
+  real libtorrent broadcasts with every default of ``tomography measure
+  bittorrent`` (``benchmarks/real_family.py``), two seeds;
+* **large**: the same networks grown to 200-4096 hosts, simulated as a
+  measurement ends its broadcasts (block quota, size; ``benchmarks/large_family.py``),
+  two seeds.
+
+For every network, seed and ``n = 1 .. 15`` the hierarchy of ``w_n`` is built
 with every level kept (:func:`cluster.averaged_edge.averaged_edge_hierarchy`;
-cached under ``benchmarks/_data/family-levels/``) and each level's separation
-is resampled 64 times (:mod:`cluster.separation`; cached apart, under
-``family-separations/``, so that a change of the statistic does not rebuild
-the hierarchies); a level's confidence is then, as
+cached under ``benchmarks/_data/<part root>-levels/``) and each level's
+separation is resampled 64 times on all ``n`` iterations and 64 times on the
+first ``n - 1`` (:mod:`cluster.separation`; cached apart, under
+``<part root>-separations/``, so that a change of the statistic does not
+rebuild the hierarchies); a level's confidence is then, as
 :func:`cluster.confidence.hierarchy_confidence` gives it, the mean of its
-share of separated resamples and that of the same level at ``n - 1`` (at
-``n = 2``, whether ``w_1`` alone sets it apart).  The resamples keep the
-share of roots each cluster of the top level held
-(:func:`cluster.confidence.root_strata`).
+two shares of separated resamples (at ``n = 2``, the second is whether ``w_1``
+alone sets it apart).  The resamples keep the share of roots each cluster of
+the top level held (:func:`cluster.confidence.root_strata`).
 
 What it prints (Markdown, also saved to ``/tmp/calibration.md``):
 
 1. **The truth.**  A level is *right* when it is, within NMI :data:`RIGHT`,
    a grouping of the network's host groups that its long-run data (``w_15``
    pooled over the seeds, :class:`LongRun`) set apart: separation at least
-   :data:`cluster.separation.MIN_SEPARATION`.  Topology-only definitions
-   (the thesis's model with the NIC share; :mod:`truth_model` per RTT scale
-   and gap) are checked against those data first: the table counts the
-   partitions they and the data disagree on.
+   :data:`cluster.separation.MIN_SEPARATION`.  On the small part,
+   topology-only definitions (the thesis's model with the NIC share;
+   :mod:`truth_model` per RTT scale and gap) are checked against those data
+   first: the table counts the partitions they and the data disagree on.
 2. **The support rule** (a resample sets a level apart at a minimum
-   separation; a level is supported at a confidence threshold), chosen on a
-   training split (networks of even number, seeds 0 and 1) and judged on a
-   held-out split (networks of odd number, seed 2); the reliability table
-   bins the confidence against the share of levels right.
+   separation; a level is supported at a confidence threshold), chosen on the
+   training splits (networks of even number: seeds 0 and 1 of the small
+   part, both seeds of the others) and judged on the held-out splits
+   (networks of odd number: seed 2 of the small part, both seeds of the
+   others), each part on its own; the reliability tables bin the confidence
+   against the share of levels right.
 3. **The stop rule**, replayed from the recorded levels for a grid of rules:
    in how many runs it stops within 15 iterations, how often what it stopped
-   on is right; one chosen on the training split.
+   on is right; one chosen on the training splits.
 4. **three-sites at n = 2** (the thesis's figure), level by level.
 
 Run::
 
-    .venv/bin/python benchmarks/random_networks.py     # simulate the family once (25-50 min)
-    .venv/bin/python benchmarks/calibration.py         # levels collected once (~35 min on one
-                                                       # core, cached), separations once
-                                                       # (~3 min), then ~7 min
+    .venv/bin/python benchmarks/random_networks.py     # simulate the small part (25-50 min)
+    sudo .venv/bin/python benchmarks/real_family.py    # measure the real part (~75 min)
+    .venv/bin/python benchmarks/large_family.py        # simulate the large part
+    .venv/bin/python benchmarks/calibration.py         # levels and separations once (cached),
+                                                       # then minutes
+    .venv/bin/python benchmarks/calibration.py --parts small real
     .venv/bin/python benchmarks/calibration.py --quick # 6 networks, seed 0: a smoke test
 """
 
@@ -50,6 +63,7 @@ import json
 import time
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -58,22 +72,22 @@ import numpy as np
 from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.confidence import (SAME_LEVEL, IterationSampler, hierarchy_confidence,
+from cluster.confidence import (IterationSampler, hierarchy_confidence,
                                 resample_plan, root_strata)
 from cluster.modularity import canonical_labels
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
-from random_networks import DEFAULT_COUNT, DEFAULT_SEEDS, FAMILY_ROOT, random_network
+from large_family import LARGE_ROOT
+from random_networks import FAMILY_ROOT, iterations_done, random_network
+from real_family import REAL_ROOT
 from tomography.dataset import read_measurement
 from truth_model import truth_partitions
 from tomography.topology import parse_topology
 from tomography.truth_labels import labels_at_depth, truth_depth
 
 OUTPUT = Path("/tmp/calibration.md")
-LEVELS = FAMILY_ROOT.parent / "family-levels"
 FORMAT = 5
 """Bumped when what a cached record holds changes."""
-STATS = FAMILY_ROOT.parent / "family-separations"
-STATS_FORMAT = 2
+STATS_FORMAT = 3
 """Bumped when the separation statistic (:mod:`cluster.separation`) changes."""
 RIGHT = 0.95
 SCALES = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, float("inf"))
@@ -83,7 +97,66 @@ THRESHOLDS = (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9)
 PRECISION = 0.955
 """Share of supported levels right that the rule must reach on the training split."""
 RESAMPLES = 64
-HELD_OUT_SEED = 2
+ITERATIONS = 15
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of the family: where its datasets are, their seeds, and the split.
+
+    Networks of even number are the training split (with ``train_seeds``), of odd
+    number the held-out split (with ``held_out_seeds``); the levels of each network
+    are cached under ``<root>-levels`` and their separations under ``<root>-separations``.
+    """
+    name: str
+    root: Path
+    seeds: tuple[int, ...]
+    train_seeds: tuple[int, ...]
+    held_out_seeds: tuple[int, ...]
+    description: str
+
+    @property
+    def levels(self) -> Path:
+        return self.root.parent / f"{self.root.name}-levels"
+
+    @property
+    def stats(self) -> Path:
+        return self.root.parent / f"{self.root.name}-separations"
+
+    def split(self, network: str, seed: int) -> str:
+        number = int(network.rsplit("-", 1)[1])
+        if number % 2 == 0:
+            return "train" if seed in self.train_seeds else "unused"
+        return "held-out" if seed in self.held_out_seeds else "unused"
+
+    def networks(self) -> list[str]:
+        """The networks whose every seed has :data:`ITERATIONS` iterations on disk."""
+        if not self.root.is_dir():
+            return []
+        return sorted(d.name for d in self.root.iterdir()
+                      if all(iterations_done(d / f"seed{s}") >= ITERATIONS for s in self.seeds))
+
+
+PARTS = {
+    "small": Part("small", FAMILY_ROOT, (0, 1, 2), (0, 1), (2,),
+                  "simulated, 19-96 hosts, whole 16 MiB broadcasts (random_networks.py)"),
+    "real": Part("real", REAL_ROOT, (0, 1), (0, 1), (0, 1),
+                 "real libtorrent broadcasts on the testbed, 19-28 hosts, every default of "
+                 "measure bittorrent (real_family.py)"),
+    "large": Part("large", LARGE_ROOT, (0, 1), (0, 1), (0, 1),
+                  "simulated, 200-4096 hosts, measure bittorrent's quota and size "
+                  "(large_family.py)"),
+}
+
+
+def topology_of(path: Path):
+    """The topology a dataset was measured on: the simulator's record, or the file beside a
+    real run's seeds (``real_family.py``)."""
+    model = read_measurement(path).meta.get("topology_model")
+    if model is None:
+        import yaml
+        model = yaml.safe_load((path.parent / "topology.yaml").read_text())
+    return parse_topology(model)
 
 
 def _key(groups: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
@@ -95,16 +168,16 @@ def _host_labels(groups: Iterable[Iterable[str]], cluster_of: list[str]) -> list
     return [index[c] for c in cluster_of]
 
 
-def collect(name: str, seed: int, root: Path = FAMILY_ROOT) -> dict[str, Any]:
-    """Every level of every ``w_n`` of one simulated network, and the data's verdict on its
-    candidate truths (cached as JSON under :data:`LEVELS`)."""
-    cache = LEVELS / f"{name}-seed{seed}.json"
+def collect(part: Part, name: str, seed: int) -> dict[str, Any]:
+    """Every level of every ``w_n`` of one network, and the data's verdict on its candidate
+    truths (cached as JSON under the part's levels)."""
+    cache = part.levels / f"{name}-seed{seed}.json"
     if cache.exists():
         record = json.loads(cache.read_text())
         if record.get("format") == FORMAT:
-            return record
-    m = read_measurement(root / name / f"seed{seed}")
-    topo = parse_topology(m.meta["topology_model"])
+            return {**record, "part": part.name}
+    m = read_measurement(part.root / name / f"seed{seed}")
+    topo = topology_of(part.root / name / f"seed{seed}")
     hosts = sorted(m.host_names)
     cluster_of = [topo.host_index[h].cluster for h in hosts]
     last = len(m.iteration_ids)
@@ -120,8 +193,8 @@ def collect(name: str, seed: int, root: Path = FAMILY_ROOT) -> dict[str, Any]:
     sampler = IterationSampler.from_measurement(m)
     candidates = {}
     for beta in SCALES:
-        for part in truth_partitions(topo, rtt_scale=beta, min_gap=1.0):
-            candidates.setdefault(_key(part.clusters), None)
+        for proposed in truth_partitions(topo, rtt_scale=beta, min_gap=1.0):
+            candidates.setdefault(_key(proposed.clusters), None)
     depth = truth_depth({c.name: c.label for c in topo.clusters})
     for d in range(1, depth + 1):
         names = [c.name for c in topo.clusters]
@@ -141,23 +214,26 @@ def collect(name: str, seed: int, root: Path = FAMILY_ROOT) -> dict[str, Any]:
     record = {"format": FORMAT, "name": name, "seed": seed, "hosts": len(hosts),
               "description": topo.description, "levels": levels, "candidates": checked,
               "cluster_of": cluster_of}
-    LEVELS.mkdir(parents=True, exist_ok=True)
+    part.levels.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(record))
-    return record
+    return {**record, "part": part.name}
 
 
-def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict]:
+def separations(record: dict[str, Any]) -> list[dict]:
     """Per level of a record (:func:`collect`), its separation on ``w_n`` and on each of
-    :data:`RESAMPLES` resamples, as :func:`cluster.confidence.level_separations` judges
-    it (after one iteration, on ``w_1`` alone: ``"on_itself"``, for the look back at
-    ``n = 2``); cached under :data:`STATS` apart from the levels, so that a change of the
-    statistic does not rebuild the hierarchies."""
-    cache = STATS / f"{record['name']}-seed{record['seed']}.json"
+    :data:`RESAMPLES` resamples, and (``"back"``) the same level's separations on resamples
+    of the first ``n - 1`` iterations, cut where ``w_n`` cuts it, as
+    :func:`cluster.confidence.one_iteration_back` judges it (at ``n = 2``, on ``w_1``
+    alone; after one iteration, ``"on_itself"`` alone); cached under the part's separations,
+    apart from the levels, so that a change of the statistic does not rebuild the
+    hierarchies."""
+    part = PARTS[record["part"]]
+    cache = part.stats / f"{record['name']}-seed{record['seed']}.json"
     if cache.exists():
         stored = json.loads(cache.read_text())
         if stored.get("format") == STATS_FORMAT:
             return stored["levels"]
-    m = read_measurement(root / record["name"] / f"seed{record['seed']}")
+    m = read_measurement(part.root / record["name"] / f"seed{record['seed']}")
     hosts = sorted(m.host_names)
     out: list[dict] = []
     samplers: dict[int, IterationSampler] = {}
@@ -166,7 +242,8 @@ def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict]:
     for lv in record["levels"]:
         n = lv["n"]
         if n not in samplers:
-            samplers = {n: IterationSampler.from_measurement(m, iterations=n)}
+            samplers = {k: IterationSampler.from_measurement(m, iterations=k)
+                        for k in (n - 1, n) if k >= 1}
         sampler = samplers[n]
         order = [where[h] for h in sampler.graph.hosts]
         own = np.asarray(lv["labels"])[order]
@@ -175,12 +252,20 @@ def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict]:
         if n < 2:
             out.append({"on_itself": [round(min(full, 1e6), 4)]})
             continue
-        strata = root_strata(sampler, np.asarray(top[n]["labels"])[order])
-        _, plan = resample_plan(n, RESAMPLES, seed=1, strata=strata)
+        coarsest = np.asarray(top[n]["labels"])[order]
+        _, plan = resample_plan(n, RESAMPLES, seed=1, strata=root_strata(sampler, coarsest))
         seps = resampled_separations(sampler, own, plan, side)
+        fewer = samplers[n - 1]
+        if n == 2:
+            back = [separation(fewer.graph, own, side)]
+        else:
+            _, plan = resample_plan(n - 1, RESAMPLES, seed=2,
+                                    strata=root_strata(fewer, coarsest))
+            back = resampled_separations(fewer, own, plan, side)
         out.append({"separation": full,
-                    "resampled": np.round(np.minimum(seps, 1e6), 4).tolist()})
-    STATS.mkdir(parents=True, exist_ok=True)
+                    "resampled": np.round(np.minimum(seps, 1e6), 4).tolist(),
+                    "back": np.round(np.minimum(back, 1e6), 4).tolist()})
+    part.stats.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"format": STATS_FORMAT, "levels": out}))
     return out
 
@@ -188,7 +273,7 @@ def separations(record: dict[str, Any], root: Path = FAMILY_ROOT) -> list[dict]:
 # ----------------------------------------------------------------------------- analysis
 
 class LongRun:
-    """A network's long-run data: ``w_15`` pooled over every simulator seed (45 broadcasts).
+    """A network's long-run data: ``w_15`` pooled over its seeds (45 or 30 broadcasts).
 
     A level is right when it is, within :data:`RIGHT` (NMI), a partition of the
     topology's host groups (hosts behind one switch are never told apart) that
@@ -196,9 +281,10 @@ class LongRun:
     :data:`cluster.separation.MIN_SEPARATION`).
     """
 
-    def __init__(self, name: str, seeds: Iterable[int], root: Path = FAMILY_ROOT) -> None:
+    def __init__(self, name: str, seeds: Iterable[int], root: Path) -> None:
         from tomography.weights import mean_weights
 
+        seeds = list(seeds)
         ms = [read_measurement(root / name / f"seed{s}") for s in seeds]
         self.hosts = sorted(ms[0].host_names)
         total = None
@@ -207,7 +293,7 @@ class LongRun:
             w = mean_weights(m)[order][:, order]
             total = w if total is None else total + w
         self.weights = total / len(ms)
-        topo = parse_topology(ms[0].meta["topology_model"])
+        topo = topology_of(root / name / f"seed{seeds[0]}")
         groups = [topo.host_index[h].cluster for h in self.hosts]
         self.cluster_of = groups
         _, self.group = np.unique(groups, return_inverse=True)
@@ -231,12 +317,19 @@ class LongRun:
         return float(nmi(labels, snapped)), self._separations[key]
 
 
+def network(record: dict) -> str:
+    """A network's key across parts: ``part/name``."""
+    return f"{record['part']}/{record['name']}"
+
+
 def long_runs(records: list[dict]) -> dict[str, LongRun]:
-    """:class:`LongRun` of every network of the records (all its seeds pooled)."""
+    """:class:`LongRun` of every network of the records (all its seeds pooled), by
+    :func:`network`."""
     seeds = defaultdict(list)
     for r in records:
-        seeds[r["name"]].append(r["seed"])
-    return {name: LongRun(name, sorted(s)) for name, s in seeds.items()}
+        seeds[network(r)].append(r["seed"])
+    return {key: LongRun(key.split("/")[1], sorted(s), PARTS[key.split("/")[0]].root)
+            for key, s in seeds.items()}
 
 
 def definition_check(records: list[dict], judges: dict[str, LongRun]
@@ -248,11 +341,11 @@ def definition_check(records: list[dict], judges: dict[str, LongRun]
     proposes and the network's designed levels."""
     from tomography.ground_truth import threshold_partitions
 
-    topologies = {r["name"]: parse_topology(random_network(int(r["name"].split("-")[1])))
+    topologies = {network(r): parse_topology(random_network(int(r["name"].split("-")[1])))
                   for r in records}
     candidates = defaultdict(set)
     for r in records:
-        candidates[r["name"]].update(_key(c["groups"]) for c in r["candidates"])
+        candidates[network(r)].update(_key(c["groups"]) for c in r["candidates"])
     separated = {}
     for name, keys in candidates.items():
         cluster_of = judges[name].cluster_of
@@ -294,30 +387,18 @@ def definition_check(records: list[dict], judges: dict[str, LongRun]
 def level_table(records: list[dict], judges: dict[str, LongRun],
                 stats: list[list[dict | None]]) -> list[dict]:
     """Every level, with its separations (``stats``, per record :func:`separations`), whether
-    it is right (:class:`LongRun`), its split, and the resampled separations of the levels
-    of ``w_(n-1)`` that are the same level (NMI :data:`cluster.confidence.SAME_LEVEL`)."""
+    it is right (:class:`LongRun`) and its split."""
     out = []
     for r, measured in zip(records, stats):
-        judge = judges[r["name"]]
-        number = int(r["name"].split("-")[1])
-        split = ("held-out" if number % 2 == 1 and r["seed"] == HELD_OUT_SEED else
-                 "train" if number % 2 == 0 and r["seed"] != HELD_OUT_SEED else "unused")
+        judge = judges[network(r)]
+        split = PARTS[r["part"]].split(r["name"], r["seed"])
         rows = []
         for lv, stat in zip(r["levels"], measured):
             best, long_sep = judge.verdict(np.asarray(lv["labels"]))
             right = best >= RIGHT and long_sep >= MIN_SEPARATION
-            rows.append({**lv, **(stat or {}), "name": r["name"], "seed": r["seed"],
-                         "split": split, "best": best, "long_run": long_sep,
+            rows.append({**lv, **(stat or {}), "name": network(r), "seed": r["seed"],
+                         "part": r["part"], "split": split, "best": best, "long_run": long_sep,
                          "right": bool(right)})
-        by_n = defaultdict(list)
-        for row in rows:
-            by_n[row["n"]].append(row)
-        for row in rows:
-            row["before"] = [o.get("resampled", o.get("on_itself"))
-                             for o in by_n.get(row["n"] - 1, [])
-                             if len(set(o["labels"])) == len(set(row["labels"]))
-                             and nmi(np.asarray(o["labels"]),
-                                     np.asarray(row["labels"])) >= SAME_LEVEL]
         out += rows
     return out
 
@@ -325,13 +406,11 @@ def level_table(records: list[dict], judges: dict[str, LongRun],
 def confidence(level: dict, minimum: float) -> float | None:
     """A level's confidence as :func:`cluster.confidence.hierarchy_confidence` gives it: the
     mean of the share of its resamples whose separation reaches ``minimum`` and the same
-    share for the same level one iteration before (0 when there is none)."""
+    share on resamples of one iteration fewer."""
     if "resampled" not in level:
         return None
-    own = float(np.mean(np.asarray(level["resampled"]) >= minimum))
-    before = max((float(np.mean(np.asarray(r) >= minimum)) for r in level["before"]),
-                 default=0.0)
-    return (own + before) / 2
+    return float(np.mean(np.asarray(level["resampled"]) >= minimum)
+                 + np.mean(np.asarray(level["back"]) >= minimum)) / 2
 
 
 def scores(levels: list[dict], shown) -> tuple[float, float, int, int]:
@@ -461,10 +540,10 @@ def structure(records: list[dict], levels: list[dict], judges: dict[str, LongRun
     for lv in levels:
         out[lv["name"]] |= lv["right"]
     for r in records:
-        judge = judges[r["name"]]
+        judge = judges[network(r)]
         for c in r["candidates"]:
             labels = np.asarray(_host_labels(_key(c["groups"]), judge.cluster_of))
-            out[r["name"]] |= judge.verdict(labels)[1] >= MIN_SEPARATION
+            out[network(r)] |= judge.verdict(labels)[1] >= MIN_SEPARATION
     return out
 
 
@@ -516,16 +595,17 @@ def three_sites(minimum: float, threshold: float) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="6 networks, seed 0")
-    parser.add_argument("--count", type=int, default=DEFAULT_COUNT)
+    parser.add_argument("--parts", nargs="+", choices=sorted(PARTS), default=list(PARTS),
+                        help="the parts of the family (default: all three)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the small part's first 6 networks, seed 0: a smoke test")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     t0 = time.perf_counter()
-    count = 6 if args.quick else args.count
-    seeds = (0,) if args.quick else DEFAULT_SEEDS
-    names = [random_network(i)["name"] for i in range(count)]
-    tasks = [(name, s) for name in names for s in seeds
-             if (FAMILY_ROOT / name / f"seed{s}" / "meta.json").exists()]
+    parts = [PARTS["small"]] if args.quick else [PARTS[p] for p in args.parts]
+    tasks = [(part, name, s) for part in parts
+             for name in (part.networks()[:6] if args.quick else part.networks())
+             for s in ((0,) if args.quick else part.seeds)]
     with ProcessPoolExecutor(args.jobs) as pool:
         records = list(pool.map(collect, *zip(*tasks)))
         stats = list(pool.map(separations, records))
@@ -533,47 +613,60 @@ def main() -> None:
     levels = level_table(records, judges, stats)
     measured = [lv for lv in levels if "resampled" in lv]
     lines = [f"Command: `{command_line()}`", "", machine_line(), "",
-             f"{len(records)} runs ({len(judges)} networks x seeds "
-             f"{', '.join(map(str, seeds))}, 15 iterations each), {len(levels)} levels "
-             f"({len(measured)} at n >= 2, with a confidence; "
-             f"{sum(lv['right'] for lv in measured)} of them right).",
-             "", "### Topology-only definitions against the long-run data", ""]
-    check, (beta, gap) = definition_check(records, judges)
-    lines += check + ["", f"Fewest disagreements among the rate models: RTT scale {beta} s, "
-                          f"gap {gap}.", ""]
+             "| part | what | networks | runs | levels at n >= 2 | of them right |",
+             "|---|---|---|---|---|---|"]
+    for part in parts:
+        mine = [lv for lv in measured if lv["part"] == part.name]
+        lines.append(f"| {part.name} | {part.description} | "
+                     f"{len({network(r) for r in records if r['part'] == part.name})} | "
+                     f"{sum(r['part'] == part.name for r in records)} | {len(mine)} | "
+                     f"{sum(lv['right'] for lv in mine)} |")
+    small = [r for r in records if r["part"] == "small"]
+    if small:
+        check, (beta, gap) = definition_check(small, judges)
+        lines += ["", "### Topology-only definitions against the long-run data (small part)",
+                  ""] + check + ["", f"Fewest disagreements among the rate models: RTT scale "
+                                     f"{beta} s, gap {gap}.", ""]
     rule_rows, (s, t) = choose_rule(levels)
-    lines += ["### The support rule on the training split", ""] + rule_rows
+    lines += ["### The support rule on the training split (every part's)", ""] + rule_rows
     lines += ["", f"Chosen (the most right levels supported with at least "
                   f"{PRECISION:.1%} of the supported right, on the training split): "
                   f"minimum separation of a resample {s}, "
                   f"confidence threshold {t}.", ""]
-    lines += ["### Held-out figures", "",
-              "| split | rule | supported right | right supported | supported | right |",
+    lines += ["### Held-out figures, per part", "",
+              "| part | split | supported right | right supported | supported | right |",
               "|---|---|---|---|---|---|"]
-    for split in ("train", "held-out"):
-        part = [lv for lv in measured if lv["split"] == split]
-        rules = [(f"separation {s}, threshold {t}", lambda lv: confidence(lv, s) >= t)]
-        for rule, shown in rules:
-            p, r, n_sup, n_right = scores(part, shown)
-            lines.append(f"| {split} | {rule} | {p:.3f} | {r:.3f} | {n_sup} | {n_right} |")
-    held = [lv for lv in measured if lv["split"] == "held-out"]
-    lines += ["", "### Reliability", "", "Held-out levels:", ""] + reliability(held, s)
-    lines += ["", "Every level of the family (all splits):", ""] + reliability(measured, s)
-    structured = structure(records, levels, judges)
     shown = (lambda lv: confidence(lv, s) >= t)
+    for part in parts:
+        for split in ("train", "held-out"):
+            mine = [lv for lv in measured if lv["part"] == part.name and lv["split"] == split]
+            if mine:
+                p, r, n_sup, n_right = scores(mine, shown)
+                lines.append(f"| {part.name} | {split} | {p:.3f} | {r:.3f} | {n_sup} | "
+                             f"{n_right} |")
+    for part in parts:
+        held = [lv for lv in measured if lv["part"] == part.name and lv["split"] == "held-out"]
+        if held:
+            lines += ["", f"### Reliability: {part.name} part, held-out levels", ""]
+            lines += reliability(held, s)
+    structured = structure(records, levels, judges)
     chosen = choose_stop_rule(levels, shown, s, structured)
     lines += ["", "### The stop rule", "",
               f"{sum(structured.values())} of {len(structured)} networks have a partition "
               "their long-run data separate; on the others the right answer is \"no "
               "hierarchy\".", "",
-              "| split | rule | runs | stopped within 15 | of them flat | right when stopped | "
-              "mean n | with an unstable level |", "|---|---|---|---|---|---|---|---|"]
-    for split in ("train", "held-out"):
-        part = [lv for lv in levels if lv["split"] == split]
-        lines += stop_table(part, shown, split, STOP_RULES, structured, s)
-    lines += ["", f"Chosen on the training split: k = {chosen[0]}, \"no hierarchy\" after "
-                  f"{chosen[3]} iterations with no level at {chosen[4]}.", ""]
-    lines += ["### three-sites at n = 2", ""] + three_sites(s, t)
+              f"Chosen on the training split (every part's): k = {chosen[0]}, \"no hierarchy\" "
+              f"after {chosen[3]} iterations with no level at {chosen[4]}.", "",
+              "| part, split | rule | runs | stopped within 15 | of them flat | right when "
+              "stopped | mean n | with an unstable level |", "|---|---|---|---|---|---|---|---|"]
+    for part in parts:
+        for split in ("train", "held-out"):
+            mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
+            if mine:
+                lines += stop_table(mine, shown, f"{part.name}, {split}", STOP_RULES,
+                                    structured, s)
+    if small:
+        lines += ["", "### three-sites at n = 2", ""] + three_sites(s, t)
     lines += ["", f"Total {time.perf_counter() - t0:.0f} s."]
     text = "\n".join(lines)
     print(text)

@@ -532,6 +532,32 @@ def random_network(seed: int) -> Topo:
             "routers": net.routers, "links": net.links, "clusters": net.clusters}
 
 
+def resized(topology: Topo, hosts: int, *, smallest: int = 2) -> Topo:
+    """A copy of a family network with about ``hosts`` hosts, each host's share of every link
+    kept: each cluster's hosts and each link's capacity times ``hosts / total``.
+
+    Every cluster keeps at least ``smallest`` hosts (a cluster of one cannot be
+    found), so the total may exceed ``hosts``; latencies and NICs are kept.  The
+    description ends with what was done.
+
+    Examples
+    --------
+    >>> t = resized(random_network(3), 600)
+    >>> [c["hosts"] for c in t["clusters"]], [link["capacity"] for link in t["links"]][:2]
+    ([160, 200, 240], ['9.08Gbit/s', '54.3Gbit/s'])
+    """
+    out = json.loads(json.dumps(topology))
+    total = sum(c["hosts"] for c in out["clusters"])
+    for c in out["clusters"]:
+        c["hosts"] = max(smallest, round(c["hosts"] * hosts / total))
+    factor = sum(c["hosts"] for c in out["clusters"]) / total
+    for link in out["links"]:
+        link["capacity"] = bandwidth(_value(link["capacity"]) * factor)
+    out["description"] += (f"; resized: {sum(c['hosts'] for c in out['clusters'])} of {total} "
+                           f"hosts, links x {factor:.3g} with them")
+    return out
+
+
 def family(count: int = DEFAULT_COUNT, start: int = 0) -> list[Topo]:
     """The networks of seeds ``start`` .. ``start + count - 1``.
 
@@ -610,8 +636,9 @@ def iterations_done(path: Path) -> int:
         return 0
 
 
-def _check_complete(path: Path, topology: Topo, size: str, seed: int) -> None:
-    """Refuse a complete cached dataset made from another topology, size or seed."""
+def _check_complete(path: Path, topology: Topo, size: str, seed: int,
+                    block_quota: int | None = None) -> None:
+    """Refuse a complete cached dataset made from another topology, size, seed or quota."""
     from tomography.errors import DatasetError
     from tomography.units import parse_size
 
@@ -623,7 +650,8 @@ def _check_complete(path: Path, topology: Topo, size: str, seed: int) -> None:
     params = recorded.get("params") or {}
     wanted = {"topology_model": (recorded.get("topology_model"), topology),
               "params.file_size": (params.get("file_size"), parse_size(size)),
-              "params.seed": (params.get("seed"), seed)}
+              "params.seed": (params.get("seed"), seed),
+              "params.block_quota": (params.get("block_quota"), block_quota)}
     for field, (theirs, ours) in wanted.items():
         if theirs != ours:
             shown = "another topology of that name (the generator changed?)" \
@@ -633,9 +661,10 @@ def _check_complete(path: Path, topology: Topo, size: str, seed: int) -> None:
 
 
 def _simulate_one(topology: Topo, path: str, iterations: int, size: str,
-                  seed: int) -> tuple[str, int, float]:
+                  seed: int, block_quota: int | None = None) -> tuple[str, int, float]:
     """Simulate (or continue, or reuse) one dataset; (path, iterations simulated, seconds)."""
     from measure.simulator import simulate
+    from measure.swarm import SwarmParams
     from tomography.errors import DatasetError
     from tomography.topology import parse_topology
 
@@ -651,13 +680,16 @@ def _simulate_one(topology: Topo, path: str, iterations: int, size: str,
     t0 = time.perf_counter()
     out.parent.mkdir(parents=True, exist_ok=True)
     simulate(parse_topology(topology, source=topology["name"]), out, iterations=iterations,
-             file_size=size, seed=seed, resume=True)
+             file_size=size, seed=seed, resume=True,
+             params=SwarmParams(block_quota=block_quota))
     return path, max(iterations - done, 0), time.perf_counter() - t0
 
 
 def simulate_family(root: Path = FAMILY_ROOT, count: int = DEFAULT_COUNT,
                     seeds: Sequence[int] = DEFAULT_SEEDS, iterations: int = DEFAULT_ITERATIONS,
-                    size: str = DEFAULT_SIZE, jobs: int = 2, start: int = 0) -> list[Path]:
+                    size: str = DEFAULT_SIZE, jobs: int = 2, start: int = 0,
+                    topologies: Sequence[Topo] | None = None,
+                    block_quota: int | None = None) -> list[Path]:
     """Simulate every network of the family with every simulator seed into the cache.
 
     :func:`measure.simulator.simulate` with its defaults and ``resume``: a
@@ -681,6 +713,11 @@ def simulate_family(root: Path = FAMILY_ROOT, count: int = DEFAULT_COUNT,
         Simulations at once (processes).
     start : int
         First network seed.
+    topologies : sequence of dict, optional
+        Other networks than ``family(count, start)`` (``count`` and ``start`` unused).
+    block_quota : int, optional
+        End each broadcast once every host holds this many blocks
+        (:class:`measure.swarm.SwarmParams`); default whole broadcasts.
 
     Returns
     -------
@@ -688,21 +725,22 @@ def simulate_family(root: Path = FAMILY_ROOT, count: int = DEFAULT_COUNT,
         The datasets, network by network, seed by seed.
     """
     root = Path(root)
+    topologies = family(count, start) if topologies is None else list(topologies)
     tasks = [(topology, str(dataset_dir(root, topology["name"], s)), s)
-             for topology in family(count, start) for s in seeds]
+             for topology in topologies for s in seeds]
     todo = []
     for topology, path, s in tasks:
         if iterations_done(Path(path)) < iterations:
             todo.append((topology, path, s))   # the simulator checks what it continues
         else:
-            _check_complete(Path(path), topology, size, s)
-    print(f"{len(tasks)} datasets ({count} networks x {len(seeds)} seeds, {iterations} x {size}) "
+            _check_complete(Path(path), topology, size, s, block_quota)
+    print(f"{len(tasks)} datasets ({len(topologies)} networks x {len(seeds)} seeds, {iterations} x {size}) "
           f"in {root}: {len(tasks) - len(todo)} complete, {len(todo)} to simulate with "
           f"{jobs} jobs", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     simulated = 0
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_simulate_one, topology, path, iterations, size, s)
+        futures = [pool.submit(_simulate_one, topology, path, iterations, size, s, block_quota)
                    for topology, path, s in todo]
         try:
             for k, future in enumerate(as_completed(futures), 1):
