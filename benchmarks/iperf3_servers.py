@@ -215,7 +215,7 @@ def one_test(setup: Setup, prober: Prober, port: int | None, duration: int,
         Seconds of the whole test (server start and the wait until it
         listens included for a server per test), seconds of that start and
         wait alone (0 for a long-lived server), and
-        :func:`measure.probetools.parse_iperf3`'s result.
+        :func:`tomography.iperf3.parse_iperf3`'s result.
 
     Raises
     ------

@@ -47,7 +47,8 @@ from typing import Any, TextIO
 from measure.agent import (Send, check_address, event_sender, hello_event, host_facts, serve,
                            work_directory)
 from measure.probetools import (Credentials, iperf3_client, iperf3_server, netpipe_receiver,
-                                netpipe_transmitter, parse_iperf3, parse_netpipe)
+                                netpipe_transmitter, parse_netpipe)
+from tomography.iperf3 import parse_iperf3
 
 __all__ = ["TOOLS", "tool_versions", "iperf3_authenticates", "Prober", "serve_probes",
            "add_arguments", "run"]

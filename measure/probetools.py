@@ -2,8 +2,10 @@
 
 * iperf3 (``iperf3 -J``): :func:`iperf3_client`, :func:`iperf3_server`,
   :func:`iperf3_credentials` (a run's user, password and RSA key pair: a mesh's
-  servers take tests only from its own clients), :func:`parse_iperf3` (from :mod:`tomography.iperf3`: throughput on the
-  **receiver** side, bytes, retransmits, mean RTT, or the error iperf3 reported).
+  servers take tests only from its own clients); their reports are read by
+  :func:`tomography.iperf3.parse_iperf3` (throughput on the **receiver**
+  side, bytes, retransmits, mean RTT, or the error iperf3 reported), shared
+  with ``tomography import iperf3``.
 * NetPIPE (``NPtcp``): :func:`netpipe_receiver`, :func:`netpipe_transmitter`,
   :func:`parse_netpipe` (the curve: message size, one-way time, throughput)
   and :func:`hockney_fit`, Hockney's model ``T(m) = alpha + beta * m``
@@ -29,10 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from tomography.errors import ParameterError, ProbeError
-from tomography.iperf3 import parse_iperf3  # the reports' reader, shared with `import iperf3`
 
 __all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "Credentials", "iperf3_credentials",
-           "iperf3_server", "iperf3_client", "parse_iperf3",
+           "iperf3_server", "iperf3_client",
            "netpipe_receiver", "netpipe_transmitter", "parse_netpipe", "hockney_fit"]
 
 # iperf3's own defaults, stated so the help and meta.json can say them
