@@ -476,19 +476,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     labels = [hierarchy.labels(k) for k in range(1, hierarchy.depth + 1)]
     strata = root_strata(sampler, labels[-1])
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng, strata=strata)
-    if sampler.n_iterations >= 2:
-        fewer = IterationSampler.of(sampler.first(sampler.n_iterations - 1))
-        back = _plan(fewer, labels, resamples, rng)
-
-    def judge(level: np.ndarray) -> tuple[JudgedLevel, JudgedLevel]:
-        """The level on resamples of all the iterations, and of one fewer, cut where all
-        the iterations cut each cluster."""
-        side = weakest_cuts(sampler.weights, level)
-        then = (_shares(fewer, level, back, minimum, side) if sampler.n_iterations >= 2 else
-                JudgedLevel(level, 0.0, np.zeros(int(level.max()) + 1), float("nan")))
-        return _shares(sampler, level, plan, minimum, side), then
-
-    judged, _ = fork_map(judge, labels, effective_jobs(n_jobs, len(labels), sampler.n_edges))
+    back = _one_fewer(sampler.n_iterations, resamples, rng, strata)
+    judged, _ = fork_map(lambda level: _shares(sampler, level, plan, minimum, back), labels, effective_jobs(n_jobs, len(labels), sampler.n_edges))
     now = [x for x, _ in judged]
     before = [x.share for _, x in judged]
     before_clusters = [x.clusters for _, x in judged]
@@ -519,19 +508,37 @@ class JudgedLevel:
 
 
 def _shares(sampler: IterationWeights, labels: np.ndarray, plan: list[np.ndarray],
-            minimum: float, side: np.ndarray | None = None) -> JudgedLevel:
-    """One level judged on the resamples of ``plan``: shares of the level and its clusters
-    (each cluster cut where ``side`` says, by default its weakest cut in the sampler's data)."""
-    if side is None:
-        side = weakest_cuts(sampler.weights, labels)
+            minimum: float, back: list[np.ndarray] | None = None
+            ) -> tuple[JudgedLevel, JudgedLevel]:
+    """One level judged on the resamples of ``plan`` and of ``back``: shares of the level and
+    its clusters, each cluster cut at its weakest cut in all the iterations."""
+    side = weakest_cuts(sampler.weights, labels)
+    back = back or []
     everything = np.ones(sampler.n_iterations)    # w_n itself, judged first
-    per = resampled_cluster_separations(sampler, labels, [everything, *plan], side)
-    full, per = per[0], per[1:]
-    if np.isnan(per).all():      # every cluster one host: nothing to cut, nothing to judge
-        return JudgedLevel(labels, 0.0, np.zeros(per.shape[1]), float("nan"))
-    apart = np.where(np.isnan(per), np.inf, per) >= minimum
-    return JudgedLevel(labels, float(apart.all(axis=1).mean()), apart.mean(axis=0),
-                         float(np.nanmin(full)))
+    per = resampled_cluster_separations(sampler, labels, [everything, *plan, *back], side)
+    full = per[0]
+    looks = [per[1:len(plan) + 1], per[len(plan) + 1:]]
+    out = []
+    for look in looks:
+        if not len(look) or np.isnan(look).all():   # nothing to resample, or every cluster
+            out.append(JudgedLevel(labels, 0.0, np.zeros(per.shape[1]), float("nan")))
+            continue                                # one host: nothing to cut, to judge
+        apart = np.where(np.isnan(look), np.inf, look) >= minimum
+        out.append(JudgedLevel(labels, float(apart.all(axis=1).mean()), apart.mean(axis=0),
+                               float(np.nanmin(full))))
+    return out[0], out[1]
+
+
+def _one_fewer(n: int, resamples: int, seed: Seed, strata: np.ndarray | None
+               ) -> list[np.ndarray]:
+    """Resamples of the first ``n - 1`` of ``n`` iterations (the last one weighted 0), drawn
+    as :func:`resample_plan` draws them; the first iteration alone after two, none after one."""
+    if n < 2:
+        return []
+    if n == 2:
+        return [np.array([1, 0])]
+    kept = None if strata is None else np.asarray(strata)[: n - 1]
+    return [np.append(m, 0) for m in resample_plan(n - 1, resamples, seed=seed, strata=kept)[1]]
 
 
 def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
@@ -563,7 +570,7 @@ def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
     sampler = as_sampler(sampler)
     minimum = RESAMPLE_SEPARATION if min_separation is None else min_separation
     plan = _plan(sampler, labels, resamples, seed)
-    return [_shares(sampler, np.asarray(level), plan, minimum) for level in labels]
+    return [_shares(sampler, np.asarray(level), plan, minimum)[0] for level in labels]
 
 
 def _plan(sampler: IterationWeights, labels: Sequence[np.ndarray], resamples: int,
