@@ -181,9 +181,9 @@ def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int,
     out = ["### Against a short script, whole processes", "",
            "Planted hierarchies, 35 random peers per receiver, written to disk; each command "
            "is a fresh process (imports, reading and validating the files, analysis, "
-           "confidence, output: a hierarchy's from 64 resampled separations and the hierarchy "
-           "of n - 1 iterations, a tree's and a flat clustering's from 4 resamples on every "
-           "core). The reference is "
+           "confidence, output: a hierarchy's from 64 resampled separations of all n "
+           "iterations and 64 of the first n - 1, the levels on every core; a tree's and a flat "
+           "clustering's from 4 resamples on every core). The reference is "
            "`benchmarks/reference_louvain.py`: pandas read, SciPy matrix, one igraph Louvain "
            "(one flat clustering, no validation, no confidence); for `evaluate`, whose "
            "convergence table analyses every w_n, its `--every-n` form (a Louvain and "

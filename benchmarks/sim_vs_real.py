@@ -18,9 +18,15 @@ Needs root.  Run::
     sudo .venv/bin/python benchmarks/sim_vs_real.py --keep out/svr   # keep both datasets
     sudo .venv/bin/python benchmarks/sim_vs_real.py --block-quota 128 --size 8MiB
     .venv/bin/python benchmarks/sim_vs_real.py --real out/svr/real   # simulate again only
+    .venv/bin/python benchmarks/sim_vs_real.py --family benchmarks/_data/real-family
 
 With ``--real`` the simulation takes the real dataset's settings (size,
-iterations, seed, block quota, roots) from its ``meta.json``.  It also
+iterations, seed, block quota, roots) from its ``meta.json``.  With
+``--family DIR`` (the real part of the calibration family,
+``benchmarks/real_family.py``) every real dataset under ``DIR`` is simulated
+so, from the topology file beside it, into ``DIR-sim`` (reused when there),
+and one row per network and seed compares them: the correlation of ``w_n``
+over the pairs, the flat partitions, the contrast and the quota's skew.  It also
 prints the mean ``w_n`` of the pairs within a cluster, within a site (other
 cluster) and across sites, relative to the mean over all pairs: the contrast
 the clustering feeds on; and what a block quota does to each iteration: the
@@ -85,6 +91,60 @@ def quota_skew(m) -> tuple[float, float]:
     return float(got["blocks"][home].mean()), float(got["blocks"][~home].mean())
 
 
+def simulated_like(real: Path, out: Path) -> Path:
+    """The real dataset ``real`` simulated with its settings, from the topology file beside
+    its seeds (``real_family.py``), into ``out`` (reused when complete)."""
+    import yaml
+
+    from tomography.topology import parse_topology
+
+    m = read_measurement(real)
+    recorded = m.meta["params"]
+    iterations = len(m.iteration_ids)
+    if (out / "meta.json").exists() and len(read_measurement(out).iteration_ids) == iterations:
+        return out
+    topo = parse_topology(yaml.safe_load((real.parent / "topology.yaml").read_text()))
+    simulate(topo, out, iterations=iterations, file_size=int(recorded["file_size"]),
+             seed=int(recorded["seed"]), overwrite=True,
+             params=SwarmParams(block_quota=recorded.get("block_quota"),
+                                roots=recorded.get("roots", "random")))
+    return out
+
+
+def family_rows(root: Path) -> None:
+    """One row per real dataset under ``root`` against its simulation (see the module text)."""
+    print(machine_line(("libtorrent",)))
+    print("\n| network | seed | hosts | w_n correlation (Pearson, Spearman) | flat NMI real vs "
+          "sim | clusters real / sim | within cluster, real / sim | root's site / other site, "
+          "real / sim |\n|---|---|---|---|---|---|---|---|")
+    pearson, spearman, agree = [], [], []
+    for real in sorted(root.glob("*/seed*")):
+        if not (real / "meta.json").exists():
+            continue
+        sim_path = simulated_like(real, root.parent / f"{root.name}-sim" / real.parent.name
+                                  / real.name)
+        r, s = read_measurement(real), read_measurement(sim_path)
+        wr, ws = edge_weights(r), edge_weights(s)
+        p, rho = stats.pearsonr(wr, ws)[0], stats.spearmanr(wr, ws)[0]
+        fr = analyze(r, seed=0, resamples=0).flat.clustering
+        fs = analyze(s, seed=0, resamples=0).flat.clustering
+        both = nmi(fr.labels, fs.labels)
+        pearson.append(p)
+        spearman.append(rho)
+        agree.append(both)
+        cr, cs = pair_contrast(r), pair_contrast(s)
+        (nr, far_r), (ns, far_s) = quota_skew(r), quota_skew(s)
+        print(f"| {real.parent.name} | {real.name[4:]} | {r.n_hosts} | {p:.2f}, {rho:.2f} | "
+              f"{both:.2f} | {fr.n_clusters} / {fs.n_clusters} | "
+              f"{cr['cluster'][0]:.2f} / {cs['cluster'][0]:.2f} | "
+              f"{nr / far_r if far_r else float('nan'):.2f} / "
+              f"{ns / far_s if far_s else float('nan'):.2f} |", flush=True)
+    print(f"\n{len(pearson)} datasets: median Pearson {np.median(pearson):.2f} (quartiles "
+          f"{np.percentile(pearson, 25):.2f}-{np.percentile(pearson, 75):.2f}), median Spearman "
+          f"{np.median(spearman):.2f}; flat partitions the same (NMI 1) in "
+          f"{sum(a >= 0.999 for a in agree)}, median NMI {np.median(agree):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--topology", default="two-sites-demo")
@@ -94,10 +154,15 @@ def main() -> None:
     parser.add_argument("--block-quota", type=int, default=None, metavar="BLOCKS",
                         help="end each broadcast once every host holds BLOCKS (default: whole)")
     parser.add_argument("--keep", type=Path, help="keep the two datasets here")
+    parser.add_argument("--family", type=Path, metavar="DIR",
+                        help="every real dataset under DIR against its simulation, one row each")
     parser.add_argument("--real", type=Path,
                         help="reuse this real dataset (same topology, size and iterations); "
                              "only the simulation runs, no root needed")
     args = parser.parse_args()
+    if args.family:
+        family_rows(args.family)
+        return
     topo = read_topology(args.topology)
     root = args.keep or Path(tempfile.mkdtemp())
     size = parse_size(args.size)
