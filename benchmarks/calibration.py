@@ -5,7 +5,7 @@ Three parts (:data:`PARTS`), each analysed the same way and reported apart:
 * **small**: ``benchmarks/random_networks.py`` (grids, data centres, chains
   and meshes of routers, 19 to 96 hosts, 2 to 4 levels), each simulated with
   three seeds, whole 16 MiB broadcasts;
-* **real**: the same networks at testbed size (19-28 hosts), measured by
+* **real**: the same networks at testbed size (18-25 hosts), measured by
   real libtorrent broadcasts with every default of ``tomography measure
   bittorrent`` (``benchmarks/real_family.py``), two seeds;
 * **large**: the same networks grown to 200-4096 hosts, simulated as a
@@ -29,7 +29,9 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
 1. **The truth.**  A level is *right* when it is, within NMI :data:`RIGHT`,
    a grouping of the network's host groups that its long-run data (``w_15``
    pooled over the seeds, :class:`LongRun`) set apart: separation at least
-   :data:`cluster.separation.MIN_SEPARATION`.  On the small part,
+   :data:`cluster.separation.MIN_SEPARATION`; a level of one cluster (the
+   answer "no hierarchy") when the long-run data set no such grouping apart.
+   On the small part,
    topology-only definitions (the thesis's model with the NIC share;
    :mod:`truth_model` per RTT scale and gap) are checked against those data
    first: the table counts the partitions they and the data disagree on.
@@ -43,7 +45,7 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
 3. **The stop rule**, replayed from the recorded levels for a grid of rules:
    in how many runs it stops within 15 iterations, how often what it stopped
    on is right; one chosen on the training splits.
-4. **three-sites at n = 2** (the thesis's figure), level by level.
+4. **The thesis's early rows** (three-sites and N1 at n = 2 .. 5), level by level.
 
 Run::
 
@@ -141,7 +143,7 @@ PARTS = {
     "small": Part("small", FAMILY_ROOT, (0, 1, 2), (0, 1), (2,),
                   "simulated, 19-96 hosts, whole 16 MiB broadcasts (random_networks.py)"),
     "real": Part("real", REAL_ROOT, (0, 1), (0, 1), (0, 1),
-                 "real libtorrent broadcasts on the testbed, 19-28 hosts, every default of "
+                 "real libtorrent broadcasts on the testbed, 18-25 hosts, every default of "
                  "measure bittorrent (real_family.py)"),
     "large": Part("large", LARGE_ROOT, (0, 1), (0, 1), (0, 1),
                   "simulated, 200-4096 hosts, measure bittorrent's quota and size "
@@ -538,7 +540,7 @@ def structure(records: list[dict], levels: list[dict], judges: dict[str, LongRun
     (a candidate, or a level found at some ``n``): where "no hierarchy" is wrong."""
     out = defaultdict(bool)
     for lv in levels:
-        out[lv["name"]] |= lv["right"]
+        out[lv["name"]] |= lv["right"] and lv["clusters"] > 1
     for r in records:
         judge = judges[network(r)]
         for c in r["candidates"]:
@@ -569,27 +571,29 @@ def choose_stop_rule(levels: list[dict], shown, minimum: float,
     return best[1]
 
 
-def three_sites(minimum: float, threshold: float) -> list[str]:
-    """three-sites (the thesis: NMI 1 at n = 2) over 5 simulator seeds: every level at n = 2."""
+def thesis_rows(minimum: float, threshold: float) -> list[str]:
+    """The thesis's early rows, simulated (64 MiB, the simulator's defaults): three-sites (the
+    three sites at n = 2) over seeds 0-4 and N1 (the router pairs, then the halves, within
+    2 iterations) over seeds 1-3; every level at n = 2 .. 5 with its NMI against the truth
+    depth it matches best and its confidence (``*``: supported)."""
     from bench_support import simulated_dataset
+    from cluster.accuracy import hierarchy_nmi
 
-    out = ["| seed | levels at n = 2 (clusters: NMI against the sites, confidence) | "
-           "flat clustering NMI |", "|---|---|---|"]
-    from cluster.louvain import louvain
-    from tomography.weights import mean_weights
-
-    for seed in range(5):
-        m = read_measurement(simulated_dataset("three-sites", 5, "64MiB", seed=seed))
-        truth = np.array([m.labels[h] for h in m.host_names])
-        sampler = IterationSampler.from_measurement(m, iterations=2)
-        h = hierarchy_confidence(averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0),
-                                 sampler, seed=0, threshold=threshold,
-                                 min_separation=minimum)
-        cells = [f"{len(h.levels[k - 1])}: {nmi(truth, h.labels(k)):.2f}, "
-                 f"{h.confidence[k - 1]:.2f}{' (supported)' if h.supported(k) else ''}"
-                 for k in range(1, h.depth + 1)]
-        flat = nmi(truth, louvain(mean_weights(m, 2), seed=0).labels)
-        out.append(f"| {seed} | {'; '.join(cells)} | {flat:.2f} |")
+    out = ["| scenario | seed | n | levels (clusters: best NMI @ truth depth, confidence) |",
+           "|---|---|---|---|"]
+    for name, seeds in (("three-sites", range(5)), ("N1", range(1, 4))):
+        for seed in seeds:
+            m = read_measurement(simulated_dataset(name, 5, "64MiB", seed=seed))
+            for n in range(2, 6):
+                sampler = IterationSampler.from_measurement(m, iterations=n)
+                h = hierarchy_confidence(
+                    averaged_edge_hierarchy(sampler.graph, m.host_names, seed=0), sampler,
+                    seed=0, threshold=threshold, min_separation=minimum)
+                table = hierarchy_nmi(h, m.labels)
+                cells = [f"{len(h.levels[k - 1])}: {row.best_nmi:.2f}@{int(row.best_depth)}, "
+                         f"{h.confidence[k - 1]:.2f}{'*' if h.supported(k) else ''}"
+                         for k, row in zip(range(1, h.depth + 1), table.itertuples())]
+                out.append(f"| {name} | {seed} | {n} | {'; '.join(cells)} |")
     return out
 
 
@@ -611,6 +615,10 @@ def main() -> None:
         stats = list(pool.map(separations, records))
     judges = long_runs(records)
     levels = level_table(records, judges, stats)
+    structured = structure(records, levels, judges)
+    for lv in levels:   # one cluster: the answer "no hierarchy", right where it is so
+        if lv["clusters"] == 1:
+            lv["right"] = not structured[lv["name"]]
     measured = [lv for lv in levels if "resampled" in lv]
     lines = [f"Command: `{command_line()}`", "", machine_line(), "",
              "| part | what | networks | runs | levels at n >= 2 | of them right |",
@@ -649,7 +657,6 @@ def main() -> None:
         if held:
             lines += ["", f"### Reliability: {part.name} part, held-out levels", ""]
             lines += reliability(held, s)
-    structured = structure(records, levels, judges)
     chosen = choose_stop_rule(levels, shown, s, structured)
     lines += ["", "### The stop rule", "",
               f"{sum(structured.values())} of {len(structured)} networks have a partition "
@@ -666,7 +673,7 @@ def main() -> None:
                 lines += stop_table(mine, shown, f"{part.name}, {split}", STOP_RULES,
                                     structured, s)
     if small:
-        lines += ["", "### three-sites at n = 2", ""] + three_sites(s, t)
+        lines += ["", "### The thesis's early rows", ""] + thesis_rows(s, t)
     lines += ["", f"Total {time.perf_counter() - t0:.0f} s."]
     text = "\n".join(lines)
     print(text)
