@@ -127,13 +127,13 @@ def test_two_levels_supported_and_a_noise_level_flagged() -> None:
 @pytest.mark.slow  # over 2 s
 def test_stop_rule_waits_for_an_upper_level() -> None:
     """Level 1 (six leaf groups) is clear from the start; level 2 (two sites) only late."""
-    flat = planted_hierarchy((6,), 12, iterations=2, seed=7)              # no sites yet
-    late = planted_hierarchy((2, 3), 12, iterations=6, seed=8, ratio=12.0)
+    flat = planted_hierarchy((6,), 12, iterations=1, seed=7)              # no sites yet
+    late = planted_hierarchy((2, 3), 12, iterations=7, seed=8, ratio=12.0)
     assert flat.host_names == late.host_names
     transfers = pd.concat([flat.transfers, late.transfers.assign(
-        iteration=late.transfers["iteration"] + 2)], ignore_index=True)
+        iteration=late.transfers["iteration"] + 1)], ignore_index=True)
     iterations = pd.concat([flat.iterations, late.iterations.assign(
-        iteration=late.iterations["iteration"] + 2)], ignore_index=True)
+        iteration=late.iterations["iteration"] + 1)], ignore_index=True)
     m = Measurement(meta=late.meta, hosts=late.hosts, transfers=transfers, iterations=iterations)
     whole, flat_only = StableHierarchy(k=2), StablePartition(k=2)
     stops = [whole.update(m, n) for n in range(1, 9)]
