@@ -734,7 +734,8 @@ def simulate_family(root: Path = FAMILY_ROOT, count: int = DEFAULT_COUNT,
             todo.append((topology, path, s))   # the simulator checks what it continues
         else:
             _check_complete(Path(path), topology, size, s, block_quota)
-    print(f"{len(tasks)} datasets ({len(topologies)} networks x {len(seeds)} seeds, {iterations} x {size}) "
+    print(f"{len(tasks)} datasets ({len(topologies)} networks x {len(seeds)} seeds, "
+          f"{iterations} x {size}) "
           f"in {root}: {len(tasks) - len(todo)} complete, {len(todo)} to simulate with "
           f"{jobs} jobs", file=sys.stderr, flush=True)
     t0 = time.perf_counter()

@@ -10,9 +10,10 @@ host gets:
   that a cluster can still be found) and every link's capacity is multiplied
   by that same factor (a link shared by a third of the hosts carries a third;
   :func:`random_networks.resized`);
-* then every capacity, links and NICs, is multiplied by one bandwidth factor: the largest, at most 1, at which the
-  testbed's estimate (:func:`measure.testbed.resources.estimate`) needs no
-  more than :data:`CPU_SHARE` of this machine's cores.  Latencies are kept.
+* then every capacity, links and NICs, is multiplied by one bandwidth
+  factor: the largest, at most 1, at which the testbed's estimate
+  (:func:`measure.testbed.resources.estimate`) needs no more than
+  :data:`CPU_SHARE` of this machine's cores.  Latencies are kept.
 
 A network whose slowest link ends below :data:`MIN_LINK` is skipped (its
 range of capacities is more than this machine can emulate: a broadcast would
@@ -55,7 +56,7 @@ from tomography.topology import parse_topology
 REAL_ROOT = Path(__file__).resolve().parent / "_data" / "real-family"
 """Default home of the measured networks (``benchmarks/_data/`` is ignored by git)."""
 TARGET_HOSTS = 20
-"""Hosts of a testbed network (more where its clusters need 2 each): the issue's 16-20."""
+"""Hosts of a testbed network (more where its clusters need 2 each)."""
 CPU_SHARE = 0.8
 """Share of this machine's cores the estimate may use (the coordinator and Python need some)."""
 MIN_LINK = 4e6
@@ -155,8 +156,8 @@ def main() -> None:
     print(f"Command: `{command_line()}`\n\n{machine_line(('libtorrent',))}\n", flush=True)
     print(f"{len(networks)} networks kept, {len(skipped)} skipped (a link below "
           f"{MIN_LINK / 1e6:g} Mbit/s once scaled): {', '.join(skipped)}\n", flush=True)
-    print("| network | seed | hosts | seconds | iterations | last line |\n|---|---|---|---|---|---|",
-          flush=True)
+    print("| network | seed | hosts | seconds | iterations | last line |\n"
+          "|---|---|---|---|---|---|", flush=True)
     for t in networks:
         folder = args.root / t["name"]
         folder.mkdir(parents=True, exist_ok=True)

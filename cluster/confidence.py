@@ -20,9 +20,11 @@ nothing else, so a spurious level beside a real one does not change the
 real one's verdict; averaged with the same share on resamples of the first
 ``n - 1`` iterations (after two iterations, ``w_1`` is judged on itself): a
 level the data set apart already one iteration earlier is more often right
-than one a single iteration brought out.  A level is supported when its confidence reaches
-:data:`SUPPORT_THRESHOLD`.  Both numbers were chosen on half of a family of
-random networks and checked on the other half (``benchmarks/calibration.py``).
+than one a single iteration brought out.  A level is supported when its
+confidence reaches :data:`SUPPORT_THRESHOLD`.  Both numbers were chosen on
+the training networks of a family of random networks (simulated, measured
+for real on the testbed, and large) and checked on the others
+(``benchmarks/calibration.py``).
 
 A **cluster's confidence** is the same mean for the cluster: the share of
 resamples that set it apart within its level (its cut above every tie of
@@ -420,7 +422,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     each cluster cut where all ``n`` cut it
     (:func:`cluster.separation.weakest_cuts`).  A cluster's confidence is
     the same mean for the cluster: the share of resamples that set it apart
-    within its level (:func:`cluster.separation.cluster_separations`), then
+    within its level (:func:`cluster.separation.cluster_separations`), now
     and one iteration earlier.  A level is set apart on a resample exactly
     when all its clusters are, so a level is never more sure than its least
     sure cluster.  Both looks are recorded (``params["confidence"]["separated"]``,
@@ -479,7 +481,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     strata = root_strata(sampler, labels[-1])
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng, strata=strata)
     back = _one_fewer(sampler.n_iterations, resamples, rng, strata)
-    judged, _ = fork_map(lambda level: _shares(sampler, level, plan, minimum, back), labels, effective_jobs(n_jobs, len(labels), sampler.n_edges))
+    judged, _ = fork_map(lambda level: _shares(sampler, level, plan, minimum, back), labels,
+                         effective_jobs(n_jobs, len(labels), sampler.n_edges))
     now = [x for x, _ in judged]
     before = [x.share for _, x in judged]
     before_clusters = [x.clusters for _, x in judged]
