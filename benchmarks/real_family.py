@@ -50,7 +50,7 @@ import yaml
 
 from bench_support import command_line, machine_line, require_root
 from measure.testbed.resources import CPU_PER_GBIT, PEER_CPU, estimate, machine
-from random_networks import _value, bandwidth, random_network, resized
+from random_networks import _value, bandwidth, iterations_done, random_network, resized
 from tomography.topology import parse_topology
 
 REAL_ROOT = Path(__file__).resolve().parent / "_data" / "real-family"
@@ -115,14 +115,6 @@ def kept_networks(count: int, cores: float | None = None) -> tuple[list[dict], l
                                                           else t["name"])
         seed += 1
     return kept, skipped
-
-
-def iterations_done(path: Path) -> int:
-    """Iterations recorded in a dataset directory (0 when there is none)."""
-    listed = path / "iterations.csv"
-    if not listed.exists():
-        return 0
-    return max(0, len(listed.read_text().strip().splitlines()) - 1)
 
 
 def measure(topology: Path, out: Path, seed: int, iterations: int) -> tuple[float, str]:
