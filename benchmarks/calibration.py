@@ -151,10 +151,10 @@ PARTS = {
 }
 
 
-def topology_of(path: Path):
-    """The topology a dataset was measured on: the simulator's record, or the file beside a
-    real run's seeds (``real_family.py``)."""
-    model = read_measurement(path).meta.get("topology_model")
+def topology_of(m, path: Path):
+    """The topology dataset ``m`` (read from ``path``) was measured on: the simulator's record,
+    or the file beside a real run's seeds (``real_family.py``)."""
+    model = m.meta.get("topology_model")
     if model is None:
         import yaml
         model = yaml.safe_load((path.parent / "topology.yaml").read_text())
@@ -179,7 +179,7 @@ def collect(part: Part, name: str, seed: int) -> dict[str, Any]:
         if record.get("format") == FORMAT:
             return {**record, "part": part.name}
     m = read_measurement(part.root / name / f"seed{seed}")
-    topo = topology_of(part.root / name / f"seed{seed}")
+    topo = topology_of(m, part.root / name / f"seed{seed}")
     hosts = sorted(m.host_names)
     cluster_of = [topo.host_index[h].cluster for h in hosts]
     last = len(m.iteration_ids)
@@ -295,7 +295,7 @@ class LongRun:
             w = mean_weights(m)[order][:, order]
             total = w if total is None else total + w
         self.weights = total / len(ms)
-        topo = topology_of(root / name / f"seed{seeds[0]}")
+        topo = topology_of(ms[0], root / name / f"seed{seeds[0]}")
         groups = [topo.host_index[h].cluster for h in self.hosts]
         self.cluster_of = groups
         _, self.group = np.unique(groups, return_inverse=True)
