@@ -536,14 +536,12 @@ def _shares(sampler: IterationWeights, labels: np.ndarray, plan: list[np.ndarray
 
 def _one_fewer(n: int, resamples: int, seed: Seed, strata: np.ndarray | None
                ) -> list[np.ndarray]:
-    """Resamples of the first ``n - 1`` of ``n`` iterations (the last one weighted 0), drawn
-    as :func:`resample_plan` draws them; the first iteration alone after two, none after one."""
+    """Resamples of the first ``n - 1`` of ``n`` iterations (the last one weighted 0), as
+    :func:`_plan` draws them; none after one iteration."""
     if n < 2:
         return []
-    if n == 2:
-        return [np.array([1, 0])]
     kept = None if strata is None else np.asarray(strata)[: n - 1]
-    return [np.append(m, 0) for m in resample_plan(n - 1, resamples, seed=seed, strata=kept)[1]]
+    return [np.append(m, 0) for m in _plan(n - 1, resamples, seed, kept)]
 
 
 def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
@@ -574,18 +572,18 @@ def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
     """
     sampler = as_sampler(sampler)
     minimum = RESAMPLE_SEPARATION if min_separation is None else min_separation
-    plan = _plan(sampler, labels, resamples, seed)
+    strata = root_strata(sampler, np.asarray(labels[-1])) if labels else None
+    plan = _plan(sampler.n_iterations, resamples, seed, strata)
     return [_shares(sampler, np.asarray(level), plan, minimum)[0] for level in labels]
 
 
-def _plan(sampler: IterationWeights, labels: Sequence[np.ndarray], resamples: int,
-          seed: Seed) -> list[np.ndarray]:
-    """The resamples judging ``labels`` (strata: the coarsest level's clusters); a single
-    iteration is its own only resample."""
-    if sampler.n_iterations == 1 or not labels:
+def _plan(n: int, resamples: int, seed: Seed, strata: np.ndarray | None
+          ) -> list[np.ndarray]:
+    """The resamples of ``n`` iterations (:func:`resample_plan`); a single iteration is its
+    own only resample."""
+    if n == 1:
         return [np.ones(1, dtype=np.int64)]
-    return resample_plan(sampler.n_iterations, resamples, seed=seed,
-                         strata=root_strata(sampler, np.asarray(labels[-1])))[1]
+    return resample_plan(n, resamples, seed=seed, strata=strata)[1]
 
 
 def level_separations(sampler: Any, labels: Sequence[np.ndarray], *,
