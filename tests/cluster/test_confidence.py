@@ -13,9 +13,9 @@ from cluster.adjacency import SharedGraph
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import (IterationSampler, flat_confidence, hierarchy_confidence,
                                 resample_plan, supported_levels)
-from cluster.louvain import louvain
 from cluster.parallel import effective_jobs, fork_map
 from cluster.stability import StableHierarchy, StablePartition
+from tests.cluster.helpers import joined
 from tomography.dataset import Measurement
 from tomography.hierarchy import Hierarchy
 from tomography.interop import from_networkx, from_pandas
@@ -129,12 +129,7 @@ def test_stop_rule_waits_for_an_upper_level() -> None:
     """Level 1 (six leaf groups) is clear from the start; level 2 (two sites) only late."""
     flat = planted_hierarchy((6,), 12, iterations=1, seed=7)              # no sites yet
     late = planted_hierarchy((2, 3), 12, iterations=7, seed=8, ratio=12.0)
-    assert flat.host_names == late.host_names
-    transfers = pd.concat([flat.transfers, late.transfers.assign(
-        iteration=late.transfers["iteration"] + 1)], ignore_index=True)
-    iterations = pd.concat([flat.iterations, late.iterations.assign(
-        iteration=late.iterations["iteration"] + 1)], ignore_index=True)
-    m = Measurement(meta=late.meta, hosts=late.hosts, transfers=transfers, iterations=iterations)
+    m = joined(flat, late)
     whole, flat_only = StableHierarchy(k=2), StablePartition(k=2)
     stops = [whole.update(m, n) for n in range(1, 9)]
     flat_stops = [flat_only.update(m, n) for n in range(1, 9)]

@@ -4,7 +4,6 @@ that converges when the number of supported levels flips."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from cluster.adjacency import SharedGraph
@@ -13,7 +12,7 @@ from cluster.confidence import (SUPPORT_THRESHOLD, IterationSampler, hierarchy_c
                                 level_separations, supported_levels, with_support)
 from cluster.separation import separation, weakest_cuts
 from cluster.stability import StableHierarchy
-from tomography.dataset import Measurement
+from tests.cluster.helpers import joined
 from tomography.synthetic import planted_hierarchy
 from tomography.weights import mean_weights
 
@@ -120,16 +119,6 @@ def test_a_network_without_hierarchy_stops_flat() -> None:
     assert rule.held_back == "no level supported yet"
 
 
-def _joined(first: Measurement, then: Measurement) -> Measurement:
-    """``first``'s iterations, then ``then``'s (same hosts), numbered on."""
-    shift = len(first.iteration_ids)
-    return Measurement(meta=first.meta, hosts=first.hosts, transfers=pd.concat(
-        [first.transfers, then.transfers.assign(iteration=then.transfers["iteration"] + shift)],
-        ignore_index=True), iterations=pd.concat(
-        [first.iterations, then.iterations.assign(iteration=then.iterations["iteration"] + shift)],
-        ignore_index=True))
-
-
 def test_the_look_back_sees_only_the_first_iterations() -> None:
     """Three broadcasts in which nothing stands out and one that sets the groups apart: in that
     order, one iteration fewer sets nothing apart; the other way round, it does."""
@@ -138,8 +127,8 @@ def test_the_look_back_sees_only_the_first_iterations() -> None:
     groups = SharedGraph(mean_weights(sharp), sharp.host_names)
     h = averaged_edge_hierarchy(groups, sharp.host_names, seed=0)
     k = next(k for k in range(1, h.depth + 1) if len(h.levels[k - 1]) == 6)
-    last = hierarchy_confidence(h, _joined(plain, sharp), seed=0).params["confidence"]
-    first = hierarchy_confidence(h, _joined(sharp, plain), seed=0).params["confidence"]
+    last = hierarchy_confidence(h, joined(plain, sharp), seed=0).params["confidence"]
+    first = hierarchy_confidence(h, joined(sharp, plain), seed=0).params["confidence"]
     assert last["before"][k - 1] == 0.0 < last["separated"][k - 1]
     assert first["before"][k - 1] > 0.0     # the halves that hold the sharp one
 
