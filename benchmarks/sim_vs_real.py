@@ -91,14 +91,13 @@ def quota_skew(m) -> tuple[float, float]:
     return float(got["blocks"][home].mean()), float(got["blocks"][~home].mean())
 
 
-def simulated_like(real: Path, out: Path) -> Path:
-    """The real dataset ``real`` simulated with its settings, from the topology file beside
-    its seeds (``real_family.py``), into ``out`` (reused when complete)."""
+def simulated_like(m, real: Path, out: Path) -> Path:
+    """The real dataset ``m`` (read from ``real``) simulated with its settings, from the
+    topology file beside its seeds (``real_family.py``), into ``out`` (reused when complete)."""
     import yaml
 
     from tomography.topology import parse_topology
 
-    m = read_measurement(real)
     recorded = m.meta["params"]
     iterations = len(m.iteration_ids)
     if (out / "meta.json").exists() and len(read_measurement(out).iteration_ids) == iterations:
@@ -121,9 +120,9 @@ def family_rows(root: Path) -> None:
     for real in sorted(root.glob("*/seed*")):
         if not (real / "meta.json").exists():
             continue
-        sim_path = simulated_like(real, root.parent / f"{root.name}-sim" / real.parent.name
-                                  / real.name)
-        r, s = read_measurement(real), read_measurement(sim_path)
+        r = read_measurement(real)
+        s = read_measurement(simulated_like(r, real, root.parent / f"{root.name}-sim"
+                                            / real.parent.name / real.name))
         wr, ws = edge_weights(r), edge_weights(s)
         p, rho = stats.pearsonr(wr, ws)[0], stats.spearmanr(wr, ws)[0]
         fr = analyze(r, seed=0, resamples=0).flat.clustering
