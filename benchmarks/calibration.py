@@ -41,7 +41,9 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
    part, both seeds of the others) and judged on the held-out splits
    (networks of odd number: seed 2 of the small part, both seeds of the
    others), each part on its own; the reliability tables bin the confidence
-   against the share of levels right.
+   against the share of levels right.  The splits are then swapped (the rule
+   chosen on the held-out networks, judged on the training ones), with each
+   part's best rule on each split: how much the figures owe to the split.
 3. **The stop rule**, replayed from the recorded levels for a grid of rules:
    in how many runs it stops within 15 iterations, how often what it stopped
    on is right; one chosen on the training splits.
@@ -424,9 +426,9 @@ def scores(levels: list[dict], shown) -> tuple[float, float, int, int]:
     return precision, recall, len(sup), len(right)
 
 
-def choose_rule(levels: list[dict]) -> tuple[list[str], tuple[float, float]]:
-    """Precision and recall on the training split per rule; the one chosen."""
-    train = [lv for lv in levels if lv["split"] == "train" and "resampled" in lv]
+def choose_rule(levels: list[dict], fit: str = "train") -> tuple[list[str], tuple[float, float]]:
+    """Precision and recall on the ``fit`` split per rule; the one chosen."""
+    train = [lv for lv in levels if lv["split"] == fit and "resampled" in lv]
     out = ["| min separation | threshold | supported right | right supported | supported |",
            "|---|---|---|---|---|"]
     best = None
@@ -438,6 +440,33 @@ def choose_rule(levels: list[dict]) -> tuple[list[str], tuple[float, float]]:
             if best is None or key > best[0]:
                 best = (key, (s, t))
     return out, best[1]
+
+
+def swapped(levels: list[dict], parts: list[Part]) -> list[str]:
+    """The split's weight on the goals: the rule chosen on either split, judged on the other,
+    per part; and per part and split, the most right levels any rule of the grid supports
+    with at least 95 % of its supported levels right."""
+    measured = [lv for lv in levels if "resampled" in lv]
+    out = ["| chosen on | rule | judged on | part | supported right | right supported |",
+           "|---|---|---|---|---|---|"]
+    for fit, other in (("train", "held-out"), ("held-out", "train")):
+        _, (s, t) = choose_rule(levels, fit)
+        for part in parts:
+            mine = [lv for lv in measured if lv["split"] == other and lv["part"] == part.name]
+            if mine:
+                p, r, _, _ = scores(mine, lambda lv: confidence(lv, s) >= t)
+                out.append(f"| {fit} | {s} / {t} | {other} | {part.name} | {p:.3f} | {r:.3f} |")
+    out += ["", "| part | split | most right levels supported at 95 % right | by rule |",
+            "|---|---|---|---|"]
+    for part in parts:
+        for split in ("train", "held-out"):
+            mine = [lv for lv in measured if lv["split"] == split and lv["part"] == part.name]
+            found = [(r, s, t) for s in SEPARATIONS for t in THRESHOLDS
+                     for p, r, _, _ in [scores(mine, lambda lv: confidence(lv, s) >= t)]
+                     if p >= 0.95]
+            r, s, t = max(found) if found else (float("nan"), "-", "-")
+            out.append(f"| {part.name} | {split} | {r:.3f} | {s} / {t} |")
+    return out
 
 
 def reliability(levels: list[dict], minimum: float) -> list[str]:
@@ -652,6 +681,7 @@ def main() -> None:
                 p, r, n_sup, n_right = scores(mine, shown)
                 lines.append(f"| {part.name} | {split} | {p:.3f} | {r:.3f} | {n_sup} | "
                              f"{n_right} |")
+    lines += ["", "### The splits swapped", ""] + swapped(levels, parts)
     for part in parts:
         held = [lv for lv in measured if lv["part"] == part.name and lv["split"] == "held-out"]
         if held:
