@@ -16,7 +16,9 @@ addresses and ports), and the client's is kept.
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import math
 import os
 from collections import Counter
 from pathlib import Path
@@ -25,12 +27,60 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from tomography.dataset.schema import MAX_FILE_BYTES
+from tomography.dataset.validation import open_regular
 from tomography.errors import DatasetError
 from tomography.pscheduler import (MAX_STREAMS, ImportSummary, _aliases, _probe_frame,
                                    stream_count, write_probe_import)
-from tomography.safe_load import DocumentError, load_json, read_bounded
+from tomography.safe_load import MAX_BYTES, DocumentError, load_json, read_bounded
+from tomography.topology import MAX_BANDWIDTH
 
-__all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
+__all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3",
+           "MAX_TEST_SECONDS", "MAX_RETRANSMITS"]
+
+MAX_TEST_SECONDS = 2 * 86_400.0
+"""The longest test a report may give (s): iperf3 runs a test a day at most (``-t``), and the
+server's side ends a little after the client's."""
+
+MAX_RETRANSMITS = 2**40
+"""The most retransmitted segments a report may give (far beyond a day at 100 Tbit/s)."""
+
+
+class _Refused(ValueError):
+    """A report's field that no iperf3 test gives (its message names the field)."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _part(parent: dict[str, Any], key: str, where: str, kind: type = dict) -> Any:
+    """``parent[key]`` when it is a ``kind`` (None when absent), refused otherwise."""
+    value = parent.get(key)
+    if value is None or isinstance(value, kind):
+        return value
+    raise _Refused(f"{where}{key} is {_short(value)}, not a JSON "
+                   f"{'object' if kind is dict else 'list'}")
+
+
+def _figure(part: dict[str, Any], key: str, where: str, *, high: float, whole: bool = False,
+            positive: bool = False, default: float | None = None) -> float:
+    """A report's number ``part[key]``: finite, from 0 (above 0 if ``positive``) to ``high``,
+    whole if asked; refused naming ``where + key`` otherwise."""
+    value = part.get(key, default)
+    name = where + key
+    if value is None:
+        raise _Refused(f"no {name}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Refused(f"{name} is {_short(value)}, not a number")
+    number = float(value)
+    low = "above 0" if positive else "from 0"
+    if not (math.isfinite(number) and (number > 0 if positive else number >= 0)
+            and number <= high and (number.is_integer() or not whole)):
+        raise _Refused(f"{name} {_short(value)} is no figure of a test "
+                       f"({'a whole number ' if whole else ''}{low} to {high:.4g})")
+    return number
 
 
 def parse_iperf3(text: str) -> dict[str, Any]:
@@ -64,6 +114,9 @@ def parse_iperf3(text: str) -> dict[str, Any]:
     'the server is busy running a test. try again later'
     >>> parse_iperf3("no json")["error"]
     "iperf3 gave no JSON: 'no json'"
+    >>> doc["end"]["sum_received"]["seconds"] = -1
+    >>> parse_iperf3(json.dumps(doc))["error"]
+    'end.sum_received.seconds -1 is no figure of a test (above 0 to 1.728e+05)'
     """
     try:
         doc = json.loads(text)
@@ -81,20 +134,33 @@ def parse_iperf3(text: str) -> dict[str, Any]:
                                     f"(a whole number from 1 to {MAX_STREAMS})"}
     if doc.get("error"):
         return {**figures, "error": str(doc["error"])}
-    end = _mapping(doc.get("end"))
-    received = (end.get("sum") if udp else None) or end.get("sum_received") or end.get("sum") or {}
-    if not received:
-        return {**figures, "error": "iperf3 reported no received data"}
-    senders = [s.get("sender") for s in end.get("streams", []) if isinstance(s, dict)]
-    rtts = [s["mean_rtt"] for s in senders if isinstance(s, dict) and s.get("sender") is not False
-            and isinstance(s.get("mean_rtt"), (int, float)) and s["mean_rtt"] > 0]
     try:
-        return {**figures, "bits_per_second": float(received["bits_per_second"]),
-                "bytes": int(received["bytes"]), "duration_s": float(received["seconds"]),
-                "retransmits": int(end.get("sum_sent", {}).get("retransmits", 0)),
-                "rtt_ms": float(np.mean(rtts)) / 1000 if rtts else None, "error": ""}
-    except (KeyError, TypeError, ValueError) as exc:
-        return {**figures, "error": f"iperf3's end.sum has no usable {exc}"}
+        return {**figures, **_figures(_mapping(doc.get("end")), udp), "error": ""}
+    except _Refused as exc:
+        return {**figures, "error": str(exc)}
+
+
+def _figures(end: dict[str, Any], udp: bool) -> dict[str, Any]:
+    """The figures of a report's ``end``, each checked (:class:`_Refused` names the field)."""
+    names = ("sum", "sum_received") if udp else ("sum_received", "sum")
+    parts = {name: _part(end, name, "end.") for name in (*names, "sum_sent")}
+    name = next((n for n in names if parts[n]), None)
+    if name is None:
+        raise _Refused("no end.sum_received (a report without \"error\" gives "
+                       "end.sum_received: bits_per_second, bytes, seconds)")
+    received, where = parts[name], f"end.{name}."
+    streams = _part(end, "streams", "end.", list) or []
+    senders = [s.get("sender") for s in streams if isinstance(s, dict)]
+    rtts = [s["mean_rtt"] for s in senders if isinstance(s, dict) and s.get("sender") is not False
+            and isinstance(s.get("mean_rtt"), (int, float)) and not isinstance(s["mean_rtt"], bool)
+            and 0 < s["mean_rtt"] < 1e12]
+    return {"bits_per_second": _figure(received, "bits_per_second", where, high=MAX_BANDWIDTH),
+            "bytes": int(_figure(received, "bytes", where, high=MAX_FILE_BYTES, whole=True)),
+            "duration_s": _figure(received, "seconds", where, high=MAX_TEST_SECONDS,
+                                  positive=True),
+            "retransmits": int(_figure(parts["sum_sent"] or {}, "retransmits", "end.sum_sent.",
+                                       high=MAX_RETRANSMITS, whole=True, default=0)),
+            "rtt_ms": float(np.mean(rtts)) / 1000 if rtts else None}
 
 
 def _mapping(value: Any) -> dict[str, Any]:
@@ -119,6 +185,9 @@ def iperf3_endpoints(doc: dict[str, Any]) -> tuple[str | None, str | None]:
     >>> client["start"]["test_start"]["reverse"] = 1       # -R: the server sends
     >>> iperf3_endpoints(client)
     ('10.0.0.2', '10.0.0.1')
+    >>> client["start"]["connected"][0]["remote_host"] = "::ffff:10.0.0.2"   # dual-stack
+    >>> iperf3_endpoints(client)
+    ('10.0.0.2', '10.0.0.1')
     >>> iperf3_endpoints({"start": {"connecting_to": {"host": "10.0.0.2"}, "connected": [],
     ...                             "system_info": "Linux ps-a 6.1.0 x86_64"}})
     (None, None)
@@ -135,8 +204,18 @@ def iperf3_endpoints(doc: dict[str, Any]) -> tuple[str | None, str | None]:
         return None, None
     reverse = bool(_mapping(start.get("test_start")).get("reverse"))
     sender, receiver = (srv, client) if reverse else (client, srv)
-    text = [v if isinstance(v, str) and v else None for v in (sender, receiver)]
+    text = [_address(v) if isinstance(v, str) and v else None for v in (sender, receiver)]
     return text[0], text[1]
+
+
+def _address(value: str) -> str:
+    """An IPv4 address as iperf3 gives it on a dual-stack socket (``::ffff:10.0.0.1``) as
+    itself (``10.0.0.1``); any other name as it is."""
+    try:
+        mapped = ipaddress.IPv6Address(value).ipv4_mapped
+    except ValueError:
+        return value
+    return value if mapped is None else str(mapped)
 
 
 NO_ENDS = "failed report{s} name{v} no endpoints (skipped)"
@@ -199,10 +278,11 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
     for path in paths:
         if not path.exists():
             raise DatasetError("no such file or directory", path=path)
-        files = sorted(p for p in path.rglob("*.json") if p.is_file()) if path.is_dir() \
+        files = sorted(p for p in path.rglob("*.json") if not p.is_dir()) if path.is_dir() \
             else [path]
         for file in files:
-            data, _ = read_bounded(file, kind="iperf3 report")
+            with open_regular(file, MAX_BYTES) as fh:   # a FIFO or a device refused unopened
+                data, _ = read_bounded(fh, what=str(file), kind="iperf3 report")
             try:
                 text = data.decode("utf-8-sig")
             except UnicodeDecodeError as exc:
@@ -221,11 +301,15 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
             if figures["error"].startswith("start.test_start."):   # a field out of range
                 raise DatasetError(figures["error"], path=file)
             if figures["error"] and not doc.get("error"):  # the test ran: its figures must
-                raise DatasetError(f"{figures['error']} (a report without \"error\" gives "
-                                   "end.sum_received: bits_per_second, bytes, seconds)",
-                                   path=file)
+                raise DatasetError(figures["error"], path=file)
+            try:
+                stamp = _part(start, "timestamp", "start.") or {}
+                began = (None if stamp.get("timesecs") is None else
+                         _figure(stamp, "timesecs", "start.timestamp.", high=2.0**40))
+            except _Refused as exc:
+                raise DatasetError(str(exc), path=file) from None
             row = {"src": sender or "", "dst": receiver or "", "tool": "iperf3",
-                   "concurrent": 1, "start": _mapping(start.get("timestamp")).get("timesecs"),
+                   "concurrent": 1, "start": began,
                    "repeat": 0, **figures, "error": figures["error"].replace("\n", " ")[:300],
                    "_where": str(file), "_raw": text}
             _identify(row, doc)

@@ -815,29 +815,70 @@ def write_probe_import(frame: pd.DataFrame, output: str | os.PathLike[str], sour
         # hosts.csv: one row a host, with its first address
         table = table.drop_duplicates("host", keep="first")
         table = table[table["host"].isin(set(frame["src"]) | set(frame["dst"]))]
+    _check_names(frame)     # they name the files of raw/: nothing outside the dataset
     frame = frame.assign(repeat=frame.groupby(["src", "dst", "protocol"]).cumcount())
     tools = sorted(set(frame["tool"]))
+    out = Path(output)
+    made = next((p for p in (out, *out.parents) if p.parent.exists() or p == p.parent), out)
+    existed = made.exists()
     writer = MeasurementWriter(output, {"method": "iperf3", "source": source,
                                         "params": {"tools": tools, "runs": len(frame),
                                                    **(params or {})}},
                                table[["host", "address", "label"]], overwrite=overwrite,
                                probes=True)
-    if raw is not None:
-        (writer.path / "raw").mkdir(mode=DIR_MODE, exist_ok=True)
-    for i, row in enumerate(frame.drop(columns=["_where", "_names"], errors="ignore")
-                            .to_dict("records")):
-        writer.add_probe({k: _cell(k, v) for k, v in row.items()})
+    try:
         if raw is not None:
-            name = (f"{row['src']}--{row['dst']}--{row['repeat']}"
-                    f"{'' if row['protocol'] == 'tcp' else '--' + row['protocol']}.json")
-            with open(writer.path / "raw" / name, "w", encoding="utf-8",
-                      opener=file_opener) as fh:   # 0644 at most, whatever the umask
-                fh.write(raw[i])
+            (writer.path / "raw").mkdir(mode=DIR_MODE, exist_ok=True)
+        for i, row in enumerate(frame.drop(columns=["_where", "_names"], errors="ignore")
+                                .to_dict("records")):
+            writer.add_probe({k: _cell(k, v) for k, v in row.items()})
+            if raw is not None:
+                name = (f"{row['src']}--{row['dst']}--{row['repeat']}"
+                        f"{'' if row['protocol'] == 'tcp' else '--' + row['protocol']}.json")
+                with open(writer.path / "raw" / name, "w", encoding="utf-8",
+                          opener=file_opener) as fh:   # 0644 at most, whatever the umask
+                    fh.write(raw[i])
+    except BaseException:   # all or nothing: a refused or interrupted import leaves no dataset
+        writer.close()
+        _remove_import(out, made if not existed else None)
+        raise
+    writer.close()
     failed = int((frame["error"].astype(str).str.strip() != "").sum()) if "error" in frame else 0
     return ImportSummary(Path(output), len(frame), udp=int((frame["protocol"] == "udp").sum()),
                          failed=failed, skipped=skipped, skipped_because=because,
                          duplicates=duplicates, dropped=dict(dropped), listed=as_listed,
                          conflicts=conflicts)
+
+
+def _check_names(frame: pd.DataFrame) -> None:
+    """Refuse a sender or receiver name that is no safe file name part (``..``, ``/``, a
+    control character, HTML, hundreds of characters), naming the document that gives it."""
+    from tomography.hosts_checks import check_host_name
+
+    for column, role in (("src", "sender"), ("dst", "receiver")):
+        for i in frame.drop_duplicates(column).index:
+            where = frame.at[i, "_where"] if "_where" in frame else None
+            try:
+                check_host_name(str(frame.at[i, column]), path=where, field=role)
+            except DatasetError as exc:
+                raise DatasetError(f"{exc.reason}; an address that is no file name (IPv6 "
+                                   "with a zone) takes a name from --hosts", path=exc.path,
+                                   field=exc.field) from None
+
+
+def _remove_import(out: Path, made: Path | None) -> None:
+    """What a failed import wrote at ``out``: the directories it made (``made``), else the
+    dataset's files in a directory that was there before."""
+    import shutil
+
+    from tomography.dataset.incremental import DATA_FILES
+
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)
+        return
+    for name in (*DATA_FILES, "meta.json", "hosts.csv", LOCK_NAME):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "raw", ignore_errors=True)
 
 
 _WHOLE = ("streams", "concurrent", "repeat", "bytes", "retransmits")

@@ -2,7 +2,8 @@
 nothing written, within a time bound.
 
 ``refused(argv, says=..., timeout=...)`` runs ``tomography ARGV`` in a subprocess (so that a
-hang is caught by the bound, not by the test runner) and checks the answer; ``refused_here``
+hang is caught by the bound, not by the test runner, and a runaway read by its memory cap,
+:data:`MEMORY`, not by the machine) and checks the answer; ``refused_here``
 does the same in this process through :func:`tomography.cli.main`, for the many cases that
 cannot hang (faster: no interpreter start).  Each class of hostile input has its own test
 module beside this one (docs/reliability.md lists them).
@@ -14,6 +15,7 @@ import contextlib
 import io
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -24,6 +26,13 @@ ROOT = Path(__file__).resolve().parents[2]
 TOMOGRAPHY = [sys.executable, "-m", "tomography"]
 BOUND = 30.0
 """Seconds a refusal may take, interpreter start included (a real one takes about 2 s)."""
+MEMORY = 3 * 2**30
+"""Address space of a refusal's process (bytes): a read that runs away fails the case with a
+MemoryError instead of filling the machine."""
+
+
+def _capped() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 
 
 def snapshot(*dirs: Path) -> dict[str, tuple[int, float]]:
@@ -64,7 +73,7 @@ def refused(argv: Sequence[object], *, says: Iterable[str] = (), timeout: float 
     start = time.monotonic()
     try:
         done = subprocess.run([*TOMOGRAPHY, *map(str, argv)], cwd=ROOT, input=stdin,
-                              capture_output=True, timeout=timeout,
+                              capture_output=True, timeout=timeout, preexec_fn=_capped,
                               env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired:
         raise AssertionError(f"tomography {' '.join(map(str, argv))}: no answer within "
