@@ -47,6 +47,9 @@ import pandas as pd
 
 from measure.coordinator import (REPLY_TIMEOUT, AgentGroup, broadcast, checked_agents,
                                  host_frame, transport_of)
+from measure.multicast_files import (FILES, FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
+                                     STREAM_COLUMNS, is_multicast_dataset, read_meta,
+                                     read_tables)
 from measure.multicaster import PACINGS, payload_digest
 from measure.preflight import HostCheck
 from measure.swarm import SwarmParams
@@ -55,7 +58,7 @@ from tomography.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
 from tomography.dataset.lock import DatasetLock, file_opener, make_dirs, write_atomic
 from tomography.dataset.incremental import DATA_FILES
 from tomography.dataset.meta import META_LIMIT, refuse_other_params, software_versions
-from tomography.dataset.validation import regular_file
+from tomography.dataset.validation import drop_cut_line, read_csv, regular_file
 from tomography.errors import DatasetError, ParameterError
 from tomography.planning.delivery import Delivery
 from tomography.units import listed
@@ -64,24 +67,9 @@ __all__ = ["FORMAT", "BITTORRENT", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STR
            "MulticastResult", "MulticastSummary", "method_order", "run_multicasts",
            "prepare_output", "read_multicasts", "is_multicast_dataset", "summary_table"]
 
-FORMAT = "tomography-multicast/1"
-"""The ``format`` of a multicast dataset's ``meta.json``."""
-
 BITTORRENT = "bittorrent"
 """The name of the BitTorrent baseline among the methods."""
 
-MULTICAST_COLUMNS = ("run", "method", "repeat", "root", "bytes", "streams", "pacing",
-                     "predicted_Bps", "achieved_Bps", "completion_s", "complete",
-                     "receivers_complete", "started", "note")
-RECEIVER_COLUMNS = ("run", "method", "repeat", "receiver", "bytes", "expected_bytes",
-                    "digest_ok", "first_s", "last_s", "throughput_Bps", "complete", "parents",
-                    "error")
-STREAM_COLUMNS = ("run", "method", "repeat", "stream", "receiver", "parent", "bytes",
-                  "expected_bytes", "digest_ok", "first_s", "last_s", "rate_Bps", "target_Bps",
-                  "error")
-TEXT_COLUMNS = ("run", "method", "root", "receiver", "parent", "parents", "pacing", "started",
-                "note", "error")
-"""Columns read as text (empty is ``""``, not NaN)."""
 STALL = 30.0   # s a sender waits for a child that takes no data before dropping it
 FINISH_GRACE = 2.0   # s for the reports of streams cut short by ``finish``
 
@@ -441,16 +429,19 @@ def _cell(value: Any) -> Any:
 
 
 def _done(path: Path) -> set[str]:
-    """The multicasts already in a dataset (``run`` ids); detail rows of others are dropped."""
-    frame = pd.read_csv(path / "multicasts.csv", dtype=str, keep_default_na=False)
-    runs = set(frame["run"])
-    for name in ("receivers", "streams"):
-        target = path / f"{name}.csv"
-        if target.exists():
-            rows = pd.read_csv(target, dtype=str, keep_default_na=False)
-            write_atomic(target, rows[rows["run"].isin(runs)].to_csv(index=False,
-                                                                     lineterminator="\n"))
-    return runs
+    """The multicasts already in a dataset (``run`` ids), every file checked; the detail rows
+    of others (a run stopped while writing them) and a line cut short are dropped."""
+    for name in ("multicasts.csv", "receivers.csv", "streams.csv"):
+        regular_file(path / name)
+        drop_cut_line(path / name)
+    _, runs, _, _ = read_tables(path)
+    done = set(runs["run"])
+    for name, columns in (("receivers.csv", RECEIVER_COLUMNS), ("streams.csv", STREAM_COLUMNS)):
+        rows = read_csv(path / name, columns)
+        if not rows["run"].isin(done).all():
+            write_atomic(path / name, rows[rows["run"].isin(done)].to_csv(
+                index=False, lineterminator="\n"))
+    return done
 
 
 def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
@@ -629,8 +620,13 @@ def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
         Naming what differs, or what is in the way.
     """
     meta = out / "meta.json"
-    if resume and meta.exists() and (out / "multicasts.csv").exists():
-        old = _read_meta(meta)
+    if resume and meta.exists():
+        old = read_meta(meta)
+        missing = [name for name in FILES if not (out / name).exists()]
+        if missing:
+            raise DatasetError(f"cannot resume: {', '.join(missing)} missing (a multicast "
+                               "dataset has " + ", ".join(FILES) + "): restore it, or start "
+                               "afresh with --force", path=out)
         if hosts is not None and sorted(old.get("hosts", {})) != sorted(hosts):
             raise DatasetError("cannot resume: the dataset was made with other hosts",
                                path=meta, field="hosts")
@@ -657,7 +653,7 @@ def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
 
 def _note_resume(out: Path, checks: list[HostCheck], launcher: str, kept: int) -> None:
     """Record a resumed session in ``meta.json``: when, with which agents and software."""
-    meta = _read_meta(out / "meta.json")
+    meta = read_meta(out / "meta.json")
     meta.setdefault("resumes", []).append({
         "time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "kept": kept,
         "launcher": launcher, "hosts": {c.host: c.record() for c in checks if c.ok},
@@ -685,57 +681,16 @@ def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
 def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     """A multicast dataset: its meta, its multicasts and its receivers, as DataFrames.
 
+    Every file is checked first (:func:`measure.multicast_files.read_tables`).
+
     Raises
     ------
     DatasetError
-        When ``path`` holds no multicast dataset.
+        When ``path`` holds no multicast dataset, or a file of it is not one a multicast
+        run writes, naming the file, line and field.
     """
-    path = Path(path)
-    meta = _read_meta(path / "meta.json")
-    frames = []
-    for name, columns in (("multicasts", MULTICAST_COLUMNS), ("receivers", RECEIVER_COLUMNS)):
-        target = path / f"{name}.csv"
-        regular_file(target)
-        frame = pd.read_csv(target, dtype={c: str for c in TEXT_COLUMNS},
-                            keep_default_na=False, na_values={c: [""] for c in columns
-                                                              if c not in TEXT_COLUMNS})
-        missing = [c for c in columns if c not in frame.columns]
-        if missing:
-            raise DatasetError(f"missing column(s) {', '.join(missing)}", path=target)
-        frames.append(frame)
-    return meta, frames[0], frames[1]
-
-
-def is_multicast_dataset(path: str | Path) -> bool:
-    """Whether ``path`` holds a multicast dataset (its meta.json says so).
-
-    Examples
-    --------
-    >>> is_multicast_dataset("/nonexistent")
-    False
-    """
-    try:
-        _read_meta(Path(path) / "meta.json")
-    except (DatasetError, OSError):
-        return False
-    return True
-
-
-def _read_meta(path: Path) -> dict[str, Any]:
-    """A multicast dataset's ``meta.json``; a clear error for anything else."""
-    if not path.exists():
-        raise DatasetError("no meta.json: not a multicast dataset", path=path.parent)
-    from tomography.safe_load import load_json
-
-    regular_file(path)
-    meta = load_json(path, max_bytes=META_LIMIT, kind="meta.json")   # bounded, clear errors
-    if not isinstance(meta, dict):
-        raise DatasetError("not a JSON object", path=path)
-    if meta.get("format") != FORMAT:
-        what = ("a measurement dataset" if meta.get("method") else f"format {meta.get('format')!r}")
-        raise DatasetError(f"not a multicast dataset ({what}; expected format {FORMAT!r})",
-                           path=path, field="format")
-    return meta
+    meta, runs, receivers, _ = read_tables(path)
+    return meta, runs, receivers
 
 
 def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20) -> pd.DataFrame:

@@ -61,21 +61,27 @@ def probe_dataset(path: Path, groups: int = 2, per_group: int = 5, udp: bool = F
 
 def multicast_run(path: Path) -> Path:
     """A multicast run's directory with two methods (as ``tomography multicast -o`` writes)."""
-    from measure.multicast import FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS
+    from measure.multicast import (FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
+                                   STREAM_COLUMNS)
 
     path.mkdir(parents=True)
-    (path / "meta.json").write_text(json.dumps({"format": FORMAT, "launcher": "local",
-                                                "created": "2026-01-01T00:00:00+00:00",
-                                                "hosts": {}, "params": {}}))
-    runs = pd.DataFrame([{"run": f"r{i}", "method": method, "repeat": 0, "root": "h000",
+    hosts = [f"h{i:03d}" for i in range(10)]
+    methods = ["balanced", "chain-hosts"]
+    (path / "meta.json").write_text(json.dumps({
+        "format": FORMAT, "launcher": "local", "created": "2026-01-01T00:00:00+00:00",
+        "hosts": {h: {} for h in hosts}, "methods": methods,
+        "params": {"root": "h000", "bytes": 2**22}}))
+    (path / "hosts.csv").write_text("host,address,label\n" + "".join(
+        f"{h},127.0.0.{i + 1},\n" for i, h in enumerate(hosts)))
+    runs = pd.DataFrame([{"run": f"{method}-0", "method": method, "repeat": 0, "root": "h000",
                           "bytes": 2**22, "streams": 1, "pacing": "kernel",
                           "predicted_Bps": 5e6, "achieved_Bps": rate, "completion_s": 1.0,
                           "complete": True, "receivers_complete": 9, "started": "", "note": ""}
-                         for i, (method, rate) in enumerate([("balanced", 4.5e6),
-                                                             ("chain-hosts", 2e6)])],
+                         for method, rate in zip(methods, (4.5e6, 2e6))],
                         columns=MULTICAST_COLUMNS)
     runs.to_csv(path / "multicasts.csv", index=False)
     (path / "receivers.csv").write_text(",".join(RECEIVER_COLUMNS) + "\n")
+    (path / "streams.csv").write_text(",".join(STREAM_COLUMNS) + "\n")
     return path
 
 
@@ -280,7 +286,7 @@ def test_bad_input_one_line(tmp_path, capsys):
     assert main(["report", str(data), "-o", str(tmp_path / "x.html"), "--multicast",
                  str(bad), "--resamples", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "multicast" in err[0] and "mc" in err[0]
+    assert len(err) == 1 and "mc/meta.json" in err[0] and "params" in err[0]
     with pytest.raises(TomographyError, match="max_rows"):
         report_html(__import__("tomography.pipeline").pipeline.analyze(data, resamples=0),
                     max_rows=0)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tomography.cli.broadcasts import dataset_writer, parse_option, resuming
 from tomography.cli.common import Progress, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
-from tomography.errors import ParameterError, TomographyError
+from tomography.errors import DatasetError, ParameterError, TomographyError
 from tomography.units import counted, listed
 
 if TYPE_CHECKING:
@@ -396,11 +396,14 @@ def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: di
 
 
 def _interrupted(output: Path | None) -> int:
-    import pandas as pd
+    from measure.multicast import read_multicasts
 
     kept = 0
-    if output is not None and (Path(output) / "multicasts.csv").exists():
-        kept = len(pd.read_csv(Path(output) / "multicasts.csv"))
+    if output is not None and (Path(output) / "meta.json").exists():
+        try:
+            kept = len(read_multicasts(output)[1])
+        except DatasetError:     # stopped before the dataset was whole: nothing kept
+            pass
     print(f"tomography: interrupted; {kept} finished multicast(s) are in {output}; run the "
           "same command with --resume for the rest", file=sys.stderr)
     return 130

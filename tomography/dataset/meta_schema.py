@@ -37,7 +37,7 @@ from tomography.dataset.schema import (BLOCK_SIZE, MAX_BLOCK_SIZE, MAX_DEPTH, MA
                                        MAX_HOSTS)
 from tomography.errors import DatasetError
 
-__all__ = ["check_meta", "MAX_TEXT", "MAX_ITEMS"]
+__all__ = ["check_meta", "check_multicast_meta", "MAX_TEXT", "MAX_ITEMS"]
 
 MAX_TEXT = 4096
 """The longest string of a key the toolkit reads (a name, a path, a date)."""
@@ -201,6 +201,65 @@ def _strings(value: Any, where: str, depth: int = 0) -> None:
     elif isinstance(value, list):
         for i, v in enumerate(value):
             _strings(v, f"{where}[{i}]", depth + 1)
+
+
+def _run_hosts(value: Any, where: str) -> None:
+    """The hosts of a multicast run: an object of 2 to :data:`MAX_HOSTS` host names."""
+    mapping(values=anything, null=False)(value, where)
+    if not 2 <= len(value) <= MAX_HOSTS:
+        raise _Bad(where, f"{len(value)} hosts: a multicast has from 2 to {MAX_HOSTS}")
+
+
+def _required(check: Check, *keys: str) -> Check:
+    """``check``, and each of ``keys`` present (not null) in the object."""
+    def both(value: Any, where: str) -> None:
+        check(value, where)
+        for key in keys:
+            if value.get(key) is None:
+                raise _Bad(f"{where}.{key}" if where else key, "missing")
+    return both
+
+
+_METHODS = listing(text, most=256)
+
+MULTICAST_SCHEMA: dict[str, Check] = {
+    "params": _required(mapping({"root": text, "bytes": integer(1, MAX_FILE_BYTES),
+                                 "seed": integer(0, 2**128), "pacing": text,
+                                 "stall": number(0.0, 1e6), "time_limit": number(0.0, 1e7),
+                                 "repeats": integer(1, 2**16), "methods": _METHODS},
+                                null=False), "root", "bytes"),
+    "methods": _METHODS, "hosts": _run_hosts, "plans": mapping(values=anything),
+    "created": text, "launcher": text, "resumes": listing(),
+    "software": mapping(values=text), "bittorrent": mapping(values=anything),
+}
+"""The check of each top-level key of a multicast dataset's ``meta.json`` the toolkit reads."""
+
+
+def check_multicast_meta(meta: dict[str, Any], path: str | Path) -> dict[str, Any]:
+    """Check a multicast dataset's parsed ``meta.json`` (:data:`MULTICAST_SCHEMA`): its
+    params, methods (distinct) and hosts (the root among them) are there and fit.
+
+    Examples
+    --------
+    >>> meta = {"params": {"root": "a", "bytes": 1024}, "methods": ["chain"],
+    ...         "hosts": {"a": {}, "b": {}}}
+    >>> check_multicast_meta(meta, "mc/meta.json")["methods"]
+    ['chain']
+    >>> check_multicast_meta({**meta, "hosts": {}}, "mc/meta.json")
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: mc/meta.json, field 'hosts': 0 hosts: a multicast has from 2 to 262144
+    """
+    try:
+        _strings(meta, "")
+        _required(mapping(MULTICAST_SCHEMA, null=False), "params", "methods", "hosts")(meta, "")
+        if len(set(meta["methods"])) != len(meta["methods"]):
+            raise _Bad("methods", "a method listed twice")
+        if meta["params"]["root"] not in meta["hosts"]:
+            raise _Bad("params.root", f"{_shown(meta['params']['root'])} is not one of hosts")
+    except _Bad as bad:
+        raise DatasetError(bad.message, path=path, field=bad.where or None) from None
+    return meta
 
 
 def check_meta(meta: dict[str, Any], path: str | Path) -> dict[str, Any]:
