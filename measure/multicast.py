@@ -57,8 +57,8 @@ from measure.transport import Launcher, Transport, local
 from tomography.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
 from tomography.dataset.lock import DatasetLock, file_opener, make_dirs, write_atomic
 from tomography.dataset.incremental import DATA_FILES
-from tomography.dataset.meta import META_LIMIT, refuse_other_params, software_versions
-from tomography.dataset.validation import drop_cut_line, read_csv, regular_file
+from tomography.dataset.meta import refuse_other_params, software_versions
+from tomography.dataset.validation import cut_short, drop_cut_line, open_regular, read_csv
 from tomography.errors import DatasetError, ParameterError
 from tomography.planning.delivery import Delivery
 from tomography.units import listed
@@ -432,8 +432,7 @@ def _done(path: Path) -> set[str]:
     """The multicasts already in a dataset (``run`` ids), every file checked; the detail rows
     of others (a run stopped while writing them) and a line cut short are dropped."""
     for name in ("multicasts.csv", "receivers.csv", "streams.csv"):
-        regular_file(path / name)
-        drop_cut_line(path / name)
+        _repair(path / name)
     _, runs, _, _ = read_tables(path)
     done = set(runs["run"])
     for name, columns in (("receivers.csv", RECEIVER_COLUMNS), ("streams.csv", STREAM_COLUMNS)):
@@ -442,6 +441,20 @@ def _done(path: Path) -> set[str]:
             write_atomic(path / name, rows[rows["run"].isin(done)].to_csv(
                 index=False, lineterminator="\n"))
     return done
+
+
+def _repair(target: Path) -> None:
+    """Remove a last line a stopped write cut short, unless the file is no CSV text at all
+    (binary, UTF-16: left as it is, for the reader to refuse)."""
+    if not cut_short(target):
+        return
+    with open_regular(target) as fh:
+        data = fh.read()
+    try:
+        data[:data.rfind(b"\n") + 1].decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    drop_cut_line(target)
 
 
 def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
@@ -605,7 +618,9 @@ def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
     """Check that a multicast dataset may be written at ``out``; the multicasts it has.
 
     A new dataset needs a free place (or ``overwrite``, which removes the
-    files of a dataset there); a resumed one the same settings, methods,
+    files of a dataset there); a resumed one every file, each as a run
+    writes it (:func:`measure.multicast_files.read_tables`; a last line a
+    stopped write cut short is removed), and the same settings, methods,
     plans and hosts.  ``hosts`` None skips the hosts (not known yet: the
     command checks early, before raising a testbed).
 
@@ -637,7 +652,7 @@ def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
                 raise DatasetError(f"cannot resume: the plan of {method} differs from the "
                                    "dataset's (another Gauge file or dataset, --level or "
                                    "--parallel?)", path=meta, field=f"plans.{method}")
-        return _done(out) if hosts is not None else set()
+        return _done(out)
     if out.exists() and not out.is_dir():
         raise DatasetError("is a file, not a directory for a dataset", path=out)
     if meta.exists() and not overwrite:
@@ -731,6 +746,7 @@ def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20) -> pd.DataFr
                      "ratio": median / predicted if predicted > 0 else float("nan"),
                      "completion_s": float(ok["completion_s"].astype(float).median())
                      if len(ok) else float("nan")})
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows, columns=["method", "runs", "complete", "predicted", "achieved",
+                                        "low", "high", "ratio", "completion_s"])
     return table.sort_values("achieved", ascending=False, na_position="last",
                              kind="stable").reset_index(drop=True)

@@ -82,6 +82,11 @@ def read_meta(path: Path) -> dict[str, Any]:
     ...
     tomography.errors.DatasetError: /nonexistent: no meta.json: not a multicast dataset
     """
+    return check_multicast_meta(_formatted(path), path)
+
+
+def _formatted(path: Path) -> dict[str, Any]:
+    """``meta.json`` read within bounds, refused unless its format is :data:`FORMAT`."""
     from tomography.safe_load import load_json
 
     if not path.exists():
@@ -94,11 +99,12 @@ def read_meta(path: Path) -> dict[str, Any]:
         what = ("a measurement dataset" if meta.get("method") else f"format {meta.get('format')!r}")
         raise DatasetError(f"not a multicast dataset ({what}; expected format {FORMAT!r})",
                            path=path, field="format")
-    return check_multicast_meta(meta, path)
+    return meta
 
 
 def is_multicast_dataset(path: str | Path) -> bool:
-    """Whether ``path`` holds a multicast dataset (its meta.json says so).
+    """Whether ``path`` holds a multicast dataset (its meta.json's format says so; the rest of
+    it is checked by the readers, which say what is wrong).
 
     Examples
     --------
@@ -106,7 +112,7 @@ def is_multicast_dataset(path: str | Path) -> bool:
     False
     """
     try:
-        read_meta(Path(path) / "meta.json")
+        _formatted(Path(path) / "meta.json")
     except (DatasetError, OSError):
         return False
     return True
@@ -143,6 +149,7 @@ def _hosts(path: Path, meta: dict[str, Any]) -> set[str]:
 def _runs(path: Path, meta: dict[str, Any], hosts: set[str]) -> pd.DataFrame:
     target = path / "multicasts.csv"
     frame = read_csv(target, MULTICAST_COLUMNS)
+    at_line_end(target)
     params, methods = meta["params"], meta["methods"]
     fail_at(~frame["method"].isin(methods).to_numpy(dtype=bool), frame, target, "method",
             f"not a method of this dataset (meta.json's methods: {', '.join(methods)})")
@@ -174,6 +181,7 @@ def _details(path: Path, name: str, runs: set[str], hosts: set[str]) -> pd.DataF
     """``receivers.csv`` or ``streams.csv``: the rows of the listed multicasts, checked."""
     target = path / name
     frame = read_csv(target, TABLES[name])
+    at_line_end(target)
     frame = frame[frame["run"].isin(runs).to_numpy(dtype=bool)].reset_index(drop=True)
     out = frame.copy()
     known_hosts(frame, "receiver", target, hosts)
@@ -223,8 +231,6 @@ def read_tables(path: str | Path, *, streams: bool = False
     meta = read_meta(path / "meta.json")
     for name in FILES[1:]:     # no pipe, device or huge file is opened, none is missing
         regular_file(path / name)
-        if name in TABLES:
-            at_line_end(path / name)
     hosts = _hosts(path, meta)
     runs = _runs(path, meta, hosts)
     listed = set(runs["run"])

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from tomography.errors import DatasetError, ParameterError, TomographyError
+from tomography.errors import ParameterError
 from tomography.pipeline import Analysis, analyze, is_probe_dataset
 from tomography.units import counted
 from tomography.weights import tcp_probes

@@ -325,7 +325,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.check and args.output is not None:  # one writer, before anything starts
             held.enter_context(dataset_writer(args.output))
         if not args.check:
-            _check_early(args, model, size)
+            kept = _check_early(args, model, size)
         try:
             hosts, transport, meta = open_launcher(args, held, comm)
             if args.check:
@@ -344,7 +344,7 @@ def run(args: argparse.Namespace) -> int:
                                parallel=_parallel(args.parallel), left_out=left_out)
             meta = {**meta, "left_out": left_out}
             summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit, stall,
-                           size)
+                           size, kept)
         except KeyboardInterrupt:
             return _interrupted(args.output)
     print(summary.describe())
@@ -352,8 +352,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_early(args: argparse.Namespace, model: Any, size: int) -> None:
-    """What can be refused before any agent starts (or a testbed is raised)."""
+def _check_early(args: argparse.Namespace, model: Any, size: int) -> int:
+    """What can be refused before any agent starts (or a testbed is raised); the multicasts
+    a resumed dataset has."""
     from measure.multicast import prepare_output
 
     if args.output is None:
@@ -361,22 +362,18 @@ def _check_early(args: argparse.Namespace, model: Any, size: int) -> None:
     if model is not None and args.root not in model.hosts:
         raise ParameterError(f"--root {args.root!r} is not a host of the plan "
                              f"({listed(sorted(model.hosts), 8)})")
-    prepare_output(Path(args.output), {"root": args.root, "bytes": size, "seed": args.seed},
-                   {}, None, resume=args.resume, overwrite=args.force)
+    return len(prepare_output(Path(args.output), {"root": args.root, "bytes": size,
+                                                  "seed": args.seed},
+                              {}, None, resume=args.resume, overwrite=args.force))
 
 
 def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: dict[str, Any],
-         plans: list[Delivery], bittorrent: bool, time_limit: float, stall: float, size: int):
-    import pandas as pd
-
+         plans: list[Delivery], bittorrent: bool, time_limit: float, stall: float, size: int,
+         kept: int):
     from measure.multicast import run_multicasts
     from measure.swarm import SwarmParams
 
-    done = 0
-    table = Path(args.output) / "multicasts.csv"
-    if args.resume and table.exists():
-        done = len(pd.read_csv(table, usecols=["run"]))
-    total = (len(plans) + bittorrent) * args.repeats - done
+    total = (len(plans) + bittorrent) * args.repeats - kept
     bar = Progress("multicasts", total=total, unit="multicast")
     source = ({"gauge": str(args.gauge)} if args.gauge else
               {"dataset": str(args.dataset), "bandwidth": args.bandwidth,
