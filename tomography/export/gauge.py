@@ -257,12 +257,18 @@ def write_gauge(model: BandwidthModel, path: str | os.PathLike[str], *, unit: st
 def _figure(text: str, factor: float, kind: str, path: Any, element: Any, document: Any) -> float:
     """A figure of the file in SI units, refused when beyond any network.
 
-    Rates: 0 (a dead link) or within a topology's capacities; delays within
-    its latencies (:func:`tomography.topology.check_quantity`).
+    Pair rates: 0 (a dead link) or within a topology's capacities; a host's
+    or cluster's capacity within them (0 would be a member that can send
+    or receive nothing: it belongs out of the pool); delays within its
+    latencies (:func:`tomography.topology.check_quantity`).
     """
     value = float(text) * factor
+    if kind == "capacity" and value == 0:
+        raise GaugeError(f"a capacity of {text}: a member that can send or receive nothing "
+                         "takes no part in a multicast (leave it out of the pool)", path=path,
+                         line=element.sourceline, element=document.getpath(element))
     try:
-        if not (kind != "delay" and value == 0):
+        if not (kind == "rate" and value == 0):
             check_quantity(value, "time" if kind == "delay" else "bandwidth", text)
     except TomographyError as exc:
         raise GaugeError(str(exc), path=path, line=element.sourceline,
