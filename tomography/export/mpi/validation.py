@@ -2,18 +2,29 @@
 
 The rules are those of the format, described in the docstring of
 :mod:`tomography.export.mpi`; an error names the first field at fault.
+The file is read as every outside document is: a regular file of at most
+:data:`tomography.safe_load.MAX_BYTES` (a FIFO, a device or a link to
+``/dev/zero`` refused unopened), UTF-8 JSON nested at most
+:data:`tomography.safe_load.MAX_DEPTH` deep; its counts are bounded
+(:data:`MAX_SLOTS` ranks a host, :data:`MAX_RANKS` in all) before any list
+of ranks is built.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from tomography.errors import TomographyError
+from tomography.dataset.schema import MAX_HOSTS
+from tomography.errors import DatasetError, TomographyError
 from tomography.export.mpi.communicators import FORMAT
+
+MAX_SLOTS = 2**16
+"""The most ranks one host may run (slots): more than the cores of any machine."""
+MAX_RANKS = 2**24
+"""The most ranks a hierarchy file may describe: beyond the largest MPI jobs run."""
 
 __all__ = ["check_mpi_hierarchy", "read_mpi_hierarchy"]
 
@@ -98,7 +109,12 @@ but cluster 'L1C1' (colour 1) holds ranks 2..2
     if len(set(hosts)) != len(hosts):
         twice = next(h for h in hosts if hosts.count(h) > 1)
         raise _fail("hosts", f"host {twice!r} is listed twice")
-    slots = _ints(_get(data, "slots", list), "slots", len(hosts), low=1)
+    if len(hosts) > MAX_HOSTS:
+        raise _fail("hosts", f"{len(hosts)} hosts, more than the {MAX_HOSTS} of any network")
+    slots = _ints(_get(data, "slots", list), "slots", len(hosts), low=1, high=MAX_SLOTS)
+    if sum(slots) > MAX_RANKS:
+        raise _fail("slots", f"{sum(slots)} ranks in all, more than the {MAX_RANKS} of any "
+                             "MPI job")
     size = _get(data, "size", int)
     if size != sum(slots):
         raise _fail("size", f"is {size}, but the slots add up to {sum(slots)}")
@@ -253,14 +269,19 @@ def read_mpi_hierarchy(path: str | os.PathLike[str]) -> dict[str, Any]:
     TomographyError
         Naming the file and the field at fault (see :func:`check_mpi_hierarchy`).
     """
+    from tomography.dataset.validation import open_regular
+    from tomography.safe_load import MAX_BYTES, load_json, read_bounded
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TomographyError(f"{path}: cannot read: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TomographyError(f"{path}: not valid JSON: {exc}") from None
+        with open_regular(Path(path), MAX_BYTES) as fh:
+            data, _ = read_bounded(fh, what=str(path), kind="MPI hierarchy file")
+        data.decode("utf-8")
+        data = load_json(data, what=str(path), kind="MPI hierarchy file")
+    except UnicodeDecodeError as exc:
+        raise TomographyError(f"{path}: not UTF-8 text (byte {exc.start}): not a "
+                              "tomography-mpi/1 file") from None
+    except DatasetError as exc:     # a FIFO, a device, too large, too deep, not JSON
+        raise TomographyError(str(exc)) from None
     try:
         return check_mpi_hierarchy(data)
     except TomographyError as exc:
