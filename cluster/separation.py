@@ -233,8 +233,10 @@ def _weakest_prefix(dense: np.ndarray) -> int:
     inner = 2 * np.cumsum(np.tril(dense, -1).sum(axis=1))   # weight inside the prefix
     degree = np.cumsum(dense.sum(axis=1))                   # prefix's weight to all
     across = degree[:-1] - inner[:-1]
-    expected = degree[:-1] * (degree[-1] - degree[:-1]) / degree[-1]
-    return int(np.argmin(across / expected)) + 1
+    expected = degree[:-1] * (degree[-1] - degree[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):   # a side with no weight: no cut
+        ratio = np.where(expected > 0, across * degree[-1] / expected, np.inf)
+    return int(np.argmin(ratio)) + 1
 
 
 def _ratios(between: sparse.csr_array, sizes: np.ndarray, k: int
@@ -418,7 +420,7 @@ def separated_coarsening(weights: Any, labels: Sequence[Any], *,
     A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
     current = list(labels)
     side = None
-    while True:
+    for _ in range(len(set(map(str, current)))):   # each pass merges two: it ends
         names, codes = np.unique(np.asarray(current, dtype=object).astype(str),
                                  return_inverse=True)
         if len(names) < 2:
@@ -437,6 +439,7 @@ def separated_coarsening(weights: Any, labels: Sequence[Any], *,
         current = [joined if c in pair else current[i] for i, c in enumerate(codes)]
         merged = np.flatnonzero(np.isin(codes, list(pair)))
         side[merged] = _cut(A, merged)   # only the merged cluster is cut anew
+    return current
 
 
 def _half_sums(A: sparse.csr_array, labels: np.ndarray, side: np.ndarray
