@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from tomography.hierarchy import ClusterTree, Hierarchy
     from tomography.topology import Topology
 
-__all__ = ["analyze", "Analysis", "FlatResult"]
+__all__ = ["analyze", "Analysis", "FlatResult", "refuse_nothing_exchanged"]
 
 
 @dataclass(frozen=True)
@@ -327,8 +327,21 @@ def is_probe_dataset(measurement: "Measurement") -> bool:
     return not measurement.iteration_ids and measurement.probes is not None
 
 
-def _exchanged(m: "Measurement", where: Path | None) -> None:
-    """Refuse a dataset where no two hosts exchanged anything: nothing to cluster."""
+def refuse_nothing_exchanged(m: "Measurement", where: Path | None) -> None:
+    """Refuse a dataset where no two hosts exchanged anything: nothing to cluster.
+
+    ``where`` (the dataset directory the measurement was read from) names the file.
+
+    Examples
+    --------
+    >>> from tomography.synthetic import planted_partition
+    >>> m = planted_partition(4, 2, iterations=1, seed=0)
+    >>> m.transfers["blocks"] = 0
+    >>> refuse_nothing_exchanged(m, Path("run"))
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: run/transfers.csv, field 'blocks': every block count is 0 (in all 1 iterations): no two hosts exchanged a block, so there is nothing to cluster
+    """
     from tomography.weights import tcp_probes
 
     # any(), not a sum: true whatever the counts add up to (no 64-bit sum to wrap around)
@@ -437,7 +450,7 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
                              "cluster.hierarchy_tree)")
     where = None if hasattr(data, "host_names") else Path(data)
     m = read_measurement(where) if where is not None else data
-    _exchanged(m, where)
+    refuse_nothing_exchanged(m, where)
     options = {"iterations": iterations, "engine": engine, "seed": seed, "restarts": restarts,
                "resolution": resolution, "resamples": resamples, "n_jobs": n_jobs,
                "linkage": linkage, "start": start, "loops": loops, "all_levels": all_levels,

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from tomography.errors import ParameterError
-from tomography.pipeline import Analysis, analyze, is_probe_dataset
+from tomography.pipeline import Analysis, analyze, is_probe_dataset, refuse_nothing_exchanged
 from tomography.units import counted
 from tomography.weights import tcp_probes
 
@@ -180,6 +180,7 @@ def write_report(data: "str | os.PathLike[str] | Analysis", output: str | os.Pat
 
         where = Path(data)
         m = read_measurement(where)
+        refuse_nothing_exchanged(m, where)     # named with its file, before the analysis
         if "truth" not in options:   # the dataset's own labels, when it has any
             options["truth"] = "labels" if m.labels else None
         a = analyze(m, **options)

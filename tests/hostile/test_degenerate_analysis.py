@@ -85,3 +85,5 @@ def test_every_analysis_command_answers_on_a_degenerate_dataset(tmp_path: Path,
         if run.returncode != 0:
             errors = [line for line in run.stderr.splitlines() if "error" in line]
             assert run.returncode == 2 and len(errors) == 1, f"{where}:\n{run.stderr}"
+        if shape == "all-zero counts":   # nothing to cluster, said naming the file
+            assert run.returncode == 2 and "transfers.csv" in run.stderr, run.stderr

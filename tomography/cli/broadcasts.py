@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_swarm_options", "parse_option", "swarm_params", "resuming", "stop_rule",
            "simulation_step", "measure_broadcasts", "interrupted", "terminate_as_interrupt",
+           "say_stopped",
            "dataset_writer", "MEASURE_QUOTA", "stop_rule_meta"]
 
 MEASURE_QUOTA = "128"
@@ -303,9 +304,20 @@ def interrupted(output: Path) -> int:
         kept = len(read_measurement(output).iteration_ids)
     except TomographyError:
         kept = 0
-    print(f"tomography: interrupted; {kept} finished iteration(s) are in {output}; continue "
-          "with the same command and --resume", file=sys.stderr)
+    say_stopped(f"interrupted; {kept} finished iteration(s) are in {output}; continue with "
+                "the same command and --resume")
     return 130
+
+
+_TERMINATED = {"said": False}
+"""Whether SIGTERM's handler has told the user how to go on (:func:`terminate_as_interrupt`)."""
+
+
+def say_stopped(text: str) -> None:
+    """The line a run stopped by Ctrl-C ends with, unless SIGTERM's handler said it already
+    (once is enough: the hint to resume is the same)."""
+    if not _TERMINATED["said"]:
+        print(f"tomography: {text}", file=sys.stderr)
 
 
 def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> None:
@@ -331,9 +343,10 @@ def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> Non
     import signal
 
     def handler(signum: int, frame: Any) -> None:
-        if output is not None:
+        if output is not None and not _TERMINATED["said"]:
             print(f"tomography: terminated; the finished {kept} stay in {output}; "
                   "continue with the same command and --resume", file=sys.stderr, flush=True)
+            _TERMINATED["said"] = True
         raise KeyboardInterrupt
 
     try:

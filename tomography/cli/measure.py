@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from tomography.cli.broadcasts import (MEASURE_QUOTA, add_swarm_options, dataset_writer,
                                        interrupted, measure_broadcasts, parse_option, resuming,
-                                       stop_rule, stop_rule_meta, swarm_params,
+                                       say_stopped, stop_rule, stop_rule_meta, swarm_params,
                                        terminate_as_interrupt)
 from tomography.cli.common import Progress, port_range, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
@@ -262,8 +262,8 @@ def _mesh(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transport,
                            overwrite=args.force, skip_failed=args.skip_failed, progress=step)
     except KeyboardInterrupt:
         bar.close()
-        print(f"tomography: interrupted; every finished test is in {args.output}/probes.csv; "
-              "continue with the same command and --resume", file=sys.stderr)
+        say_stopped(f"interrupted; every finished test is in {args.output}/probes.csv; "
+                    "continue with the same command and --resume")
         return 130
     bar.close()
     print(summary.describe())

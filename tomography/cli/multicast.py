@@ -8,7 +8,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomography.cli.broadcasts import dataset_writer, parse_option, resuming
+from tomography.cli.broadcasts import dataset_writer, parse_option, resuming, say_stopped
 from tomography.cli.common import Progress, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.errors import DatasetError, ParameterError, TomographyError
@@ -401,8 +401,8 @@ def _interrupted(output: Path | None) -> int:
             kept = len(read_multicasts(output)[1])
         except DatasetError:     # stopped before the dataset was whole: nothing kept
             pass
-    print(f"tomography: interrupted; {kept} finished multicast(s) are in {output}; run the "
-          "same command with --resume for the rest", file=sys.stderr)
+    say_stopped(f"interrupted; {kept} finished multicast(s) are in {output}; run the same "
+                "command with --resume for the rest")
     return 130
 
 

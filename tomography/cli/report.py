@@ -62,10 +62,12 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from tomography.dataset import read_measurement
+    from tomography.pipeline import refuse_nothing_exchanged
     from tomography.report import MAX_ROWS, write_report
 
     started = time.perf_counter()
     m = read_measurement(args.dataset)
+    refuse_nothing_exchanged(m, Path(args.dataset))
     truth: Any = args.truth
     if truth is None:
         truth = "labels" if m.labels else None   # the dataset's own truth, when it has one

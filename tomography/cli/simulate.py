@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tomography.cli.broadcasts import (add_swarm_options, dataset_writer, parse_option,
-                                       resuming, simulation_step, swarm_params,
-                                       terminate_as_interrupt)
+                                       resuming, say_stopped, simulation_step,
+                                       swarm_params, terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
 from tomography.errors import TomographyError
 from tomography.units import counted
@@ -170,9 +170,9 @@ def _simulate(args: argparse.Namespace) -> int:
                  overwrite=args.force, progress=progress)
     except KeyboardInterrupt:
         bar.close()
-        print(f"tomography: interrupted; {counted(bar.done, 'iteration')} "
-              f"{'is' if bar.done == 1 else 'are'} in {args.output}; continue with the same "
-              "command and --resume", file=sys.stderr)
+        say_stopped(f"interrupted; {counted(bar.done, 'iteration')} "
+                    f"{'is' if bar.done == 1 else 'are'} in {args.output}; continue with the "
+                    "same command and --resume")
         return 130
     bar.close()
     if not added:

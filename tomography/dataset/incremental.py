@@ -170,8 +170,9 @@ class MeasurementWriter:
                     (self.path / name).unlink(missing_ok=True)
                 except OSError:
                     pass
-            why = exc.reason if isinstance(exc, DatasetError) else (exc.strerror or str(exc))
-            raise DatasetError(f"cannot write ({why}); nothing of the new dataset is left "
+            why = (exc.reason if isinstance(exc, DatasetError)     # says "cannot write" itself
+                   else f"cannot write ({exc.strerror or exc})")
+            raise DatasetError(f"{why}; nothing of the new dataset is left "
                                "here: make room and run the command again",
                                path=self.path / current) from None
 

@@ -208,12 +208,14 @@ def read_csv(path: Path, required: Iterable[str]) -> pd.DataFrame:
 
 
 def fail_at(mask: np.ndarray, frame: pd.DataFrame, path: Path, column: str, what: str) -> None:
-    """Raise for the first row where ``mask`` is true (line = row + 2)."""
+    """Raise for the first row where ``mask`` is true (line = row + 2), the value shown cut
+    to 40 characters."""
     bad = np.flatnonzero(mask)
     if bad.size:
         row = int(bad[0])
-        value = frame[column].iloc[row]
-        raise DatasetError(f"{what}: {value!r}", path=path, line=row + 2, field=column)
+        value = repr(frame[column].iloc[row])
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise DatasetError(f"{what}: {shown}", path=path, line=row + 2, field=column)
 
 
 def integers(frame: pd.DataFrame, column: str, path: Path, *, minimum: int | None = 0,
