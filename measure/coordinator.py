@@ -443,8 +443,9 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
     whole = len(finished) == len(downloaders)
     duration = (max(finished.values(), default=0.0) if whole
                 else time.monotonic() - started)
-    # ended by the quota (every downloader holds it) or by the box: complete as it stands
-    cut = not whole and (boxed or len(reached) == len(downloaders))
+    # ended by the quota (every downloader that lives holds it) or by the box: complete as
+    # it stands, but for the peers that died (named as such, not as late)
+    cut = not whole and (boxed or downloaders <= set(reached) | set(failed))
     if whole:
         time.sleep(SETTLE)
     alive = [h for h in active if swarm.peers[h].alive()]
