@@ -67,6 +67,7 @@ MAX_STARTING = 64
 """Peers starting at once at most, whatever the transport allows: each start is a process
 (or an ssh handshake) and its pipes, and a thousand at once exhaust the open files."""
 REPLY_TIMEOUT = 30.0    # s for a peer to answer add / stop
+REPORT_FLOOR = 5.0      # s a peer has at least to report after stop, however short the limit
 SETTLE = 0.5            # s between the last finish and stop: in-flight blocks land
 CLOCK_ROUNDS = 5        # clock readings per host; the one with the shortest round trip counts
 
@@ -451,7 +452,10 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
     alive = [h for h in active if swarm.peers[h].alive()]
     for h in alive:
         swarm.peers[h].send({"cmd": "stop"})
-    reports = swarm.wait(set(alive), "report", REPLY_TIMEOUT, note_failure)
+    # a live peer reports at once; one that is stopped (SIGSTOP) never will: wait no longer
+    # than the time limit itself (a run of --time-limit 10s is not held 30 s more by it)
+    reports = swarm.wait(set(alive), "report", min(REPLY_TIMEOUT, max(REPORT_FLOOR, time_limit)),
+                         note_failure)
     for h in set(active) - set(reports):
         failed.setdefault(h, swarm.describe_death(h))
         swarm.peers[h].kill()  # hung or dead: started afresh next iteration
