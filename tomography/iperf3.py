@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import math
 import os
 from collections import Counter
 from pathlib import Path
@@ -30,58 +29,13 @@ import pandas as pd
 from tomography.dataset.schema import MAX_FILE_BYTES
 from tomography.dataset.validation import open_regular
 from tomography.errors import DatasetError
-from tomography.pscheduler import (MAX_STREAMS, ImportSummary, _aliases, _probe_frame,
+from tomography.pscheduler import (MAX_RETRANSMITS, MAX_STREAMS, MAX_TEST_SECONDS, ImportSummary,
+                                   _aliases, _figure, _part, _probe_frame, _Refused,
                                    stream_count, write_probe_import)
 from tomography.safe_load import MAX_BYTES, DocumentError, load_json, read_bounded
 from tomography.topology import MAX_BANDWIDTH
 
-__all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3",
-           "MAX_TEST_SECONDS", "MAX_RETRANSMITS"]
-
-MAX_TEST_SECONDS = 2 * 86_400.0
-"""The longest test a report may give (s): iperf3 runs a test a day at most (``-t``), and the
-server's side ends a little after the client's."""
-
-MAX_RETRANSMITS = 2**40
-"""The most retransmitted segments a report may give (far beyond a day at 100 Tbit/s)."""
-
-
-class _Refused(ValueError):
-    """A report's field that no iperf3 test gives (its message names the field)."""
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:40] + "..."
-
-
-def _part(parent: dict[str, Any], key: str, where: str, kind: type = dict) -> Any:
-    """``parent[key]`` when it is a ``kind`` (None when absent), refused otherwise."""
-    value = parent.get(key)
-    if value is None or isinstance(value, kind):
-        return value
-    raise _Refused(f"{where}{key} is {_short(value)}, not a JSON "
-                   f"{'object' if kind is dict else 'list'}")
-
-
-def _figure(part: dict[str, Any], key: str, where: str, *, high: float, whole: bool = False,
-            positive: bool = False, default: float | None = None) -> float:
-    """A report's number ``part[key]``: finite, from 0 (above 0 if ``positive``) to ``high``,
-    whole if asked; refused naming ``where + key`` otherwise."""
-    value = part.get(key, default)
-    name = where + key
-    if value is None:
-        raise _Refused(f"no {name}")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _Refused(f"{name} is {_short(value)}, not a number")
-    number = float(value)
-    low = "above 0" if positive else "from 0"
-    if not (math.isfinite(number) and (number > 0 if positive else number >= 0)
-            and number <= high and (number.is_integer() or not whole)):
-        raise _Refused(f"{name} {_short(value)} is no figure of a test "
-                       f"({'a whole number ' if whole else ''}{low} to {high:.4g})")
-    return number
-
+__all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
 
 def parse_iperf3(text: str) -> dict[str, Any]:
     """The figures of one iperf3 ``-J`` client test.

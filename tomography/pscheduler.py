@@ -187,6 +187,50 @@ def _numeric(value: Any) -> float | None:
 MAX_STREAMS = 128
 """The most parallel streams a test can have (iperf3's own limit, ``-P``)."""
 
+MAX_TEST_SECONDS = 2 * 86_400.0
+"""The longest test a report may give (s): iperf3 runs a test a day at most (``-t``), and the
+server's side ends a little after the client's."""
+
+MAX_RETRANSMITS = 2**40
+"""The most retransmitted segments a report may give (far beyond a day at 100 Tbit/s)."""
+
+
+class _Refused(ValueError):
+    """A report's field that no iperf3 test gives (its message names the field)."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _part(parent: dict[str, Any], key: str, where: str, kind: type = dict) -> Any:
+    """``parent[key]`` when it is a ``kind`` (None when absent), refused otherwise."""
+    value = parent.get(key)
+    if value is None or isinstance(value, kind):
+        return value
+    raise _Refused(f"{where}{key} is {_short(value)}, not a JSON "
+                   f"{'object' if kind is dict else 'list'}")
+
+
+def _figure(part: dict[str, Any], key: str, where: str, *, high: float, whole: bool = False,
+            positive: bool = False, default: float | None = None) -> float:
+    """A report's number ``part[key]``: finite, from 0 (above 0 if ``positive``) to ``high``,
+    whole if asked; refused naming ``where + key`` otherwise."""
+    value = part.get(key, default)
+    name = where + key
+    if value is None:
+        raise _Refused(f"no {name}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Refused(f"{name} is {_short(value)}, not a number")
+    number = float(value)
+    low = "above 0" if positive else "from 0"
+    if not (math.isfinite(number) and (number > 0 if positive else number >= 0)
+            and number <= high and (number.is_integer() or not whole)):
+        raise _Refused(f"{name} {_short(value)} is no figure of a test "
+                       f"({'a whole number ' if whole else ''}{low} to {high:.4g})")
+    return number
+
 
 def stream_count(value: Any) -> int | None:
     """A stream count as a report gives it: a whole number from 1 to :data:`MAX_STREAMS`
@@ -444,8 +488,16 @@ def _pscheduler(doc: dict[str, Any], where: str) -> list[dict[str, Any]] | str:
         rate = None if None in rates else sum(rates)  # type: ignore[arg-type]
         name = "throughput-bits of summary.streams"
     _rate(row, rate, where, name)
-    if _number(summary.get("retransmits")) is not None:
-        row["retransmits"] = int(summary["retransmits"])
+    try:
+        if summary.get("retransmits") is not None:
+            row["retransmits"] = int(_figure(summary, "retransmits", "summary.summary.",
+                                             high=MAX_RETRANSMITS, whole=True))
+        if summary.get("start") is not None and summary.get("end") is not None:
+            _figure({"end - start": _figure(summary, "end", "summary.summary.", high=2.0**40)
+                     - _figure(summary, "start", "summary.summary.", high=2.0**40)},
+                    "end - start", "summary.summary.", high=MAX_TEST_SECONDS, positive=True)
+    except _Refused as exc:
+        raise DatasetError(f"{where}: {exc}") from None
     start_s, end_s = _number(summary.get("start")), _number(summary.get("end"))
     _duration(row, end_s - start_s if start_s is not None and end_s is not None else None)
     rtts = [_number(s.get("rtt")) for s in streams]

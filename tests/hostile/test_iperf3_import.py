@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,8 @@ def test_a_host_name_that_is_no_safe_file_name_is_refused(tmp_path: Path, name: 
     _nothing_written(tmp_path)
 
 
-@pytest.mark.parametrize("name", ["../../../escaped", "<script>x</script>", "y" * 100_000])
+@pytest.mark.parametrize("name", ["../../../escaped", "a/b", "a\x00b", "<script>x</script>",
+                                  "y" * 100_000])
 def test_pscheduler_names_go_through_the_same_check(tmp_path: Path, name: str) -> None:
     from tests.tomography.test_pscheduler import _result, _run
 
@@ -54,6 +56,26 @@ def test_pscheduler_names_go_through_the_same_check(tmp_path: Path, name: str) -
                                                                   _result(9.4e8))]))
     refused_here(["import", "pscheduler", tmp_path / "logs", "-o", tmp_path / "site" / "ds"],
                  says=[r"runs\.json", "host name"])
+    _nothing_written(tmp_path)
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("throughput-bits", 1e308, "throughput-bits"), ("throughput-bits", -1, "throughput-bits"),
+    ("retransmits", -3, "summary.summary.retransmits"),
+    ("retransmits", 1e300, "summary.summary.retransmits"),
+    ("end", -10.0, "summary.summary.end"), ("end", 1e12, "end - start"),
+])
+def test_pscheduler_figures_are_checked_alike(tmp_path: Path, key: str, value: float,
+                                              says: str) -> None:
+    from tests.tomography.test_pscheduler import _result, _run
+
+    result = _result(9.4e8)
+    result["summary"]["summary"][key] = value
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "runs.json").write_text(json.dumps([_run("10.0.0.1", "10.0.0.2",
+                                                                  result)]))
+    refused_here(["import", "pscheduler", tmp_path / "logs", "-o", tmp_path / "site" / "ds"],
+                 says=[r"runs\.json", re.escape(says)])
     _nothing_written(tmp_path)
 
 
