@@ -11,8 +11,8 @@
 * :mod:`measure.ssh`: peers on remote machines started over SSH;
 * :mod:`measure.preflight`: every host checked (versions, address, clock) before a run;
 * :mod:`measure.mesh`: iperf3 and NetPIPE meshes, and the concurrency test, on any launcher;
-* :mod:`measure.multicast`: planned trees, chains and BitTorrent executed as multicasts;
-  :mod:`measure.multicast_files`: their datasets, read and checked;
+* :mod:`measure.multicast`: planned trees, chains and BitTorrent executed as multicasts
+  (their datasets are read by :mod:`tomography.dataset.multicast`);
 * :mod:`measure.prober`: the ``probe`` role (iperf3, NetPIPE; no libtorrent);
   :mod:`measure.probetools`: the tools' command lines and outputs, Hockney's fit;
 * :mod:`measure.concurrency`: choosing and judging the shared-bottleneck tests;

@@ -47,7 +47,7 @@ import pandas as pd
 
 from measure.coordinator import (REPLY_TIMEOUT, AgentGroup, broadcast, checked_agents,
                                  host_frame, transport_of)
-from measure.multicast_files import (FILES, FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
+from tomography.dataset.multicast import (FILES, FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
                                      STREAM_COLUMNS, is_multicast_dataset, read_meta,
                                      read_tables)
 from measure.multicaster import PACINGS, payload_digest
@@ -619,7 +619,7 @@ def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
 
     A new dataset needs a free place (or ``overwrite``, which removes the
     files of a dataset there); a resumed one every file, each as a run
-    writes it (:func:`measure.multicast_files.read_tables`; a last line a
+    writes it (:func:`tomography.dataset.multicast.read_tables`; a last line a
     stopped write cut short is removed), and the same settings, methods,
     plans and hosts.  ``hosts`` None skips the hosts (not known yet: the
     command checks early, before raising a testbed).
@@ -696,7 +696,7 @@ def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
 def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     """A multicast dataset: its meta, its multicasts and its receivers, as DataFrames.
 
-    Every file is checked first (:func:`measure.multicast_files.read_tables`).
+    Every file is checked first (:func:`tomography.dataset.multicast.read_tables`).
 
     Raises
     ------

@@ -32,6 +32,8 @@ module             holds
                    :func:`csv_writer`
 ``write``          :func:`write_measurement`: a :class:`Measurement` written out whole
 ``lock``           one writer per dataset directory (``.lock``), atomic writes, file modes
+``multicast``      the multicast dataset (``tomography-multicast/1``): its files read and
+                   checked (:mod:`measure.multicast` runs the multicasts and writes them)
 =================  ===================================================================
 
 Every public name is importable from ``tomography.dataset`` itself.

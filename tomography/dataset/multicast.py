@@ -1,4 +1,4 @@
-"""The files of a multicast dataset, read as the measurement datasets are: checked at the door.
+"""The multicast dataset: its files, read as the measurement datasets are, checked at the door.
 
 A multicast dataset (``tomography-multicast/1``, docs/formats.md) is five
 files: ``meta.json`` (how it was made), ``hosts.csv``, ``multicasts.csv`` (one
