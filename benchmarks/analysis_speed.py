@@ -175,8 +175,8 @@ def part_reference(shapes: list[tuple[tuple[int, ...], int, int]], repeats: int,
 
     tool = [sys.executable, "-m", "tomography"]
     # the checkout first on the path: it shadows the installed (editable) package
-    old_tool = ([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(previous)!r}); "
-                 "from tomography.cli import main; sys.exit(main())"] if previous else None)
+    old_tool = ([sys.executable, "-c", f"import runpy, sys; sys.path.insert(0, {str(previous)!r}); "
+                 "runpy.run_module('tomography', run_name='__main__')"] if previous else None)
     script = [sys.executable, str(HERE / "reference_louvain.py")]
     out = ["### Against a short script, whole processes", "",
            "Planted hierarchies, 35 random peers per receiver, written to disk; each command "

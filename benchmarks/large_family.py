@@ -30,7 +30,7 @@ import numpy as np
 
 from bench_support import command_line, machine_line
 from random_networks import random_network, resized, simulate_family, summary
-from tomography.cli.broadcasts import MEASURE_QUOTA
+from measure.swarm import MEASURE_QUOTA
 
 LARGE_ROOT = Path(__file__).resolve().parent / "_data" / "large-family"
 """Default cache (``benchmarks/_data/`` is ignored by git)."""
@@ -80,7 +80,7 @@ def main() -> None:
     print(f"Command: `{command_line()}`\n\n{machine_line(('numpy',))}\n", flush=True)
     simulate_family(args.root, seeds=args.seeds, iterations=args.iterations,
                     size=SIZE, jobs=args.jobs, topologies=networks,
-                    block_quota=int(MEASURE_QUOTA))
+                    block_quota=MEASURE_QUOTA)
 
 
 if __name__ == "__main__":

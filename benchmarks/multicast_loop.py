@@ -97,9 +97,9 @@ def loop(topo, out: Path, args) -> dict:
     from measure.multicast import read_multicasts, run_multicasts, summary_table
     from measure.swarm import SwarmParams
     from measure.transport import ProcessTransport
-    from tomography.cli.broadcasts import stop_rule
-    from tomography.cli.export import gauge_model
-    from tomography.cli.multicast import deliveries
+    from cluster.stability import dataset_stop_rule
+    from tomography.export.bandwidth import analysis_model
+    from tomography.planning.deliveries import deliveries
     from tomography.export.bandwidth import from_topology
     from tomography.pipeline import analyze
     from tomography.units import parse_size
@@ -116,13 +116,13 @@ def loop(topo, out: Path, args) -> dict:
         summary = run_broadcasts(hosts, data, iterations=args.max_iterations,
                                  file_size=parse_size(args.measure_size), launch=transport,
                                  params=SwarmParams(time_limit=300), resume=True,
-                                 stop=stop_rule(data), meta={"topology": topo.name})
+                                 stop=dataset_stop_rule(data), meta={"topology": topo.name})
         figures["measure_s"] = time.time() - started
         figures["iterations"] = summary.iterations[-1].iteration + 1 if summary.iterations \
             else None
         a = analyze(data, seed=0)
         figures["levels"] = a.hierarchy.depth
-        measured = gauge_model(a, level=1, source="broadcasts")
+        measured = analysis_model(a, level=1, source="broadcasts")
         truth = from_topology(topo, {g.name: g.host_names for g in topo.clusters})
         size = parse_size(args.size)
         plans = []

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     from measure import testbed
     from measure.multicast import read_multicasts, run_multicasts, summary_table
     from measure.transport import ProcessTransport
-    from tomography.cli.multicast import deliveries
+    from tomography.planning.deliveries import deliveries
     from tomography.topology import read_topology
     from tomography.units import parse_size
 

@@ -52,7 +52,7 @@ from measure.mesh import MeshOptions, run_mesh
 from measure.swarm import SwarmParams
 from measure.transport import ProcessTransport
 from tomography import analyze
-from tomography.cli.broadcasts import MEASURE_QUOTA
+from measure.swarm import MEASURE_QUOTA
 from tomography.dataset import read_measurement
 from tomography.topology import read_topology
 from tomography.truth_labels import labels_at_depth, truth_depth
@@ -235,7 +235,8 @@ def main() -> None:
                         default=["two-sites-demo", "emulated-4x16-fast:8:0.1"],
                         help="name[:hosts_per_cluster[:bandwidth_scale]] of each network")
     parser.add_argument("--size", default="8MiB")
-    parser.add_argument("--quota", default=MEASURE_QUOTA, help="block quota (the default's)")
+    parser.add_argument("--quota", default=str(MEASURE_QUOTA),
+                        help="block quota (the default's)")
     parser.add_argument("--time-box", default="5s", help="the time box compared")
     parser.add_argument("--duration", type=int, default=1, help="iperf3 seconds per test")
     parser.add_argument("--netpipe", action="store_true", help="also a NetPIPE mesh")

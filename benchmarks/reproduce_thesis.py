@@ -26,20 +26,21 @@ from __future__ import annotations
 
 import argparse
 import os
-
-import numpy as np
 import re
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+from tqdm import tqdm
+
 from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from measure.simulator import simulate
 from tomography import analyze
-from tomography.cli.common import Progress
 from tomography.dataset import read_measurement
 from tomography.ground_truth import threshold_partitions, tree_is_consistent
 from tomography.topology import read_topology
@@ -239,7 +240,7 @@ def main() -> None:
     chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
     t0 = time.perf_counter()
     jobs = [(s, seed) for s in chosen for seed in range(1, args.seeds + 1)]
-    bar = Progress("reproducing", total=len(jobs), unit="run")
+    bar = tqdm(total=len(jobs), desc="reproducing", unit="run", file=sys.stderr)
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         futures = {pool.submit(run, s, args.iterations, seed): i
                    for i, (s, seed) in enumerate(jobs)}
@@ -247,7 +248,8 @@ def main() -> None:
         for count, future in enumerate(as_completed(futures), 1):
             i = futures[future]
             done[i] = future.result()
-            bar.set(count, note=f"{jobs[i][0].name} seed {jobs[i][1]} done")
+            bar.set_postfix_str(f"{jobs[i][0].name} seed {jobs[i][1]} done")
+            bar.update(1)
     bar.close()
     results = [done[i * args.seeds:(i + 1) * args.seeds] for i in range(len(chosen))]
     total = time.perf_counter() - t0

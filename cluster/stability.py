@@ -13,7 +13,8 @@ earlier rule, watches the flat partition only.
 
 from __future__ import annotations
 
-from typing import Sequence
+import os
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from tomography.units import counted
 from tomography.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
-           "FAINT", "replay_stop_rule"]
+           "FAINT", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta"]
 
 SAME_LEVEL = 0.95
 """NMI at which a level supported at one iteration is the same as one supported at another."""
@@ -279,6 +280,73 @@ class StableHierarchy:
             return False
         self.held_back = ""
         return True
+
+
+def stop_rule_meta(k: int | None = None, *, seed: int = 0) -> dict[str, Any]:
+    """What ``meta.json`` records of the stop rule a run uses (its ``stop_rule`` key).
+
+    Examples
+    --------
+    >>> stop_rule_meta(seed=1)["k"], stop_rule_meta(1)["k"]
+    (2, 1)
+    """
+    return {"option": "--until-converged", "k": DEFAULT_STABLE if k is None else k,
+            "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT}
+
+
+def dataset_stop_rule(output: str | os.PathLike[str], k: int | None = None, *, seed: int = 0,
+                      say: Callable[[str], None] | None = None) -> Callable[[int], bool]:
+    """The stop rule of ``--until-converged`` over a dataset being written: ``stop(iteration)``.
+
+    After each iteration it reads the dataset in ``output`` and says whether
+    the supported levels of the hierarchy have settled
+    (:class:`StableHierarchy`); a resumed dataset's earlier iterations are
+    caught up first.  :func:`measure.coordinator.run_broadcasts` takes it as
+    ``stop=``.
+
+    Parameters
+    ----------
+    output : path
+        The dataset directory the broadcasts write.
+    k : int, optional
+        Iterations before the current one in which a level must have been
+        supported (default :data:`DEFAULT_STABLE`).
+    seed : int, default 0
+        The analysis's seed.
+    say : callable, optional
+        Called with one line after each iteration: the verdict, or what holds it back.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from tomography.dataset import write_measurement
+    >>> from tomography.synthetic import planted_hierarchy
+    >>> d = tempfile.mkdtemp() + "/run"
+    >>> write_measurement(planted_hierarchy((2, 2), 12, iterations=4, seed=0), d)
+    >>> stop = dataset_stop_rule(d, 1, say=print)
+    >>> stop(3)
+    stop rule after 4 iterations: converged, 2 levels settled
+    True
+    """
+    from tomography.dataset import read_measurement
+
+    rule = StableHierarchy(DEFAULT_STABLE if k is None else k, seed=seed)
+
+    def stop(iteration: int) -> bool:
+        m = read_measurement(output)
+        while len(rule.history) < len(m.iteration_ids) - 1:  # resumed: catch up
+            rule.update(m, len(rule.history) + 1)
+        done = rule.update(m)
+        if say is not None:
+            say(f"stop rule after {counted(len(m.iteration_ids), 'iteration')}: "
+                + ("converged: no hierarchy (no level came near support in "
+                   f"{rule.flat_after} iterations): one cluster" if done and rule.flat else
+                   f"converged, {counted(len(rule.settled), 'level')} settled"
+                   + (f", {counted(len(rule.unstable), 'unstable level')} (supported now, "
+                      "not in every recent iteration)" if rule.unstable else "")
+                   if done else f"not yet: {rule.held_back}"))
+        return done
+    return stop
 
 
 def replay_stop_rule(measurement: Measurement, k: int | None = None, *,

@@ -18,7 +18,17 @@ from tomography.errors import ParameterError
 if TYPE_CHECKING:   # every peer imports SwarmParams: numpy only where it is used
     import numpy as np
 
-__all__ = ["SwarmParams", "peer_lists", "root_order", "ROOT_CHOICES"]
+__all__ = ["MEASURE_QUOTA", "SwarmParams", "peer_lists", "root_order", "ROOT_CHOICES"]
+
+MEASURE_QUOTA = 128
+"""The ``--block-quota`` of ``tomography measure bittorrent`` and of the demo's real
+broadcasts: on the testbed (20 and 32 hosts) it reached the verdict of whole 8 MiB
+broadcasts at about a third of their cost, stop rule included
+(``benchmarks/probes_cost.py``), and simulated at 512 hosts it stopped on the right
+clusters where a 5 s time box did not (``benchmarks/broadcast_levers.py``).  Library
+calls (:func:`measure.coordinator.run_broadcasts`) broadcast the whole file unless
+:class:`measure.swarm.SwarmParams` sets ``block_quota``."""
+
 
 ROOT_CHOICES = ("spread", "random")
 """The ways of choosing each broadcast's root (:class:`measure.roots.RootChooser`): spread

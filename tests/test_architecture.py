@@ -7,6 +7,7 @@ Every import counts, also those inside functions; only imports under
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -36,19 +37,41 @@ MODULES = _modules()
 
 
 def _lazy_names() -> dict[str, str]:
-    """``package.name`` -> module for the names a package loads on first use (``_NAMES``)."""
+    """``package.name`` -> module for the names a package or sub-package loads on first use
+    (its ``_NAMES``, as :func:`tomography.lazy.lazy_attributes` reads them)."""
     out = {}
-    for package in PACKAGES:
-        tree = ast.parse((ROOT / package / "__init__.py").read_text(encoding="utf-8"))
+    for module, path in MODULES.items():
+        if path.name != "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_NAMES":
-                table = ast.literal_eval(node.value)
-                out.update({f"{package}.{name}": f"{package}.{module}"
-                            for name, module in table.items()})
+                table = _literal_table(node.value)
+                out.update({f"{module}.{name}": f"{module}.{target}"
+                            for name, target in table.items()})
+    return out
+
+
+def _literal_table(node: ast.expr) -> dict[str, str]:
+    """A ``_NAMES`` table: a dict display, with ``**{name: module for name in (...)}`` parts."""
+    out: dict[str, str] = {}
+    for key, value in zip(node.keys, node.values):
+        if key is not None:
+            out[ast.literal_eval(key)] = ast.literal_eval(value)
+        elif isinstance(value, ast.DictComp):   # {name: "module" for name in (...)}
+            target = ast.literal_eval(value.value)
+            for name in ast.literal_eval(value.generators[0].iter):
+                out[name] = target
     return out
 
 
 LAZY = _lazy_names()
+
+
+def test_lazily_loaded_names_of_sub_packages_are_resolved() -> None:
+    """A name a sub-package loads on first use counts as an import of its module."""
+    assert LAZY["tomography.dataset.Measurement"] == "tomography.dataset.measurement"
+    assert LAZY["tomography.dataset.BLOCK_SIZE"] == "tomography.dataset.schema"
 
 
 def _resolve(name: str) -> str | None:
@@ -139,3 +162,23 @@ def test_the_check_sees_imports_in_functions_and_skips_annotations() -> None:
     visitor.visit(ast.parse(source))
     assert set(visitor.found) == {"tomography.cli.common", "tomography.pipeline"}
     assert _layer("tomography.cli.common") > _layer("cluster.louvain") > _layer("tomography.weights")
+
+
+def test_nothing_outside_the_command_line_imports_it() -> None:
+    """The library is whole without ``tomography.cli``: no module of the packages, no
+    benchmark and no script imports from it (``tomography.__main__`` runs it)."""
+    sources = [p for p in MODULES.values()] + sorted((ROOT / "benchmarks").glob("*.py")) \
+        + sorted((ROOT / "scripts").rglob("*.py"))
+    wrong = []
+    for path in sources:
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if module.startswith("tomography.cli") or module == "tomography.__main__":
+            continue
+        visitor = _Imports(module.removesuffix(".__init__"), path.name == "__init__.py")
+        visitor.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        wrong += [f"{path.relative_to(ROOT)}:{line}: imports {target}"
+                  for target, line in visitor.found.items()
+                  if target == "tomography.cli" or target.startswith("tomography.cli.")]
+        if re.search(r"(from|import)\s+tomography\.cli\b", path.read_text(encoding="utf-8")):
+            wrong.append(f"{path.relative_to(ROOT)}: imports tomography.cli in code it runs")
+    assert not wrong, "the command line imported from outside it:\n" + "\n".join(wrong)

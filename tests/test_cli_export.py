@@ -158,14 +158,14 @@ def test_plan_errors(capsys, tmp_path: Path) -> None:
 
 
 def test_gauge_export_warns_of_links_its_cluster_pairs_share() -> None:
-    from tomography.cli.export import _shared_links
+    from tomography.export.bandwidth import shared_links
     from tomography.hierarchy import Hierarchy
 
     # four clusters in two sites: the four pairs across the sites share the one link between
     h = Hierarchy.from_partitions(list("abcdefgh"), [[0, 0, 1, 1, 2, 2, 3, 3],
                                                      [0, 0, 0, 0, 1, 1, 1, 1]])
-    (note,) = _shared_links(h, 1)
+    (note,) = shared_links(h, 1)
     assert "4 cluster pairs of level 1" in note and "export --level 2" in note
-    assert _shared_links(h, 2) == []      # the top level: nothing above to share
+    assert shared_links(h, 2) == []      # the top level: nothing above to share
     two = Hierarchy.from_partitions(list("abcd"), [[0, 0, 1, 1], [0, 0, 1, 1]])
-    assert _shared_links(two, 1) == []    # one cluster per parent: each link its own pair
+    assert shared_links(two, 1) == []    # one cluster per parent: each link its own pair

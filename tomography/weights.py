@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from tomography.dataset import Measurement
 from tomography.deprecation import renamed_parameter
 from tomography.errors import TomographyError
 
 if TYPE_CHECKING:
+    from tomography.dataset import Measurement
     import networkx as nx
 
 __all__ = ["directed_counts", "iteration_weights", "mean_weights", "probe_weights", "rounds",

@@ -10,7 +10,7 @@ Everything is imported from here; the parts, each small enough to read at once:
 
 * :mod:`measure.testbed.names`: testbed names, their namespaces
   (``tomo-NAME-*``) and files, :class:`TestbedError`;
-* :mod:`measure.testbed.scaling`: :func:`scaled`, a topology shrunk to fit;
+* :func:`scaled` (from :mod:`tomography.scaling`): a topology shrunk to fit;
 * :mod:`measure.testbed.plan`: :func:`plan`, the namespaces, veths,
   addresses and routes (the layout and the address plan are described there);
 * :mod:`measure.testbed.shaping`: the ``tbf`` and ``netem`` commands;
@@ -39,7 +39,7 @@ from measure.testbed.lifecycle import down, up
 from measure.testbed.names import STATE_DIR, TestbedError
 from measure.testbed.plan import ADDRESS_PLAN, Port, Route, TestbedPlan, Veth, plan
 from measure.testbed.resources import Estimate, Machine, estimate, machine
-from measure.testbed.scaling import scaled
+from tomography.scaling import scaled
 from measure.testbed.shaping import Shaper
 from measure.testbed.state import Testbed, load, raised_testbeds, status
 

@@ -24,7 +24,7 @@ from measure.testbed.commands import batches, require, run
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import plan
 from measure.testbed.resources import check
-from measure.testbed.scaling import scaled
+from tomography.scaling import scaled
 from measure.testbed.shaping import probe_netem
 from measure.testbed.state import Testbed, building_record, now, record, status, write_state
 from tomography.topology import Topology

@@ -48,7 +48,7 @@ from typing import Callable
 import networkx as nx
 
 from measure.testbed.names import TestbedError
-from measure.testbed.scaling import scaled
+from tomography.scaling import scaled
 from tomography.topology import Topology
 
 __all__ = ["Estimate", "Machine", "estimate", "machine", "broadcast_rate", "check",

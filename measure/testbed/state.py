@@ -28,7 +28,7 @@ import pandas as pd
 from measure.testbed import claims, names
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import ADDRESS_PLAN
-from measure.testbed.scaling import FirstHosts
+from tomography.scaling import FirstHosts
 from tomography.topology import HostGroup, Link, Topology
 from tomography.units import listed
 

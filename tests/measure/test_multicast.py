@@ -213,7 +213,7 @@ def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys)
     (["--method", "balanced"], "needs a plan: give --gauge FILE or --dataset DIR"),
     (["--method", "fastest"], "unknown method 'fastest'"),
     (["--gauge", "{gauge}", "--root", "nobody"], "--root 'nobody' is not a host of the plan"),
-    (["--root", "nobody", "--method", "chain-hosts"], "--root 'nobody' is not a host of the run"),
+    (["--root", "nobody", "--method", "chain-hosts"], "the root 'nobody' is not a host of the run"),
     (["--parallel", "x"], "--parallel takes auto or a whole number >= 1, got 'x'"),
     (["--seed", "-1"], "--seed takes a whole number >= 0"),
     (["--skip-failed"], "multicast does not take --skip-failed"),

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tomography.cli.common import Progress, positive_int
 from tomography.errors import ParameterError, TomographyError
-from tomography.units import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,17 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["add_swarm_options", "parse_option", "swarm_params", "resuming", "stop_rule",
            "simulation_step", "measure_broadcasts", "interrupted", "terminate_as_interrupt",
            "say_stopped",
-           "dataset_writer", "MEASURE_QUOTA", "stop_rule_meta"]
-
-MEASURE_QUOTA = "128"
-"""The ``--block-quota`` of ``tomography measure bittorrent`` and of the demo's real
-broadcasts: on the testbed (20 and 32 hosts) it reached the verdict of whole 8 MiB
-broadcasts at about a third of their cost, stop rule included
-(``benchmarks/probes_cost.py``), and simulated at 512 hosts it stopped on the right
-clusters where a 5 s time box did not (``benchmarks/broadcast_levers.py``).  Library
-calls (:func:`measure.coordinator.run_broadcasts`) broadcast the whole file unless
-:class:`measure.swarm.SwarmParams` sets ``block_quota``."""
-
+           "dataset_writer"]
 
 def add_swarm_options(p: argparse.ArgumentParser, *, time_limit: str, size: str = "16MiB",
                       why_size: str = "", quota: str = "off", why_quota: str = "",
@@ -196,61 +185,15 @@ def resuming(resume: bool, output: Path) -> bool:
     return resume
 
 
-def stop_rule_meta(k: int | None = None, *, seed: int = 0) -> dict[str, Any]:
-    """What ``meta.json`` records of the stop rule a run uses (its ``stop_rule`` key).
-
-    Examples
-    --------
-    >>> stop_rule_meta(seed=1)["k"], stop_rule_meta(1)["k"]
-    (2, 1)
-    """
-    from cluster.stability import DEFAULT_STABLE, FAINT, FLAT_AFTER
-
-    return {"option": "--until-converged", "k": DEFAULT_STABLE if k is None else k,
-            "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT}
-
-
 def stop_rule(output: Path, k: int | None = None, *, seed: int = 0) -> Callable[[int], bool]:
-    """The stop rule of ``--until-converged``: ``stop(iteration)`` after each iteration.
-
-    It reads the dataset in ``output`` and says on stderr whether the
-    supported levels of the hierarchy have settled: supported in ``k + 1``
-    iterations in a row and unchanged one iteration later
-    (:class:`cluster.stability.StableHierarchy`); a resumed dataset's earlier
-    iterations are caught up first.
-
-    Parameters
-    ----------
-    output : path
-        The dataset directory the broadcasts write.
-    k : int, optional
-        Iterations before the current one in which a level must have been
-        supported (default :data:`cluster.stability.DEFAULT_STABLE`).
-    seed : int, default 0
-        The analysis's seed.
-    """
+    """:func:`cluster.stability.dataset_stop_rule`, saying its verdict on stderr beside the
+    progress bar."""
     from tqdm import tqdm
 
-    from cluster.stability import DEFAULT_STABLE, StableHierarchy
-    from tomography.dataset import read_measurement
+    from cluster.stability import dataset_stop_rule
 
-    rule = StableHierarchy(DEFAULT_STABLE if k is None else k, seed=seed)
-
-    def stop(iteration: int) -> bool:
-        m = read_measurement(output)
-        while len(rule.history) < len(m.iteration_ids) - 1:  # resumed: catch up
-            rule.update(m, len(rule.history) + 1)
-        done = rule.update(m)
-        tqdm.write(f"stop rule after {counted(len(m.iteration_ids), 'iteration')}: "
-                   + ("converged: no hierarchy (no level came near support in "
-                      f"{rule.flat_after} iterations): one cluster" if done and rule.flat else
-                      f"converged, {counted(len(rule.settled), 'level')} settled"
-                      + (f", {counted(len(rule.unstable), 'unstable level')} (supported now, "
-                         "not in every recent iteration)" if rule.unstable else "")
-                      if done else f"not yet: {rule.held_back}"),
-                   file=sys.stderr)
-        return done
-    return stop
+    return dataset_stop_rule(output, k, seed=seed,
+                             say=lambda text: tqdm.write(text, file=sys.stderr))
 
 
 def simulation_step(bar: Progress) -> Callable[[int, Any], None]:

@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from tomography.cli.broadcasts import (MEASURE_QUOTA, dataset_writer, interrupted,
+from measure.swarm import MEASURE_QUOTA
+from tomography.cli.broadcasts import (dataset_writer, interrupted,
                                        measure_broadcasts, parse_option, simulation_step,
-                                       stop_rule, stop_rule_meta, terminate_as_interrupt)
+                                       stop_rule, terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
 from tomography.units import counted
 
@@ -39,7 +40,7 @@ DEMO_MULTICAST_SIZE = 4 * 2**20
 """Bytes of the demo's multicasts: about 4 s across the demo's slowest link."""
 DEMO_TIME_LIMIT = 120.0
 """Seconds after which a demo iteration is incomplete; real broadcasts end at the block
-quota of ``measure bittorrent`` (:data:`tomography.cli.broadcasts.MEASURE_QUOTA`),
+quota of ``measure bittorrent`` (:data:`measure.swarm.MEASURE_QUOTA`),
 simulated ones run whole; the other swarm settings are :class:`measure.swarm.SwarmParams`'s
 defaults."""
 
@@ -100,7 +101,7 @@ def _demo(args: argparse.Namespace) -> int:
     size = args.size or DEMO_SIZE["simulated" if why_not else "testbed"]
     file_size = parse_option("--size", size, parse_size)
     params = SwarmParams(time_limit=DEMO_TIME_LIMIT,
-                         block_quota=None if why_not else int(MEASURE_QUOTA))
+                         block_quota=None if why_not else MEASURE_QUOTA)
     stop = stop_rule(data, seed=args.seed)
     if why_not:
         print(f"not emulating it: {why_not}.\nSIMULATING it instead with the flow-level "
@@ -147,6 +148,7 @@ def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_siz
     """Real broadcasts into ``data`` in a testbed ``demo`` raised for them, then ``then(bed)``
     (the report and the multicasts), then the testbed removed; the exit status (130 when
     interrupted)."""
+    from cluster.stability import stop_rule_meta
     from measure import testbed
 
     with testbed.claim("demo"):  # refused while another demo runs

@@ -98,132 +98,17 @@ def add_parser(sub: Any) -> None:
 # --------------------------------------------------------------------------- export
 
 
-def _topology_of(m: Any, path: "str | Topology | None"):
-    """The topology a simulated or emulated dataset ran on, as it ran (scaled)."""
-    from measure.testbed import scaled
-    from tomography.topology import read_topology
-
-    from tomography.topology import Topology
-
-    if isinstance(path, Topology):   # read already (--topology)
-        topo = path
-    else:
-        name = path or m.meta.get("topology")
-        if not name:
-            raise TomographyError("--bandwidth topology: the dataset names no topology; give "
-                                  "--topology FILE")
-        try:
-            topo = read_topology(name)
-        except (TomographyError, OSError) as exc:
-            raise TomographyError(f"--bandwidth topology: cannot read topology {name!r} "
-                                  f"({exc}); give --topology FILE") from None
-    scale = (m.meta.get("testbed") or {}).get("scale") or {}
-    if scale:
-        topo = scaled(topo, bandwidth=float(scale.get("bandwidth", 1.0)),
-                      hosts_per_cluster=scale.get("hosts_per_cluster"))
-    return topo
-
-
 def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | None = None,
                 topology: "str | Topology | None" = None, host_pairs: bool = False,
                 iterations: int | None = None, dataset: Path | None = None):
-    """The absolute figures of an analysis's clusters on ``level``, as Gauge and SimGrid need.
+    """:func:`tomography.export.bandwidth.analysis_model`, its notes said on standard error."""
+    from tomography.export.bandwidth import analysis_model
 
-    The ``--bandwidth`` sources of ``export`` (the epilog lists them); the
-    notes (a level clamped to the hierarchy's depth, shared links) go to
-    standard error.  ``multicast --dataset`` plans over the same model.
-    ``dataset``, the directory the analysis read, names the file at fault in errors.
-
-    Returns
-    -------
-    tomography.export.bandwidth.BandwidthModel
-    """
-    from tomography.export.bandwidth import clusters_from
-
-    h = a.hierarchy
-    clusters = clusters_from(h, level=min(level, h.depth))
-    if level > h.depth:
-        print(f"note: the hierarchy has {h.depth} levels; exporting level {h.depth}",
-              file=sys.stderr)
-    model = _bandwidth_model(a.measurement, clusters, source=source, probes=probes,
-                             topology=topology, host_pairs=host_pairs, iterations=iterations,
-                             dataset=dataset)
-    model.notes.extend(_shared_links(h, min(level, h.depth)))
+    model = analysis_model(a, level=level, source=source, probes=probes, topology=topology,
+                           host_pairs=host_pairs, iterations=iterations, dataset=dataset)
     for note in model.notes:
         print(f"note: {note}", file=sys.stderr)
     return model
-
-
-def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: Path | None,
-                     topology: "str | Topology | None", host_pairs: bool,
-                     iterations: int | None,
-                     dataset: Path | None = None):
-    """The absolute figures of the clusters, from the source ``source`` names."""
-    from tomography.export.bandwidth import from_broadcasts, from_probes, from_topology
-
-    if probes is not None:  # a probe mesh run beside the broadcasts
-        from tomography.dataset import read_measurement
-
-        mesh = read_measurement(probes)
-        unknown = sorted(set(m.host_names) - set(mesh.host_names))
-        if unknown:
-            raise TomographyError(f"--probes {probes}: host {unknown[0]!r} of the dataset "
-                                  f"is not in the probe dataset ({len(unknown)} missing)")
-        if source in ("auto", "probes"):
-            return from_probes(mesh, clusters, host_pairs=host_pairs)
-    if source == "auto":
-        if m.probes is not None and len(m.probes):
-            source = "probes"
-        elif m.meta.get("topology") or topology:
-            source = "topology"
-        elif "duration_s" in m.iterations and m.iterations["duration_s"].notna().all():
-            source = "broadcasts"
-        else:
-            raise TomographyError("no source of absolute bandwidths: the dataset has no "
-                                  "probes, no topology and no broadcast durations")
-    if source == "probes":
-        return from_probes(m, clusters, host_pairs=host_pairs)
-    if source == "topology":
-        topo = _topology_of(m, topology)
-        missing = [h for h in m.host_names if h not in topo.host_index]
-        if missing:
-            where = f" ({topo.source})" if topo.source else ""
-            raise TomographyError(
-                f"{Path(dataset or '') / 'hosts.csv'}: host {missing[0]!r} is not a host of "
-                f"topology {topo.name!r}"
-                f"{where} ({len(missing)} of {len(m.host_names)} missing): the dataset ran on "
-                "another network or its hosts were renamed; give --topology FILE of the "
-                "network it ran on, or --bandwidth broadcasts/probes")
-        model = from_topology(topo, clusters, host_pairs=host_pairs)
-        if m.meta.get("testbed", {}).get("latency_applied") is False:
-            model.notes.append("the delays are the topology's: the testbed that measured the "
-                               "dataset ran without them (no netem)")
-        return model
-    return from_broadcasts(m, clusters, iterations=None if iterations is None
-                           else m.iteration_ids[:iterations], host_pairs=host_pairs)
-
-
-def _shared_links(h: Any, level: int) -> list[str]:
-    """A warning when the clusters of ``level`` reach each other over shared links.
-
-    Two clusters under different parents (level + 1) reach each other over
-    the link between the parents, which every such pair of the two parents
-    shares; a Gauge file gives each pair its bandwidth alone, so a planner
-    over-predicts what several trees across it get.
-    """
-    if level >= h.depth:
-        return []
-    parent = {c.id: c.parent for c in h.level(level)}
-    ids = list(parent)
-    crossing = sum(parent[a] != parent[b] for i, a in enumerate(ids) for b in ids[i + 1:])
-    shared = crossing - sum(
-        1 for i, a in enumerate(h.level(level + 1)) for b in h.level(level + 1)[i + 1:])
-    if shared <= 0:
-        return []
-    return [f"{crossing} cluster pairs of level {level} cross between level-{level + 1} "
-            f"clusters, several over one link: the file gives each pair its bandwidth "
-            f"alone, so a planner may over-predict trees across them; export --level "
-            f"{level + 1} to plan across level {level + 1}"]
 
 
 def _write(output: str, text: str) -> None:

@@ -10,9 +10,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from tomography.cli.broadcasts import (MEASURE_QUOTA, add_swarm_options, dataset_writer,
+from measure.swarm import MEASURE_QUOTA
+from tomography.cli.broadcasts import (add_swarm_options, dataset_writer,
                                        interrupted, measure_broadcasts, parse_option, resuming,
-                                       say_stopped, stop_rule, stop_rule_meta, swarm_params,
+                                       say_stopped, stop_rule, swarm_params,
                                        terminate_as_interrupt)
 from tomography.cli.common import Progress, port_range, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
@@ -109,7 +110,7 @@ def add_parser(sub: Any) -> None:
     add_swarm_options(p, time_limit="600s",
                       why_size=": enough blocks (1024) for stable counts on a 1 Gbit/s "
                       "cluster in a fraction of a second per broadcast; raise it on fast or "
-                      "large networks", quota=MEASURE_QUOTA,
+                      "large networks", quota=str(MEASURE_QUOTA),
                       why_quota=", 2 MiB: the verdict of whole broadcasts at a fraction of "
                       "their cost")
     _add_probe_commands(msub, fmt)
@@ -211,6 +212,7 @@ def _check(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transport) 
 def _broadcasts(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transport,
                 meta: dict[str, Any]) -> RunSummary:
     """``measure bittorrent``: the broadcasts of the options, with a progress bar."""
+    from cluster.stability import stop_rule_meta
     from tomography.units import parse_bandwidth, parse_size
 
     upload = int(parse_bandwidth(args.upload_limit) / 8) if args.upload_limit else 0

@@ -19,9 +19,8 @@ if TYPE_CHECKING:
 
     from tomography.planning.delivery import Delivery
 
-__all__ = ["add_parser", "run", "deliveries", "multicast_table", "CHAINS", "ALL_METHODS"]
+__all__ = ["add_parser", "run", "multicast_table", "ALL_METHODS"]
 
-CHAINS = ("chain-hosts", "chain-clusters")
 """Pipelined chains: hosts in name order (Kascade's, topology-oblivious) or cluster by cluster."""
 
 MULTICAST_EPILOG = """\
@@ -111,7 +110,7 @@ def add_parser(sub: Any) -> None:
 
 
 ALL_METHODS = ("flat", "semi-flat", "max-bottleneck", "fpfr", "balanced", "exact", "binomial",
-               *CHAINS, "bittorrent")
+               "chain-hosts", "chain-clusters", "bittorrent")
 """Every method ``--method`` takes, in the order ``all`` runs them."""
 
 
@@ -165,121 +164,6 @@ def _model(args: argparse.Namespace, static: list[str] | None = None):
                 "(--gauge)")
         return model
     return None
-
-
-def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model: Any, *,
-               level: str = "clusters", max_nodes: int = 7,
-               parallel: int | str = "auto",
-               left_out: dict[str, str] | None = None) -> list[Delivery]:
-    """The :class:`~tomography.planning.delivery.Delivery` of each static method.
-
-    Parameters
-    ----------
-    methods : list of str
-        Planners, ``chain-hosts``, ``chain-clusters``.
-    hosts : list of str
-        The run's hosts.
-    root : str
-    size : int
-        Payload bytes.
-    model : BandwidthModel or None
-        The plan source (a Gauge file's model); None for ``chain-hosts`` alone.
-    level : {"clusters", "hosts"}
-    max_nodes : int
-        For ``exact``.
-    parallel : int or "auto"
-        Hosts per cluster that carry a tree side by side
-        (:func:`~tomography.planning.delivery.parallel_hosts` for ``"auto"``).
-    left_out : dict, optional
-        Gets each planner that cannot plan here, and why.
-
-    Returns
-    -------
-    list of Delivery
-        A planner that cannot plan on this network (flat over a dead link,
-        exact above ``max_nodes``) is left out with a note on standard error.
-    """
-    from tomography.export.gauge import gauge_to_network
-    from tomography.planning import MethodUnavailable, plan
-    from tomography.planning.delivery import (chain_delivery, chain_prediction, cluster_order,
-                                              delivery_of_plan, parallel_hosts)
-    from tomography.units import parse_bandwidth
-
-    out = []
-    net = cluster_of = None
-    if model is not None:
-        planned = sorted(model.hosts)
-        if planned != sorted(hosts):
-            extra = sorted(set(planned) - set(hosts))
-            missing = sorted(set(hosts) - set(planned))
-            raise TomographyError(
-                "the plan's hosts are not the run's: "
-                + "; ".join(x for x in (f"not in the run: {listed(extra)}" if extra else "",
-                                        f"not in the plan: {listed(missing)}" if missing else "")
-                            if x))
-        net = gauge_to_network(model, level, unit="MiB/s")
-        cluster_of = dict(model.cluster_of) if level == "clusters" else {h: h for h in hosts}
-        planners = [m for m in methods if m not in CHAINS]
-        if net.size < 2 and planners:
-            raise TomographyError(f"the plan has one {level[:-1]}: there is nothing to plan "
-                                  f"{'between clusters' if level == 'clusters' else ''} for "
-                                  f"{', '.join(planners)}; run chain-hosts or bittorrent")
-    if root not in hosts:
-        raise ParameterError(f"--root {root!r} is not a host of the run ({listed(hosts, 8)})")
-    unit_bytes = parse_bandwidth("1MiB/s") / 8
-    node = cluster_of[root] if cluster_of is not None else root
-    for method in methods:
-        if method == "chain-hosts":
-            predicted = (chain_prediction(net, _rotated(sorted(hosts), root), cluster_of)
-                         * unit_bytes if net is not None else float("nan"))
-            out.append(chain_delivery(sorted(hosts), root, size, predicted=predicted))
-        elif method == "chain-clusters":
-            order = [h for c in cluster_order(net, node)
-                     for h in sorted((x for x in hosts if cluster_of[x] == c),
-                                     key=lambda x: (x != root, x))]
-            out.append(chain_delivery(order, root, size, method="chain-clusters",
-                                      predicted=chain_prediction(net, order, cluster_of)
-                                      * unit_bytes))
-        else:
-            try:
-                p = plan(net, node, method, max_nodes=max_nodes)
-            except (MethodUnavailable, TomographyError) as exc:   # a dead link, too many nodes
-                print(f"note: {method} left out: {exc}", file=sys.stderr)
-                if left_out is not None:
-                    left_out[method] = str(exc)
-                continue
-            counts = parallel
-            if parallel == "auto":
-                counts = (parallel_hosts(p, net, _members_of(cluster_of), _host_capacity(model))
-                          if level == "clusters" else 1)
-            out.append(delivery_of_plan(p, net, size=size, unit_bytes=unit_bytes,
-                                        cluster_of=cluster_of, root_host=root, hosts=hosts,
-                                        parallel=counts))
-    if not out and methods:
-        raise TomographyError(f"no method can multicast from {root!r} over this plan "
-                              "(the notes above say why)")
-    return out
-
-
-def _members_of(cluster_of: dict[str, str]) -> dict[str, list[str]]:
-    members: dict[str, list[str]] = {}
-    for host, cluster in sorted(cluster_of.items()):
-        members.setdefault(cluster, []).append(host)
-    return members
-
-
-def _host_capacity(model: Any) -> dict[str, float]:
-    """Each host's smaller capacity (in or out) in MiB/s, the unit the plans are made in."""
-    from tomography.units import parse_bandwidth
-
-    unit = parse_bandwidth("1MiB/s")
-    return {h: min(float(o), float(i)) / unit
-            for h, o, i in zip(model.hosts, model.host_out, model.host_in)}
-
-
-def _rotated(order: list[str], root: str) -> list[str]:
-    at = order.index(root)
-    return order[at:] + order[:at]
 
 
 def _parallel(text: str) -> int | str:
@@ -338,10 +222,14 @@ def run(args: argparse.Namespace) -> int:
             if args.output is None:
                 raise TomographyError("-o/--output DIR is needed (or --check for the "
                                       "preflight alone)")
+            from tomography.planning.deliveries import deliveries
+
             left_out: dict[str, str] = {}
             plans = deliveries(static, list(hosts["host"]), args.root, size, model,
                                level=args.level, max_nodes=args.max_nodes,
                                parallel=_parallel(args.parallel), left_out=left_out)
+            for method, why in left_out.items():
+                print(f"note: {method} left out: {why}", file=sys.stderr)
             meta = {**meta, "left_out": left_out}
             summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit, stall,
                            size, kept)

@@ -28,6 +28,7 @@ module              holds
 ``topology_model``  :func:`from_topology`
 ``probes``          :func:`from_probes`
 ``broadcasts``      :func:`from_broadcasts`
+``analysis``        :func:`analysis_model`: an analysis's clusters at a level, from a source
 ==================  ===============================================================
 
 Every public name is importable from ``tomography.export.bandwidth`` itself.
@@ -40,6 +41,7 @@ from tomography.export.bandwidth.clusters import clusters_from
 from tomography.export.bandwidth.model import FIGURES, SOURCE_KINDS, BandwidthModel, Source
 from tomography.export.bandwidth.probes import from_probes
 from tomography.export.bandwidth.topology_model import from_topology
+from tomography.export.bandwidth.analysis import analysis_model, shared_links  # noqa: E402
 
 __all__ = ["SOURCE_KINDS", "FIGURES", "Source", "BandwidthModel", "clusters_from",
-           "from_topology", "from_probes", "from_broadcasts"]
+           "from_topology", "from_probes", "from_broadcasts", "analysis_model", "shared_links"]

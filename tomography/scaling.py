@@ -1,4 +1,5 @@
-"""Shrinking a topology to fit one machine: capacities scaled, clusters cut."""
+"""Shrinking a topology to fit one machine: capacities scaled, clusters cut (the testbed's
+scale, and what the figures of a dataset it measured are read against)."""
 
 from __future__ import annotations
 
