@@ -30,14 +30,13 @@ from __future__ import annotations
 import csv
 import io
 import ipaddress
-import os
 import re
 import resource
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from tomography.errors import DatasetError, ParameterError
+from tomography.files import open_regular
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -126,23 +125,12 @@ def read_host_rows(path: str | Path, required: Sequence[str],
     tomography.errors.DatasetError: ...hosts.csv, line 1: UTF-16 text; save it as UTF-8
     """
     path = Path(path)
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise DatasetError("no such hosts file", path=path) from None
-    except OSError as exc:
-        raise DatasetError(f"cannot read the hosts file: {exc.strerror}", path=path) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise DatasetError("not a regular file (a hosts file is a CSV file)", path=path)
-    if info.st_size > MAX_FILE_BYTES:
-        raise DatasetError(f"{info.st_size} bytes: a hosts file takes at most "
-                           f"{MAX_FILE_BYTES // 2**20} MiB", path=path)
-    try:
-        with path.open("rb") as fh:
+    with open_regular(path, MAX_FILE_BYTES, kind="hosts file") as fh:
+        try:
             data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise DatasetError(f"cannot read the hosts file: {exc.strerror}", path=path) from None
-    if len(data) > MAX_FILE_BYTES:
+        except OSError as exc:
+            raise DatasetError(f"cannot read ({exc.strerror or exc})", path=path) from None
+    if len(data) > MAX_FILE_BYTES:    # it grew since it was checked
         raise DatasetError(f"more than {MAX_FILE_BYTES // 2**20} MiB: too large for a "
                            "hosts file", path=path)
     text = _decoded(data, path)

@@ -52,6 +52,7 @@ from typing import IO, Any, Mapping, Union
 import numpy as np
 import yaml
 
+from tomography import files
 from tomography.errors import DatasetError
 
 __all__ = ["DocumentError", "MAX_BYTES", "MAX_YAML_BYTES", "MAX_DEPTH", "MAX_NODES",
@@ -179,7 +180,7 @@ def read_bounded(source: Source, *, what: str | None = None, max_bytes: int = MA
     >>> read_bounded("/dev/zero")
     Traceback (most recent call last):
     ...
-    tomography.safe_load.DocumentError: /dev/zero: a character device, not a regular file: not a document the toolkit reads
+    tomography.safe_load.DocumentError: /dev/zero: is not a regular file (a character device), expected a file
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         name = what or "<bytes>"
@@ -191,34 +192,13 @@ def read_bounded(source: Source, *, what: str | None = None, max_bytes: int = MA
         name = what or "<stream>"
         return read_stream(source, what=name, max_bytes=max_bytes, kind=kind), name
     name = what or str(source)
-    try:
-        st = os.stat(source)
-    except FileNotFoundError:
-        raise DocumentError("cannot read: no such file", path=name) from None
-    except OSError as exc:
-        raise DocumentError(f"cannot read: {exc.strerror or exc}", path=name) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise DocumentError(f"cannot read: is a directory, expected a {kind}", path=name)
-    if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
-        raise _too_large(name, max_bytes, kind)
-    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-        sort = ("a character device" if stat.S_ISCHR(st.st_mode) else "a block device"
-                if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "a special file")
-        raise DocumentError(f"{sort}, not a regular file: not a {kind} the toolkit reads",
-                            path=name)
-    try:   # O_NONBLOCK: opening a pipe nobody writes to does not wait for a writer
-        fd = os.open(source, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise DocumentError(f"cannot read: {exc.strerror or exc}", path=name) from None
-    if hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode) and not stat.S_ISFIFO(
-                os.fstat(fh.fileno()).st_mode):   # replaced between stat and open
-            raise DocumentError(f"not a regular file: not a {kind} the toolkit reads",
-                                path=name)
+    try:     # a regular file within the limit, or a pipe (read in bounded chunks below)
+        fh = files.open_regular(source, max_bytes, pipes=True, kind=kind)
+    except DocumentError:
+        raise
+    except DatasetError as exc:
+        raise DocumentError(exc.reason, path=name) from None
+    with fh:
         return read_stream(fh, what=name, max_bytes=max_bytes, kind=kind), name
 
 

@@ -118,7 +118,7 @@ def test_a_hosts_file_that_is_no_regular_file_is_refused_without_blocking(kind, 
     for argv in [["measure", "bittorrent", "--hosts", target, "-o", place["out"]],
                  ["measure", "iperf3", "--ssh", target, "-o", place["out"]],
                  ["multicast", "--hosts", target, "--check"]]:
-        refused(argv, says=[rf"{target.name}", r"regular file|not a file|no such"],
+        refused(argv, says=[rf"{target.name}", r"regular file|expected a file|missing file"],
                 timeout=30, watch=[place["root"]])
 
 

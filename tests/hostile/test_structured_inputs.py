@@ -208,7 +208,7 @@ def test_yaml_and_xml_loaders_name_the_document(tmp_path: Path) -> None:
     sparse = tmp_path / "big.json"
     with open(sparse, "wb") as fh:
         fh.truncate(65 * 2**20)
-    with pytest.raises(DocumentError, match="larger than 64 MiB"):
+    with pytest.raises(DocumentError, match="more than the 64 MiB"):
         load_json(sparse)
 
 
@@ -228,7 +228,7 @@ def test_a_topology_file_beyond_the_byte_limit_is_refused_unread(place, command:
     with open(path, "wb") as fh:          # 17 MiB of nothing, no disk used
         fh.truncate(17 * 2**20)
     refused_here(topology_commands(path, place)[command],
-                 says=[re.escape(str(path)), "larger than 16 MiB"], watch=[place["out"]],
+                 says=[re.escape(str(path)), "more than the 16 MiB"], watch=[place["out"]],
                  timeout=20)
 
 
@@ -267,7 +267,7 @@ def test_a_gauge_file_beyond_the_byte_limit_is_refused_unread(tmp_path: Path) ->
     with open(path, "wb") as fh:
         fh.truncate(65 * 2**20)
     refused_here(["plan", path, "--root", "fs0"],
-                 says=[re.escape(str(path)), "larger than 64 MiB"], watch=[tmp_path])
+                 says=[re.escape(str(path)), "more than the 64 MiB"], watch=[tmp_path])
 
 
 @pytest.mark.slow

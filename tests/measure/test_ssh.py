@@ -163,7 +163,7 @@ def test_ssh_hosts_file_errors_name_file_line_and_field(tmp_path: Path) -> None:
     f.write_text("host,ssh,address\nn1,a@n1,10.0.0.1\nn1,a@n2,10.0.0.2\n")
     with pytest.raises(DatasetError, match=r"line 3, field 'host': duplicate host 'n1'"):
         read_ssh_hosts(f)
-    with pytest.raises(DatasetError, match="no such hosts file"):
+    with pytest.raises(DatasetError, match="missing file"):
         read_ssh_hosts(tmp_path / "missing.csv")
     t = ssh_transport(read_ssh_hosts(_hosts_file(tmp_path / "ok.csv", {"user": "u", "port": 22},
                                                  [("n1", "10.0.0.1", "", "")])),

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 from typing import BinaryIO, Iterable
 
 import numpy as np
 import pandas as pd
 
+from tomography import files
 from tomography.dataset.schema import FILE_LIMITS
 from tomography.errors import DatasetError
 
@@ -36,11 +36,6 @@ _CONTROL_IN_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 FREE_TEXT_COLUMNS = frozenset({"error"})
 """Columns of free text (a probe's error message): tabs and line ends allowed there."""
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISDIR, "a directory"))
-
-
 def file_limit(path: Path) -> int:
     """The largest size read of a dataset file (:data:`~tomography.dataset.schema.FILE_LIMITS`).
 
@@ -52,25 +47,10 @@ def file_limit(path: Path) -> int:
     return FILE_LIMITS.get(Path(path).name, DEFAULT_LIMIT)
 
 
-def _size(n: int) -> str:
-    return f"{n // 2**30} GiB" if n >= 2**30 else f"{n // 2**20} MiB"
-
-
-def _refuse_stat(path: Path, st: os.stat_result, limit: int) -> None:
-    if not stat.S_ISREG(st.st_mode):
-        kind = next((what for test, what in _KINDS if test(st.st_mode)), "of another kind")
-        raise DatasetError("is a directory, expected a file" if stat.S_ISDIR(st.st_mode)
-                           else f"is not a regular file ({kind}), expected a file", path=path)
-    if st.st_size > limit:
-        raise DatasetError(f"{st.st_size} bytes, more than the {_size(limit)} any real "
-                           "dataset's file has: not read", path=path)
-
-
 def regular_file(path: Path, limit: int | None = None) -> None:
     """Refuse a missing path, a directory, a device, a pipe or a socket, and a file larger
-    than ``limit`` bytes (by default :func:`file_limit`), before anything opens it.
-
-    A symbolic link is followed: a link to a regular file is that file.
+    than ``limit`` bytes (by default :func:`file_limit`), before anything opens it
+    (:func:`tomography.files.regular_file`).
 
     Examples
     --------
@@ -79,21 +59,12 @@ def regular_file(path: Path, limit: int | None = None) -> None:
     ...
     tomography.errors.DatasetError: /dev/zero: is not a regular file (a character device), expected a file
     """
-    path = Path(path)
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise DatasetError("missing file", path=path) from None
-    except OSError as exc:
-        raise DatasetError(f"cannot read ({exc.strerror or exc})", path=path) from None
-    _refuse_stat(path, st, file_limit(path) if limit is None else limit)
+    files.regular_file(path, file_limit(path) if limit is None else limit)
 
 
 def open_regular(path: Path, limit: int | None = None) -> BinaryIO:
-    """``path`` opened to read bytes, once :func:`regular_file` accepts it.
-
-    Opened without blocking and checked again through the open file, so that
-    a pipe put in its place in between cannot stall the reader.
+    """``path`` opened to read bytes, once :func:`regular_file` accepts it
+    (:func:`tomography.files.open_regular`, the limit by default :func:`file_limit`).
 
     Examples
     --------
@@ -104,20 +75,7 @@ def open_regular(path: Path, limit: int | None = None) -> BinaryIO:
     ...     fh.read()
     b'host,address\\n'
     """
-    path = Path(path)
-    limit = file_limit(path) if limit is None else limit
-    regular_file(path, limit)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise DatasetError(f"cannot read ({exc.strerror or exc})", path=path) from None
-    try:
-        _refuse_stat(path, os.fstat(fd), limit)
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
+    return files.open_regular(path, file_limit(path) if limit is None else limit)
 
 
 def cut_short(path: Path) -> bool:
