@@ -369,12 +369,11 @@ class Hierarchy:
 
     @classmethod
     def from_json(cls, text: str) -> "Hierarchy":
-        """Inverse of :meth:`to_json`."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TomographyError(f"not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+        """Inverse of :meth:`to_json` (the text read within the bounds of
+        :func:`tomography.safe_load.load_json`)."""
+        from tomography.safe_load import load_json
+
+        return cls.from_dict(load_json(text.encode("utf-8"), what="hierarchy JSON"))
 
 
 def _rows(matrix) -> list[tuple[list[int], list[float]]]:
@@ -513,16 +512,19 @@ class ClusterTree:
 
     @classmethod
     def from_json(cls, text: str) -> "ClusterTree":
-        """Inverse of :meth:`to_json`."""
+        """Inverse of :meth:`to_json` (the text read within the bounds of
+        :func:`tomography.safe_load.load_json`)."""
+        from tomography.safe_load import load_json
+
+        data = load_json(text.encode("utf-8"), what="tree JSON")
         try:
-            data = json.loads(text)
             clusters = [Cluster(id=n["id"], level=int(n.get("level", 1)), hosts=tuple(n["hosts"]),
                                 internal=float(n.get("internal", 0.0)),
                                 confidence=_optional_float(n.get("confidence")))
                         for n in data["nodes"]]
             edges = [TreeEdge(e["source"], e["target"], float(e["weight"]),
                               _optional_float(e.get("confidence"))) for e in data["edges"]]
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError) as exc:
             raise TomographyError(f"not a cluster tree: {exc}") from None
         return cls(clusters=clusters, edges=edges, params=dict(data.get("params", {})))
 

@@ -44,6 +44,7 @@ tomography.safe_load.DocumentError: meta.json, line 1: nested deeper than 100 le
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -145,7 +146,7 @@ def read_stream(stream: IO[bytes], *, what: str, max_bytes: int = MAX_BYTES,
 
 
 def read_bounded(source: Source, *, what: str | None = None, max_bytes: int = MAX_BYTES,
-                 kind: str = "document") -> tuple[bytes, str]:
+                 kind: str = "document", pipes: bool = True) -> tuple[bytes, str]:
     """The bytes of a file, pipe, stream or bytes, refused beyond ``max_bytes``.
 
     A regular file's size is checked by ``stat`` before it is read; a pipe
@@ -161,6 +162,8 @@ def read_bounded(source: Source, *, what: str | None = None, max_bytes: int = MA
     max_bytes : int, default :data:`MAX_BYTES`
     kind : str, default "document"
         What the file should hold, for the messages (``"topology file"``).
+    pipes : bool, default True
+        Whether a path may name a pipe (read in chunks up to the limit).
 
     Returns
     -------
@@ -193,7 +196,7 @@ def read_bounded(source: Source, *, what: str | None = None, max_bytes: int = MA
         return read_stream(source, what=name, max_bytes=max_bytes, kind=kind), name
     name = what or str(source)
     try:     # a regular file within the limit, or a pipe (read in bounded chunks below)
-        fh = files.open_regular(source, max_bytes, pipes=True, kind=kind)
+        fh = files.open_regular(source, max_bytes, pipes=pipes, kind=kind)
     except DocumentError:
         raise
     except DatasetError as exc:
@@ -226,11 +229,11 @@ _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 def load_json(source: Source, *, what: str | None = None, max_bytes: int = MAX_BYTES,
               max_depth: int = MAX_DEPTH, max_nodes: int = MAX_NODES,
-              kind: str = "JSON document") -> Any:
+              kind: str = "JSON document", strict: bool = False, pipes: bool = True) -> Any:
     """Parse a JSON document within limits of size, nesting and number of values.
 
     The nesting and the number of values are counted on the bytes before
-    anything is parsed.
+    anything is parsed.  JSON that ends early is said to be cut short.
 
     Parameters
     ----------
@@ -241,11 +244,18 @@ def load_json(source: Source, *, what: str | None = None, max_bytes: int = MAX_B
         See :data:`MAX_BYTES`, :data:`MAX_DEPTH`, :data:`MAX_NODES`.
     kind : str, default "JSON document"
         What the file should hold, for the messages.
+    strict : bool, default False
+        The toolkit's own documents (a dataset's ``meta.json``): also refuse
+        a key given twice in one object (which one would count?), ``NaN``
+        and ``Infinity``, and numbers of more than :data:`MAX_DIGITS` digits.
+    pipes : bool, default True
+        Whether a path may name a pipe (``<(...)`` of the shell).
 
     Returns
     -------
     object
-        What :func:`json.loads` gives (``NaN`` and ``Infinity`` as floats).
+        What :func:`json.loads` gives (``NaN`` and ``Infinity`` as floats, unless
+        ``strict``).
 
     Raises
     ------
@@ -260,8 +270,12 @@ def load_json(source: Source, *, what: str | None = None, max_bytes: int = MAX_B
     Traceback (most recent call last):
     ...
     tomography.safe_load.DocumentError: result.json: more than 2 values: not a document the toolkit reads
+    >>> load_json(b'{"a": 1, "a": 2}', what="meta.json", strict=True)
+    Traceback (most recent call last):
+    ...
+    tomography.safe_load.DocumentError: meta.json, field 'a': key given twice in one object (which one counts?)
     """
-    data, name = read_bounded(source, what=what, max_bytes=max_bytes, kind=kind)
+    data, name = read_bounded(source, what=what, max_bytes=max_bytes, kind=kind, pipes=pipes)
     text = _text(data, name)
     bare = _JSON_STRING.sub(b'""', data)          # brackets inside strings do not nest
     codes = np.frombuffer(bare, dtype=np.uint8)
@@ -274,13 +288,58 @@ def load_json(source: Source, *, what: str | None = None, max_bytes: int = MAX_B
             raise _deep(name, max_depth, bare.count(b"\n", 0, first) + 1)
     if int(opens.sum()) + int(np.count_nonzero(codes == ord(","))) + 1 > max_nodes:
         raise _many(name, max_nodes)
+    hooks = _strict_hooks(name) if strict else {}
     try:
-        return json.loads(text)
+        return json.loads(text, **hooks)
     except json.JSONDecodeError as exc:
-        raise DocumentError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=name,
-                            line=exc.lineno) from None
+        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        raise DocumentError(f"not valid JSON: {exc.msg} (column {exc.colno})"
+                            + (" (the file ends early: cut short?)" if cut else ""),
+                            path=name, line=exc.lineno) from None
+    except DocumentError:    # a strict hook's refusal
+        raise
     except (ValueError, RecursionError) as exc:    # an integer of more than 4300 digits
         raise DocumentError(f"not valid JSON: {str(exc).split(';')[0]}", path=name) from None
+
+
+MAX_DIGITS = 40
+"""The most digits of a number in a strict document (a 128-bit seed has 39)."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _strict_hooks(name: str) -> dict[str, Any]:
+    """:func:`json.loads`'s hooks refusing a key twice, NaN and Infinity, and long numbers."""
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise DocumentError("key given twice in one object (which one counts?)",
+                                    path=name, field=_short(key).strip("'"))
+            out[key] = value
+        return out
+
+    def constant(word: str) -> None:
+        raise DocumentError(f"{word} is not a JSON number", path=name)
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_DIGITS:
+            raise DocumentError(f"a number of {len(digits.lstrip('-'))} digits, more than "
+                                f"{MAX_DIGITS}", path=name)
+        return int(digits)
+
+    def number(digits: str) -> float:
+        value = float(digits) if len(digits) <= 4 * MAX_DIGITS else math.inf
+        if not math.isfinite(value):
+            raise DocumentError(f"the number {digits[:20]}... is beyond any value read",
+                                path=name)
+        return value
+
+    return {"object_pairs_hook": pairs, "parse_constant": constant, "parse_int": integer,
+            "parse_float": number}
 
 
 # --------------------------------------------------------------------------- YAML

@@ -294,7 +294,7 @@ def test_bad_file_host_paired_with_itself_and_duplicates(tmp_path, good_text):
 def test_bad_file_wrong_format_and_missing_file(tmp_path, good_text):
     with pytest.raises(GaugeError, match=r"attribute 'format'"):
         read_text(tmp_path, good_text.replace(FORMAT, "tomography-gauge/2"))
-    with pytest.raises(GaugeError, match="cannot read"):
+    with pytest.raises(GaugeError, match="missing file"):
         read_gauge(tmp_path / "absent.xml")
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tomography.dataset.meta import META_LIMIT
+from tomography.dataset.meta import load_json
 from tomography.dataset.meta_schema import check_multicast_meta
 from tomography.dataset.schema import MAX_FILE_BYTES
 from tomography.dataset.validation import (at_line_end, fail_at, floats, integers, known_hosts,
@@ -87,12 +87,9 @@ def read_meta(path: Path) -> dict[str, Any]:
 
 def _formatted(path: Path) -> dict[str, Any]:
     """``meta.json`` read within bounds, refused unless its format is :data:`FORMAT`."""
-    from tomography.safe_load import load_json
-
     if not path.exists():
         raise DatasetError("no meta.json: not a multicast dataset", path=path.parent)
-    regular_file(path)
-    meta = load_json(path, max_bytes=META_LIMIT, kind="meta.json")   # bounded, clear errors
+    meta = load_json(path)   # the dataset's own strict loader: bounded, clear errors
     if not isinstance(meta, dict):
         raise DatasetError("not a JSON object", path=path)
     if meta.get("format") != FORMAT:

@@ -112,10 +112,9 @@ def topology_from_json(text: str) -> TopologyResult:
     tomography.errors.TomographyError: field 'format': unsupported 'tomography-topology/0'; \
 this reader understands 'tomography-topology/1'
     """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TomographyError(f"not valid JSON: {exc}") from None
+    from tomography.safe_load import load_json
+
+    data = load_json(text.encode("utf-8"), what="topology JSON")
     if not isinstance(data, dict):
         raise TomographyError("a topology JSON document is an object")
     if data.get("format") != FORMAT:
