@@ -26,6 +26,18 @@ RESUME = ["multicast", "--local", str(HOSTS), "--root", "h00", "--size", "256KiB
 
 
 @pytest.fixture(scope="module")
+def measurement(tmp_path_factory) -> Path:
+    """A small measurement for ``report`` (the multicast dataset is refused before its
+    analysis)."""
+    from tomography.dataset import write_measurement
+    from tomography.synthetic import planted_partition
+
+    path = tmp_path_factory.mktemp("measurement") / "d"
+    write_measurement(planted_partition(8, 2, iterations=2, seed=0), path)
+    return path
+
+
+@pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
     """A real multicast dataset: BitTorrent among three local hosts, once."""
     from tomography.cli import main
@@ -137,10 +149,10 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_hostile_multicast_dataset_is_refused_by_every_reader(made: Path, tmp_path: Path,
-                                                                 hierarchy_dataset: Path,
+                                                                 measurement: Path,
                                                                  case: str) -> None:
     edit, says = CASES[case]
-    data, measurement = _copy(made, tmp_path), hierarchy_dataset
+    data = _copy(made, tmp_path)
     edit(data)
     out = tmp_path / "out"
     out.mkdir()
@@ -152,8 +164,8 @@ def test_a_hostile_multicast_dataset_is_refused_by_every_reader(made: Path, tmp_
 @pytest.mark.slow   # a subprocess per command: a pipe must not hang them
 @pytest.mark.parametrize("name", ["multicasts.csv", "streams.csv", "meta.json"])
 def test_a_pipe_or_a_device_in_a_multicast_dataset_is_refused_unread(
-        made: Path, tmp_path: Path, hierarchy_dataset: Path, name: str) -> None:
-    data, measurement = _copy(made, tmp_path), hierarchy_dataset
+        made: Path, tmp_path: Path, measurement: Path, name: str) -> None:
+    data = _copy(made, tmp_path)
     out = tmp_path / "out"
     out.mkdir()
     (data / name).unlink()
@@ -167,7 +179,7 @@ def test_a_pipe_or_a_device_in_a_multicast_dataset_is_refused_unread(
 
 
 def test_a_line_cut_mid_way_is_refused_by_readers_and_repaired_by_resume(
-        made: Path, tmp_path: Path, hierarchy_dataset: Path) -> None:
+        made: Path, tmp_path: Path, measurement: Path) -> None:
     from measure.multicast import read_multicasts
     from tomography.cli import main
 
@@ -175,7 +187,7 @@ def test_a_line_cut_mid_way_is_refused_by_readers_and_repaired_by_resume(
     _cut(data)
     out = tmp_path / "out"
     out.mkdir()
-    commands = _commands(data, hierarchy_dataset, out)
+    commands = _commands(data, measurement, out)
     for command in ("info", "report"):
         refused_here(commands[command], says=[r"receivers\.csv", "cut short"],
                      watch=[data, out])

@@ -135,6 +135,7 @@ def test_a_dataset_analysed_by_rank_zero(hierarchy_dataset: Path) -> None:
     assert "checked" in run.stdout
 
 
+@pytest.mark.slow   # MPI jobs, four per flavour
 @pytest.mark.parametrize("flavour", MPI_FLAVOURS)
 def test_mismatched_inputs_stop_every_rank_with_one_error(flavour: str, tmp_path: Path) -> None:
     """Another size, an unknown host, a missing file, different hierarchies: each rank

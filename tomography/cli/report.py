@@ -66,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
     from tomography.report import MAX_ROWS, write_report
 
     started = time.perf_counter()
+    if args.multicast is not None and not args.no_multicast:   # refused before the analysis
+        from measure.multicast import read_multicasts
+
+        read_multicasts(args.multicast)
     m = read_measurement(args.dataset)
     refuse_nothing_exchanged(m, Path(args.dataset))
     truth: Any = args.truth
