@@ -20,11 +20,12 @@ from cluster.refine import refine_levels
 from tomography.errors import ParameterError
 from tomography.hierarchy import Hierarchy
 from tomography.hostnames import row_names
+from tomography.options import OPTIONS
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
 __all__ = ["collapse", "linked", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
 
-LINKAGES = ("thesis", "mean", "sum")
+LINKAGES = OPTIONS["linkage"].choices
 Linkage = Literal["thesis", "mean", "sum"]
 #: The linkage of every function here unless told: the mean over host pairs.
 #: The thesis's Eq 5.4/5.5 (``"thesis"``) finds the same hierarchy levels on
@@ -32,7 +33,7 @@ Linkage = Literal["thesis", "mean", "sum"]
 #: clusters of very different sizes meet (N2: a star from the largest
 #: cluster where the router links are); benchmarks/RESULTS.md, defaults.
 DEFAULT_LINKAGE: Linkage = "mean"
-STARTS = ("refined", "best", "finest")
+STARTS = OPTIONS["start"].choices
 Start = Literal["refined", "best", "finest"]
 
 

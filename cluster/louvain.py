@@ -27,6 +27,7 @@ from scipy import sparse
 from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph, upper_edges
 from cluster.modularity import canonical_labels, modularity
 from tomography.errors import EmptyGraphError, ParameterError
+from tomography.options import OPTIONS
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FlatClustering", "louvain", "multilevel", "leiden", "ENGINES"]
 
-ENGINES = ("igraph", "louvain")
+ENGINES = OPTIONS["engine"].choices
 Level = Literal["best", "finest"]
 
 

@@ -490,31 +490,14 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
 def _checked(*, iterations: Any, engine: str, seed: Any, restarts: Any, resolution: Any,
              resamples: Any, linkage: Any, start: str, loops: Any, tree_level: Any,
              flat_level: str) -> int:
-    """Refuse bad options before any work; the one integer seed every part uses."""
-    from cluster.averaged_edge import LINKAGES, STARTS
-    from cluster.louvain import ENGINES
+    """Refuse bad options before any work (:func:`tomography.options.check_options`); the one
+    integer seed every part uses."""
+    from tomography.options import check_options
     from tomography.seeding import check_seed, spawn_seeds
 
-    def whole(name: str, value: Any, low: int) -> None:
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or value < low):
-            raise ParameterError(f"{name} must be a whole number >= {low}, got {value!r}")
-
-    for name, value, choices in (("engine", engine, ENGINES), ("linkage", linkage, LINKAGES),
-                                 ("start", start, STARTS),
-                                 ("flat_level", flat_level, ("best", "finest"))):
-        if value not in choices and not (name == "linkage" and value is None):
-            raise ParameterError(f"unknown {name} {value!r}; choose one of "
-                                 f"{', '.join(choices)}")
-    whole("iterations", iterations, 1)
-    whole("restarts", restarts, 1)
-    whole("resamples", resamples, 0)
-    whole("tree_level", tree_level, 0)
-    for name, value, positive in (("resolution", resolution, True), ("loops", loops, False)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                value > 0 if positive else value >= 0):
-            raise ParameterError(f"{name} must be a number {'> 0' if positive else '>= 0'}, "
-                                 f"got {value!r}")
+    check_options(iterations=iterations, engine=engine, restarts=restarts,
+                  resolution=resolution, resamples=resamples, linkage=linkage, start=start,
+                  loops=loops, tree_level=tree_level, flat_level=flat_level)
     if isinstance(seed, bool) or not isinstance(seed, int):
         rng, _ = check_seed(seed)     # None: a fresh seed; a Generator: one drawn from it
         return spawn_seeds(rng, 1)[0]

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["positive_int", "nonnegative_int", "port_range", "add_analysis_options", "add_hierarchy_options",
+__all__ = ["positive_int", "port_range", "add_analysis_options", "add_hierarchy_options",
            "add_tree_level_option", "add_host_connections_option", "add_format_option",
-           "analysis", "command", "emit", "Progress", "ANALYSIS_OPTIONS"]
+           "analysis", "command", "emit", "Progress"]
 
 
 def positive_int(text: str) -> int:
@@ -28,17 +28,6 @@ def positive_int(text: str) -> int:
     argparse.ArgumentTypeError: must be a positive integer, got 0
     """
     return _at_least(text, 1, "a positive integer")
-
-
-def nonnegative_int(text: str) -> int:
-    """An argparse type: an integer >= 0.
-
-    Examples
-    --------
-    >>> nonnegative_int("0")
-    0
-    """
-    return _at_least(text, 0, "an integer >= 0")
 
 
 def port_range(text: str) -> tuple[int, int]:
@@ -73,76 +62,41 @@ def _at_least(text: str, low: int, what: str) -> int:
 
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
-    """The dataset argument and the options of w_n and Louvain."""
+    """The dataset argument and the options of w_n and Louvain (their declarations:
+    :data:`tomography.options.ANALYSIS`)."""
+    from tomography.options import ANALYSIS
+
     p.add_argument("dataset", type=Path, help="measurement dataset directory")
-    p.add_argument("--iterations", "-n", type=positive_int, metavar="N",
-                   help="use w_n over the first N iterations (default: all)")
-    p.add_argument("--engine", choices=("igraph", "louvain"), default="igraph",
-                   help="Louvain implementation: igraph (fast, default) or python-louvain")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--restarts", type=positive_int, default=1,
-                   help="Louvain runs; the best modularity is kept (default 1)")
-    p.add_argument("--resolution", type=float, default=1.0,
-                   help="modularity resolution (default 1.0)")
-    p.add_argument("--resamples", type=nonnegative_int, default=None, metavar="B",
-                   help="resampled analyses for the confidence of a flat clustering's clusters "
-                        "and of every tree edge (default 4: bootstrap over iterations, split "
-                        "halves below 4 iterations; a hierarchy's levels and clusters always "
-                        "take 64 resampled separations, which cost no clustering; 0: no "
-                        "confidence at all)")
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="J",
-                   help="processes for the independent analyses: resamples, a level's split "
-                        "tests, evaluate's rows (default: every core on graphs of 50000 edges "
-                        "or more, one below, where starting a process costs more than the "
-                        "work; -1: every core); the result is the same for any J")
+    for option in ANALYSIS:
+        if option.group == "analysis":
+            option.add_to(p)
 
 
 def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     """The options of the averaged-edge hierarchy (Eq 5.4/5.5)."""
-    p.add_argument("--linkage", choices=("thesis", "mean", "sum"), default=None,
-                   help="how collapsed clusters are weighted: mean over host pairs "
-                        "(default for broadcasts); thesis: Eq 5.4/5.5 as written (sum over "
-                        "min/max of the sizes; same levels, worse trees where cluster sizes "
-                        "differ); sum: plain sum (default for probe datasets, whose "
-                        "bandwidths add up)")
-    p.add_argument("--start", choices=("refined", "best", "finest"), default="refined",
-                   help="refined (default): Louvain's best partition plus the finer levels "
-                        "that pass a permutation test; best: the thesis (can skip a fine "
-                        "level); finest: Louvain's first level (fragments noisy data)")
-    p.add_argument("--loops", type=float, default=0.5,
-                   help="self-loop of a collapsed cluster, as a share of its strongest tie "
-                        "to another cluster (default 0.5)")
-    p.add_argument("--all-levels", action="store_true",
-                   help="also show the unsupported levels (confidence below 0.5, or above "
-                        "level 1 a gap below 1.3), marked unsupported")
+    from tomography.options import ANALYSIS
+
+    for option in ANALYSIS:
+        if option.group == "hierarchy":
+            option.add_to(p)
 
 
 def add_tree_level_option(p: Any, flag: str = "--level") -> None:
-    """The hierarchy level a tree joins (``args.tree_level``)."""
-    p.add_argument(flag, dest="tree_level", type=nonnegative_int, default=None, metavar="L",
-                   help="the hierarchy level whose clusters the tree joins (default: the "
-                        "level of Louvain's best partition, the method's flat clusters; 1 is "
-                        "the finest; 0 joins the hosts themselves, for networks of one host "
-                        "per router)")
+    """The hierarchy level a tree joins (``args.tree_level``), under ``flag``."""
+    from tomography.options import ANALYSIS
 
-
-ANALYSIS_OPTIONS = {"iterations": "iterations", "engine": "engine", "seed": "seed",
-                    "restarts": "restarts", "resolution": "resolution",
-                    "resamples": "resamples", "jobs": "n_jobs", "linkage": "linkage",
-                    "start": "start", "loops": "loops", "all_levels": "all_levels",
-                    "tree_level": "tree_level"}
-"""The options of :func:`add_analysis_options`, :func:`add_hierarchy_options` and
-:func:`add_tree_level_option` and the arguments of :func:`tomography.pipeline.analyze`
-they give."""
+    for option in ANALYSIS:
+        if option.group == "tree":
+            option.add_to(p, flags=(flag,))
 
 
 def analysis(args: argparse.Namespace, dataset: Any = None, **arguments: Any):
     """:func:`tomography.pipeline.analyze` of ``dataset`` (default ``args.dataset``) with the
     analysis options the command has, and ``arguments``; prints the analysis's notes."""
+    from tomography.options import cli_arguments
     from tomography.pipeline import analyze
 
-    given = {name: getattr(args, option) for option, name in ANALYSIS_OPTIONS.items()
-             if hasattr(args, option)}
+    given = cli_arguments(args)
     result = analyze(args.dataset if dataset is None else dataset, **{**given, **arguments})
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
