@@ -38,14 +38,15 @@ MODULES = _modules()
 
 def _lazy_names() -> dict[str, str]:
     """``package.name`` -> module for the names a package or sub-package loads on first use
-    (its ``_NAMES``, as :func:`tomography.lazy.lazy_attributes` reads them)."""
+    (its ``_NAMES`` or ``_LAZY``, as :func:`tomography.lazy.lazy_attributes` reads them)."""
     out = {}
     for module, path in MODULES.items():
         if path.name != "__init__.py":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
-            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "_NAMES":
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") in ("_NAMES",
+                                                                                    "_LAZY"):
                 table = _literal_table(node.value)
                 out.update({f"{module}.{name}": f"{module}.{target}"
                             for name, target in table.items()})

@@ -240,7 +240,7 @@ def test_udp_tests_are_listed_but_never_coloured_as_bandwidth(tmp_path):
     clusters = re.compile(r'<section id="clusters">.*?</section>', re.S)
     assert clusters.search(page).group(0) == clusters.search(tcp).group(0)
     from tomography.dataset import read_measurement
-    from tomography.report import probe_grid
+    from visualize.probe_grid import probe_grid
 
     hosts = read_measurement(tmp_path / "udp").host_names
     with_udp = probe_grid(read_measurement(tmp_path / "udp").probes, hosts)

@@ -7,6 +7,7 @@ text (imported with the package)
 plots (matplotlib, loaded on first use; each returns a ``Figure``)
 ``plot_layout``                        Kamada-Kawai view of the host graph (Figs 5.3-5.7)
 ``plot_heatmap``                       blocks received per host from each host (Fig 5.1)
+``plot_probe_grid``                    median Mbit/s of each probed pair (MaDDash's grid)
 ``plot_timeline``                      blocks moved per host over a traced broadcast
                                        (Fig 5.2)
 ``plot_hasse``                         the hierarchy as a Hasse diagram (Figs 5.19, 5.20)
@@ -36,7 +37,7 @@ from visualize.text import cluster_tree_text, hasse_text, hierarchy_text
 
 _LAZY = {
     "plot_layout": "layout", "layout_positions": "layout",
-    "plot_heatmap": "heatmap",
+    "plot_heatmap": "heatmap", "plot_probe_grid": "probe_grid",
     "plot_timeline": "timeline",
     "plot_hasse": "hasse",
     "plot_tree": "tree",
