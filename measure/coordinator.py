@@ -55,8 +55,8 @@ from measure.swarm import SwarmParams, peer_lists
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
                                 refuse_existing)
-from tomography.dataset.meta import refuse_other_params
-from tomography.errors import DatasetError, ParameterError, TomographyError
+from tomography.dataset.meta import refuse_other_run
+from tomography.errors import ParameterError, TomographyError
 from tomography.units import listed
 
 __all__ = ["IterationResult", "RunSummary", "AgentGroup", "checked_agents", "local",
@@ -687,10 +687,8 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     if resuming:
         writer = MeasurementWriter.reopen(out)  # drops rows of an unlisted iteration first
         existing = read_measurement(out)
-        if sorted(existing.host_names) != sorted(frame["host"]):
-            raise DatasetError("cannot resume: the dataset was made with other hosts",
-                               path=out / "meta.json", field="hosts")
-        refuse_other_params(existing.meta, run_params, out / "meta.json")
+        refuse_other_run(existing.meta, out / "meta.json", hosts=frame["host"],
+                         recorded_hosts=existing.host_names, params=run_params)
         start = len(existing.iteration_ids)
     else:
         refuse_existing(out, overwrite=overwrite)

@@ -65,6 +65,7 @@ from measure.transport import Launcher, Transport, local
 from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement,
                                 refuse_existing)
 from tomography.dataset.lock import DIR_MODE, file_opener
+from tomography.dataset.meta import refuse_other_run
 from tomography.errors import DatasetError, ParameterError, ProbeError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
@@ -599,9 +600,8 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
         if existing.meta.get("method") != options.tool:
             raise DatasetError(f"cannot resume: the dataset is a {existing.meta.get('method')} "
                                f"run, not {options.tool}", path=out / "meta.json", field="method")
-        if sorted(existing.host_names) != sorted(frame["host"]):
-            raise DatasetError("cannot resume: the dataset was made with other hosts",
-                               path=out / "meta.json", field="hosts")
+        refuse_other_run(existing.meta, out / "meta.json", hosts=frame["host"],
+                         recorded_hosts=existing.host_names)
         ok = existing.probes[existing.probes["error"].astype(str).str.strip() == ""] \
             if "error" in existing.probes else existing.probes
         done_keys = {(s, d, int(r)) for s, d, r in

@@ -57,7 +57,7 @@ from measure.transport import Launcher, Transport, local
 from tomography.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
 from tomography.dataset.lock import DatasetLock, file_opener, make_dirs, write_atomic
 from tomography.dataset.incremental import DATA_FILES
-from tomography.dataset.meta import refuse_other_params, software_versions
+from tomography.dataset.meta import refuse_other_run, software_versions
 from tomography.dataset.validation import cut_short, drop_cut_line, open_regular, read_csv
 from tomography.errors import DatasetError, ParameterError
 from tomography.planning.delivery import Delivery
@@ -642,10 +642,8 @@ def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
             raise DatasetError(f"cannot resume: {', '.join(missing)} missing (a multicast "
                                "dataset has " + ", ".join(FILES) + "): restore it, or start "
                                "afresh with --force", path=out)
-        if hosts is not None and sorted(old.get("hosts", {})) != sorted(hosts):
-            raise DatasetError("cannot resume: the dataset was made with other hosts",
-                               path=meta, field="hosts")
-        refuse_other_params(old, params, meta)
+        refuse_other_run(old, meta, hosts=old["hosts"] if hosts is None else hosts,
+                         recorded_hosts=old["hosts"], params=params)
         stored = json.loads(json.dumps(plans))   # as meta.json holds them
         for method, plan in stored.items():
             if old.get("plans", {}).get(method) != plan:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from tomography import safe_load
 from tomography.dataset.meta_schema import check_meta
@@ -14,7 +14,7 @@ from tomography.dataset.schema import (BLOCK_SIZE, BROADCAST_METHODS, FILE_LIMIT
 from tomography.errors import DatasetError
 
 __all__ = ["META_LIMIT", "read_meta", "load_json", "new_meta", "software_versions",
-           "refuse_other_params"]
+           "refuse_other_params", "refuse_other_run"]
 
 META_LIMIT = FILE_LIMITS["meta.json"]
 """The largest ``meta.json`` read (bytes): it holds a few parameters, not data."""
@@ -95,6 +95,31 @@ def software_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[name] = "not installed"
     return versions
+
+
+def refuse_other_run(meta: Mapping[str, Any], path: Path, *, hosts: Iterable[str],
+                     recorded_hosts: Iterable[str], params: dict[str, Any] | None = None
+                     ) -> None:
+    """Refuse to resume a dataset made among other hosts or with other settings: the one check
+    every runner makes before ``--resume`` (broadcasts, probe meshes, multicasts).
+
+    Examples
+    --------
+    >>> refuse_other_run({"params": {"seed": 0}}, Path("d/meta.json"), hosts=["a", "b"],
+    ...                  recorded_hosts=["b", "a"], params={"seed": 0})
+    >>> refuse_other_run({}, Path("d/meta.json"), hosts=["a", "c"], recorded_hosts=["a", "b"])
+    Traceback (most recent call last):
+    ...
+    tomography.errors.DatasetError: d/meta.json, field 'hosts': cannot resume: the dataset was made with other hosts (b in it, c in this run)
+    """
+    theirs, ours = set(recorded_hosts), set(hosts)
+    if theirs != ours:
+        only = [f"{', '.join(sorted(x)[:3])}{' ...' if len(x) > 3 else ''} {where}"
+                for x, where in ((theirs - ours, "in it"), (ours - theirs, "in this run")) if x]
+        raise DatasetError("cannot resume: the dataset was made with other hosts ("
+                           + ", ".join(only) + ")", path=path, field="hosts")
+    if params is not None:
+        refuse_other_params(meta, params, path)
 
 
 def refuse_other_params(meta: Mapping[str, Any], wanted: dict[str, Any], path: Path) -> None:
