@@ -29,9 +29,9 @@ import pandas as pd
 from tomography.dataset.schema import MAX_FILE_BYTES
 from tomography.dataset.validation import open_regular
 from tomography.errors import DatasetError
-from tomography.pscheduler import (MAX_RETRANSMITS, MAX_STREAMS, MAX_TEST_SECONDS, ImportSummary,
-                                   _aliases, _figure, _part, _probe_frame, _Refused,
-                                   stream_count, write_probe_import)
+from tomography.probe_import import (MAX_RETRANSMITS, MAX_STREAMS, MAX_TEST_SECONDS,
+                                     ImportSummary, _aliases, _figure, _part, _probe_frame,
+                                     _Refused, stream_count, write_probe_import)
 from tomography.safe_load import MAX_BYTES, DocumentError, load_json, read_bounded
 from tomography.topology import MAX_BANDWIDTH
 

@@ -332,7 +332,7 @@ def test_testbed_claim_lock_is_owner_only(tmp_path, monkeypatch):
 
 
 def test_an_import_s_raw_files_follow_no_permissive_umask(tmp_path):
-    from tomography.pscheduler import write_probe_import
+    from tomography.probe_import import write_probe_import
     import pandas as pd
 
     rows = pd.DataFrame({"src": ["10.0.0.1"], "dst": ["10.0.0.2"], "tool": ["iperf3"],
