@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("--probes and --topology go with --dataset, not --gauge")
     static, bittorrent = ([], False) if args.check else _methods(
         args.method, args.gauge is not None or args.dataset is not None)
-    _parallel(args.parallel)
+    parallel = _parallel(args.parallel)   # read once, refused before anything starts
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
     model = _model(args, static) if not args.check else None   # a bad plan source fails before any start
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
             left_out: dict[str, str] = {}
             plans = deliveries(static, list(hosts["host"]), args.root, size, model,
                                level=args.level, max_nodes=args.max_nodes,
-                               parallel=_parallel(args.parallel), left_out=left_out)
+                               parallel=parallel, left_out=left_out)
             for method, why in left_out.items():
                 print(f"note: {method} left out: {why}", file=sys.stderr)
             meta = {**meta, "left_out": left_out}
