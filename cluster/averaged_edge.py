@@ -20,7 +20,7 @@ from cluster.refine import refine_levels
 from tomography.errors import ParameterError
 from tomography.hierarchy import Hierarchy
 from tomography.hostnames import row_names
-from tomography.options import OPTIONS
+from tomography.options import OPTIONS, check_options
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
 __all__ = ["collapse", "linked", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
@@ -33,7 +33,6 @@ Linkage = Literal["thesis", "mean", "sum"]
 #: clusters of very different sizes meet (N2: a star from the largest
 #: cluster where the router links are); benchmarks/RESULTS.md, defaults.
 DEFAULT_LINKAGE: Linkage = "mean"
-STARTS = OPTIONS["start"].choices
 Start = Literal["refined", "best", "finest"]
 
 
@@ -271,10 +270,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     shared = graph if isinstance(graph, SharedGraph) else SharedGraph(graph, weight=weight)
     A, nodes = shared.matrix, shared.hosts
     names = row_names(A.shape[0], hosts, nodes)
-    if linkage not in LINKAGES:
-        raise ParameterError(f"unknown linkage {linkage!r}; choose one of {', '.join(LINKAGES)}")
-    if start not in STARTS:
-        raise ParameterError(f"unknown start {start!r}; choose one of {', '.join(STARTS)}")
+    check_options(linkage=linkage, start=start)
     rng, recorded = check_seed(seed)
     options = {"engine": engine, "resolution": resolution, "restarts": restarts}
     partitions, internals, weights, qualities, origins = [], [], [], [], []

@@ -52,7 +52,7 @@ import numpy as np
 from scipy import sparse
 
 from cluster.accuracy import nmi
-from cluster.adjacency import SharedGraph, igraph_graph
+from cluster.adjacency import SharedGraph
 from cluster.averaged_edge import DEFAULT_LINKAGE, collapse
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
@@ -397,15 +397,12 @@ def _find(graph: SharedGraph, options: _Options, seed: int, level: str = "best")
 
 def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
                level: str = "best") -> np.ndarray:
-    """Louvain on a resampled matrix built here (already checked: no validation again)."""
+    """Louvain on a resampled matrix (:func:`cluster.louvain.louvain`); a resample in which no
+    two hosts exchanged anything leaves every host alone."""
     if matrix.count_nonzero() == np.count_nonzero(matrix.diagonal()):   # no edge: singletons
         return np.arange(matrix.shape[0])
-    if options.engine != "igraph":
-        return louvain(matrix, engine=options.engine, resolution=options.resolution, seed=seed,
-                       level=level).labels
-    run_seed = spawn_seeds(check_seed(seed)[0], 1)[0]   # the run louvain(seed=seed) makes
-    return multilevel(igraph_graph(matrix), resolution=options.resolution, seed=run_seed,
-                      level=level)
+    return louvain(matrix, engine=options.engine, resolution=options.resolution, seed=seed,
+                   level=level).labels
 
 
 def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,

@@ -27,7 +27,7 @@ from scipy import sparse
 from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph, upper_edges
 from cluster.modularity import canonical_labels, modularity
 from tomography.errors import EmptyGraphError, ParameterError
-from tomography.options import OPTIONS
+from tomography.options import OPTIONS, check_options
 from tomography.seeding import Seed, check_seed, spawn_seeds
 
 if TYPE_CHECKING:
@@ -154,14 +154,7 @@ def louvain(graph, *, weight: str | None = "weight", engine: str = "igraph", res
     >>> louvain(w, engine="louvain", seed=0).labels.tolist()
     [0, 0, 0, 1, 1, 1]
     """
-    if engine not in ENGINES:
-        raise ParameterError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    if level not in ("best", "finest"):
-        raise ParameterError(f"level must be 'best' or 'finest', got {level!r}")
-    if restarts < 1:
-        raise ParameterError(f"restarts must be >= 1, got {restarts}")
-    if not resolution > 0:
-        raise ParameterError(f"resolution must be > 0, got {resolution}")
+    check_options(engine=engine, restarts=restarts, resolution=resolution, flat_level=level)
     if self_loop < 0:
         raise ParameterError(f"self_loop must be >= 0, got {self_loop}")
     A, nodes = as_adjacency(graph, weight=weight)

@@ -100,10 +100,10 @@ def _averaged_edge(**options):
 
 @pytest.mark.parametrize("call, options, cls, words", [
     (_louvain, {"engine": "nope"}, ParameterError, "unknown engine 'nope'"),
-    (_louvain, {"resolution": 0}, ParameterError, "resolution must be > 0, got 0"),
-    (_louvain, {"resolution": -1.5}, ParameterError, "resolution must be > 0"),
-    (_louvain, {"restarts": 0}, ParameterError, "restarts must be >= 1"),
-    (_louvain, {"level": "coarsest"}, ParameterError, "level must be 'best' or 'finest'"),
+    (_louvain, {"resolution": 0}, ParameterError, "resolution must be a number > 0, got 0"),
+    (_louvain, {"resolution": -1.5}, ParameterError, "resolution must be a number > 0"),
+    (_louvain, {"restarts": 0}, ParameterError, "restarts must be a whole number >= 1"),
+    (_louvain, {"level": "coarsest"}, ParameterError, "unknown flat_level 'coarsest'"),
     (_averaged_edge, {"linkage": "nope"}, ParameterError, "unknown linkage 'nope'"),
     (_averaged_edge, {"start": "nope"}, ParameterError, "unknown start 'nope'"),
 ])
