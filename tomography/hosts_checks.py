@@ -480,7 +480,8 @@ def read_import_hosts(path: str | Path) -> pd.DataFrame:
     :func:`read_host_rows`; each host name is a name (:func:`check_host_name`:
     it becomes part of the file names in ``raw/``), each address a host name
     or an address of printable text without spaces, each label printable;
-    then :func:`tomography.dataset.read_hosts_table` reads it.
+    then :func:`tomography.dataset.tables.hosts_of_addresses` makes its table of the
+    rows read (the file is read once).
 
     Examples
     --------
@@ -495,7 +496,9 @@ def read_import_hosts(path: str | Path) -> pd.DataFrame:
     ...
     tomography.errors.DatasetError: ...hosts.csv, line 2, field 'host': not a host name: '../../x' ...
     """
-    from tomography.dataset import read_hosts_table
+    import pandas as pd
+
+    from tomography.dataset.tables import hosts_of_addresses
 
     rows = read_host_rows(path, ("host", "address"), ("label",), max_hosts=4 * MAX_HOSTS)
     for line, row in rows:  # up to four rows (addresses) a host
@@ -505,4 +508,6 @@ def read_import_hosts(path: str | Path) -> pd.DataFrame:
             raise DatasetError(f"not an address or host name: {_shown(address)}",
                                **_where(path, line, "address"))
         check_label(row["label"], path=path, line=line)
-    return read_hosts_table(path, several_addresses=True)
+    if not rows:
+        raise DatasetError("no hosts", path=path)
+    return hosts_of_addresses(pd.DataFrame([row for _, row in rows]), Path(path))

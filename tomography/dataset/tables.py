@@ -100,7 +100,21 @@ def read_hosts_table(path: str | os.PathLike[str], *,
     if not several_addresses:
         return read_hosts(Path(path))
     path = Path(path)
-    frame = read_csv(path, ("host", "address"))
+    return hosts_of_addresses(read_csv(path, ("host", "address")), path)
+
+
+def hosts_of_addresses(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The hosts table of an import's hosts file read as text (``host,address[,label]``, a row
+    per address): an address given to two hosts, or a host given two labels, refused naming
+    ``path``; each host's label on all its rows; sorted by host.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"host": ["b", "a", "a"], "address": ["2", "1", "x"]})
+    >>> hosts_of_addresses(rows, Path("hosts.csv"))[["host", "address"]].values.tolist()
+    [['a', '1'], ['a', 'x'], ['b', '2']]
+    """
+    frame = frame.copy()
     if "label" not in frame.columns:
         frame["label"] = ""
     frame["host"], frame["address"] = frame["host"].str.strip(), frame["address"].str.strip()
