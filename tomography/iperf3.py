@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from tomography.dataset.schema import MAX_FILE_BYTES
-from tomography.dataset.validation import open_regular
 from tomography.errors import DatasetError
+from tomography.files import open_regular
 from tomography.probe_import import (MAX_RETRANSMITS, MAX_STREAMS, MAX_TEST_SECONDS,
                                      ImportSummary, _aliases, _figure, _part, _probe_frame,
                                      _Refused, stream_count, write_probe_import)
@@ -235,7 +235,7 @@ def read_iperf3(paths: Iterable[str | os.PathLike[str]]) -> tuple[pd.DataFrame, 
         files = sorted(p for p in path.rglob("*.json") if not p.is_dir()) if path.is_dir() \
             else [path]
         for file in files:
-            with open_regular(file, MAX_BYTES) as fh:   # a FIFO or a device refused unopened
+            with open_regular(file, MAX_BYTES, kind="iperf3 report") as fh:   # no FIFO, device
                 data, _ = read_bounded(fh, what=str(file), kind="iperf3 report")
             try:
                 text = data.decode("utf-8-sig")

@@ -269,11 +269,11 @@ def read_mpi_hierarchy(path: str | os.PathLike[str]) -> dict[str, Any]:
     TomographyError
         Naming the file and the field at fault (see :func:`check_mpi_hierarchy`).
     """
-    from tomography.dataset.validation import open_regular
+    from tomography.files import open_regular
     from tomography.safe_load import MAX_BYTES, load_json, read_bounded
 
     try:
-        with open_regular(Path(path), MAX_BYTES) as fh:
+        with open_regular(Path(path), MAX_BYTES, kind="MPI hierarchy file") as fh:
             data, _ = read_bounded(fh, what=str(path), kind="MPI hierarchy file")
         data.decode("utf-8")
         data = load_json(data, what=str(path), kind="MPI hierarchy file")
