@@ -283,3 +283,35 @@ def test_failed_append_leaves_no_cut_line(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fsync", real)
     assert {p.name: p.read_bytes() for p in (tmp_path / "d").glob("*.csv")} == before
     assert read_measurement(tmp_path / "d").iteration_ids == [0]
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_an_iteration_is_written_waits_until_it_is_whole(tmp_path: Path,
+                                                                     signum: str) -> None:
+    """Ctrl-C (or SIGTERM turned into it) between the rows of transfers.csv and the line of
+    iterations.csv would leave rows of an unlisted iteration, which readers refuse: the
+    signal is held back until both are written."""
+    import os
+    import signal
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    w = MeasurementWriter(tmp_path / "d", {"method": "simulated"},
+                          [("a", "", ""), ("b", "", ""), ("c", "", "")])
+    w.add_iteration(0, root="a", transfers=[("b", "a", 4), ("c", "a", 2)], nbytes=2**16)
+
+    def rows():
+        yield ("b", "c", 3)
+        os.kill(os.getpid(), getattr(signal, signum))   # arrives mid-iteration
+        yield ("c", "b", 5)
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            w.add_iteration(1, root="b", transfers=rows(), nbytes=2**16)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        w.close()
+    m = read_measurement(tmp_path / "d")
+    assert m.iteration_ids == [0, 1] and len(m.transfers) == 4

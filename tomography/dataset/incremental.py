@@ -12,6 +12,8 @@ import io
 import json
 import math
 import os
+import signal
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -71,6 +73,32 @@ def refuse_existing(path: str | os.PathLike[str], *, overwrite: bool = False,
         how = "continue it with --resume (resume=True) or " if resumable else ""
         raise DatasetError(f"a dataset exists here already: {how}replace it with --force "
                            "(overwrite=True)", path=Path(path))
+
+
+@contextmanager
+def _whole() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the block runs, then handled as they would have been
+    (Ctrl-C's KeyboardInterrupt raised after it): an iteration written to two files is never
+    cut between them.  Outside the main thread the block runs as it is (Python handles
+    signals in the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    wanted = (signal.SIGINT, signal.SIGTERM)
+    handlers = {s: signal.signal(s, lambda signum, _frame: pending.append(signum))
+                for s in wanted}
+    try:
+        yield
+    finally:
+        for s, handler in handlers.items():
+            signal.signal(s, handler)
+        for s in dict.fromkeys(pending):      # each once, in the order they came
+            handler = handlers[s]
+            if callable(handler):
+                handler(s, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), s)
 
 
 class MeasurementWriter:
@@ -345,23 +373,24 @@ class MeasurementWriter:
             raise DatasetError(f"unknown root host {root!r}", field="root")
         rows = (transfers[["receiver", "sender", "blocks"]].itertuples(index=False, name=None)
                 if isinstance(transfers, pd.DataFrame) else transfers)
-        before = _size(self.path / "transfers.csv")
-        with self._appending("transfers.csv") as fh:
-            out = csv_writer(fh)
-            for receiver, sender, blocks in rows:
-                if int(blocks):
-                    out.writerow((iteration, receiver, sender, int(blocks)))
         duration = "" if duration_s is None or math.isnan(duration_s) else f"{duration_s:.6f}"
-        try:
-            with self._appending("iterations.csv") as fh:
-                extra = extra or {}
-                csv_writer(fh).writerow((iteration, root, int(nbytes), duration,
-                                         "true" if complete else "false",
-                                         *(extra.get(c, "") for c in self.extra_columns)))
-        except DatasetError:          # the iteration is not listed: its transfers go too
-            if before is not None:
-                _truncate(self.path / "transfers.csv", before)
-            raise
+        with _whole():     # Ctrl-C and SIGTERM wait until the iteration is on disk, or not at all
+            before = _size(self.path / "transfers.csv")
+            with self._appending("transfers.csv") as fh:
+                out = csv_writer(fh)
+                for receiver, sender, blocks in rows:
+                    if int(blocks):
+                        out.writerow((iteration, receiver, sender, int(blocks)))
+            try:
+                with self._appending("iterations.csv") as fh:
+                    extra = extra or {}
+                    csv_writer(fh).writerow((iteration, root, int(nbytes), duration,
+                                             "true" if complete else "false",
+                                             *(extra.get(c, "") for c in self.extra_columns)))
+            except DatasetError:          # the iteration is not listed: its transfers go too
+                if before is not None:
+                    _truncate(self.path / "transfers.csv", before)
+                raise
 
     def add_trace(self, iteration: int, rows: Iterable[tuple[float, str, str, int, int]]) -> None:
         """Append the per-block trace of an iteration to ``trace.csv``.
