@@ -32,9 +32,9 @@ from bench_support import machine_line
 from cluster.accuracy import hierarchy_nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from tomography import analyze
-from tomography.dataset import read_measurement, write_measurement
-from tomography.synthetic import planted_hierarchy
-from tomography.weights import mean_weights
+from tomography.model.dataset import read_measurement, write_measurement
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.weights import mean_weights
 
 SIZES = {512: ((2, 4), 64), 576: ((3, 3), 64), 4096: ((8, 8), 64)}
 

@@ -36,9 +36,9 @@ from measure.simulator import simulate
 from measure.swarm import SwarmParams
 from measure.testbed import scaled
 from tomography import analyze
-from tomography.dataset import read_measurement
-from tomography.topology import Topology, parse_topology, scenario_path
-from tomography.units import parse_size, parse_time
+from tomography.model.dataset import read_measurement
+from tomography.model.topology import Topology, parse_topology, scenario_path
+from tomography.model.units import parse_size, parse_time
 
 
 def grown(name: str, hosts_per_cluster: int, bandwidth: float) -> Topology:

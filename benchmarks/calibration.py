@@ -83,10 +83,10 @@ from cluster.separation import MIN_SEPARATION, resampled_separations, separation
 from large_family import LARGE_ROOT
 from random_networks import FAMILY_ROOT, iterations_done, random_network
 from real_family import REAL_ROOT
-from tomography.dataset import read_measurement
+from tomography.model.dataset import read_measurement
 from truth_model import truth_partitions
-from tomography.topology import parse_topology
-from tomography.truth_labels import labels_at_depth, truth_depth
+from tomography.model.topology import parse_topology
+from tomography.model.truth_labels import labels_at_depth, truth_depth
 
 OUTPUT = Path("/tmp/calibration.md")
 FORMAT = 5
@@ -286,7 +286,7 @@ class LongRun:
     """
 
     def __init__(self, name: str, seeds: Iterable[int], root: Path) -> None:
-        from tomography.weights import mean_weights
+        from tomography.model.weights import mean_weights
 
         seeds = list(seeds)
         ms = [read_measurement(root / name / f"seed{s}") for s in seeds]
@@ -340,10 +340,10 @@ def definition_check(records: list[dict], judges: dict[str, LongRun]
                      ) -> tuple[list[str], tuple[float, float]]:
     """Topology-only definitions against the long-run data: per RTT scale and gap of
     :mod:`truth_model`, and the thesis's model with the NIC share
-    (:func:`tomography.ground_truth.threshold_partitions`, acceptable partitions,
+    (:func:`tomography.model.ground_truth.threshold_partitions`, acceptable partitions,
     K = 9 as the simulator's swarm); the candidates are every partition any of them
     proposes and the network's designed levels."""
-    from tomography.ground_truth import threshold_partitions
+    from tomography.model.ground_truth import threshold_partitions
 
     topologies = {network(r): parse_topology(random_network(int(r["name"].split("-")[1])))
                   for r in records}

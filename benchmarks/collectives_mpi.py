@@ -76,7 +76,7 @@ def program(args: argparse.Namespace) -> int:
     from mpi4py import MPI
 
     from tomography.collectives import HierarchicalComm
-    from tomography.hierarchy import Hierarchy
+    from tomography.model.hierarchy import Hierarchy
 
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
@@ -148,7 +148,7 @@ def overhead(args: argparse.Namespace) -> int:
     from mpi4py import MPI
 
     from tomography.collectives import HierarchicalComm
-    from tomography.hierarchy import Hierarchy
+    from tomography.model.hierarchy import Hierarchy
 
     world = MPI.COMM_WORLD
     size = world.Get_size()
@@ -188,8 +188,8 @@ def overhead(args: argparse.Namespace) -> int:
 
 def truth_hierarchy(table):
     """The hierarchy the topology's labels give (``west/w1``: level 1 ``west/w1``, level 2 ``west``)."""
-    from tomography.hierarchy import Hierarchy
-    from tomography.truth_labels import labels_at_depth, truth_depth
+    from tomography.model.hierarchy import Hierarchy
+    from tomography.model.truth_labels import labels_at_depth, truth_depth
 
     paths = dict(zip(table["host"], table["label"]))
     hosts = sorted(paths)
@@ -242,7 +242,7 @@ def main() -> int:
     from bench_support import command_line, machine_line, require_root, terminate_as_interrupt
 
     from measure import testbed
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     require_root()
     terminate_as_interrupt()

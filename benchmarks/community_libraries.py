@@ -1,7 +1,7 @@
 """Our hierarchy and flat clustering against community-detection libraries.
 
 Every method gets the same edge weights, ``w_n`` of
-:func:`tomography.weights.mean_weights`, and its levels (finest first) are
+:func:`tomography.model.weights.mean_weights`, and its levels (finest first) are
 scored the same way, with :func:`cluster.accuracy.hierarchy_nmi`: level 1
 against the full truth labels, level 2 against the labels one part shorter,
 and so on.  The methods:
@@ -50,7 +50,7 @@ and so on.  The methods:
 For every method a level of one cluster (the whole network) or of only
 singletons is dropped, and so is a level equal to the one below it.
 
-Cases: planted hierarchies (:func:`tomography.synthetic.planted_hierarchy`)
+Cases: planted hierarchies (:func:`tomography.model.synthetic.planted_hierarchy`)
 of five shapes at noise 0.5 and 1.0 and 3 and 10 iterations, and the
 simulated reference networks N1 and N2 (the simulator's defaults, seed 0,
 cached under ``benchmarks/_data/simulated`` and shared with
@@ -93,11 +93,11 @@ from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.adjacency import igraph_graph
 from cluster.louvain import louvain
 from tomography import analyze
-from tomography.dataset import Measurement, read_measurement
-from tomography.hierarchy import Hierarchy
-from tomography.synthetic import planted_hierarchy
-from tomography.truth_labels import labels_at_depth, truth_depth
-from tomography.weights import mean_weights
+from tomography.model.dataset import Measurement, read_measurement
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.weights import mean_weights
 
 if TYPE_CHECKING:
     import igraph

@@ -16,7 +16,7 @@ On:
   and cached under ``benchmarks/_data/simulated``; every ``w_n``, n = 1..N, is
   analysed, N1 and N2 at 10 iterations of 32 MiB (not 5 and 15 of 64 MiB:
   about 30 s per iteration);
-* planted hierarchies of :func:`tomography.synthetic.planted_hierarchy`
+* planted hierarchies of :func:`tomography.model.synthetic.planted_hierarchy`
   (equal, uneven and flat shapes; noise 0.5 and 1.0; 3 and 10 iterations;
   3 seeds).
 
@@ -26,7 +26,7 @@ levels), which truth depths appear exactly (NMI 1) as some level, spurious
 levels (levels that match no truth depth; those coarser than the truth's top
 level, the thesis's post-optimal merges, are counted apart), whether the
 maximum spanning tree of the flat clusters follows the physical links
-(:func:`tomography.ground_truth.tree_is_consistent`) and is right (flat
+(:func:`tomography.model.ground_truth.tree_is_consistent`) and is right (flat
 clusters = the truth's finest clusters as well, the criterion of
 ``reproduce_thesis.py``), and wall time.  python-louvain (``engine="louvain"``)
 runs on the cases of at most 100 hosts only.
@@ -61,12 +61,12 @@ from bench_support import (CACHE, command_line, dataset_path, machine_line,
 from cluster.accuracy import hierarchy_nmi, nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.spanning_tree import cluster_tree
-from tomography.dataset import Measurement, read_measurement
-from tomography.ground_truth import tree_is_consistent
-from tomography.synthetic import planted_hierarchy
-from tomography.topology import Topology, read_topology
-from tomography.truth_labels import labels_at_depth, truth_depth
-from tomography.weights import mean_weights
+from tomography.model.dataset import Measurement, read_measurement
+from tomography.model.ground_truth import tree_is_consistent
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.topology import Topology, read_topology
+from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.weights import mean_weights
 
 OUTPUT = Path("/tmp/defaults.md")
 SMALL = 100          # python-louvain only on cases of at most this many hosts
@@ -340,7 +340,7 @@ def score(h, truth: dict[str, str]) -> Record:
 
     Parameters
     ----------
-    h : tomography.hierarchy.Hierarchy
+    h : tomography.model.hierarchy.Hierarchy
     truth : dict of host to label path
 
     Returns

@@ -50,9 +50,9 @@ from cluster.accuracy import nmi
 from measure.simulator import simulate
 from measure.swarm import SwarmParams
 from tomography import analyze
-from tomography.dataset import read_measurement
-from tomography.ground_truth import observable_labels
-from tomography.topology import Topology, parse_topology, read_topology
+from tomography.model.dataset import read_measurement
+from tomography.model.ground_truth import observable_labels
+from tomography.model.topology import Topology, parse_topology, read_topology
 
 MiB = 2**20
 

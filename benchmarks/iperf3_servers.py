@@ -60,7 +60,7 @@ from bench_support import command_line, machine_line, terminate_as_interrupt
 from measure.mesh import PORTS
 from measure.prober import LISTEN_TIMEOUT, Prober, _listening, iperf3_authenticates, tool_versions
 from measure.probetools import iperf3_credentials, iperf3_server
-from tomography.errors import ProbeError
+from tomography.model.errors import ProbeError
 
 # `_listening` and `Prober._keys` are what Prober.serve uses for its one-off servers: the
 # long-lived servers of configurations 1 and 2 check the same files, awaited the same way
@@ -215,7 +215,7 @@ def one_test(setup: Setup, prober: Prober, port: int | None, duration: int,
         Seconds of the whole test (server start and the wait until it
         listens included for a server per test), seconds of that start and
         wait alone (0 for a long-lived server), and
-        :func:`tomography.iperf3.parse_iperf3`'s result.
+        :func:`tomography.model.dataset.iperf3.parse_iperf3`'s result.
 
     Raises
     ------

@@ -3,7 +3,7 @@
 Each receiver hears from ``--peers`` random peers per broadcast (35, the
 thesis's peer list and the default, or more), so in a group of hundreds of
 hosts most pairs have exchanged nothing after ten broadcasts.  For each size
-the planted two-level hierarchy (:func:`tomography.synthetic.planted_hierarchy`:
+the planted two-level hierarchy (:func:`tomography.model.synthetic.planted_hierarchy`:
 sites of leaf groups, affinity 4x per level) is analysed as ``tomography
 hierarchy`` does (:func:`tomography.analyze`, every level kept, with its
 confidence), and every level is reported: clusters, the NMI against the truth
@@ -27,7 +27,7 @@ from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from cluster.confidence import level_shares
 from tomography import analyze
-from tomography.synthetic import planted_hierarchy
+from tomography.model.synthetic import planted_hierarchy
 
 SIZES = {576: ((3, 3), 64), 1024: ((4, 4), 64), 2048: ((4, 8), 64), 4096: ((4, 8), 128)}
 """Hosts: (sites, leaf groups per site), hosts per leaf group."""

@@ -102,7 +102,7 @@ def loop(topo, out: Path, args) -> dict:
     from tomography.planning.deliveries import deliveries
     from tomography.export.bandwidth import from_topology
     from tomography.pipeline import analyze
-    from tomography.units import parse_size
+    from tomography.model.units import parse_size
 
     bed = testbed.up(topo, name="loop")
     figures: dict = {"network": topo.name}
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     require_root()
     terminate_as_interrupt()
-    from tomography.topology import parse_topology, read_topology
+    from tomography.model.topology import parse_topology, read_topology
 
     started = time.time()
     results = []

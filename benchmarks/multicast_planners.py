@@ -41,7 +41,7 @@ from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.export.gauge import gauge_to_network, read_gauge, write_gauge
 from tomography.planning import (METHODS, MethodUnavailable, Network, arborescences,
                                  four_host_example, fpfr_trees, gridlab8, lp_example, plan)
-from tomography.units import parse_bandwidth
+from tomography.model.units import parse_bandwidth
 
 ROOT = Path(__file__).resolve().parents[1]
 GAUGE = ROOT / "datasets" / "gauges" / "gridlab-8.gauge.xml"

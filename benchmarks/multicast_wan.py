@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     from measure.multicast import read_multicasts, run_multicasts, summary_table
     from measure.transport import ProcessTransport
     from tomography.planning.deliveries import deliveries
-    from tomography.topology import read_topology
-    from tomography.units import parse_size
+    from tomography.model.topology import read_topology
+    from tomography.model.units import parse_size
 
     size = parse_size(args.size)
     started = time.time()

@@ -53,10 +53,10 @@ from measure.swarm import SwarmParams
 from measure.transport import ProcessTransport
 from tomography import analyze
 from measure.swarm import MEASURE_QUOTA
-from tomography.dataset import read_measurement
-from tomography.topology import read_topology
-from tomography.truth_labels import labels_at_depth, truth_depth
-from tomography.units import parse_size, parse_time
+from tomography.model.dataset import read_measurement
+from tomography.model.topology import read_topology
+from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.units import parse_size, parse_time
 
 MAX_ITERATIONS = 15
 """The most iterations a BitTorrent run may take before the stop rule's verdict."""

@@ -37,7 +37,7 @@ from bench_support import command_line, machine_line, require_root
 from cluster.accuracy import hierarchy_nmi
 from cluster.stability import replay_stop_rule
 from tomography import analyze
-from tomography.dataset import read_measurement
+from tomography.model.dataset import read_measurement
 
 TOMOGRAPHY = str(Path(sys.executable).parent / "tomography")
 

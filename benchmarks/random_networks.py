@@ -1,12 +1,12 @@
 """A seeded family of random network topologies, and its simulation into a cache.
 
-The scenarios of ``tomography/scenarios/`` are the ones the analysis was
+The scenarios of ``tomography/model/scenarios/`` are the ones the analysis was
 tuned on.  To calibrate the confidence of the inferred hierarchy on networks
 nobody tuned for, this module draws a *family* of topologies, one per seed,
 in the project's topology format (docs/formats.md, "Topology files (YAML)"),
 each cluster labelled with its designed hierarchy (``label``, top level
 first, ``/``-separated, the same number of parts for every cluster of a
-network; :func:`tomography.truth_labels.labels_at_depth` cuts it), and
+network; :func:`tomography.model.truth_labels.labels_at_depth` cuts it), and
 simulates the family into a cache.
 
 Network ``seed`` is drawn by :func:`random_network` from
@@ -43,7 +43,7 @@ The kinds, a quarter each (:data:`KIND_P`):
   sites plus one chord between two sites not adjacent on the ring (half of
   them, :data:`MESH_CHORD_P`): the router graph has cycles, and traffic
   between two routers takes the path of least total latency
-  (:mod:`tomography.topology`; the simulator routes the same way).  WAN
+  (:mod:`tomography.model.topology`; the simulator routes the same way).  WAN
   links as grid; sites as grid.  Labels ``s1/c0`` (2 levels).
 
 Common to every kind: 4-24 hosts per cluster (:data:`CLUSTER_HOSTS`) and
@@ -111,7 +111,7 @@ import numpy as np
 import yaml
 
 from bench_support import command_line, machine_line
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 FAMILY_ROOT = Path(__file__).resolve().parent / "_data" / "family"
 """Default cache of the simulated family (``benchmarks/_data/`` is ignored by git)."""
@@ -196,7 +196,7 @@ def duration(seconds: float) -> str:
 
 def _value(text: str) -> float:
     """Bit/s of a capacity written by :func:`bandwidth`."""
-    from tomography.units import parse_bandwidth
+    from tomography.model.units import parse_bandwidth
     return parse_bandwidth(text)
 
 
@@ -489,7 +489,8 @@ _BUILDERS = {"grid": _grid, "datacentre": _datacentre, "chain": _chain, "mesh": 
 
 
 def random_network(seed: int) -> Topo:
-    """Network ``seed`` of the family, as the dict :func:`tomography.topology.parse_topology` takes.
+    """Network ``seed`` of the family, as the dict
+    :func:`tomography.model.topology.parse_topology` takes.
 
     Parameters
     ----------
@@ -507,7 +508,7 @@ def random_network(seed: int) -> Topo:
 
     Examples
     --------
-    >>> from tomography.topology import parse_topology
+    >>> from tomography.model.topology import parse_topology
     >>> topo = parse_topology(random_network(7))
     >>> topo.name, 16 <= len(topo.hosts) <= 96, random_network(7) == random_network(7)
     ('family-007', True, True)
@@ -639,8 +640,8 @@ def iterations_done(path: Path) -> int:
 def _check_complete(path: Path, topology: Topo, size: str, seed: int,
                     block_quota: int | None = None) -> None:
     """Refuse a complete cached dataset made from another topology, size, seed or quota."""
-    from tomography.errors import DatasetError
-    from tomography.units import parse_size
+    from tomography.model.errors import DatasetError
+    from tomography.model.units import parse_size
 
     meta = path / "meta.json"
     try:
@@ -665,8 +666,8 @@ def _simulate_one(topology: Topo, path: str, iterations: int, size: str,
     """Simulate (or continue, or reuse) one dataset; (path, iterations simulated, seconds)."""
     from measure.simulator import simulate
     from measure.swarm import SwarmParams
-    from tomography.errors import DatasetError
-    from tomography.topology import parse_topology
+    from tomography.model.errors import DatasetError
+    from tomography.model.topology import parse_topology
 
     out = Path(path)
     meta = out / "meta.json"

@@ -51,7 +51,7 @@ import yaml
 from bench_support import command_line, machine_line, require_root
 from measure.testbed.resources import CPU_PER_GBIT, PEER_CPU, estimate, machine
 from random_networks import _value, bandwidth, iterations_done, random_network, resized
-from tomography.topology import parse_topology
+from tomography.model.topology import parse_topology
 
 REAL_ROOT = Path(__file__).resolve().parent / "_data" / "real-family"
 """Default home of the measured networks (``benchmarks/_data/`` is ignored by git)."""
@@ -80,7 +80,7 @@ def testbed_network(seed: int, cores: float | None = None) -> dict[str, Any]:
     Returns
     -------
     dict
-        A topology dict (:func:`tomography.topology.parse_topology`), named as
+        A topology dict (:func:`tomography.model.topology.parse_topology`), named as
         the family's network, its description saying both factors.
 
     Examples

@@ -13,7 +13,7 @@ as the convergence table of ``tomography evaluate`` does):
   the clusters of the hierarchy's level of Louvain's best partition (level 0,
   the hosts, for the networks of one host per router); right when its
   clusters are the truth's finest clusters and every tree edge splits the
-  hosts as a physical link does (:func:`tomography.ground_truth.tree_is_consistent`).
+  hosts as a physical link does (:func:`tomography.model.ground_truth.tree_is_consistent`).
 
 Writes the table between the ``reproduce`` markers of ``benchmarks/RESULTS.md``
 (and prints it).  Run::
@@ -41,11 +41,11 @@ from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from measure.simulator import simulate
 from tomography import analyze
-from tomography.dataset import read_measurement
-from tomography.ground_truth import threshold_partitions, tree_is_consistent
-from tomography.topology import read_topology
-from tomography.truth_labels import labels_at_depth, truth_depth
-from tomography.units import parse_size
+from tomography.model.dataset import read_measurement
+from tomography.model.ground_truth import threshold_partitions, tree_is_consistent
+from tomography.model.topology import read_topology
+from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.units import parse_size
 
 RESULTS = Path(__file__).with_name("RESULTS.md")
 START, END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"

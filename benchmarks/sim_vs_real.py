@@ -50,11 +50,11 @@ from measure.coordinator import run_broadcasts
 from measure.simulator import simulate
 from measure.swarm import SwarmParams
 from tomography import analyze
-from tomography.dataset import read_measurement
-from tomography.topology import read_topology
-from tomography.truth_labels import labels_at_depth, truth_depth
-from tomography.units import parse_size
-from tomography.weights import mean_weights
+from tomography.model.dataset import read_measurement
+from tomography.model.topology import read_topology
+from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.units import parse_size
+from tomography.model.weights import mean_weights
 
 
 def edge_weights(m) -> np.ndarray:
@@ -96,7 +96,7 @@ def simulated_like(m, real: Path, out: Path) -> Path:
     topology file beside its seeds (``real_family.py``), into ``out`` (reused when complete)."""
     import yaml
 
-    from tomography.topology import parse_topology
+    from tomography.model.topology import parse_topology
 
     recorded = m.meta["params"]
     iterations = len(m.iteration_ids)

@@ -32,7 +32,7 @@ import numpy as np
 from bench_support import command_line, machine_line
 from measure.simulator import simulate_broadcast
 from measure.swarm import SwarmParams
-from tomography.topology import Topology, parse_topology, read_topology
+from tomography.model.topology import Topology, parse_topology, read_topology
 
 MiB = 2**20
 
@@ -60,7 +60,7 @@ SIZED = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[2])
 from simulator_speed import clusters_tree, one
-from tomography.topology import read_topology
+from tomography.model.topology import read_topology
 one(read_topology("tree-5"), 2**20)              # load the compiled kernels first
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 wall, r = one(clusters_tree(int(sys.argv[1])), 16 * 2**20)

@@ -27,10 +27,10 @@ from bench_support import machine_line
 from cluster.accuracy import nmi
 from cluster.stability import StablePartition
 from measure.simulator import simulate
-from tomography.dataset import read_measurement
-from tomography.topology import read_topology
-from tomography.truth_labels import labels_at_depth, truth_depth
-from tomography.units import parse_size
+from tomography.model.dataset import read_measurement
+from tomography.model.topology import read_topology
+from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.units import parse_size
 
 SCENARIOS = ["bordeaux-64", "grenoble-toulouse", "three-sites", "four-sites", "N1", "N2",
              "emulated-4x16-fast", "emulated-4x16-slow", "two-sites-demo"]

@@ -40,7 +40,7 @@ MiB = 2**20
 TIMING = """
 import json, sys, time
 from measure.simulator import simulate_broadcast
-from tomography.topology import parse_topology, read_topology
+from tomography.model.topology import parse_topology, read_topology
 name, size = sys.argv[1], int(sys.argv[2])
 if name.startswith("tree-"):
     n = int(name[5:]); k = n // 64
@@ -65,7 +65,7 @@ print(json.dumps({"wall": time.perf_counter() - t0, "steps": r.steps, "simulated
 WEIGHTS = """
 import sys
 from measure.simulator import simulate
-from tomography.topology import read_topology
+from tomography.model.topology import read_topology
 simulate(read_topology(sys.argv[1]), sys.argv[2], iterations=int(sys.argv[3]),
          file_size=64 * 2**20, seed=int(sys.argv[4]))
 """
@@ -104,7 +104,7 @@ def timing(previous: Path | None) -> list[str]:
 
 def pair_weights(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """w_n over its mean for every observed pair, and whether the pair shares a cluster."""
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     m = read_measurement(path)
     edges = m.edges()
@@ -150,8 +150,8 @@ def rtt_only() -> list[str]:
     from measure.simulator import simulate
     from measure.tcp import TcpModel
     from tomography import analyze
-    from tomography.dataset import read_measurement
-    from tomography.topology import read_topology
+    from tomography.model.dataset import read_measurement
+    from tomography.model.topology import read_topology
 
     topo = read_topology("two-sites-rtt")
     models = {"on (defaults)": TcpModel(), "all off": TcpModel.off(),

@@ -31,8 +31,8 @@ import numpy as np
 from bench_support import machine_line, require_root
 from measure import testbed
 from measure.coordinator import run_broadcasts
-from tomography.topology import read_topology
-from tomography.units import format_size, parse_size
+from tomography.model.topology import read_topology
+from tomography.model.units import format_size, parse_size
 
 
 def broadcast_times(bed: testbed.Testbed, size: int, iterations: int,

@@ -43,8 +43,8 @@ from bench_support import machine_line, meminfo, require_root
 from measure import testbed
 from measure.coordinator import run_broadcasts
 from measure.testbed import resources
-from tomography.topology import read_topology
-from tomography.units import parse_size
+from tomography.model.topology import read_topology
+from tomography.model.units import parse_size
 
 MiB = 2**20
 

@@ -4,7 +4,7 @@
 own ``w_15`` (its first table).  Between two groups of hosts (the clusters
 of a topology file), a connection of a broadcast gets
 
-* at most its share of the slower NIC (:func:`tomography.ground_truth.nic_share`);
+* at most its share of the slower NIC (:func:`tomography.model.ground_truth.nic_share`);
 * at most ``capacity / connections`` on every router link of its route,
   the connections across a link counted by Eq 5.2 from the hosts on its two
   sides (on a mesh of routers, the sides of the cut that carries as many host
@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tomography.errors import ParameterError
-from tomography.topology import Topology
+from tomography.model.errors import ParameterError
+from tomography.model.topology import Topology
 
 __all__ = ["group_rates", "truth_partitions", "RatePartition", "RTT_SCALE", "TRUTH_GAP"]
 
@@ -62,7 +62,7 @@ def group_rates(topology: Topology, host_connections: int | None = None, *,
     ----------
     topology : Topology
     host_connections : int, optional
-        Connections sharing a host's NIC (:data:`tomography.ground_truth.HOST_CONNECTIONS`
+        Connections sharing a host's NIC (:data:`tomography.model.ground_truth.HOST_CONNECTIONS`
         by default).
     rtt_scale : float, default RTT_SCALE
         The round-trip time (s) that halves a connection's rate (``inf``: none does).
@@ -76,12 +76,12 @@ def group_rates(topology: Topology, host_connections: int | None = None, *,
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> names, r = group_rates(read_topology("N1"), rtt_scale=float("inf"))
     >>> len(names), round(float(r.max() / r.min()), 1)   # 125 Mbit/s NIC share over 1.17
     (8, 106.7)
     """
-    from tomography.ground_truth import HOST_CONNECTIONS, connections, nic_share
+    from tomography.model.ground_truth import HOST_CONNECTIONS, connections, nic_share
 
     if not rtt_scale > 0:
         raise ParameterError(f"rtt_scale must be > 0 seconds, got {rtt_scale}")
@@ -167,7 +167,7 @@ def truth_partitions(topology: Topology, host_connections: int | None = None, *,
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> parts = truth_partitions(read_topology("N1"))
     >>> [(len(p.clusters), p.truth) for p in parts]
     [(2, False), (4, True), (8, True)]

@@ -11,7 +11,7 @@ only), or importing the module later would leave the module under the name.
 from cluster.louvain import FlatClustering, louvain
 from cluster.modularity import modularity
 from cluster.ward import ward
-from tomography.lazy import lazy_attributes
+from tomography.model.lazy import lazy_attributes
 
 _NAMES = {
     "averaged_edge_hierarchy": "averaged_edge", "collapse": "averaged_edge",

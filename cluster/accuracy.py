@@ -23,11 +23,11 @@ from cluster.adjacency import SharedGraph
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
 from cluster.parallel import effective_jobs, fork_map
-from tomography.dataset import Measurement
-from tomography.errors import ParameterError
-from tomography.hierarchy import Hierarchy
-from tomography.truth_labels import labels_at_depth, truth_depth
-from tomography.weights import mean_weights, rounds
+from tomography.model.dataset import Measurement
+from tomography.model.errors import ParameterError
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.weights import mean_weights, rounds
 
 __all__ = ["nmi", "overlapping_nmi", "hierarchy_nmi", "convergence", "partition_to_cover"]
 
@@ -275,7 +275,7 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(32, 2, iterations=3, seed=0)
     >>> convergence(m, m.labels, hierarchy=False)["nmi"].tolist()
     [1.0, 1.0, 1.0]

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Hashable
 import numpy as np
 from scipy import sparse
 
-from tomography.errors import GraphError
-from tomography.matrices import checked_matrix
+from tomography.model.errors import GraphError
+from tomography.model.matrices import checked_matrix
 
 if TYPE_CHECKING:
     import igraph
@@ -32,13 +32,13 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
         bandwidths) in its host order.  A networkx graph is read in sorted node order with
         its ``weight`` attribute; a square DataFrame whose
         index and columns name the same hosts in its row order; an
-        :class:`tomography.interop.EdgeWeights` (or anything with ``matrix``
+        :class:`tomography.model.interop.EdgeWeights` (or anything with ``matrix``
         and ``hosts``) in its own host order.
     weight : str or None, default "weight"
         The edge attribute of a networkx graph that holds the weight, as in
         networkx; None reads every edge as 1.  A graph whose edges lack it
         but carry another number is refused
-        (:func:`tomography.interop.check_weight_attribute`).
+        (:func:`tomography.model.interop.check_weight_attribute`).
 
     Returns
     -------
@@ -61,7 +61,7 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     >>> as_adjacency(np.array([[0, 1], [2, 0]]))
     Traceback (most recent call last):
     ...
-    tomography.errors.GraphError: the weight matrix is not symmetric: w[0, 1] = 1.0 but w[1, 0] = 2.0
+    tomography.model.errors.GraphError: the weight matrix is not symmetric: w[0, 1] = 1.0 but w[1, 0] = 2.0
     """
     if isinstance(graph, SharedGraph):
         return graph.matrix, graph.hosts
@@ -69,21 +69,21 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
     networkx = sys.modules.get("networkx")   # a networkx graph means networkx is loaded
     pandas = sys.modules.get("pandas")
     if hasattr(graph, "transfers") and hasattr(graph, "host_names"):   # a Measurement: its w_n
-        from tomography.weights import mean_weights
+        from tomography.model.weights import mean_weights
 
         return checked_matrix(mean_weights(graph), graph.host_names), graph.host_names
     if pandas is not None and isinstance(graph, pandas.DataFrame):
         if graph.shape[0] != graph.shape[1] or list(graph.index) != list(graph.columns):
             raise GraphError("a DataFrame must be a square adjacency whose index and columns "
                              "name the same hosts in the same order; for an edge list (one "
-                             "row per pair) use tomography.interop.from_pandas(df, ...)")
+                             "row per pair) use tomography.model.interop.from_pandas(df, ...)")
         nodes = list(graph.index)
         graph = graph.to_numpy(dtype=float)
     if hasattr(graph, "matrix") and hasattr(graph, "hosts"):
         nodes = list(graph.hosts)
         matrix = sparse.csr_array(graph.matrix)
     elif networkx is not None and isinstance(graph, networkx.Graph):
-        from tomography.interop import check_weight_attribute
+        from tomography.model.interop import check_weight_attribute
 
         if graph.is_directed():
             raise GraphError("expected an undirected graph; symmetrize it first (w = C + C^T)")
@@ -106,7 +106,7 @@ def weight_unit_of(graph: Any) -> dict[str, str]:
 
     Examples
     --------
-    >>> from tomography.interop import from_pandas
+    >>> from tomography.model.interop import from_pandas
     >>> import pandas as pd
     >>> df = pd.DataFrame({"src": ["a"], "dst": ["b"], "weight": [9.0]})
     >>> weight_unit_of(from_pandas(df, unit="Mbit/s")), weight_unit_of(np.eye(2))

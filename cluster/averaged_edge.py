@@ -17,11 +17,11 @@ from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
 from cluster.reassign import reassign_hosts
 from cluster.refine import refine_levels
-from tomography.errors import ParameterError
-from tomography.hierarchy import Hierarchy
-from tomography.hostnames import row_names
-from tomography.options import OPTIONS, check_options
-from tomography.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.errors import ParameterError
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.hostnames import row_names
+from tomography.model.options import OPTIONS, check_options
+from tomography.model.seeding import Seed, check_seed, spawn_seeds
 
 __all__ = ["collapse", "linked", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
 
@@ -260,8 +260,8 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
-    >>> from tomography.weights import mean_weights
+    >>> from tomography.model.synthetic import planted_hierarchy
+    >>> from tomography.model.weights import mean_weights
     >>> m = planted_hierarchy((3, 3), 16, iterations=3, seed=1)
     >>> h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=1)
     >>> [len(level) for level in h.levels]      # leaves, sites, then two sites merged

@@ -57,11 +57,11 @@ from cluster.averaged_edge import DEFAULT_LINKAGE, collapse
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.parallel import effective_jobs, fork_map
 from cluster.separation import resampled_cluster_separations, weakest_cuts
-from tomography.errors import ParameterError, TomographyError
-from tomography.hierarchy import ClusterTree, Hierarchy
-from tomography.deprecation import renamed_parameter
-from tomography.seeding import Seed, check_seed, spawn_seeds
-from tomography.weights import IterationWeights
+from tomography.model.errors import ParameterError, TomographyError
+from tomography.model.hierarchy import ClusterTree, Hierarchy
+from tomography.model.deprecation import renamed_parameter
+from tomography.model.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.weights import IterationWeights
 
 __all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence",
            "flat_confidence", "tree_confidence", "cluster_scores", "supported_levels", "SUPPORT_THRESHOLD",
@@ -185,7 +185,7 @@ def root_strata(sampler: Any, labels: np.ndarray) -> np.ndarray | None:
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.model.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2,), 3, iterations=4, seed=0)
     >>> sampler = as_sampler(m)
     >>> sites = np.array([0, 0, 0, 1, 1, 1])
@@ -203,7 +203,7 @@ def root_strata(sampler: Any, labels: np.ndarray) -> np.ndarray | None:
 class IterationSampler(IterationWeights):
     """Resampled analyses of a measurement: its per-iteration weights and ``w_n`` as a graph.
 
-    The data are those of :class:`tomography.weights.IterationWeights`; the
+    The data are those of :class:`tomography.model.weights.IterationWeights`; the
     sampler adds the shared graph of ``w_n`` (its igraph form built once) and
     puts a resample in place for the clustering engines.
 
@@ -212,12 +212,12 @@ class IterationSampler(IterationWeights):
     graph : SharedGraph
         ``w_n`` of the iterations below, with its host order.
     iteration, receiver, sender, blocks, n_iterations
-        The observations, as :class:`tomography.weights.IterationWeights` takes them.
+        The observations, as :class:`tomography.model.weights.IterationWeights` takes them.
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
-    >>> from tomography.weights import mean_weights
+    >>> from tomography.model.synthetic import planted_partition
+    >>> from tomography.model.weights import mean_weights
     >>> m = planted_partition(12, 2, iterations=3, seed=0)
     >>> sampler = IterationSampler.from_measurement(m, SharedGraph(mean_weights(m)))
     >>> bool(abs(sampler.matrix(np.ones(3)) - mean_weights(m)).max() < 1e-9)
@@ -241,7 +241,7 @@ class IterationSampler(IterationWeights):
 
         Examples
         --------
-        >>> from tomography.synthetic import planted_partition
+        >>> from tomography.model.synthetic import planted_partition
         >>> data = IterationWeights.from_measurement(planted_partition(8, 2, iterations=2,
         ...                                                            seed=0))
         >>> IterationSampler.of(data).graph.hosts == data.hosts
@@ -257,7 +257,7 @@ class IterationSampler(IterationWeights):
     @renamed_parameter("n", "iterations")
     def from_measurement(cls, measurement: Any, graph: SharedGraph | None = None,
                          iterations: int | None = None) -> "IterationSampler":
-        """The sampler of a broadcast :class:`tomography.dataset.Measurement`.
+        """The sampler of a broadcast :class:`tomography.model.dataset.Measurement`.
 
         Parameters
         ----------
@@ -265,7 +265,7 @@ class IterationSampler(IterationWeights):
         graph : SharedGraph, optional
             ``w_n`` of its first ``iterations``; built here from the same
             rows when not given (then ``sampler.graph`` is ``w_n``, Eq 4.2,
-            as :func:`tomography.weights.mean_weights` computes it).
+            as :func:`tomography.model.weights.mean_weights` computes it).
         iterations : int, optional
             The first ``iterations`` iterations (all by default; ``n=``, deprecated).
         """
@@ -296,10 +296,10 @@ def as_sampler(data: Any) -> IterationSampler:
 
     The confidence functions (:func:`with_support`, :func:`hierarchy_confidence`,
     :func:`tree_confidence`, :func:`flat_confidence`) take what this takes:
-    a broadcast :class:`~tomography.dataset.Measurement` (its iterations,
-    resampled), an :class:`~tomography.interop.EdgeWeights` measured in
+    a broadcast :class:`~tomography.model.dataset.Measurement` (its iterations,
+    resampled), an :class:`~tomography.model.interop.EdgeWeights` measured in
     rounds (``from_pandas(..., round=...)``), or any
-    :class:`tomography.weights.IterationWeights`.
+    :class:`tomography.model.weights.IterationWeights`.
 
     Raises
     ------
@@ -308,7 +308,7 @@ def as_sampler(data: Any) -> IterationSampler:
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(8, 2, iterations=2, seed=0)
     >>> sampler = as_sampler(m)
     >>> type(sampler).__name__, as_sampler(sampler) is sampler, sampler.n_iterations
@@ -322,7 +322,8 @@ def as_sampler(data: Any) -> IterationSampler:
         if not data.iteration_ids:
             raise TomographyError("a confidence resamples broadcast iterations; this dataset "
                                   "has none (a probe dataset: resample its repeats with "
-                                  "tomography.interop.as_weights(m.edges(per_iteration=True)))")
+                                  "tomography.model.interop.as_weights("
+                                  "m.edges(per_iteration=True)))")
         return IterationSampler.from_measurement(data)
     if hasattr(data, "iteration_weights"):   # EdgeWeights
         weights = data.iteration_weights()
@@ -457,8 +458,8 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
-    >>> from tomography.weights import mean_weights
+    >>> from tomography.model.synthetic import planted_hierarchy
+    >>> from tomography.model.weights import mean_weights
     >>> from cluster.averaged_edge import averaged_edge_hierarchy
     >>> m = planted_hierarchy((2, 3), 16, iterations=6, seed=3)
     >>> g = SharedGraph(mean_weights(m), m.host_names)
@@ -559,7 +560,7 @@ def level_shares(sampler: Any, labels: Sequence[np.ndarray], *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.model.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2, 2), 8, iterations=4, seed=0)
     >>> leaves = np.repeat(np.arange(4), 8)
     >>> one_site_split = np.repeat([0, 1, 2, 2], 8)    # no level of this network
@@ -615,7 +616,7 @@ def level_separations(sampler: Any, labels: Sequence[np.ndarray], *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(24, 3, iterations=4, seed=0)
     >>> right = np.array([int(m.labels[h][-1]) for h in m.host_names])
     >>> halves = np.arange(24) % 2                 # a split the data do not show
@@ -665,8 +666,8 @@ def with_support(hierarchy: Hierarchy, sampler: Any, *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
-    >>> from tomography.weights import mean_weights
+    >>> from tomography.model.synthetic import planted_hierarchy
+    >>> from tomography.model.weights import mean_weights
     >>> from cluster.averaged_edge import averaged_edge_hierarchy
     >>> m = planted_hierarchy((2, 2), 8, iterations=4, seed=0)
     >>> h = with_support(averaged_edge_hierarchy(mean_weights(m), m.host_names), m, seed=0)
@@ -701,8 +702,8 @@ def flat_confidence(labels: np.ndarray, sampler: Any, *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
-    >>> from tomography.weights import mean_weights
+    >>> from tomography.model.synthetic import planted_partition
+    >>> from tomography.model.weights import mean_weights
     >>> m = planted_partition(40, 4, iterations=4, seed=0)
     >>> g = SharedGraph(mean_weights(m), m.host_names)
     >>> flat = louvain(g, seed=0)
@@ -763,8 +764,8 @@ def tree_confidence(tree: ClusterTree, sampler: Any, *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
-    >>> from tomography.weights import mean_weights
+    >>> from tomography.model.synthetic import planted_partition
+    >>> from tomography.model.weights import mean_weights
     >>> from cluster.spanning_tree import cluster_tree
     >>> m = planted_partition(30, 3, iterations=4, seed=0)
     >>> t = tree_confidence(cluster_tree(mean_weights(m), m.host_names, seed=0), m, seed=0)

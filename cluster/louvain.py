@@ -26,9 +26,9 @@ from scipy import sparse
 
 from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph, upper_edges
 from cluster.modularity import canonical_labels, modularity
-from tomography.errors import EmptyGraphError, ParameterError
-from tomography.options import OPTIONS, check_options
-from tomography.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.errors import EmptyGraphError, ParameterError
+from tomography.model.options import OPTIONS, check_options
+from tomography.model.seeding import Seed, check_seed, spawn_seeds
 
 if TYPE_CHECKING:
     import igraph
@@ -100,7 +100,7 @@ def louvain(graph, *, weight: str | None = "weight", engine: str = "igraph", res
     ----------
     graph : sparse array, ndarray, networkx.Graph or SharedGraph
         Symmetric non-negative weights, e.g. ``w_n`` from
-        :func:`tomography.weights.mean_weights`; a
+        :func:`tomography.model.weights.mean_weights`; a
         :class:`cluster.adjacency.SharedGraph` is converted for igraph only once.
     weight : str or None, default "weight"
         For a networkx graph: the edge attribute holding the weight, as in

@@ -6,7 +6,7 @@ import numpy as np
 from scipy import sparse
 
 from cluster.adjacency import as_adjacency
-from tomography.errors import EmptyGraphError, ParameterError
+from tomography.model.errors import EmptyGraphError, ParameterError
 
 __all__ = ["modularity", "canonical_labels"]
 

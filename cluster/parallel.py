@@ -16,7 +16,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
 
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 
 __all__ = ["PARALLEL_MIN_EDGES", "available_cores", "effective_jobs", "fork_map"]
 

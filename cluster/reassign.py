@@ -20,7 +20,7 @@ from scipy import sparse
 
 from cluster.adjacency import as_adjacency
 from cluster.modularity import canonical_labels
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 
 __all__ = ["reassign_hosts"]
 

@@ -28,7 +28,7 @@ from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.modularity import canonical_labels
 from cluster.parallel import effective_jobs, fork_map
-from tomography.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.seeding import Seed, check_seed, spawn_seeds
 
 #: Two parts of a split are kept apart without testing their union when they
 #: are less mixed than every weight-shuffled copy's most mixed pair, by this

@@ -94,7 +94,7 @@ class GroupSums:
     Parameters
     ----------
     sampler : IterationWeights
-        The per-iteration weights (:class:`tomography.weights.IterationWeights`,
+        The per-iteration weights (:class:`tomography.model.weights.IterationWeights`,
         edges in the order of the upper triangle of ``sampler.weights``).
     labels : array of int
         Group ``0 .. k-1`` of each host.
@@ -103,8 +103,8 @@ class GroupSums:
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
-    >>> from tomography.weights import IterationWeights
+    >>> from tomography.model.synthetic import planted_partition
+    >>> from tomography.model.weights import IterationWeights
     >>> data = IterationWeights.from_measurement(planted_partition(8, 2, iterations=2, seed=0))
     >>> sums = GroupSums(data, np.array([0] * 4 + [1] * 4))
     >>> between, inside = sums.totals(np.ones(2))
@@ -479,8 +479,8 @@ def resampled_separations(sampler: Any, labels: np.ndarray,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
-    >>> from tomography.weights import IterationWeights
+    >>> from tomography.model.synthetic import planted_partition
+    >>> from tomography.model.weights import IterationWeights
     >>> m = planted_partition(16, 2, iterations=4, seed=0)
     >>> data = IterationWeights.from_measurement(m)
     >>> truth = np.array([int(m.labels[h][-1]) for h in m.host_names])
@@ -511,8 +511,8 @@ def resampled_cluster_separations(sampler: Any, labels: np.ndarray,
     --------
     Three groups, and a level that splits the third in two halves:
 
-    >>> from tomography.synthetic import planted_hierarchy
-    >>> from tomography.weights import IterationWeights
+    >>> from tomography.model.synthetic import planted_hierarchy
+    >>> from tomography.model.weights import IterationWeights
     >>> data = IterationWeights.from_measurement(planted_hierarchy((3,), 8, iterations=3,
     ...                                                            seed=1))
     >>> halves = np.repeat([0, 1, 2, 3], [8, 8, 4, 4])

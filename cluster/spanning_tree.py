@@ -18,10 +18,10 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 from cluster.adjacency import as_adjacency, weight_unit_of
 from cluster.averaged_edge import DEFAULT_LINKAGE, Linkage, collapse
 from cluster.louvain import Level, louvain
-from tomography.errors import ParameterError, TomographyError
-from tomography.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
-from tomography.hostnames import row_names
-from tomography.seeding import Seed
+from tomography.model.errors import ParameterError, TomographyError
+from tomography.model.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
+from tomography.model.hostnames import row_names
+from tomography.model.seeding import Seed
 
 __all__ = ["maximum_spanning_tree", "cluster_tree", "hierarchy_tree", "tree_level",
            "MST_METHODS"]

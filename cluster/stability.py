@@ -21,11 +21,11 @@ import numpy as np
 from cluster.accuracy import nmi
 from cluster.louvain import louvain
 from cluster.modularity import canonical_labels
-from tomography.dataset import Measurement
-from tomography.deprecation import renamed_parameter
-from tomography.errors import ParameterError
-from tomography.units import counted
-from tomography.weights import mean_weights
+from tomography.model.dataset import Measurement
+from tomography.model.deprecation import renamed_parameter
+from tomography.model.errors import ParameterError
+from tomography.model.units import counted
+from tomography.model.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
            "FAINT", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta"]
@@ -71,7 +71,7 @@ class StablePartition:
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(24, 3, iterations=5, seed=0)
     >>> rule = StablePartition(k=2)
     >>> [rule.update(m, n) for n in range(1, 6)]
@@ -154,7 +154,7 @@ class StableHierarchy:
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.model.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2, 2), 12, iterations=6, seed=0)
     >>> rule = StableHierarchy(k=1)
     >>> [rule.update(m, n) for n in range(1, 7)]
@@ -319,8 +319,8 @@ def dataset_stop_rule(output: str | os.PathLike[str], k: int | None = None, *, s
     Examples
     --------
     >>> import tempfile
-    >>> from tomography.dataset import write_measurement
-    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.model.dataset import write_measurement
+    >>> from tomography.model.synthetic import planted_hierarchy
     >>> d = tempfile.mkdtemp() + "/run"
     >>> write_measurement(planted_hierarchy((2, 2), 12, iterations=4, seed=0), d)
     >>> stop = dataset_stop_rule(d, 1, say=print)
@@ -328,7 +328,7 @@ def dataset_stop_rule(output: str | os.PathLike[str], k: int | None = None, *, s
     stop rule after 4 iterations: converged, 2 levels settled
     True
     """
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     rule = StableHierarchy(DEFAULT_STABLE if k is None else k, seed=seed)
 
@@ -374,12 +374,12 @@ def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.model.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2, 2), 12, iterations=4, seed=0)
     >>> replay_stop_rule(m, 1)["stops_at"]
     4
     """
-    from tomography.weights import rounds
+    from tomography.model.weights import rounds
 
     rule = StableHierarchy(DEFAULT_STABLE if k is None else k, seed=seed, **options)
     steps, stops_at = [], None

@@ -8,7 +8,7 @@ import numpy as np
 
 from cluster.adjacency import as_adjacency
 from cluster.modularity import canonical_labels
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 
 __all__ = ["ward"]
 

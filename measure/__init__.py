@@ -12,7 +12,7 @@
 * :mod:`measure.preflight`: every host checked (versions, address, clock) before a run;
 * :mod:`measure.mesh`: iperf3 and NetPIPE meshes, and the concurrency test, on any launcher;
 * :mod:`measure.multicast`: planned trees, chains and BitTorrent executed as multicasts
-  (their datasets are read by :mod:`tomography.dataset.multicast`);
+  (their datasets are read by :mod:`tomography.model.dataset.multicast`);
 * :mod:`measure.prober`: the ``probe`` role (iperf3, NetPIPE; no libtorrent);
   :mod:`measure.probetools`: the tools' command lines and outputs, Hockney's fit;
 * :mod:`measure.concurrency`: choosing and judging the shared-bottleneck tests;

@@ -78,7 +78,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Protocol, TextIO
 
-from tomography import __version__ as TOOLKIT_VERSION
+from tomography.model import VERSION as TOOLKIT_VERSION
 
 __all__ = ["ROLES", "Role", "Send", "WORK_BASE", "host_facts", "check_address", "work_directory",
            "remove_stale", "hello_event", "event_sender", "read_commands", "serve", "main"]

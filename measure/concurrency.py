@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from tomography.errors import DatasetError, TomographyError
+from tomography.model.errors import DatasetError, TomographyError
 
 __all__ = ["ConcurrencyTest", "choose_tests", "verdict", "shared_bottlenecks",
            "format_bottlenecks", "clusters_of", "cluster_bandwidths", "CONCURRENCY_COLUMNS"]

@@ -53,11 +53,11 @@ from measure.preflight import HostCheck, PreflightError, failure_reason, version
 from measure.roots import RootChooser
 from measure.swarm import SwarmParams, peer_lists
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
-from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
-                                refuse_existing)
-from tomography.dataset.meta import refuse_other_run
-from tomography.errors import ParameterError, TomographyError
-from tomography.units import listed
+from tomography.model.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
+                                      refuse_existing)
+from tomography.model.dataset.meta import refuse_other_run
+from tomography.model.errors import ParameterError, TomographyError
+from tomography.model.units import listed
 
 __all__ = ["IterationResult", "RunSummary", "AgentGroup", "checked_agents", "local",
            "local_hosts", "preflight", "broadcast", "run_broadcasts"]
@@ -522,7 +522,7 @@ def host_frame(hosts: pd.DataFrame | Sequence[tuple[str, str, str]]) -> pd.DataF
     >>> host_frame([("a", "10.0.0.1", ""), ("b", "10.0.0.1", "")])
     Traceback (most recent call last):
     ...
-    tomography.errors.ParameterError: every host needs its own address (one address is one peer, unless a port column tells the peers apart)
+    tomography.model.errors.ParameterError: every host needs its own address (one address is one peer, unless a port column tells the peers apart)
     """
     frame = hosts if isinstance(hosts, pd.DataFrame) else pd.DataFrame(
         list(hosts), columns=list(HOSTS_COLUMNS))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 
 __all__ = ["max_min_rates"]
 

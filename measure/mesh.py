@@ -62,11 +62,11 @@ from measure.probetools import (IPERF3_DEFAULTS, NETPIPE_DEFAULTS, Credentials, 
                                 iperf3_credentials)
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
-from tomography.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer, read_measurement,
-                                refuse_existing)
-from tomography.dataset.lock import DIR_MODE, file_opener
-from tomography.dataset.meta import refuse_other_run
-from tomography.errors import DatasetError, ParameterError, ProbeError, TomographyError
+from tomography.model.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer,
+                                      read_measurement, refuse_existing)
+from tomography.model.dataset.lock import DIR_MODE, file_opener
+from tomography.model.dataset.meta import refuse_other_run
+from tomography.model.errors import DatasetError, ParameterError, ProbeError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
            "read_pairs", "run_mesh", "run_concurrency", "unique_probe_rows", "SCHEDULES",

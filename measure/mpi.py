@@ -44,7 +44,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from measure.transport import ProcessChannel, agent_command
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["world", "local_addresses", "choose_address", "rank_table", "gather_hosts",
            "MpiTransport", "MpiChannel", "serve_agent"]
@@ -119,7 +119,7 @@ def choose_address(network: str | None = None, *,
     >>> choose_address("172.16.0.0/12", interfaces=nics)
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: no address in 172.16.0.0/12 on this node (its addresses: lo 127.0.0.1, eth0 10.0.0.5, ib0 192.168.7.5)
+    tomography.model.errors.TomographyError: no address in 172.16.0.0/12 on this node (its addresses: lo 127.0.0.1, eth0 10.0.0.5, ib0 192.168.7.5)
     """
     nics = local_addresses() if interfaces is None else interfaces
     listing = ", ".join(f"{name} {a}" for name, addrs in nics.items() for a in addrs)

@@ -47,21 +47,21 @@ import pandas as pd
 
 from measure.coordinator import (REPLY_TIMEOUT, AgentGroup, broadcast, checked_agents,
                                  host_frame, transport_of)
-from tomography.dataset.multicast import (FILES, FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
-                                     STREAM_COLUMNS, is_multicast_dataset, read_meta,
-                                     read_tables)
+from tomography.model.dataset.multicast import (FILES, FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
+                                                STREAM_COLUMNS, is_multicast_dataset, read_meta,
+                                                read_tables)
 from measure.multicaster import PACINGS, payload_digest
 from measure.preflight import HostCheck
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
-from tomography.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
-from tomography.dataset.lock import DatasetLock, file_opener, make_dirs, write_atomic
-from tomography.dataset.incremental import DATA_FILES
-from tomography.dataset.meta import refuse_other_run, software_versions
-from tomography.dataset.validation import cut_short, drop_cut_line, open_regular, read_csv
-from tomography.errors import DatasetError, ParameterError
+from tomography.model.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
+from tomography.model.dataset.lock import DatasetLock, file_opener, make_dirs, write_atomic
+from tomography.model.dataset.incremental import DATA_FILES
+from tomography.model.dataset.meta import refuse_other_run, software_versions
+from tomography.model.dataset.validation import cut_short, drop_cut_line, open_regular, read_csv
+from tomography.model.errors import DatasetError, ParameterError
 from tomography.planning.delivery import Delivery
-from tomography.units import listed
+from tomography.model.units import listed
 
 __all__ = ["FORMAT", "BITTORRENT", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
            "MulticastResult", "MulticastSummary", "method_order", "run_multicasts",
@@ -619,7 +619,7 @@ def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
 
     A new dataset needs a free place (or ``overwrite``, which removes the
     files of a dataset there); a resumed one every file, each as a run
-    writes it (:func:`tomography.dataset.multicast.read_tables`; a last line a
+    writes it (:func:`tomography.model.dataset.multicast.read_tables`; a last line a
     stopped write cut short is removed), and the same settings, methods,
     plans and hosts.  ``hosts`` None skips the hosts (not known yet: the
     command checks early, before raising a testbed).
@@ -694,7 +694,7 @@ def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
 def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     """A multicast dataset: its meta, its multicasts and its receivers, as DataFrames.
 
-    Every file is checked first (:func:`tomography.dataset.multicast.read_tables`).
+    Every file is checked first (:func:`tomography.model.dataset.multicast.read_tables`).
 
     Raises
     ------

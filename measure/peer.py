@@ -62,8 +62,8 @@ from measure.agent import (WORK_BASE, Send, check_address, event_sender, hello_e
                            host_facts, work_directory)
 from measure.agent import serve as serve_agent
 from measure.swarm import SwarmParams
-from tomography.dataset.schema import BLOCK_SIZE
-from tomography.errors import ParameterError
+from tomography.model.dataset.schema import BLOCK_SIZE
+from tomography.model.errors import ParameterError
 
 __all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index", "Peer",
            "serve", "add_arguments", "run"]

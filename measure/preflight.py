@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
 from measure.agent import host_facts
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["HostCheck", "failure_reason", "version_mismatch", "format_checks",
            "PreflightError"]

@@ -48,7 +48,7 @@ from measure.agent import (Send, check_address, event_sender, hello_event, host_
                            work_directory)
 from measure.probetools import (Credentials, iperf3_client, iperf3_server, netpipe_receiver,
                                 netpipe_transmitter, parse_netpipe)
-from tomography.iperf3 import parse_iperf3
+from tomography.model.dataset.iperf3 import parse_iperf3
 
 __all__ = ["TOOLS", "tool_versions", "iperf3_authenticates", "Prober", "serve_probes",
            "add_arguments", "run"]

@@ -3,7 +3,7 @@
 * iperf3 (``iperf3 -J``): :func:`iperf3_client`, :func:`iperf3_server`,
   :func:`iperf3_credentials` (a run's user, password and RSA key pair: a mesh's
   servers take tests only from its own clients); their reports are read by
-  :func:`tomography.iperf3.parse_iperf3` (throughput on the **receiver**
+  :func:`tomography.model.dataset.iperf3.parse_iperf3` (throughput on the **receiver**
   side, bytes, retransmits, mean RTT, or the error iperf3 reported), shared
   with ``tomography import iperf3``.
 * NetPIPE (``NPtcp``): :func:`netpipe_receiver`, :func:`netpipe_transmitter`,
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tomography.errors import ParameterError, ProbeError
+from tomography.model.errors import ParameterError, ProbeError
 
 __all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "Credentials", "iperf3_credentials",
            "iperf3_server", "iperf3_client",

@@ -37,7 +37,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import eigsh
 
 from measure.swarm import ROOT_CHOICES, root_order
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 
 __all__ = ["RootChooser"]
 
@@ -101,7 +101,7 @@ class RootChooser:
 
     def replay(self, measurement: Any) -> None:
         """Record the broadcasts of a dataset being resumed (a
-        :class:`tomography.dataset.Measurement`), in order."""
+        :class:`tomography.model.dataset.Measurement`), in order."""
         transfers = measurement.transfers
         for i, root in zip(measurement.iterations["iteration"], measurement.iterations["root"]):
             rows = transfers[transfers["iteration"] == i]

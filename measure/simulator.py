@@ -35,7 +35,7 @@ The model of one broadcast (one iteration), stepped in simulated time:
 * **Bandwidth.**  Each transfer is a TCP flow from the uploader's NIC,
   along the routers' path, into the downloader's NIC; each direction of a
   router link is a resource of its own, with its own capacity
-  (:meth:`tomography.topology.Link.capacity_from`).  Rates are weighted
+  (:meth:`tomography.model.topology.Link.capacity_from`).  Rates are weighted
   max-min fair on every resource of the path (:mod:`measure.flows`), with
   the weights and caps of the connection model (:mod:`measure.tcp`): slow
   start for a new connection and again after idle (a choked connection is
@@ -78,12 +78,12 @@ from measure.pieces import (assign_pieces, complete_pieces, interested_pairs, pa
 from measure.roots import RootChooser
 from measure.swarm import SwarmParams, peer_lists
 from measure.tcp import Connections, TcpModel
-from tomography.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
-from tomography.dataset.meta import refuse_other_params
-from tomography.errors import DatasetError, ParameterError, TomographyError
-from tomography.seeding import Seed, check_seed
-from tomography.topology import Topology, check_quantity, read_topology
-from tomography.units import parse_size
+from tomography.model.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
+from tomography.model.dataset.meta import refuse_other_params
+from tomography.model.errors import DatasetError, ParameterError, TomographyError
+from tomography.model.seeding import Seed, check_seed
+from tomography.model.topology import Topology, check_quantity, read_topology
+from tomography.model.units import parse_size
 
 __all__ = ["BroadcastResult", "simulate_broadcast", "simulate"]
 
@@ -259,7 +259,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> t = read_topology("tree-5")
     >>> hosts = [h.name for h in t.hosts]
     >>> r = simulate_broadcast(t, hosts, "h1-00", 2 * 2**20, seed=0)
@@ -491,7 +491,7 @@ def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathL
     Examples
     --------
     >>> import tempfile
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> d = simulate(read_topology("tree-5"), tempfile.mkdtemp() + "/sim", iterations=2,
     ...              file_size=2**20, seed=3)
     >>> read_measurement(d).iteration_ids

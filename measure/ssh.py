@@ -32,9 +32,9 @@ from typing import Any, Iterator
 import pandas as pd
 
 from measure.transport import AGENT_MODULE, ProcessTransport
-from tomography.hosts_checks import (MAX_HOSTS, check_address, check_command, check_label,
-                                     check_ssh_target, is_local_target, new_host,
-                                     read_host_rows, unique_endpoints)
+from tomography.model.hosts_checks import (MAX_HOSTS, check_address, check_command, check_label,
+                                           check_ssh_target, is_local_target, new_host,
+                                           read_host_rows, unique_endpoints)
 
 __all__ = ["SshOptions", "read_ssh_hosts", "ssh_command", "ssh_transport", "loopback_sshd"]
 
@@ -74,9 +74,9 @@ class SshOptions:
 def read_ssh_hosts(path: str | Path, *, max_hosts: int = MAX_HOSTS) -> pd.DataFrame:
     """Read an SSH hosts file: ``host,ssh,address[,label][,command]``, every field checked.
 
-    The file is read within bounds (:func:`tomography.hosts_checks.read_host_rows`:
+    The file is read within bounds (:func:`tomography.model.hosts_checks.read_host_rows`:
     UTF-8, at most ``max_hosts`` rows); each host name, ssh target, address,
-    label and command is checked (:mod:`tomography.hosts_checks`): an ssh
+    label and command is checked (:mod:`tomography.model.hosts_checks`): an ssh
     target never begins with ``-``, an address is an IPv4 address a peer can
     be reached on (loopback only when the target is this machine's loopback),
     and no two hosts share an address.
@@ -98,7 +98,7 @@ def read_ssh_hosts(path: str | Path, *, max_hosts: int = MAX_HOSTS) -> pd.DataFr
     >>> read_ssh_hosts(f)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tomography.errors.DatasetError: ...hosts.csv, line 2, field 'ssh': an ssh target cannot begin with '-' ...
+    tomography.model.errors.DatasetError: ...hosts.csv, line 2, field 'ssh': an ssh target cannot begin with '-' ...
     """
     rows = []
     seen: dict[str, int] = {}

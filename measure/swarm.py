@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tomography.dataset.schema import BLOCK_SIZE
-from tomography.errors import ParameterError
+from tomography.model.dataset.schema import BLOCK_SIZE
+from tomography.model.errors import ParameterError
 
 if TYPE_CHECKING:   # every peer imports SwarmParams: numpy only where it is used
     import numpy as np

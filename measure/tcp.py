@@ -52,8 +52,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tomography.dataset import BLOCK_SIZE
-from tomography.errors import ParameterError
+from tomography.model.dataset import BLOCK_SIZE
+from tomography.model.errors import ParameterError
 
 __all__ = ["TcpModel", "Connections", "slow_start_bytes", "restart_window", "pipeline_rate",
            "mathis_rate", "MSS"]

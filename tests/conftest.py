@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tomography.dataset import write_measurement
-from tomography.synthetic import planted_hierarchy
+from tomography.model.dataset import write_measurement
+from tomography.model.synthetic import planted_hierarchy
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:

@@ -14,12 +14,18 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("tomography", "cluster", "measure", "visualize")
-TOP = ("tomography.cli", "tomography.pipeline", "tomography.__main__", "tomography.collectives",
-       "tomography.report")
-"""The modules on top: the one analysis pipeline, the command line and the collective
-library (which analyses a dataset through the pipeline)."""
-MIDDLE = ("cluster", "measure", "visualize")
-"""Algorithms, measurement and views: each stands on the data model alone."""
+LAYERS = (
+    ("tomography.model",),
+    ("tomography.export", "tomography.planning"),
+    ("cluster", "measure", "visualize"),
+    ("tomography",),
+)
+"""The floors, bottom up, each a folder: the data model; the exporters and the multicast
+planners over it; the algorithms, the measurement and the views (which do not import each
+other); on top the rest of ``tomography``: the pipeline, the command line, the report and
+the collectives, and the package's own face."""
+TOP_MODULES = ("tomography", "tomography.__main__", "tomography.pipeline")
+"""The only modules directly in ``tomography/``: everything else has its floor's folder."""
 
 
 def _modules() -> dict[str, Path]:
@@ -38,7 +44,7 @@ MODULES = _modules()
 
 def _lazy_names() -> dict[str, str]:
     """``package.name`` -> module for the names a package or sub-package loads on first use
-    (its ``_NAMES`` or ``_LAZY``, as :func:`tomography.lazy.lazy_attributes` reads them)."""
+    (its ``_NAMES`` or ``_LAZY``, as :func:`tomography.model.lazy.lazy_attributes` reads them)."""
     out = {}
     for module, path in MODULES.items():
         if path.name != "__init__.py":
@@ -71,8 +77,8 @@ LAZY = _lazy_names()
 
 def test_lazily_loaded_names_of_sub_packages_are_resolved() -> None:
     """A name a sub-package loads on first use counts as an import of its module."""
-    assert LAZY["tomography.dataset.Measurement"] == "tomography.dataset.measurement"
-    assert LAZY["tomography.dataset.BLOCK_SIZE"] == "tomography.dataset.schema"
+    assert LAZY["tomography.model.dataset.Measurement"] == "tomography.model.dataset.measurement"
+    assert LAZY["tomography.model.dataset.BLOCK_SIZE"] == "tomography.model.dataset.schema"
 
 
 def _resolve(name: str) -> str | None:
@@ -133,21 +139,38 @@ def _graph() -> nx.DiGraph:
 
 
 def _layer(module: str) -> int:
-    """0: the data model; 1: algorithms, measurement, views; 2: pipeline and CLI."""
-    if any(module == t or module.startswith(t + ".") for t in TOP):
-        return 2
-    return 1 if module.split(".")[0] in MIDDLE else 0
+    """The floor of a module: the index of the longest name in :data:`LAYERS` it is in."""
+    floors = [(len(prefix), number) for number, names in enumerate(LAYERS) for prefix in names
+              if module == prefix or module.startswith(prefix + ".")]
+    return max(floors)[1]
 
 
 def test_imports_point_down() -> None:
-    """Nothing imports a layer above its own; the middle packages do not import each other."""
+    """Nothing imports a floor above its own; the middle packages do not import each other."""
     wrong = []
     for a, b, data in _graph().edges(data=True):
         la, lb = _layer(a), _layer(b)
-        sideways = la == lb == 1 and a.split(".")[0] != b.split(".")[0]
+        sideways = la == lb == 2 and a.split(".")[0] != b.split(".")[0]
         if lb > la or sideways:
             wrong.append(f"{MODULES[a].relative_to(ROOT)}:{data['line']}: {a} imports {b}")
     assert not wrong, "imports against the layers:\n" + "\n".join(sorted(wrong))
+
+
+def test_every_module_has_its_floor_s_folder() -> None:
+    """``tomography/`` holds folders, one per floor, and the pipeline: a new module goes into
+    the folder of its floor, so that where it stands can be read from its path."""
+    loose = sorted(m for m in MODULES if m.startswith("tomography") and m.count(".") <= 1
+                   and MODULES[m].name != "__init__.py" and m not in TOP_MODULES)
+    assert not loose, f"modules outside their floor's folder: {loose}"
+
+
+def test_the_picture_names_every_floor() -> None:
+    """docs/architecture.md draws the floors as the folders are."""
+    picture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split("```")[1]
+    for names in LAYERS:
+        for name in names:
+            folder = name.replace(".", "/") + ("/" if name != "tomography" else "")
+            assert folder in picture, f"docs/architecture.md's picture lacks {folder}"
 
 
 def test_no_import_circles() -> None:
@@ -162,7 +185,8 @@ def test_the_check_sees_imports_in_functions_and_skips_annotations() -> None:
     visitor = _Imports("cluster.louvain", False)
     visitor.visit(ast.parse(source))
     assert set(visitor.found) == {"tomography.cli.common", "tomography.pipeline"}
-    assert _layer("tomography.cli.common") > _layer("cluster.louvain") > _layer("tomography.weights")
+    assert _layer("tomography.cli.common") > _layer("cluster.louvain") \
+        > _layer("tomography.planning.balanced") > _layer("tomography.model.weights")
 
 
 def test_nothing_outside_the_command_line_imports_it() -> None:

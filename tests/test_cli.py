@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import SMALL, write_files
 from tomography.cli import main
-from tomography.dataset import read_measurement
+from tomography.model.dataset import read_measurement
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -411,8 +411,8 @@ def test_truth_marks_what_bandwidth_alone_cannot_reveal(capsys, tmp_path: Path) 
 
 @pytest.mark.slow  # over 2 s
 def test_evaluate_judges_on_the_data_which_truth_levels_show(capsys, tmp_path: Path) -> None:
-    from tomography.dataset import write_measurement
-    from tomography.synthetic import planted_hierarchy
+    from tomography.model.dataset import write_measurement
+    from tomography.model.synthetic import planted_hierarchy
 
     m = planted_hierarchy((2, 2), 10, iterations=4, seed=1)
     out_dir = tmp_path / "planted"

@@ -159,7 +159,7 @@ def test_plan_errors(capsys, tmp_path: Path) -> None:
 
 def test_gauge_export_warns_of_links_its_cluster_pairs_share() -> None:
     from tomography.export.bandwidth import shared_links
-    from tomography.hierarchy import Hierarchy
+    from tomography.model.hierarchy import Hierarchy
 
     # four clusters in two sites: the four pairs across the sites share the one link between
     h = Hierarchy.from_partitions(list("abcdefgh"), [[0, 0, 1, 1, 2, 2, 3, 3],

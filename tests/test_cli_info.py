@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tomography.cli import main
-from tomography.dataset import MeasurementWriter
+from tomography.model.dataset import MeasurementWriter
 
 
 def _probe_dataset(path: Path, meta: dict) -> Path:

@@ -10,7 +10,7 @@ import pytest
 
 from tomography.cli import build_parser, main
 from tomography.cli.plot import _figure
-from tomography.dataset import read_measurement
+from tomography.model.dataset import read_measurement
 
 from .visualize.helpers import assert_legible
 

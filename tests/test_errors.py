@@ -1,6 +1,6 @@
-"""Every error a user can cause is a TomographyError (tomography/errors.py).
+"""Every error a user can cause is a TomographyError (tomography/model/errors.py).
 
-The CLI catches only :class:`~tomography.errors.TomographyError`; any other
+The CLI catches only :class:`~tomography.model.errors.TomographyError`; any other
 exception shows as a bug.  So the packages never raise a plain ``ValueError``:
 a bad argument is a ``ParameterError``, an unusable graph a ``GraphError``,
 and so on.  A check that guards the code's own invariants asserts instead.
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tomography.errors as errors
-from tomography.errors import (EmptyGraphError, GraphError, ParameterError, ProbeError,
-                               TomographyError)
+import tomography.model.errors as errors
+from tomography.model.errors import (EmptyGraphError, GraphError, ParameterError, ProbeError,
+                                     TomographyError)
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("cluster", "measure", "visualize", "tomography")
@@ -56,7 +56,7 @@ def test_no_plain_value_error_in_the_packages() -> None:
                 if f"{relative}:{function}" not in ALLOWED:
                     offenders.append(f"{relative}:{line} (in {function})")
     assert not offenders, (
-        "raise a TomographyError subclass (tomography.errors: ParameterError for a bad "
+        "raise a TomographyError subclass (tomography.model.errors: ParameterError for a bad "
         "argument, GraphError for an unusable graph, ...) instead of a plain ValueError, "
         "or assert an internal invariant:\n  " + "\n  ".join(offenders))
 
@@ -81,7 +81,7 @@ def test_error_classes() -> None:
         assert issubclass(cls, TomographyError) and issubclass(cls, ValueError), name
         assert cls.__doc__, name
     assert issubclass(EmptyGraphError, GraphError)
-    from tomography.topology import TopologyError
+    from tomography.model.topology import TopologyError
     assert issubclass(TopologyError, TomographyError)
 
 
@@ -136,9 +136,9 @@ def test_bad_graphs_in_cluster() -> None:
 
 def test_bad_arguments_elsewhere() -> None:
     from measure.probetools import hockney_fit, parse_netpipe
-    from tomography.seeding import check_seed
-    from tomography.synthetic import planted_partition
-    from tomography.units import parse_bandwidth
+    from tomography.model.seeding import check_seed
+    from tomography.model.synthetic import planted_partition
+    from tomography.model.units import parse_bandwidth
 
     with pytest.raises(ParameterError, match="seed must be a non-negative integer"):
         check_seed(-1)

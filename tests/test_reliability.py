@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 
 from tests.conftest import SMALL, write_files
 from tomography.cli import main
-from tomography.dataset import read_hosts_table, read_measurement
-from tomography.errors import TomographyError
+from tomography.model.dataset import read_hosts_table, read_measurement
+from tomography.model.errors import TomographyError
 from tomography.export.gauge import read_gauge
-from tomography.pscheduler import read_pscheduler
-from tomography.topology import parse_topology
+from tomography.model.dataset.pscheduler import read_pscheduler
+from tomography.model.topology import parse_topology
 
 ROOT = Path(__file__).resolve().parents[1]
 GAUGE = (ROOT / "datasets" / "gauges" / "gridlab-8.gauge.xml").read_text(encoding="utf-8")

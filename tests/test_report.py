@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from tomography.cli import main
-from tomography.dataset import write_measurement
-from tomography.errors import TomographyError
+from tomography.model.dataset import write_measurement
+from tomography.model.errors import TomographyError
 from tomography.report import find_multicasts, report_html, write_report
-from tomography.synthetic import planted_hierarchy
+from tomography.model.synthetic import planted_hierarchy
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "out" / "test-report"
@@ -239,7 +239,7 @@ def test_udp_tests_are_listed_but_never_coloured_as_bandwidth(tmp_path):
     assert "90 ordered pairs measured" in caption.search(page).group(1)
     clusters = re.compile(r'<section id="clusters">.*?</section>', re.S)
     assert clusters.search(page).group(0) == clusters.search(tcp).group(0)
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
     from visualize.probe_grid import probe_grid
 
     hosts = read_measurement(tmp_path / "udp").host_names

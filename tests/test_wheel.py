@@ -18,7 +18,7 @@ import sys
 import tomography
 from tomography.cli import main
 from tomography.export.gauge import SCHEMA_PATH
-from tomography.topology import read_topology
+from tomography.model.topology import read_topology
 assert tomography.__file__.startswith(sys.argv[1]), tomography.__file__
 assert SCHEMA_PATH.is_file(), SCHEMA_PATH
 print(len(read_topology("N2").hosts))
@@ -41,7 +41,7 @@ def test_a_wheel_installed_elsewhere_has_the_scenarios_and_the_schema(tmp_path: 
     assert built.returncode == 0, built.stderr
     wheel = next((tmp_path / "dist").glob("*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "tomography/scenarios/N2.yaml" in names
+    assert "tomography/model/scenarios/N2.yaml" in names
     assert "tomography/export/gauge.xsd" in names
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",

@@ -1,11 +1,11 @@
 """Bandwidth tomography of grid and cluster networks.
 
-The data model: the measurement dataset (:mod:`tomography.dataset`), edge
-weights (:mod:`tomography.weights`), the hierarchy and tree results
-(:mod:`tomography.hierarchy`), ground truth (:mod:`tomography.ground_truth`),
-exporters (:mod:`tomography.export`); on top of the algorithms, the one
-analysis pipeline (:func:`analyze`, :mod:`tomography.pipeline`) and the
-``tomography`` command line.
+The data model (:mod:`tomography.model`): the measurement dataset
+(:mod:`tomography.model.dataset`), edge weights (:mod:`tomography.model.weights`),
+the hierarchy and tree results (:mod:`tomography.model.hierarchy`), ground truth
+(:mod:`tomography.model.ground_truth`); the exporters (:mod:`tomography.export`);
+on top of the algorithms, the one analysis pipeline (:func:`analyze`,
+:mod:`tomography.pipeline`) and the ``tomography`` command line.
 
 Examples
 --------
@@ -16,21 +16,21 @@ Examples
 ([4, 2], [1.0, 1.0])
 """
 
-from tomography.errors import DatasetError, EmptyGraphError, TomographyError
-from tomography.lazy import lazy_attributes
-
-__version__ = "0.1.0"
+from tomography.model import VERSION as __version__
+from tomography.model.errors import DatasetError, EmptyGraphError, TomographyError
+from tomography.model.lazy import lazy_attributes
 
 # The data model needs pandas (~0.6 s to import): its names load on first use, so that
-# `import tomography` (and `import cluster`, which imports tomography.errors) stays cheap.
+# `import tomography` (and `import cluster`, which imports tomography.model.errors) stays cheap.
 _NAMES = {
-    "Measurement": "dataset", "MeasurementWriter": "dataset", "read_measurement": "dataset",
-    "write_measurement": "dataset",
-    "Hierarchy": "hierarchy", "Cluster": "hierarchy", "ClusterTree": "hierarchy",
-    "TreeEdge": "hierarchy",
-    "planted_partition": "synthetic", "planted_hierarchy": "synthetic",
-    "directed_counts": "weights", "iteration_weights": "weights", "mean_weights": "weights",
-    "weight_graph": "interop", "to_networkx": "interop",
+    "Measurement": "model.dataset", "MeasurementWriter": "model.dataset",
+    "read_measurement": "model.dataset", "write_measurement": "model.dataset",
+    "Hierarchy": "model.hierarchy", "Cluster": "model.hierarchy", "ClusterTree": "model.hierarchy",
+    "TreeEdge": "model.hierarchy",
+    "planted_partition": "model.synthetic", "planted_hierarchy": "model.synthetic",
+    "directed_counts": "model.weights", "iteration_weights": "model.weights",
+    "mean_weights": "model.weights",
+    "weight_graph": "model.interop", "to_networkx": "model.interop",
     "analyze": "pipeline", "Analysis": "pipeline",
 }
 

@@ -33,8 +33,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from tomography.errors import DatasetError, ParameterError, TomographyError
-from tomography.units import WEIGHT_UNITS, counted
+from tomography.model.errors import DatasetError, ParameterError, TomographyError
+from tomography.model.units import WEIGHT_UNITS, counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from cluster.adjacency import SharedGraph
     from cluster.confidence import IterationSampler
     from cluster.louvain import FlatClustering
-    from tomography.dataset import Measurement
-    from tomography.hierarchy import ClusterTree, Hierarchy
-    from tomography.topology import Topology
+    from tomography.model.dataset import Measurement
+    from tomography.model.hierarchy import ClusterTree, Hierarchy
+    from tomography.model.topology import Topology
 
 __all__ = ["analyze", "Analysis", "FlatResult", "refuse_nothing_exchanged"]
 
@@ -106,7 +106,7 @@ class Analysis:
 
         Examples
         --------
-        >>> from tomography.synthetic import planted_partition
+        >>> from tomography.model.synthetic import planted_partition
         >>> a = analyze(planted_partition(8, 2, iterations=3, seed=0), seed=1)
         >>> a
         Analysis(8 hosts, 3 iterations (synthetic); seed=1; computed: nothing yet)
@@ -199,7 +199,7 @@ class Analysis:
     def truth(self) -> dict[str, str]:
         """The ground truth (host to label path) that :func:`analyze` was given, checked
         to label every host; ``{}`` when none was given."""
-        from tomography.truth_labels import read_truth_file
+        from tomography.model.truth_labels import read_truth_file
 
         source = self.truth_source
         if source is None:
@@ -242,7 +242,7 @@ class Analysis:
 
         from cluster.accuracy import nmi
         from cluster.separation import MIN_SEPARATION, separated_coarsening, separation
-        from tomography.truth_labels import labels_at_depth
+        from tomography.model.truth_labels import labels_at_depth
 
         truth, h = self.truth, self.hierarchy
         out: dict[str, Any] = {"min_separation": MIN_SEPARATION, "separations": {},
@@ -334,15 +334,15 @@ def refuse_nothing_exchanged(m: "Measurement", where: Path | None) -> None:
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(4, 2, iterations=1, seed=0)
     >>> m.transfers["blocks"] = 0
     >>> refuse_nothing_exchanged(m, Path("run"))
     Traceback (most recent call last):
     ...
-    tomography.errors.DatasetError: run/transfers.csv, field 'blocks': every block count is 0 (in all 1 iterations): no two hosts exchanged a block, so there is nothing to cluster
+    tomography.model.errors.DatasetError: run/transfers.csv, field 'blocks': every block count is 0 (in all 1 iterations): no two hosts exchanged a block, so there is nothing to cluster
     """
-    from tomography.weights import tcp_probes
+    from tomography.model.weights import tcp_probes
 
     # any(), not a sum: true whatever the counts add up to (no 64-bit sum to wrap around)
     if m.iteration_ids and not (m.transfers["blocks"].to_numpy() > 0).any():
@@ -426,7 +426,7 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.model.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2, 3), 8, iterations=4, seed=0)
     >>> a = analyze(m, truth="labels")
     >>> a.flat.clustering.n_clusters, [len(level) for level in a.hierarchy.levels]
@@ -437,8 +437,8 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
     from cluster.adjacency import SharedGraph
     from cluster.averaged_edge import DEFAULT_LINKAGE
     from cluster.confidence import IterationSampler
-    from tomography.dataset import read_measurement
-    from tomography.weights import mean_weights
+    from tomography.model.dataset import read_measurement
+    from tomography.model.weights import mean_weights
 
     seed = _checked(iterations=iterations, engine=engine, seed=seed, restarts=restarts,
                     resolution=resolution, resamples=resamples, linkage=linkage, start=start,
@@ -490,10 +490,10 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
 def _checked(*, iterations: Any, engine: str, seed: Any, restarts: Any, resolution: Any,
              resamples: Any, linkage: Any, start: str, loops: Any, tree_level: Any,
              flat_level: str) -> int:
-    """Refuse bad options before any work (:func:`tomography.options.check_options`); the one
+    """Refuse bad options before any work (:func:`tomography.model.options.check_options`); the one
     integer seed every part uses."""
-    from tomography.options import check_options
-    from tomography.seeding import check_seed, spawn_seeds
+    from tomography.model.options import check_options
+    from tomography.model.seeding import check_seed, spawn_seeds
 
     check_options(iterations=iterations, engine=engine, restarts=restarts,
                   resolution=resolution, resamples=resamples, linkage=linkage, start=start,

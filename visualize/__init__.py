@@ -32,7 +32,7 @@ Examples
 
 from __future__ import annotations
 
-from tomography.lazy import lazy_attributes
+from tomography.model.lazy import lazy_attributes
 from visualize.text import cluster_tree_text, hasse_text, hierarchy_text
 
 _LAZY = {

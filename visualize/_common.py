@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 
 __all__ = ["natural_key", "cluster_map", "truth_summary", "truth_labels", "group_order",
            "weight_input"]
@@ -34,9 +34,9 @@ def cluster_map(clusters: Any, hosts: Sequence[str]) -> dict[str, str] | None:
     Parameters
     ----------
     clusters : None, mapping, Hierarchy, list of Cluster, FlatClustering or sequence
-        A mapping host -> cluster; a :class:`~tomography.hierarchy.Hierarchy`
+        A mapping host -> cluster; a :class:`~tomography.model.hierarchy.Hierarchy`
         (its level 1); one level of it (``h.level(2)``, a list of
-        :class:`~tomography.hierarchy.Cluster`); a
+        :class:`~tomography.model.hierarchy.Cluster`); a
         :class:`~cluster.louvain.FlatClustering` or a sequence of labels in
         the order of ``hosts``.
     hosts : sequence of str
@@ -54,7 +54,7 @@ def cluster_map(clusters: Any, hosts: Sequence[str]) -> dict[str, str] | None:
 
     Examples
     --------
-    >>> from tomography.hierarchy import Hierarchy
+    >>> from tomography.model.hierarchy import Hierarchy
     >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1]])
     >>> cluster_map(h, ["a", "b", "c"])
     {'a': 'L1C0', 'b': 'L1C0', 'c': 'L1C1'}
@@ -159,7 +159,7 @@ def weight_input(data: Any, hosts: Sequence[str] | None, *, weight: str | None,
                  ) -> tuple[Any, dict[str, str] | None]:
     """The weights of any input the analysis takes, and the truth to show with them.
 
-    ``data`` as :func:`tomography.interop.as_weights` takes it (a dataset, a
+    ``data`` as :func:`tomography.model.interop.as_weights` takes it (a dataset, a
     matrix with ``hosts``, a DataFrame, a networkx graph, EdgeWeights).  The
     truth is ``truth`` when given, else the dataset's labels, else a graph's
     ``label`` node attributes, else None.
@@ -173,7 +173,7 @@ def weight_input(data: Any, hosts: Sequence[str] | None, *, weight: str | None,
     >>> w.hosts, truth
     (['a', 'b'], {'a': 'x'})
     """
-    from tomography.interop import as_weights
+    from tomography.model.interop import as_weights
 
     w = as_weights(data, None if hosts is None else list(hosts), weight=weight,
                    iterations=iterations)
@@ -202,7 +202,7 @@ def truth_labels(truth: Any) -> dict[str, str] | None:
     >>> truth_labels(["x", "y"])
     Traceback (most recent call last):
     ...
-    tomography.errors.ParameterError: truth= is a mapping host -> label or a Measurement (its labels), got list
+    tomography.model.errors.ParameterError: truth= is a mapping host -> label or a Measurement (its labels), got list
     """
     if truth is None:
         return None

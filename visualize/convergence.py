@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, MaxNLocator
 
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 from visualize._common import natural_key
 from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
 

@@ -21,11 +21,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-from tomography.dataset import Measurement
-from tomography.deprecation import renamed_parameter
-from tomography.errors import ParameterError, TomographyError
-from tomography.units import listed
-from tomography.weights import mean_weights
+from tomography.model.dataset import Measurement
+from tomography.model.deprecation import renamed_parameter
+from tomography.model.errors import ParameterError, TomographyError
+from tomography.model.units import listed
+from tomography.model.weights import mean_weights
 from visualize.style import (NEUTRAL, PALETTE, block_unit, figure_of, new_figure, paper_style,
                              set_info)
 
@@ -41,7 +41,7 @@ def edge_series(measurement: Measurement, a: str, b: str) -> tuple[np.ndarray, n
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(8, 2, iterations=3, seed=0)
     >>> w, wn = edge_series(m, "h000", "h001")
     >>> bool(np.isclose(wn[-1], w.mean()))
@@ -90,7 +90,7 @@ def plot_edge_weight(measurement: Measurement, a: str, b: str, *, hist: bool = T
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(8, 2, iterations=4, seed=0)
     >>> info = plot_edge_weight(m, "h000", "h001").tomography_info
     >>> info["edge"], len(info["w"]), info["iterations"]
@@ -188,7 +188,7 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> a = planted_partition(16, 2, iterations=3, seed=0)
     >>> b = planted_partition(16, 2, iterations=3, seed=1, noise=1.0)
     >>> info = plot_weight_distribution(a, b, names=["a", "b"]).tomography_info

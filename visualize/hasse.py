@@ -33,9 +33,9 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from tomography.deprecation import keyword_only, renamed_parameter
-from tomography.errors import expect
-from tomography.hierarchy import Hierarchy
+from tomography.model.deprecation import keyword_only, renamed_parameter
+from tomography.model.errors import expect
+from tomography.model.hierarchy import Hierarchy
 from visualize._common import below, truth_labels, truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, SINGLE, figure_of, inches,
                              paper_style, set_info, text_size, tint)
@@ -379,7 +379,7 @@ def _fit(hierarchy: Hierarchy, texts: Mapping[str, str], labels: Mapping[str, st
 def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
                ids: bool = True, top: bool = True, width: str | float | None = None,
                ax: Axes | None = None) -> Figure:
-    """Draw a :class:`~tomography.hierarchy.Hierarchy` as a Hasse diagram.
+    """Draw a :class:`~tomography.model.hierarchy.Hierarchy` as a Hasse diagram.
 
     Parameters
     ----------

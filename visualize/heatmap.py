@@ -21,10 +21,10 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 
-from tomography.dataset import Measurement
-from tomography.deprecation import renamed_parameter
-from tomography.errors import ParameterError, TomographyError
-from tomography.weights import directed_counts, mean_weights
+from tomography.model.dataset import Measurement
+from tomography.model.deprecation import renamed_parameter
+from tomography.model.errors import ParameterError, TomographyError
+from tomography.model.weights import directed_counts, mean_weights
 from visualize._common import (cluster_map, group_order, truth_labels, truth_summary,
                                weight_input)
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_style,
@@ -49,7 +49,7 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
         A broadcast dataset (its block counts), a probe dataset (its measured
         bandwidth, Mbit/s), or a weight matrix with ``hosts``, a square
         DataFrame, an edge list, a networkx graph, EdgeWeights
-        (:func:`tomography.interop.as_weights`): then the symmetric weights.
+        (:func:`tomography.model.interop.as_weights`): then the symmetric weights.
     iterations : int, optional
         Average over the first ``iterations`` (default: all of them; ``n=``, deprecated).
     clusters : mapping, Hierarchy, list of Cluster, FlatClustering or sequence, optional
@@ -83,7 +83,7 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(12, 3, iterations=2, seed=0, file_size=2**20)
     >>> fig = plot_heatmap(m)
     >>> info = fig.tomography_info

@@ -36,8 +36,8 @@ from matplotlib.lines import Line2D
 from scipy import sparse
 from scipy.sparse.csgraph import shortest_path
 
-from tomography.deprecation import renamed_parameter
-from tomography.errors import GraphError, ParameterError, TomographyError
+from tomography.model.deprecation import renamed_parameter
+from tomography.model.errors import GraphError, ParameterError, TomographyError
 from visualize._common import cluster_map, natural_key, weight_input
 from visualize.style import (MIN_FONT, NEUTRAL, cluster_style, figure_of, marker_of,
                              paper_style, set_info)
@@ -183,7 +183,7 @@ def plot_layout(data: Any, *, clusters: Any = None,
         A dataset (hosts, ground-truth labels, ``w_n`` or a probe dataset's
         bandwidths), or a weight matrix with ``hosts``, a square DataFrame,
         an edge list, a networkx graph, EdgeWeights
-        (:func:`tomography.interop.as_weights`).
+        (:func:`tomography.model.interop.as_weights`).
     clusters : mapping, Hierarchy, list of Cluster, FlatClustering or sequence, optional
         The clusters found (see :func:`visualize._common.cluster_map`); a
         Hierarchy gives its level 1.  Without it, colour and shape both show
@@ -224,7 +224,7 @@ def plot_layout(data: Any, *, clusters: Any = None,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(24, 3, iterations=2, seed=0)
     >>> fig = plot_layout(m, clusters={h: int(h[1:]) // 8 for h in m.host_names})
     >>> info = fig.tomography_info

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tomography.weights import tcp_probes
+from tomography.model.weights import tcp_probes
 from visualize.style import PALETTE, SEQUENTIAL, new_figure, paper_style
 
 __all__ = ["probe_grid", "plot_probe_grid", "failed_tests"]

@@ -44,7 +44,7 @@ import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 
 __all__ = ["SINGLE", "DOUBLE", "PALETTE", "MARKERS", "SEQUENTIAL", "NEUTRAL", "RC",
            "paper_style", "new_figure", "figure_of", "cluster_style", "marker_of",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from tomography.deprecation import keyword_only, renamed_parameter
-from tomography.errors import expect
-from tomography.hierarchy import Cluster, ClusterTree, Hierarchy
-from tomography.units import counted, format_weight
+from tomography.model.deprecation import keyword_only, renamed_parameter
+from tomography.model.errors import expect
+from tomography.model.hierarchy import Cluster, ClusterTree, Hierarchy
+from tomography.model.units import counted, format_weight
 from visualize._common import below, truth_labels, truth_summary
 
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts",
@@ -221,7 +221,7 @@ def cluster_tree_text(tree: ClusterTree, *, truth: Mapping[str, str] | None = No
 
     Examples
     --------
-    >>> from tomography.hierarchy import TreeEdge
+    >>> from tomography.model.hierarchy import TreeEdge
     >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",)),
     ...                  Cluster("L1C2", 1, ("c",))],
     ...                 [TreeEdge("L1C0", "L1C1", 8.0), TreeEdge("L1C1", "L1C2", 2.0)])

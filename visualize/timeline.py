@@ -39,9 +39,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from tomography.dataset import Measurement, read_measurement, read_trace
-from tomography.errors import DatasetError, ParameterError, TomographyError
-from tomography.units import listed
+from tomography.model.dataset import Measurement, read_measurement, read_trace
+from tomography.model.errors import DatasetError, ParameterError, TomographyError
+from tomography.model.units import listed
 from visualize._common import group_order
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, inches,
                              paper_style, set_info)
@@ -111,7 +111,7 @@ def _load(dataset: Any, trace: pd.DataFrame | None) -> tuple[Measurement, pd.Dat
         if trace is None:
             raise TomographyError("this Measurement holds no trace: pass the dataset "
                                   "directory (plot_timeline('RUN')) or "
-                                  "trace=tomography.dataset.read_trace('RUN'); " + NO_TRACE)
+                                  "trace=tomography.model.dataset.read_trace('RUN'); " + NO_TRACE)
         return dataset, trace
     raise TypeError(f"dataset must be a dataset directory or a Measurement, got "
                     f"{type(dataset).__name__}")
@@ -131,7 +131,7 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
     iteration : int, optional
         The broadcast to show; the first one traced by default.
     trace : pandas.DataFrame, optional
-        The trace (columns of :func:`tomography.dataset.read_trace`).
+        The trace (columns of :func:`tomography.model.dataset.read_trace`).
     metric : {"blocks", "peers"}, default "blocks"
         Blocks sent plus received per second, or distinct peers exchanging
         blocks with the host, in each time bin.
@@ -159,7 +159,7 @@ def plot_timeline(dataset: str | os.PathLike[str] | Measurement, *,
     Examples
     --------
     >>> import tempfile
-    >>> from tomography.dataset import MeasurementWriter
+    >>> from tomography.model.dataset import MeasurementWriter
     >>> d = tempfile.mkdtemp()
     >>> w = MeasurementWriter(d, {"method": "bittorrent"}, [("a", "", ""), ("b", "", "")])
     >>> w.add_trace(0, [(0.1, "a", "b", 0, 0), (0.2, "a", "b", 0, 1), (0.3, "b", "a", 0, 0)])

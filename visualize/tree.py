@@ -1,6 +1,6 @@
 """The topology as a tree of bandwidth clusters (thesis Fig 5.23).
 
-The nodes are the flat clusters of a :class:`~tomography.hierarchy.ClusterTree`,
+The nodes are the flat clusters of a :class:`~tomography.model.hierarchy.ClusterTree`,
 the edges the maximum spanning tree of their averaged weights (Eq 5.4/5.5).
 The tree hangs from its best-connected cluster (most edges, as ``tomography
 tree`` prints it); children are ordered heaviest edge first.  Every edge is
@@ -19,10 +19,10 @@ from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from tomography.deprecation import keyword_only, renamed_parameter
-from tomography.errors import expect
-from tomography.hierarchy import ClusterTree
-from tomography.units import format_weight
+from tomography.model.deprecation import keyword_only, renamed_parameter
+from tomography.model.errors import expect
+from tomography.model.hierarchy import ClusterTree
+from tomography.model.units import format_weight
 from visualize._common import natural_key, truth_labels, truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, box_layout, figure_of,
                              paper_style, set_info, tint)
@@ -70,7 +70,7 @@ def _layout(tree: ClusterTree) -> tuple[dict[str, tuple[float, float]], list[str
 @renamed_parameter("labels", "truth")
 def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
               width: str | float | None = None, ax: Axes | None = None) -> Figure:
-    """Draw a :class:`~tomography.hierarchy.ClusterTree` with its edge weights.
+    """Draw a :class:`~tomography.model.hierarchy.ClusterTree` with its edge weights.
 
     Parameters
     ----------
@@ -92,7 +92,7 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
 
     Examples
     --------
-    >>> from tomography.hierarchy import Cluster, TreeEdge
+    >>> from tomography.model.hierarchy import Cluster, TreeEdge
     >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b", "c")),
     ...                  Cluster("L1C2", 1, ("d",))],
     ...                 [TreeEdge("L1C0", "L1C1", 8.0), TreeEdge("L1C1", "L1C2", 2.5)])

@@ -21,7 +21,7 @@ def main(path: str, mib: int) -> int:
     from mpi4py import MPI
 
     from tomography.collectives import HierarchicalComm
-    from tomography.errors import TomographyError
+    from tomography.model.errors import TomographyError
 
     world = MPI.COMM_WORLD
     try:

@@ -1,6 +1,6 @@
 """An emulated testbed: a topology built on one Linux machine from network namespaces.
 
-:func:`up` turns a :class:`~tomography.topology.Topology` into namespaces,
+:func:`up` turns a :class:`~tomography.model.topology.Topology` into namespaces,
 veth pairs, bridges, routes and ``tc`` shaping, so that real programs (the
 BitTorrent peers of :mod:`measure.peer`) can measure it; :func:`down` removes
 it again, also after a crash.  :func:`plan` computes everything without
@@ -10,7 +10,7 @@ Everything is imported from here; the parts, each small enough to read at once:
 
 * :mod:`measure.testbed.names`: testbed names, their namespaces
   (``tomo-NAME-*``) and files, :class:`TestbedError`;
-* :func:`scaled` (from :mod:`tomography.scaling`): a topology shrunk to fit;
+* :func:`scaled` (from :mod:`tomography.model.scaling`): a topology shrunk to fit;
 * :mod:`measure.testbed.plan`: :func:`plan`, the namespaces, veths,
   addresses and routes (the layout and the address plan are described there);
 * :mod:`measure.testbed.shaping`: the ``tbf`` and ``netem`` commands;
@@ -24,7 +24,7 @@ Everything is imported from here; the parts, each small enough to read at once:
 
 Examples
 --------
->>> from tomography.topology import read_topology
+>>> from tomography.model.topology import read_topology
 >>> p = plan(scaled(read_topology("emulated-4x16-fast"), hosts_per_cluster=2), name="demo")
 >>> len(p.namespaces), p.addresses["cb-01"], p.hosts["cb-01"]
 (12, '10.201.1.3', 'tomo-demo-cb-01')
@@ -39,7 +39,7 @@ from measure.testbed.lifecycle import down, up
 from measure.testbed.names import STATE_DIR, TestbedError
 from measure.testbed.plan import ADDRESS_PLAN, Port, Route, TestbedPlan, Veth, plan
 from measure.testbed.resources import Estimate, Machine, estimate, machine
-from tomography.scaling import scaled
+from tomography.model.scaling import scaled
 from measure.testbed.shaping import Shaper
 from measure.testbed.state import Testbed, load, raised_testbeds, status
 

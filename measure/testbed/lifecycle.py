@@ -24,10 +24,10 @@ from measure.testbed.commands import batches, require, run
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import plan
 from measure.testbed.resources import check
-from tomography.scaling import scaled
+from tomography.model.scaling import scaled
 from measure.testbed.shaping import probe_netem
 from measure.testbed.state import Testbed, building_record, now, record, status, write_state
-from tomography.topology import Topology
+from tomography.model.topology import Topology
 
 __all__ = ["up", "down"]
 
@@ -70,7 +70,7 @@ def up(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
     --------
     As root:
 
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> tb = up(read_topology("bordeaux-2x2"), name="demo")  # doctest: +SKIP
     >>> tb.command("borderline-00", ["hostname", "-I"])  # doctest: +SKIP
     ['ip', 'netns', 'exec', 'tomo-demo-borderline-00', 'hostname', '-I']

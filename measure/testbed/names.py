@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["TestbedError", "PREFIX", "NETNS_DIR", "STATE_DIR", "STATE_DIR_MODE",
            "STATE_FILE_MODE", "valid", "prefix", "namespaces", "name_of", "present",

@@ -1,6 +1,6 @@
 """The plan of a testbed: namespaces, veth pairs, bridges, addresses and routes.
 
-:func:`plan` turns a :class:`~tomography.topology.Topology` into everything
+:func:`plan` turns a :class:`~tomography.model.topology.Topology` into everything
 :func:`measure.testbed.up` builds, without touching the system, so the layout
 can be read and tested without root.
 
@@ -41,7 +41,7 @@ Shaping is :mod:`measure.testbed.shaping`'s.
 Examples
 --------
 >>> from measure.testbed import scaled
->>> from tomography.topology import read_topology
+>>> from tomography.model.topology import read_topology
 >>> p = plan(scaled(read_topology("emulated-4x16-fast"), hosts_per_cluster=2), name="demo")
 >>> len(p.namespaces), p.addresses["cb-01"], p.hosts["cb-01"]
 (12, '10.201.1.3', 'tomo-demo-cb-01')
@@ -56,7 +56,7 @@ import networkx as nx
 
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.shaping import Shaper, shape
-from tomography.topology import Topology
+from tomography.model.topology import Topology
 
 __all__ = ["Veth", "Port", "Route", "TestbedPlan", "plan", "ADDRESS_PLAN"]
 
@@ -163,7 +163,7 @@ class TestbedPlan:
 
         Examples
         --------
-        >>> from tomography.topology import parse_topology
+        >>> from tomography.model.topology import parse_topology
         >>> t = parse_topology({"name": "two", "routers": ["A"],
         ...                     "clusters": [{"name": "a", "router": "A", "hosts": 1,
         ...                                   "nic": "100Mbit/s", "latency": "1ms"}]})
@@ -256,7 +256,7 @@ def plan(topology: Topology, *, name: str = "tb") -> TestbedPlan:
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> p = plan(read_topology("bordeaux-2x2"), name="demo")
     >>> p.hosts["borderline-01"], p.addresses["borderline-01"]
     ('tomo-demo-borderline-01', '10.201.2.3')
@@ -333,7 +333,7 @@ def _plan_links(p: TestbedPlan) -> None:
     """Each router link: a veth between the two routers, shaped both ways.
 
     Each end's egress at the capacity of the direction it sends into
-    (:meth:`~tomography.topology.Link.capacity_from`).  The dead way of a
+    (:meth:`~tomography.model.topology.Link.capacity_from`).  The dead way of a
     one-way link carries no route, only ARP: it is shaped at the other way's
     rate (tbf needs a rate).
     """

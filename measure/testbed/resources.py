@@ -48,8 +48,8 @@ from typing import Callable
 import networkx as nx
 
 from measure.testbed.names import TestbedError
-from tomography.scaling import scaled
-from tomography.topology import Topology
+from tomography.model.scaling import scaled
+from tomography.model.topology import Topology
 
 __all__ = ["Estimate", "Machine", "estimate", "machine", "broadcast_rate", "check",
            "NAMESPACE_MEMORY", "PEER_MEMORY", "PEER_CPU", "CPU_PER_GBIT"]
@@ -198,7 +198,7 @@ def broadcast_rate(topology: Topology, cut: Callable[[str, str], float] | None =
     Mbit/s between the sites): from a root in w1, its 4 neighbours take 100,
     the 5 hosts of w2 40 and the 10 across 10 Mbit/s.
 
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> broadcast_rate(read_topology("two-sites-demo")) / 1e6
     700.0
     """
@@ -225,7 +225,7 @@ def estimate(topology: Topology, cut: Callable[[str, str], float] | None = None)
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> e = estimate(read_topology("two-sites-demo"))
     >>> e.namespaces, e.peers, round(e.cores, 2), round(e.memory / 2**30, 2)
     (26, 20, 1.52, 2.07)
@@ -268,7 +268,7 @@ def check(topology: Topology, *, name: str = "tb", bandwidth: float = 1.0,
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> check(read_topology("two-sites-demo"), m=Machine(2, 4 * 2**30)).peers
     20
     >>> check(read_topology("N1"), m=Machine(2, 16 * 2**30))

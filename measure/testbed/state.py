@@ -28,9 +28,9 @@ import pandas as pd
 from measure.testbed import claims, names
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import ADDRESS_PLAN
-from tomography.scaling import FirstHosts
-from tomography.topology import HostGroup, Link, Topology
-from tomography.units import listed
+from tomography.model.scaling import FirstHosts
+from tomography.model.topology import HostGroup, Link, Topology
+from tomography.model.units import listed
 
 __all__ = ["Testbed", "STATE_FORMAT", "state_path", "write_state", "now", "building_record",
            "record", "load", "status", "raised_testbeds"]
@@ -69,7 +69,7 @@ class Testbed:
     made by hand from a plan:
 
     >>> from measure.testbed import plan
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> p = plan(read_topology("bordeaux-2x2"), name="demo")
     >>> tb = Testbed(p.name, p.topology, p.hosts, p.addresses, p.subnets, False, "no netem",
     ...              {"bandwidth": 1.0, "hosts_per_cluster": None}, "2026-01-01T00:00:00+00:00")
@@ -145,7 +145,7 @@ def write_state(name: str, content: dict[str, Any]) -> None:
     Examples
     --------
     >>> import tempfile
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> saved, names.STATE_DIR = names.STATE_DIR, Path(tempfile.mkdtemp())  # a scratch place
     >>> write_state("demo", building_record("demo", read_topology("two-sites-demo")))
     >>> status("demo")["phase"], sorted(p.name for p in names.STATE_DIR.iterdir())
@@ -182,7 +182,7 @@ def building_record(name: str, topology: Topology) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> r = building_record("demo", read_topology("two-sites-demo"))
     >>> r["phase"], r["topology_name"], r["pid"] == os.getpid()
     ('building', 'two-sites-demo', True)
@@ -197,7 +197,7 @@ def record(testbed: Testbed) -> dict[str, Any]:
     Examples
     --------
     >>> from measure.testbed import plan
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> p = plan(read_topology("bordeaux-2x2"), name="demo")
     >>> tb = Testbed(p.name, p.topology, p.hosts, p.addresses, p.subnets, False, "no netem",
     ...              {"bandwidth": 1.0, "hosts_per_cluster": None}, "2026-01-01T00:00:00+00:00")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tomography.dataset import Measurement
+from tomography.model.dataset import Measurement
 
 
 def joined(first: Measurement, then: Measurement) -> Measurement:

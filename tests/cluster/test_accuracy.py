@@ -8,8 +8,8 @@ import pytest
 
 from cluster.accuracy import (convergence, hierarchy_nmi, nmi, overlapping_nmi,
                               partition_to_cover)
-from tomography.hierarchy import Hierarchy
-from tomography.synthetic import planted_hierarchy
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.synthetic import planted_hierarchy
 
 
 def h(p: float) -> float:
@@ -96,9 +96,9 @@ def test_python_api_mistakes_get_a_clear_error(tmp_path) -> None:
     from cluster.louvain import louvain
     from cluster.spanning_tree import hierarchy_tree
     from measure.simulator import simulate
-    from tomography.dataset import read_measurement
-    from tomography.errors import TomographyError
-    from tomography.weights import mean_weights
+    from tomography.model.dataset import read_measurement
+    from tomography.model.errors import TomographyError
+    from tomography.model.weights import mean_weights
     from visualize import plot_hasse, plot_tree
 
     m = read_measurement(simulate("tree-5", tmp_path / "d", iterations=2, file_size="1MiB"))

@@ -16,11 +16,11 @@ from cluster.confidence import (IterationSampler, flat_confidence, hierarchy_con
 from cluster.parallel import effective_jobs, fork_map
 from cluster.stability import StableHierarchy, StablePartition
 from tests.cluster.helpers import joined
-from tomography.dataset import Measurement
-from tomography.hierarchy import Hierarchy
-from tomography.interop import from_networkx, from_pandas
-from tomography.synthetic import planted_hierarchy
-from tomography.weights import mean_weights
+from tomography.model.dataset import Measurement
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.interop import from_networkx, from_pandas
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.weights import mean_weights
 
 
 def _analysed(m: Measurement, seed: int = 0) -> Hierarchy:

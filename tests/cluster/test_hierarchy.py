@@ -7,10 +7,10 @@ import pytest
 
 from cluster.accuracy import hierarchy_nmi
 from cluster.averaged_edge import averaged_edge_hierarchy, collapse, with_self_loops
-from tomography.errors import TomographyError
-from tomography.hierarchy import Hierarchy
-from tomography.synthetic import planted_hierarchy
-from tomography.weights import mean_weights
+from tomography.model.errors import TomographyError
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.weights import mean_weights
 
 
 def hand_graph() -> np.ndarray:

@@ -10,9 +10,9 @@ from cluster.averaged_edge import collapse, with_self_loops
 from cluster.louvain import louvain
 from cluster.modularity import modularity
 from cluster.ward import ward
-from tomography.errors import EmptyGraphError
-from tomography.synthetic import planted_partition
-from tomography.weights import mean_weights
+from tomography.model.errors import EmptyGraphError
+from tomography.model.synthetic import planted_partition
+from tomography.model.weights import mean_weights
 
 ENGINES = ("igraph", "louvain")
 

@@ -8,8 +8,8 @@ import pytest
 from cluster.accuracy import hierarchy_nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.reassign import reassign_hosts
-from tomography.synthetic import planted_hierarchy
-from tomography.weights import mean_weights
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.weights import mean_weights
 
 
 def _blocks(sizes: list[int], inside: float = 5.0, outside: float = 1.0) -> np.ndarray:

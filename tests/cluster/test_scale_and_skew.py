@@ -11,8 +11,8 @@ from cluster.accuracy import hierarchy_nmi, nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import IterationSampler, hierarchy_confidence, level_shares
 from tomography import analyze
-from tomography.dataset import Measurement
-from tomography.synthetic import planted_hierarchy
+from tomography.model.dataset import Measurement
+from tomography.model.synthetic import planted_hierarchy
 
 
 def _truth(m: Measurement, depth: int) -> np.ndarray:

@@ -13,8 +13,8 @@ from cluster.confidence import (SUPPORT_THRESHOLD, IterationSampler, hierarchy_c
 from cluster.separation import separation, weakest_cuts
 from cluster.stability import StableHierarchy
 from tests.cluster.helpers import joined
-from tomography.synthetic import planted_hierarchy
-from tomography.weights import mean_weights
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.weights import mean_weights
 
 
 def _blocks(sizes: list[int], inside: float, between: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cluster.spanning_tree import cluster_tree, maximum_spanning_tree
-from tomography.hierarchy import ClusterTree
+from tomography.model.hierarchy import ClusterTree
 
 
 def tree_network(seed: int = 0) -> tuple[np.ndarray, list[str]]:
@@ -76,7 +76,7 @@ def test_the_unit_of_measured_weights_reaches_the_tree_and_its_graphs() -> None:
 
     from cluster.averaged_edge import averaged_edge_hierarchy
     from cluster.spanning_tree import hierarchy_tree
-    from tomography.interop import from_pandas
+    from tomography.model.interop import from_pandas
 
     df = pd.DataFrame({"src": list("aabccda"), "dst": list("bccdeee"),
                        "mbps": [90, 10, 80, 85, 12, 70, 5.0]})

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from tomography.topology import read_topology
+from tomography.model.topology import read_topology
 
 
 @pytest.fixture(scope="session")
 def planted():
     """36 hosts in a planted 3 x 3 hierarchy of 4-host groups, 4 iterations."""
-    from tomography.synthetic import planted_hierarchy
+    from tomography.model.synthetic import planted_hierarchy
 
     return planted_hierarchy((3, 3), 4, iterations=4, seed=3)
 
 
 @pytest.fixture(scope="session")
 def planted_weights(planted):
-    from tomography.weights import mean_weights
+    from tomography.model.weights import mean_weights
 
     return mean_weights(planted)
 

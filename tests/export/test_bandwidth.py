@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from tests.export.conftest import topology_clusters
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth import (FIGURES, BandwidthModel, Source, clusters_from,
                                          from_broadcasts, from_probes, from_topology)
-from tomography.synthetic import planted_partition
+from tomography.model.synthetic import planted_partition
 
 M = 1e6  # bit/s per Mbit/s
 
@@ -82,7 +82,7 @@ def test_from_topology_tree5(tree5):
 
 
 def test_from_topology_takes_each_direction_of_a_link_at_its_own():
-    from tomography.topology import parse_topology
+    from tomography.model.topology import parse_topology
     t = parse_topology({
         "name": "asym", "routers": ["A", "B"],
         "links": [{"between": ["A", "B"], "capacity": {"A": "16Mbit/s", "B": "4Mbit/s"},
@@ -99,8 +99,8 @@ def test_from_topology_takes_each_direction_of_a_link_at_its_own():
 
 def test_from_topology_of_gridlab_8_is_den_burgers_table():
     from tomography.planning import gridlab8
-    from tomography.topology import read_topology
-    from tomography.units import parse_bandwidth
+    from tomography.model.topology import read_topology
+    from tomography.model.units import parse_bandwidth
     t, net, mib = read_topology("gridlab-8"), gridlab8(), parse_bandwidth("1MiB/s")
     m = from_topology(t, {c.name: c.host_names for c in t.clusters})
     assert list(m.clusters) == net.nodes
@@ -159,7 +159,7 @@ def test_from_probes_missing_concurrent_is_solo(tmp_path):
     assert g.cluster_bandwidth[0, 1] == 1e8 and g.cluster_bandwidth[1, 0] == 2e8
     assert not any("concurrent" in note for note in g.notes)
     # written and read back, an empty field is solo too
-    from tomography.dataset import read_measurement, write_measurement
+    from tomography.model.dataset import read_measurement, write_measurement
     write_measurement(m, tmp_path / "probed")
     back = read_measurement(tmp_path / "probed")
     assert from_probes(back, clusters_from(back.labels)).cluster_bandwidth[0, 1] == 1e8

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tomography.export.dot import cluster_tree_to_dot, hierarchy_to_dot
-from tomography.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
+from tomography.model.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
 
 pgv = pytest.importorskip("pygraphviz", reason="pygraphviz (Graphviz's parser) not installed")
 

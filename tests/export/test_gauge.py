@@ -12,7 +12,7 @@ import pytest
 from lxml import etree
 
 from tests.export.conftest import topology_clusters
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth import FIGURES, BandwidthModel, Source, from_topology
 from tomography.export.gauge import (FORMAT, RATE_UNITS, SCHEMA_PATH, TIME_UNITS, GaugeError,
                                      gauge_schema,
@@ -82,7 +82,7 @@ def test_the_topology_model_of_gridlab_8_plans_as_den_burgers_gauge(tmp_path):
     # the built-in topology, exported, gives the planners the Gauge file's network
     # wherever a site's NIC does not bind and the pair is live
     from tomography.planning import gridlab8
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
     t = read_topology("gridlab-8")
     path = tmp_path / "gridlab.gauge.xml"
     write_gauge(from_topology(t, topology_clusters(t)), path, unit="MiB/s")

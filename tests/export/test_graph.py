@@ -8,10 +8,10 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.graph import host_graph, write_gexf, write_graphml
-from tomography.hierarchy import Hierarchy
-from tomography.weights import mean_weights
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.weights import mean_weights
 
 
 def check_graph(graph: nx.Graph, planted, inferred, n: int | None = None) -> None:

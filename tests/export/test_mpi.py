@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.mpi import (FORMAT, check_mpi_hierarchy, hostfile, mpi_flavor,
                                    mpi_hierarchy, rank_order, rankfile, read_mpi_hierarchy,
                                    write_mpi_hierarchy)
-from tomography.hierarchy import Cluster, Hierarchy
+from tomography.model.hierarchy import Cluster, Hierarchy
 from tomography.planning import broadcast_schedule
 
 from ..conftest import mpiexec
@@ -394,7 +394,7 @@ def test_example_runs_under_mpiexec(tmp_path):
 @pytest.mark.slow  # over 2 s
 def test_cli_export(tmp_path, planted):
     from tomography.cli import main
-    from tomography.dataset import write_measurement
+    from tomography.model.dataset import write_measurement
 
     data = tmp_path / "planted"
     write_measurement(planted, data)

@@ -15,7 +15,7 @@ import pytest
 from lxml import etree
 
 from tests.export.conftest import topology_clusters
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth import from_topology
 from tomography.export.simgrid import simgrid_platform
 
@@ -115,7 +115,7 @@ def test_simgrid_loads_tree5_with_a_dead_link(tree5, tmp_path):
 
 
 def test_a_link_with_a_capacity_per_direction_gives_two_pair_links():
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
     t = read_topology("gridlab-8")
     root = etree.fromstring(simgrid_platform(from_topology(t, topology_clusters(t))).encode())
     bandwidth = {link.get("id"): link.get("bandwidth") for link in root.iter("link")}

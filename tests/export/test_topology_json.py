@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.topology_json import FORMAT, topology_from_json, topology_to_json
-from tomography.hierarchy import Hierarchy
+from tomography.model.hierarchy import Hierarchy
 
 
 def test_round_trip(inferred, tree, planted):
@@ -37,7 +37,7 @@ def test_write_errors(inferred):
     with pytest.raises(TomographyError, match="give a hierarchy, a tree or both"):
         topology_to_json(None, None)
     other = Hierarchy.from_partitions(["x", "y"], [[0, 1]])
-    from tomography.hierarchy import Cluster, ClusterTree
+    from tomography.model.hierarchy import Cluster, ClusterTree
     tree = ClusterTree([Cluster("L1C0", 1, ("x", "y"))], [])
     with pytest.raises(TomographyError, match="cover different hosts"):
         topology_to_json(inferred, tree)

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.common import ROOT, TOMOGRAPHY
-from tomography.dataset import read_measurement
-from tomography.dataset.lock import LOCK_NAME, DatasetLock, lock_holder
-from tomography.errors import DatasetError
+from tomography.model.dataset import read_measurement
+from tomography.model.dataset.lock import LOCK_NAME, DatasetLock, lock_holder
+from tomography.model.errors import DatasetError
 
 MODES = {"new": [], "resume": ["--resume"], "force": ["--force"]}
 
@@ -99,7 +99,7 @@ def test_lock_refuses_other_process_and_dies_with_it(tmp_path):
     """A lock held by another process refuses at once naming it; killed (-9), it is gone."""
     out = tmp_path / "d"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from tomography.dataset.lock import "
+        [sys.executable, "-c", "import sys, time; from tomography.model.dataset.lock import "
          "DatasetLock; held = DatasetLock(sys.argv[1], command='holder here').acquire(); "
          "print('held', flush=True); time.sleep(60)", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE)
@@ -124,8 +124,8 @@ def test_lock_refuses_other_process_and_dies_with_it(tmp_path):
 def test_readers_ignore_the_lock_file(tmp_path):
     """A dataset being written (its .lock there) reads as any other."""
     from tomography.cli import main
-    from tomography.dataset import write_measurement
-    from tomography.synthetic import planted_partition
+    from tomography.model.dataset import write_measurement
+    from tomography.model.synthetic import planted_partition
 
     write_measurement(planted_partition(8, 2, iterations=2, seed=0), tmp_path / "d")
     with DatasetLock(tmp_path / "d"):
@@ -138,7 +138,7 @@ def test_synthetic_into_a_locked_dataset_is_refused(tmp_path):
 
     out = tmp_path / "s"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from tomography.dataset.lock import "
+        [sys.executable, "-c", "import sys, time; from tomography.model.dataset.lock import "
          "DatasetLock; held = DatasetLock(sys.argv[1]).acquire(); print('held', flush=True); "
          "time.sleep(60)", str(out)], cwd=ROOT, stdout=subprocess.PIPE)
     try:
@@ -253,7 +253,7 @@ def test_failed_start_removes_what_it_wrote(tmp_path, monkeypatch):
     old dataset (--force) no old meta.json naming the new files."""
     import errno
 
-    from tomography.dataset import MeasurementWriter, incremental, lock
+    from tomography.model.dataset import MeasurementWriter, incremental, lock
 
     real = lock.write_atomic
 
@@ -291,8 +291,8 @@ def test_permissive_umask_gives_no_world_writable_dataset(tmp_path):
 
 
 def test_permissive_umask_write_measurement(tmp_path):
-    from tomography.dataset import write_measurement
-    from tomography.synthetic import planted_partition
+    from tomography.model.dataset import write_measurement
+    from tomography.model.synthetic import planted_partition
 
     old = os.umask(0)
     try:
@@ -332,7 +332,7 @@ def test_testbed_claim_lock_is_owner_only(tmp_path, monkeypatch):
 
 
 def test_an_import_s_raw_files_follow_no_permissive_umask(tmp_path):
-    from tomography.probe_import import write_probe_import
+    from tomography.model.dataset.probe_import import write_probe_import
     import pandas as pd
 
     rows = pd.DataFrame({"src": ["10.0.0.1"], "dst": ["10.0.0.2"], "tool": ["iperf3"],

@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import SMALL, write_files
 from tests.hostile.common import refused, refused_here
-from tomography.dataset.schema import FILE_LIMITS, MAX_BLOCKS, MAX_FILE_BYTES, MAX_HOSTS
+from tomography.model.dataset.schema import FILE_LIMITS, MAX_BLOCKS, MAX_FILE_BYTES, MAX_HOSTS
 
 META = json.loads(SMALL["meta.json"])
 
@@ -99,7 +99,7 @@ def test_a_directory_or_a_file_past_its_limit_is_refused(tmp_path, command, name
 
 
 def test_a_link_to_a_regular_file_is_read(tmp_path) -> None:
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     data, _ = dataset(tmp_path)
     (tmp_path / "elsewhere.csv").write_text(SMALL["hosts.csv"])
@@ -139,8 +139,8 @@ def test_a_broadcast_larger_than_any_file_is_refused(tmp_path, command) -> None:
 def test_the_sums_of_counts_cannot_wrap(tmp_path) -> None:
     """Eleven counts of 18 digits wrapped int64: now the first is refused; the fit check and
     the all-zero check compute nothing that wraps."""
-    from tomography.dataset import read_measurement
-    from tomography.errors import DatasetError
+    from tomography.model.dataset import read_measurement
+    from tomography.model.errors import DatasetError
 
     rows = "".join(f"0,b,a,{10**17}\n" for _ in range(1)) + "0,c,a,4\n1,a,c,8\n"
     data, _ = dataset(tmp_path, **{"transfers.csv": HEADER + rows})
@@ -295,7 +295,7 @@ def test_meta_json_documents_no_reader_should_parse_are_refused(tmp_path, comman
 
 def test_every_key_of_a_real_meta_json_passes(tmp_path) -> None:
     """What the writers record (a testbed, a simulator's topology, resumes) is accepted."""
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     real = meta(topology="bordeaux-2x2", launcher="testbed", source="pscheduler",
                 measured_with="run", seed=3, resumes=[{"time": "2026-01-01"}],
@@ -339,7 +339,7 @@ def test_clusters_that_exchanged_nothing_are_not_said_to_have_no_blocks(tmp_path
 
 def test_an_empty_graph_of_clusters_says_what_is_true() -> None:
     from cluster.louvain import louvain
-    from tomography.errors import EmptyGraphError
+    from tomography.model.errors import EmptyGraphError
 
     with pytest.raises(EmptyGraphError, match="none of its 3 nodes .hosts, or clusters of hosts"):
         louvain(np.zeros((3, 3)))

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from tests.hostile.common import ROOT, TOMOGRAPHY, _capped
-from tomography.dataset import write_measurement
-from tomography.errors import GraphError
-from tomography.synthetic import planted_hierarchy
+from tomography.model.dataset import write_measurement
+from tomography.model.errors import GraphError
+from tomography.model.synthetic import planted_hierarchy
 
 BOUND = 60.0
 

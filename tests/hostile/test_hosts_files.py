@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.common import refused, refused_here
-from tomography.hosts_checks import MAX_FILE_BYTES, MAX_HOSTS
+from tomography.model.hosts_checks import MAX_FILE_BYTES, MAX_HOSTS
 
 MEASURE = [["measure", "bittorrent"], ["measure", "iperf3"], ["measure", "netpipe"]]
 """The measure methods; each writes a dataset with ``-o``."""

@@ -21,9 +21,9 @@ import pytest
 
 from tests.conftest import mpi_launcher
 from tests.hostile.common import MEMORY
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.mpi import mpi_hierarchy, read_mpi_hierarchy
-from tomography.hierarchy import Hierarchy
+from tomography.model.hierarchy import Hierarchy
 
 CHECK = str(Path(__file__).parents[1] / "tomography" / "collectives_check.py")
 

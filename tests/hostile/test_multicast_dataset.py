@@ -29,8 +29,8 @@ RESUME = ["multicast", "--local", str(HOSTS), "--root", "h00", "--size", "256KiB
 def measurement(tmp_path_factory) -> Path:
     """A small measurement for ``report`` (the multicast dataset is refused before its
     analysis)."""
-    from tomography.dataset import write_measurement
-    from tomography.synthetic import planted_partition
+    from tomography.model.dataset import write_measurement
+    from tomography.model.synthetic import planted_partition
 
     path = tmp_path_factory.mktemp("measurement") / "d"
     write_measurement(planted_partition(8, 2, iterations=2, seed=0), path)

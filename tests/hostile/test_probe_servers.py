@@ -22,8 +22,8 @@ from measure.coordinator import local_hosts
 from measure.mesh import MeshOptions, run_mesh, unique_probe_rows
 from measure.prober import Prober, iperf3_authenticates
 from measure.probetools import iperf3_client, iperf3_credentials, iperf3_server
-from tomography.dataset import MeasurementWriter, read_measurement
-from tomography.errors import ParameterError
+from tomography.model.dataset import MeasurementWriter, read_measurement
+from tomography.model.errors import ParameterError
 
 OUTSIDER = "127.0.0.249"
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.common import refused, refused_here
-from tomography.safe_load import DocumentError, load_json, load_yaml, parse_xml
+from tomography.model.safe_load import DocumentError, load_json, load_yaml, parse_xml
 
 ROOT = Path(__file__).resolve().parents[2]
 GAUGE = ROOT / "datasets" / "gauges" / "gridlab-8.gauge.xml"
@@ -332,7 +332,7 @@ def test_gauge_figures_out_of_range_are_refused(tmp_path: Path, case: str) -> No
 def test_gauge_delays_out_of_range_are_refused(tmp_path: Path) -> None:
     from tomography.export.bandwidth import from_topology
     from tomography.export.gauge import GaugeError, read_gauge, write_gauge
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     topo = read_topology("tree-5")
     path = tmp_path / "tree-5.gauge.xml"

@@ -16,8 +16,8 @@ import pytest
 from measure.coordinator import local_hosts, run_broadcasts
 from measure.peer import session_settings
 from measure.swarm import SwarmParams
-from tomography.dataset import read_measurement
-from tomography.errors import DatasetError
+from tomography.model.dataset import read_measurement
+from tomography.model.errors import DatasetError
 
 from .conftest import peer_pids, wait_for_iterations
 

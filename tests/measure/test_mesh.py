@@ -19,8 +19,8 @@ import pytest
 
 from measure.coordinator import local_hosts
 from measure.mesh import MeshOptions, batches, read_pairs, run_mesh, tournament
-from tomography.dataset import read_measurement
-from tomography.errors import DatasetError, ParameterError
+from tomography.model.dataset import read_measurement
+from tomography.model.errors import DatasetError, ParameterError
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from scipy.stats import ks_2samp
 
 from measure.coordinator import local_hosts, run_broadcasts
 from measure.mpi import rank_table
-from tomography.dataset import BLOCK_SIZE, read_measurement
+from tomography.model.dataset import BLOCK_SIZE, read_measurement
 
 from .conftest import mpiexec, peer_pids, wait_for_iterations
 

@@ -15,7 +15,7 @@ import pytest
 from measure.coordinator import local_hosts
 from measure.multicast import read_multicasts, run_multicasts
 from tomography.cli import main
-from tomography.errors import DatasetError, ParameterError
+from tomography.model.errors import DatasetError, ParameterError
 from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.export.gauge import write_gauge
 from tomography.planning.delivery import Delivery, Stream, chain_delivery
@@ -252,7 +252,7 @@ def test_bad_plans_and_hosts_give_one_line(tmp_path: Path, capsys, argv, message
 def test_the_gridlab_testbed_gauge_has_the_testbeds_hosts_and_the_tables_figures() -> None:
     from tomography.export.gauge import gauge_to_network, read_gauge
     from tomography.planning import gridlab8
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     gauges = Path(__file__).parents[2] / "datasets" / "gauges"
     model = read_gauge(gauges / "gridlab-8-testbed.gauge.xml")
@@ -353,7 +353,7 @@ def test_a_dataset_of_one_cluster_has_nothing_to_plan_between(tmp_path: Path, ca
 
 def one_cluster_probes(path: Path, hosts: list[str]) -> Path:
     """A probe dataset of ``hosts`` where every pair has the same bandwidth: one cluster."""
-    from tomography.dataset.incremental import MeasurementWriter
+    from tomography.model.dataset.incremental import MeasurementWriter
 
     w = MeasurementWriter(path, {"method": "iperf3", "launcher": "local"},
                           [(h, "127.0.0.1", "") for h in hosts], probes=True)

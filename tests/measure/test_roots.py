@@ -10,9 +10,9 @@ import pytest
 from measure.roots import RootChooser
 from measure.simulator import simulate
 from measure.swarm import SwarmParams, root_order
-from tomography.dataset import read_measurement
-from tomography.errors import ParameterError
-from tomography.synthetic import planted_hierarchy
+from tomography.model.dataset import read_measurement
+from tomography.model.errors import ParameterError
+from tomography.model.synthetic import planted_hierarchy
 
 
 def _groups(m, depth: int) -> dict[str, str]:

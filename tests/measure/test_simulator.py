@@ -11,10 +11,10 @@ from cluster.louvain import louvain
 from measure.flows import max_min_rates
 from measure.simulator import simulate, simulate_broadcast
 from measure.swarm import SwarmParams
-from tomography.dataset import read_measurement
-from tomography.errors import DatasetError
-from tomography.topology import parse_topology, read_topology
-from tomography.weights import mean_weights
+from tomography.model.dataset import read_measurement
+from tomography.model.errors import DatasetError
+from tomography.model.topology import parse_topology, read_topology
+from tomography.model.weights import mean_weights
 
 
 def two_clusters() -> object:

@@ -16,8 +16,8 @@ from measure.preflight import format_checks
 from measure.ssh import SshOptions, read_ssh_hosts, ssh_transport
 from measure.swarm import SwarmParams
 from measure.transport import ProcessTransport, local
-from tomography.dataset import read_measurement
-from tomography.errors import DatasetError
+from tomography.model.dataset import read_measurement
+from tomography.model.errors import DatasetError
 
 from .conftest import peer_pids, wait_for_iterations
 

@@ -13,9 +13,9 @@ from cluster.louvain import louvain
 from measure.flows import max_min_rates
 from measure.simulator import simulate
 from measure.tcp import MSS, Connections, TcpModel, mathis_rate, restart_window
-from tomography.dataset import read_measurement
-from tomography.topology import read_topology
-from tomography.weights import mean_weights
+from tomography.model.dataset import read_measurement
+from tomography.model.topology import read_topology
+from tomography.model.weights import mean_weights
 
 IW = 10 * MSS
 ONLY_SLOW_START = TcpModel(restart_after_idle=False, rtt_fair=False, receive_window=None,
@@ -129,7 +129,7 @@ def test_a_connection_reaches_the_capacity_of_its_own_direction() -> None:
     # one flow each way over a link of 40 Mbit/s one way and 10 the other: with the
     # whole TCP model on, each transfer ends at its own direction's capacity
     from measure.simulator import simulate_broadcast
-    from tomography.topology import parse_topology
+    from tomography.model.topology import parse_topology
     t = parse_topology({
         "name": "asym", "routers": ["A", "B"],
         "links": [{"between": ["A", "B"], "capacity": {"A": "40Mbit/s", "B": "10Mbit/s"},

@@ -21,7 +21,7 @@ import measure.testbed as testbed
 from measure.testbed import (Machine, Testbed, TestbedError, TestbedPlan, claim, down, estimate,
                              load, plan, scaled, status, up)
 from measure.testbed import claims, commands, lifecycle, names, resources, state
-from tomography.topology import Topology, parse_topology, read_topology
+from tomography.model.topology import Topology, parse_topology, read_topology
 
 TWO = {"name": "two", "routers": ["A", "B"],
        "links": [{"between": ["A", "B"], "capacity": "16Mbit/s", "latency": "1ms"}],

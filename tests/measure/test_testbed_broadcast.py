@@ -13,8 +13,8 @@ from cluster.accuracy import nmi
 from cluster.louvain import louvain
 from measure import testbed
 from tomography.cli import main
-from tomography.dataset import read_measurement
-from tomography.weights import mean_weights
+from tomography.model.dataset import read_measurement
+from tomography.model.weights import mean_weights
 
 TWO_SITES = """\
 name: two-sites-5x
@@ -72,7 +72,7 @@ def test_mpi_and_ssh_runs_inside_the_emulated_network_find_its_sites(as_root, ss
     sessions sit in the testbed's host namespaces; the partition is the local launcher's."""
     import sys
 
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     from .conftest import mpiexec
 
@@ -214,7 +214,7 @@ def test_one_allocation_measures_then_runs_hierarchical_collectives(as_root,
     import os
     import sys
 
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     from .conftest import mpiexec
 

@@ -15,7 +15,7 @@ from measure.multicast import read_multicasts
 from tomography.cli import main
 from tomography.export.bandwidth import from_topology
 from tomography.export.gauge import write_gauge
-from tomography.topology import read_topology
+from tomography.model.topology import read_topology
 
 THREE_SITES = """\
 name: three-sites-mc

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning import (METHODS, MethodUnavailable, Network, Plan, Tree,
                                  arborescences, balanced_multicast, compare, exact_optimum,
                                  four_host_example, fpfr_trees, gridlab8, lp_example, plan,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tomography.errors import TomographyError
-from tomography.hierarchy import Hierarchy
+from tomography.model.errors import TomographyError
+from tomography.model.hierarchy import Hierarchy
 from tomography.planning import broadcast_schedule
 
 Schedule = list[list[tuple[str, list[str]]]]

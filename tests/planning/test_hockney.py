@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning import (HockneyModel, Tree, binomial_tree, broadcast_time,
                                  gridlab8, max_bottleneck_tree, semi_flat_tree)
-from tomography.synthetic import planted_partition
+from tomography.model.synthetic import planted_partition
 
 
 def test_binomial_takes_log2_rounds_where_a_flat_tree_sends_n_minus_1_times() -> None:

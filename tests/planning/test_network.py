@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.gauge import gauge_to_network, read_gauge
 from tomography.planning import Network, four_host_example, gridlab8, lp_example
 

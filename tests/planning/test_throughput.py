@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning import (Network, Tree, arborescences, four_host_example, fpfr_trees,
                                  gridlab8, lp_example, predict, resources)
 from tests.planning.brute import random_network, single_tree_rates

@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning import (MethodUnavailable, Network, Tree, arborescences, flat_tree,
                                  four_host_example, fpfr_trees, gridlab8, lp_example,
                                  max_bottleneck_tree, semi_flat_tree)

@@ -17,8 +17,8 @@ import numpy as np
 from mpi4py import MPI
 
 from tomography.collectives import HierarchicalComm
-from tomography.errors import TomographyError
-from tomography.hierarchy import Hierarchy
+from tomography.model.errors import TomographyError
+from tomography.model.hierarchy import Hierarchy
 
 SIZES = [0, 1, 7, 1000, 4099]                         # elements; segments of 1000 bytes
 DTYPES = [np.uint8, np.int32, np.int64, np.float64, np.complex128]

@@ -15,10 +15,10 @@ from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.confidence import IterationSampler, as_sampler, tree_confidence, with_support
 from cluster.louvain import louvain
 from cluster.spanning_tree import cluster_tree, hierarchy_tree
-from tomography.errors import GraphError, TomographyError
-from tomography.interop import EdgeWeights, as_weights, to_networkx, weight_graph
-from tomography.synthetic import planted_hierarchy, planted_partition
-from tomography.weights import mean_weights
+from tomography.model.errors import GraphError, TomographyError
+from tomography.model.interop import EdgeWeights, as_weights, to_networkx, weight_graph
+from tomography.model.synthetic import planted_hierarchy, planted_partition
+from tomography.model.weights import mean_weights
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +165,7 @@ def test_a_tree_and_a_hierarchy_get_their_confidence_in_one_call(planted):
     assert all(0 <= e.confidence <= 1 for e in tree.edges)
     rounds = pd.DataFrame({"src": ["a", "a", "b", "a", "a", "b"], "dst": ["b", "c", "c"] * 2,
                            "weight": [9.0, 1.0, 1.0, 8.0, 2.0, 1.0], "round": [0] * 3 + [1] * 3})
-    from tomography.interop import from_pandas
+    from tomography.model.interop import from_pandas
     assert as_sampler(from_pandas(rounds, round="round")).n_iterations == 2
     with pytest.raises(TomographyError, match="fewer than two rounds"):
         as_sampler(from_pandas(rounds[rounds["round"] == 0]))
@@ -193,7 +193,7 @@ def test_a_tree_offers_its_edge_list_and_its_membership_by_name(planted):
 def test_a_probe_dataset_of_udp_tests_alone_has_nothing_to_cluster(probes):
     import copy
 
-    from tomography.errors import DatasetError
+    from tomography.model.errors import DatasetError
     from tomography.pipeline import analyze
 
     udp = copy.deepcopy(probes)

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from tomography.collectives import Layout, place
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.mpi import write_mpi_hierarchy
-from tomography.hierarchy import Hierarchy
+from tomography.model.hierarchy import Hierarchy
 
 from ..conftest import MPI_FLAVOURS, mpi_launcher
 
@@ -126,7 +126,7 @@ def test_a_file_with_several_ranks_per_host_in_any_rank_order(flavour: str,
 @pytest.mark.slow
 def test_a_dataset_analysed_by_rank_zero(hierarchy_dataset: Path) -> None:
     """Four ranks on four of the 144 hosts of a planted hierarchy (a dataset directory)."""
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     hosts = read_measurement(hierarchy_dataset).host_names
     run = _run("mpich", _mpmd([hosts[0], hosts[1], hosts[20], hosts[100]],

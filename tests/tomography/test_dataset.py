@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from tests.conftest import SMALL, write_files
-from tomography.dataset import (FORMAT, MeasurementWriter, read_measurement,
-                                write_measurement)
-from tomography.errors import DatasetError
-from tomography.synthetic import planted_hierarchy, planted_partition
+from tomography.model.dataset import (FORMAT, MeasurementWriter, read_measurement,
+                                      write_measurement)
+from tomography.model.errors import DatasetError
+from tomography.model.synthetic import planted_hierarchy, planted_partition
 
 
 def test_round_trip(tmp_path: Path) -> None:
@@ -154,7 +154,7 @@ def test_other_field_errors(tmp_path: Path, change: dict[str, str], field: str) 
 
 
 def test_extra_iteration_columns_read_as_numbers_when_they_are(tmp_path) -> None:
-    from tomography.dataset import MeasurementWriter, read_measurement
+    from tomography.model.dataset import MeasurementWriter, read_measurement
 
     writer = MeasurementWriter(tmp_path / "d", {"method": "bittorrent"},
                                [("a", "10.0.0.1", ""), ("b", "10.0.0.2", "")],
@@ -224,7 +224,7 @@ def test_byte_order_marks_and_undecodable_bytes(tmp_path: Path) -> None:
 
 
 def test_write_measurement_writes_only_what_reads_back(tmp_path: Path) -> None:
-    from tomography.synthetic import planted_partition
+    from tomography.model.synthetic import planted_partition
 
     m = planted_partition(8, 2, iterations=2, seed=0)
     write_measurement(m, tmp_path / "ok")
@@ -242,8 +242,8 @@ def test_writer_holds_the_dataset_lock_until_closed(tmp_path):
     """A MeasurementWriter is the dataset's writer: its lock until close(), re-entrant here."""
     import os
 
-    from tomography.dataset import MeasurementWriter
-    from tomography.dataset.lock import LOCK_NAME, lock_holder
+    from tomography.model.dataset import MeasurementWriter
+    from tomography.model.dataset.lock import LOCK_NAME, lock_holder
 
     hosts = [("a", "", ""), ("b", "", "")]
     w = MeasurementWriter(tmp_path / "d", {"method": "synthetic"}, hosts)
@@ -262,7 +262,7 @@ def test_failed_append_leaves_no_cut_line(tmp_path, monkeypatch):
     import errno
     import os
 
-    from tomography.dataset import MeasurementWriter, read_measurement
+    from tomography.model.dataset import MeasurementWriter, read_measurement
 
     w = MeasurementWriter(tmp_path / "d", {"method": "synthetic"}, [("a", "", ""),
                                                                      ("b", "", "")])

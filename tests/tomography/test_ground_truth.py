@@ -7,9 +7,9 @@ import yaml
 
 from tests.tomography.test_topology import BASE, variant
 from tomography.cli import main
-from tomography.ground_truth import (connections, link_table, nic_share, observable_labels,
-                                     threshold_partitions)
-from tomography.topology import TopologyError, parse_topology, read_topology
+from tomography.model.ground_truth import (connections, link_table, nic_share, observable_labels,
+                                           threshold_partitions)
+from tomography.model.topology import TopologyError, parse_topology, read_topology
 
 
 def test_eq_5_2_by_hand() -> None:

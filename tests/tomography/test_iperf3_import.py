@@ -9,10 +9,10 @@ import pytest
 
 from tests.tomography.iperf3_reports import report as _report, write as _write
 from tomography.cli import main
-from tomography.dataset import read_hosts_table, read_measurement
-from tomography.errors import DatasetError
-from tomography.iperf3 import import_iperf3, read_iperf3
-from tomography.weights import probe_weights
+from tomography.model.dataset import read_hosts_table, read_measurement
+from tomography.model.errors import DatasetError
+from tomography.model.dataset.iperf3 import import_iperf3, read_iperf3
+from tomography.model.weights import probe_weights
 
 
 def test_a_directory_of_reports_becomes_the_dataset_a_mesh_writes(tmp_path: Path, capsys) -> None:

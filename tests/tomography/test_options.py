@@ -7,8 +7,8 @@ import argparse
 
 import pytest
 
-from tomography import options
-from tomography.errors import ParameterError
+from tomography.model import options
+from tomography.model.errors import ParameterError
 
 
 def test_an_option_declared_once_is_in_the_help_and_in_the_checks(monkeypatch) -> None:

@@ -10,8 +10,8 @@ import cluster
 import visualize
 from cluster.confidence import IterationSampler
 from tomography import mean_weights, weight_graph
-from tomography.errors import ParameterError
-from tomography.synthetic import planted_partition
+from tomography.model.errors import ParameterError
+from tomography.model.synthetic import planted_partition
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import pytest
 
 from tomography import analyze
 from tomography.cli import main
-from tomography.dataset import write_measurement
-from tomography.errors import TomographyError
-from tomography.synthetic import planted_hierarchy
+from tomography.model.dataset import write_measurement
+from tomography.model.errors import TomographyError
+from tomography.model.synthetic import planted_hierarchy
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_accuracy_needs_a_truth_and_scores_every_level(dataset) -> None:
     ("restarts", 0, "restarts must be a whole number >= 1"),
     ("resolution", -1, "resolution must be a number > 0"), ("loops", -1, "loops must be")])
 def test_bad_options_are_refused_before_any_work(dataset, option, value, message) -> None:
-    from tomography.errors import ParameterError
+    from tomography.model.errors import ParameterError
 
     m, _ = dataset
     with pytest.raises(ParameterError, match=message):

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tomography.cli import main
-from tomography.dataset import read_measurement
-from tomography.errors import DatasetError
-from tomography.pscheduler import read_pscheduler
+from tomography.model.dataset import read_measurement
+from tomography.model.errors import DatasetError
+from tomography.model.dataset.pscheduler import read_pscheduler
 
 
 def _result(rate: float, retransmits: int = 0, *, received: float | None = None,
@@ -220,7 +220,7 @@ def test_opensearch_documents_of_perfsonar_5(tmp_path: Path) -> None:
 
 
 def test_udp_is_kept_apart_and_never_changes_a_tcp_weight(tmp_path: Path, capsys) -> None:
-    from tomography.weights import probe_weights
+    from tomography.model.weights import probe_weights
 
     tcp = _run("10.0.0.1", "10.0.0.2", _result(4.439e9))
     udp = _run("10.0.0.1", "10.0.0.2", _result(4.96e7))
@@ -434,7 +434,7 @@ def test_a_host_may_have_several_addresses_in_the_hosts_file(tmp_path: Path,
                  "-o", str(tmp_path / "ds2")]) != 0
     assert "hosts.csv: address '10.0.0.1' is given to two hosts, 'h1' and 'h2'" in \
         capsys.readouterr().err
-    from tomography.dataset import read_hosts_table
+    from tomography.model.dataset import read_hosts_table
     hosts.write_text("host,address\nh1,10.0.0.1\nh1,ps-a.example.net\n")
     with pytest.raises(DatasetError, match="duplicate host"):  # other commands: one row a host
         read_hosts_table(hosts)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tomography.topology import (SCENARIO_DIR, Link, TopologyError, parse_topology,
-                                 read_topology)
-from tomography.units import parse_bandwidth, parse_size, parse_time
+from tomography.model.topology import (SCENARIO_DIR, Link, TopologyError, parse_topology,
+                                       read_topology)
+from tomography.model.units import parse_bandwidth, parse_size, parse_time
 
 BASE = {
     "name": "t", "routers": ["A", "B", "C"],

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from tomography.dataset import read_measurement
-from tomography.errors import TomographyError
-from tomography.interop import weight_graph
-from tomography.weights import directed_counts, iteration_weights, mean_weights
+from tomography.model.dataset import read_measurement
+from tomography.model.errors import TomographyError
+from tomography.model.interop import weight_graph
+from tomography.model.weights import directed_counts, iteration_weights, mean_weights
 
 
 def test_directed_counts(small_dataset: Path) -> None:

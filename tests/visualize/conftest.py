@@ -16,11 +16,11 @@ import pytest
 from cluster.averaged_edge import averaged_edge_hierarchy
 from measure.coordinator import local_hosts, run_broadcasts
 from measure.simulator import simulate
-from tomography.dataset import Measurement, read_measurement
-from tomography.hierarchy import Hierarchy
-from tomography.synthetic import planted_hierarchy
-from tomography.topology import read_topology
-from tomography.weights import mean_weights
+from tomography.model.dataset import Measurement, read_measurement
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.synthetic import planted_hierarchy
+from tomography.model.topology import read_topology
+from tomography.model.weights import mean_weights
 
 
 @pytest.fixture(scope="session")

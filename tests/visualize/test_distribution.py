@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tomography.errors import TomographyError
-from tomography.weights import iteration_weights, mean_weights
+from tomography.model.errors import TomographyError
+from tomography.model.weights import iteration_weights, mean_weights
 from visualize import plot_edge_weight, plot_weight_distribution
 
 from .helpers import assert_legible, saved

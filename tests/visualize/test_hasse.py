@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tomography.hierarchy import Hierarchy
-from tomography.topology import read_topology
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.topology import read_topology
 from visualize import plot_hasse
 from visualize._common import truth_summary
 

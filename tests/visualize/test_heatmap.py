@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tomography.errors import TomographyError
-from tomography.synthetic import planted_partition
-from tomography.weights import directed_counts, mean_weights
+from tomography.model.errors import TomographyError
+from tomography.model.synthetic import planted_partition
+from tomography.model.weights import directed_counts, mean_weights
 from visualize import plot_heatmap
 
 from .helpers import assert_legible, saved

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from tomography.synthetic import planted_partition
-from tomography.weights import mean_weights
+from tomography.model.synthetic import planted_partition
+from tomography.model.weights import mean_weights
 from visualize import plot_layout
 from visualize.layout import AUTO_LIMIT, layout_positions
 

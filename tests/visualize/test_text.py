@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tomography.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
+from tomography.model.hierarchy import Cluster, ClusterTree, Hierarchy, TreeEdge
 from visualize.text import cluster_tree_text, hasse_text, hierarchy_text
 
 

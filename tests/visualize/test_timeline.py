@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tomography.dataset import MeasurementWriter, read_measurement, read_trace
-from tomography.errors import TomographyError
+from tomography.model.dataset import MeasurementWriter, read_measurement, read_trace
+from tomography.model.errors import TomographyError
 from visualize import plot_timeline
 
 from .helpers import assert_legible, points, saved

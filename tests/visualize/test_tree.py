@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cluster.spanning_tree import cluster_tree
-from tomography.hierarchy import Cluster, ClusterTree, TreeEdge
-from tomography.weights import mean_weights
+from tomography.model.hierarchy import Cluster, ClusterTree, TreeEdge
+from tomography.model.weights import mean_weights
 from visualize import plot_tree
 
 from .helpers import assert_legible, saved, segments, texts

@@ -20,7 +20,7 @@ from typing import Sequence
 from tomography.cli import (cluster, demo, evaluate, export, hierarchy, import_results, info,
                             measure, multicast, plan, plot, report, simulate, synthetic, testbed,
                             tree, truth)
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tomography.cli.common import Progress, positive_int
-from tomography.errors import ParameterError, TomographyError
+from tomography.model.errors import ParameterError, TomographyError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from measure.coordinator import RunSummary
     from measure.swarm import SwarmParams
     from measure.transport import Launcher, Transport
-    from tomography.dataset.lock import DatasetLock
+    from tomography.model.dataset.lock import DatasetLock
 
 __all__ = ["add_swarm_options", "parse_option", "swarm_params", "resuming", "stop_rule",
            "simulation_step", "measure_broadcasts", "interrupted", "terminate_as_interrupt",
@@ -111,17 +111,17 @@ def parse_option(option: str, text: str, parse: Callable[[str], Any]) -> Any:
 
     Examples
     --------
-    >>> from tomography.units import parse_size, parse_time
+    >>> from tomography.model.units import parse_size, parse_time
     >>> parse_option("--size", "1KiB", parse_size)
     1024
     >>> parse_option("--size", "1 pint", parse_size)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: --size: not a size: '1 pint' (expected a number and ...)
+    tomography.model.errors.TomographyError: --size: not a size: '1 pint' (expected a number and ...)
     >>> parse_option("--time-limit", "0s", parse_time)
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: --time-limit must be positive, got '0s'
+    tomography.model.errors.TomographyError: --time-limit must be positive, got '0s'
     """
     try:
         value = parse(text)
@@ -141,7 +141,7 @@ def swarm_params(args: argparse.Namespace) -> SwarmParams:
         A bad value, naming its option.
     """
     from measure.swarm import SwarmParams
-    from tomography.units import parse_size, parse_time
+    from tomography.model.units import parse_size, parse_time
 
     try:
         return SwarmParams(
@@ -241,7 +241,7 @@ def measure_broadcasts(hosts: pd.DataFrame, launch: Launcher | Transport, output
 
 def interrupted(output: Path) -> int:
     """Say how many iterations a run stopped by Ctrl-C kept in ``output``; the exit status."""
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     try:
         kept = len(read_measurement(output).iteration_ids)
@@ -303,7 +303,7 @@ def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> Non
 def dataset_writer(output: Path | str) -> Iterator[DatasetLock]:
     """The command's hold on its dataset directory, for as long as it runs.
 
-    The directory's one-writer lock (:class:`tomography.dataset.lock.DatasetLock`:
+    The directory's one-writer lock (:class:`tomography.model.dataset.lock.DatasetLock`:
     a second writer is refused at once, naming this one; a directory the
     command created and that holds no dataset when it ends is removed) and a
     umask without group and world write, so that nothing written there is
@@ -319,7 +319,7 @@ def dataset_writer(output: Path | str) -> Iterator[DatasetLock]:
     >>> d.exists()
     False
     """
-    from tomography.dataset.lock import DatasetLock
+    from tomography.model.dataset.lock import DatasetLock
 
     old = os.umask(0o022)
     os.umask(old | 0o022)

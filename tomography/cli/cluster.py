@@ -28,7 +28,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print Louvain's bandwidth clusters of the dataset with their confidence."""
-    from tomography.units import counted
+    from tomography.model.units import counted
     from visualize.text import describe_hosts
 
     a = analysis(args, flat_level=args.level)

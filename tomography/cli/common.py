@@ -63,8 +63,8 @@ def _at_least(text: str, low: int, what: str) -> int:
 
 def add_analysis_options(p: argparse.ArgumentParser) -> None:
     """The dataset argument and the options of w_n and Louvain (their declarations:
-    :data:`tomography.options.ANALYSIS`)."""
-    from tomography.options import ANALYSIS
+    :data:`tomography.model.options.ANALYSIS`)."""
+    from tomography.model.options import ANALYSIS
 
     p.add_argument("dataset", type=Path, help="measurement dataset directory")
     for option in ANALYSIS:
@@ -74,7 +74,7 @@ def add_analysis_options(p: argparse.ArgumentParser) -> None:
 
 def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     """The options of the averaged-edge hierarchy (Eq 5.4/5.5)."""
-    from tomography.options import ANALYSIS
+    from tomography.model.options import ANALYSIS
 
     for option in ANALYSIS:
         if option.group == "hierarchy":
@@ -83,7 +83,7 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
 
 def add_tree_level_option(p: Any, flag: str = "--level") -> None:
     """The hierarchy level a tree joins (``args.tree_level``), under ``flag``."""
-    from tomography.options import ANALYSIS
+    from tomography.model.options import ANALYSIS
 
     for option in ANALYSIS:
         if option.group == "tree":
@@ -93,7 +93,7 @@ def add_tree_level_option(p: Any, flag: str = "--level") -> None:
 def analysis(args: argparse.Namespace, dataset: Any = None, **arguments: Any):
     """:func:`tomography.pipeline.analyze` of ``dataset`` (default ``args.dataset``) with the
     analysis options the command has, and ``arguments``; prints the analysis's notes."""
-    from tomography.options import cli_arguments
+    from tomography.model.options import cli_arguments
     from tomography.pipeline import analyze
 
     given = cli_arguments(args)

@@ -22,11 +22,11 @@ from tomography.cli.broadcasts import (dataset_writer, interrupted,
                                        measure_broadcasts, parse_option, simulation_step,
                                        stop_rule, terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
-from tomography.units import counted
+from tomography.model.units import counted
 
 if TYPE_CHECKING:
     from measure.swarm import SwarmParams
-    from tomography.topology import Topology
+    from tomography.model.topology import Topology
 
 __all__ = ["add_parser", "run", "DEMO_TOPOLOGY", "DEMO_SIZE"]
 
@@ -88,8 +88,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     from measure.swarm import SwarmParams
-    from tomography.topology import read_topology
-    from tomography.units import parse_size
+    from tomography.model.topology import read_topology
+    from tomography.model.units import parse_size
 
     out = args.output
     data = out / "dataset"
@@ -121,7 +121,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _summary(data: Path) -> None:
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     m = read_measurement(data)
     print(f"\ndataset: {m.n_hosts} hosts, {len(m.iteration_ids)} iterations -> {data}")
@@ -189,7 +189,7 @@ def _report_and_deliver(bed: Any, data: Path, out: Path, seed: int) -> None:
     from measure.transport import ProcessTransport
     from tomography.cli.export import gauge_model
     from tomography.cli.multicast import deliveries, multicast_table
-    from tomography.errors import TomographyError
+    from tomography.model.errors import TomographyError
 
     _summary(data)
     a = _report(data, out, seed)
@@ -250,7 +250,7 @@ def _report(data: Path, out: Path, seed: int) -> Any:
     """
     from cluster.accuracy import hierarchy_nmi, nmi
     from tomography.pipeline import analyze
-    from tomography.truth_labels import labels_at_depth, truth_depth
+    from tomography.model.truth_labels import labels_at_depth, truth_depth
     from visualize.text import cluster_tree_text, hasse_text
 
     a = analyze(data, seed=seed)

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     broadcasts do not set apart."""
     import sys
 
-    from tomography.units import counted
+    from tomography.model.units import counted
 
     if args.topology is not None or args.host_connections is not None:
         print("evaluate: --topology and --host-connections are no longer used: which truth "

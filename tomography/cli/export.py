@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
                                    add_tree_level_option, analysis, emit, positive_int)
-from tomography.errors import TomographyError
-from tomography.units import counted
+from tomography.model.errors import TomographyError
+from tomography.model.units import counted
 
 if TYPE_CHECKING:
-    from tomography.topology import Topology
+    from tomography.model.topology import Topology
 
 __all__ = ["add_parser", "run", "gauge_model", "FORMATS", "BANDWIDTH_SOURCES"]
 
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from tomography.export.simgrid import simgrid_platform
     from tomography.export.topology_json import topology_to_json
 
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     # a topology given is read before the analysis: a bad one is refused before the work
     topology = read_topology(args.topology) if args.topology else None

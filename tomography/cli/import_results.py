@@ -48,15 +48,15 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import pScheduler results or iperf3 reports as a probe dataset."""
-    from tomography.hosts_checks import read_import_hosts
+    from tomography.model.hosts_checks import read_import_hosts
 
     hosts = read_import_hosts(args.hosts) if args.hosts else None
     if args.format == "iperf3":
-        from tomography.iperf3 import import_iperf3
+        from tomography.model.dataset.iperf3 import import_iperf3
         summary = import_iperf3(args.files, args.output, hosts=hosts, overwrite=args.force)
         emit(summary.describe("iperf3 test"))
     else:
-        from tomography.pscheduler import import_pscheduler
+        from tomography.model.dataset.pscheduler import import_pscheduler
         summary = import_pscheduler(args.files, args.output, hosts=hosts, overwrite=args.force)
         emit(summary.describe("pScheduler throughput run"))
     for warning in summary.warnings:

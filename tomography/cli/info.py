@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print how a dataset was made, its hosts, iterations and totals."""
     from measure.multicast import is_multicast_dataset
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     if is_multicast_dataset(args.dataset):
         return _multicast(args)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tomography.cli.common import positive_int
-from tomography.errors import DatasetError, TomographyError
+from tomography.model.errors import DatasetError, TomographyError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,7 +133,7 @@ def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None
     """
     from measure.coordinator import local_hosts
     from measure.transport import ProcessTransport, local
-    from tomography.hosts_checks import file_budget
+    from tomography.model.hosts_checks import file_budget
 
     if args.testbed:
         bed = _testbed_for(args, held)
@@ -163,7 +163,7 @@ def _testbed_for(args: argparse.Namespace, held: ExitStack) -> Testbed:
     here is taken down when ``held`` closes, before the claim is released.
     """
     from measure import testbed
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     topo = read_topology(args.testbed)
     name = args.name or DEFAULT_TESTBED
@@ -234,12 +234,12 @@ def _read_hosts_file(path: Path) -> pd.DataFrame:
 
     Host names, IPv4 addresses (loopback allowed: the peers run here),
     labels and ports (0 to 65535, empty: 0) are checked row by row
-    (:mod:`tomography.hosts_checks`) and named by file, line and field;
+    (:mod:`tomography.model.hosts_checks`) and named by file, line and field;
     two hosts on one address need a port column with distinct ports (or 0).
     """
-    from tomography.dataset import read_hosts_table
-    from tomography.hosts_checks import (check_address, check_label, check_port, new_host,
-                                         read_host_rows, unique_endpoints)
+    from tomography.model.dataset import read_hosts_table
+    from tomography.model.hosts_checks import (check_address, check_label, check_port, new_host,
+                                               read_host_rows, unique_endpoints)
 
     table = read_host_rows(path, ("host", "address"), ("label",))
     has_port = "port" in table[0][1]
@@ -263,7 +263,7 @@ def _read_hosts_file(path: Path) -> pd.DataFrame:
 
 def _port(text: str) -> int:
     """``--port``: 0 (any free port) to 65535."""
-    from tomography.hosts_checks import check_port
+    from tomography.model.hosts_checks import check_port
 
     try:
         return check_port(text)
@@ -274,7 +274,7 @@ def _port(text: str) -> int:
 
 def _ssh_port(text: str) -> int:
     """``--ssh-port``: 1 to 65535."""
-    from tomography.hosts_checks import check_port
+    from tomography.model.hosts_checks import check_port
 
     try:
         return check_port(text, zero=False)
@@ -284,7 +284,7 @@ def _ssh_port(text: str) -> int:
 
 def _connections(text: str) -> int:
     """``--ssh-connections``: 1 to the hosts a run takes at most."""
-    from tomography.hosts_checks import MAX_HOSTS
+    from tomography.model.hosts_checks import MAX_HOSTS
 
     value = positive_int(text)
     if value > MAX_HOSTS:
@@ -295,8 +295,8 @@ def _connections(text: str) -> int:
 
 def _check_ssh_options(args: argparse.Namespace) -> None:
     """The ssh options of the command line, refused before any session starts."""
-    from tomography.hosts_checks import check_command
-    from tomography.errors import ParameterError
+    from tomography.model.hosts_checks import check_command
+    from tomography.model.errors import ParameterError
 
     for option, value in (("--ssh-identity", args.ssh_identity),
                           ("--ssh-config", args.ssh_config)):

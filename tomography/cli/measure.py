@@ -17,7 +17,7 @@ from tomography.cli.broadcasts import (add_swarm_options, dataset_writer,
                                        terminate_as_interrupt)
 from tomography.cli.common import Progress, port_range, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -213,7 +213,7 @@ def _broadcasts(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transp
                 meta: dict[str, Any]) -> RunSummary:
     """``measure bittorrent``: the broadcasts of the options, with a progress bar."""
     from cluster.stability import stop_rule_meta
-    from tomography.units import parse_bandwidth, parse_size
+    from tomography.model.units import parse_bandwidth, parse_size
 
     upload = int(parse_bandwidth(args.upload_limit) / 8) if args.upload_limit else 0
     return measure_broadcasts(hosts, transport, args.output, iterations=args.iterations,
@@ -241,7 +241,7 @@ def _mesh(args: argparse.Namespace, hosts: pd.DataFrame, transport: Transport,
           meta: dict[str, Any]) -> int:
     """Run an iperf3 or NetPIPE mesh with a progress bar; print the summary."""
     from measure.mesh import MeshOptions, read_pairs, run_mesh
-    from tomography.units import parse_size
+    from tomography.model.units import parse_size
 
     tool = ({"duration": args.duration, "parallel": args.parallel, "omit": args.omit}
             if args.method == "iperf3" else

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from tomography.cli.broadcasts import dataset_writer, parse_option, resuming, say_stopped
 from tomography.cli.common import Progress, positive_int
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
-from tomography.errors import DatasetError, ParameterError, TomographyError
-from tomography.units import counted, listed
+from tomography.model.errors import DatasetError, ParameterError, TomographyError
+from tomography.model.units import counted, listed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -179,7 +179,7 @@ def _parallel(text: str) -> int | str:
 def run(args: argparse.Namespace) -> int:
     """Run the multicasts of ``args`` and print the table of what they achieved."""
     from tomography.cli.measure import terminate_as_interrupt
-    from tomography.units import parse_bandwidth, parse_size, parse_time
+    from tomography.model.units import parse_bandwidth, parse_size, parse_time
 
     comm, agent_status = mpi_world(args)
     if agent_status is not None:   # this rank ran an agent for rank 0

@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from tomography.cli.common import add_format_option, emit, positive_int
-from tomography.errors import TomographyError
-from tomography.units import listed
+from tomography.model.errors import TomographyError
+from tomography.model.units import listed
 
 __all__ = ["add_parser", "run"]
 
@@ -64,7 +64,7 @@ def _read_gauge_arg(path: str):
     never read to its end; nothing is written.
     """
     from tomography.export.gauge import MAX_GAUGE_BYTES, GaugeError, read_gauge
-    from tomography.safe_load import DocumentError, read_stream
+    from tomography.model.safe_load import DocumentError, read_stream
 
     if path != "-":
         return read_gauge(path)

@@ -9,8 +9,8 @@ from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
                                    add_tree_level_option, analysis, positive_int)
-from tomography.errors import TomographyError
-from tomography.units import counted
+from tomography.model.errors import TomographyError
+from tomography.model.units import counted
 
 __all__ = ["add_parser", "run", "KINDS", "FORMATS"]
 
@@ -127,7 +127,7 @@ def _short(path: Path) -> str:
 
 def _labels(args: argparse.Namespace, m: Any) -> dict[str, str] | None:
     """The truth labels to show: hosts.csv's or a file's (None when there are none)."""
-    from tomography.truth_labels import read_truth_file
+    from tomography.model.truth_labels import read_truth_file
 
     return (m.labels if args.truth == "labels" else read_truth_file(args.truth)) or None
 
@@ -177,7 +177,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
         a, b = args.edge
         fig = visualize.plot_edge_weight(m, a, b, **width)
         return fig, f"edge {a} - {b} over {len(m.iteration_ids)} iterations"
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
 
     others = [read_measurement(path) for path in args.compare]
     names = _names(args, 1 + len(others))

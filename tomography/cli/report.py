@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     import time
     from dataclasses import replace
 
-    from tomography.dataset import read_measurement
+    from tomography.model.dataset import read_measurement
     from tomography.pipeline import refuse_nothing_exchanged
     from tomography.report import MAX_ROWS, write_report
 

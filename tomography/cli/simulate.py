@@ -12,8 +12,8 @@ from tomography.cli.broadcasts import (add_swarm_options, dataset_writer, parse_
                                        resuming, say_stopped, simulation_step,
                                        swarm_params, terminate_as_interrupt)
 from tomography.cli.common import Progress, command, positive_int
-from tomography.errors import TomographyError
-from tomography.units import counted
+from tomography.model.errors import TomographyError
+from tomography.model.units import counted
 
 if TYPE_CHECKING:
     from measure.tcp import TcpModel
@@ -87,7 +87,7 @@ def add_parser(sub: Any) -> None:
 
 def _tcp_figures(settings: list[str]) -> dict[str, Any]:
     """The ``--tcp NAME=VALUE`` settings as :class:`measure.tcp.TcpModel` fields."""
-    from tomography.units import parse_size, parse_time
+    from tomography.model.units import parse_size, parse_time
 
     fields: dict[str, Any] = {}
     for setting in settings:
@@ -148,8 +148,8 @@ def run(args: argparse.Namespace) -> int:
 def _simulate(args: argparse.Namespace) -> int:
     """:func:`run` with the dataset's lock held."""
     from measure.simulator import simulate
-    from tomography.topology import read_topology
-    from tomography.units import parse_size
+    from tomography.model.topology import read_topology
+    from tomography.model.units import parse_size
 
     topo = read_topology(args.topology)
     params = swarm_params(args)
@@ -176,7 +176,7 @@ def _simulate(args: argparse.Namespace) -> int:
         return 130
     bar.close()
     if not added:
-        from tomography.dataset import read_measurement
+        from tomography.model.dataset import read_measurement
 
         have = len(read_measurement(args.output).iteration_ids)
         print(f"{args.output} already has {counted(have, 'iteration')}: nothing to simulate "

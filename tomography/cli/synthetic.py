@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tomography.cli.common import command, emit, positive_int
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["add_parser", "run"]
 
@@ -36,8 +36,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write a planted-hierarchy dataset."""
-    from tomography.dataset import write_measurement
-    from tomography.synthetic import planted_hierarchy
+    from tomography.model.dataset import write_measurement
+    from tomography.model.synthetic import planted_hierarchy
 
     try:
         branching = tuple(int(b) for b in args.branching.split(","))

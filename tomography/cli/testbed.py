@@ -8,7 +8,7 @@ from typing import Any
 
 from tomography.cli.common import command
 from tomography.cli.launchers import DEFAULT_TESTBED, add_testbed_scale
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["add_parser", "run", "format_testbeds"]
 
@@ -50,7 +50,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Raise, remove or list testbeds; ``status`` exits 1 when none is up."""
     from measure import testbed
-    from tomography.topology import read_topology
+    from tomography.model.topology import read_topology
 
     if args.action == "up":
         if not args.topology:

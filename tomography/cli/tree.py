@@ -32,7 +32,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the maximum spanning tree of one hierarchy level's clusters."""
     from tomography.export.dot import cluster_tree_to_dot
-    from tomography.units import format_weight
+    from tomography.model.units import format_weight
     from visualize.text import cluster_tree_text
 
     a = analysis(args)

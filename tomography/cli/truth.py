@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from tomography.cli.common import add_format_option, add_host_connections_option, command, emit
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["add_parser", "run"]
 
@@ -41,10 +41,10 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the ground-truth model of a topology: per link, and the partitions thresholds give."""
-    from tomography.ground_truth import (HOST_CONNECTIONS, describe_connections, link_table,
-                                         nic_share, threshold_partitions)
-    from tomography.topology import read_topology
-    from tomography.units import counted, format_bandwidth, listed
+    from tomography.model.ground_truth import (HOST_CONNECTIONS, describe_connections, link_table,
+                                               nic_share, threshold_partitions)
+    from tomography.model.topology import read_topology
+    from tomography.model.units import counted, format_bandwidth, listed
 
     topo = read_topology(args.topology)
     table = link_table(topo)

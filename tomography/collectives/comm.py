@@ -13,8 +13,8 @@ import numpy as np
 from tomography.collectives.layout import Layout, Stage
 from tomography.collectives.pipeline import Step, run_steps
 from tomography.collectives.placement import place, rank_facts
-from tomography.errors import ParameterError, TomographyError
-from tomography.hierarchy import Hierarchy
+from tomography.model.errors import ParameterError, TomographyError
+from tomography.model.hierarchy import Hierarchy
 
 __all__ = ["HierarchicalComm", "DEFAULT_SEGMENT", "DEFAULT_THRESHOLDS"]
 
@@ -59,7 +59,7 @@ class HierarchicalComm:
         its parsed document, a dataset directory (analysed by rank 0 with
         the defaults of ``tomography hierarchy``), an
         :class:`~tomography.pipeline.Analysis` or a
-        :class:`~tomography.hierarchy.Hierarchy`.  Paths are read by rank 0
+        :class:`~tomography.model.hierarchy.Hierarchy`.  Paths are read by rank 0
         alone.  A file fixes the number of ranks and the ranks per host; a
         hierarchy or dataset takes any number of ranks on its hosts.
     host : str, optional

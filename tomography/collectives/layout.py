@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Mapping, Sequence
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 
 __all__ = ["Layout", "Stage"]
 

@@ -24,8 +24,8 @@ import re
 import socket
 from typing import Any, Mapping, Sequence
 
-from tomography.errors import TomographyError
-from tomography.units import listed
+from tomography.model.errors import TomographyError
+from tomography.model.units import listed
 
 __all__ = ["ENVIRONMENT", "rank_facts", "place"]
 
@@ -97,7 +97,7 @@ def place(facts: Sequence[Mapping[str, Any]], hosts: Sequence[str], *,
     >>> place(facts, ["a", "b"])
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: ranks 0, 1 (on n1) match no host of the hierarchy (a, b): \
+    tomography.model.errors.TomographyError: ranks 0, 1 (on n1) match no host of the hierarchy (a, b): \
 set TOMOGRAPHY_HOST for each rank, or pass host=
     """
     known = set(hosts)

@@ -24,7 +24,7 @@ Examples
 
 from __future__ import annotations
 
-from tomography.lazy import lazy_attributes
+from tomography.model.lazy import lazy_attributes
 from tomography.export.dot import cluster_tree_to_dot, hierarchy_to_dot
 from tomography.export.mpi import (check_mpi_hierarchy, hostfile, mpi_hierarchy, rank_order,
                                    rankfile, read_mpi_hierarchy, write_mpi_hierarchy)

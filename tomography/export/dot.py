@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tomography.hierarchy import ClusterTree, Hierarchy
-from tomography.units import format_weight
+from tomography.model.hierarchy import ClusterTree, Hierarchy
+from tomography.model.units import format_weight
 
 __all__ = ["hierarchy_to_dot", "cluster_tree_to_dot"]
 
@@ -68,7 +68,7 @@ def cluster_tree_to_dot(tree: ClusterTree) -> str:
 
     Examples
     --------
-    >>> from tomography.hierarchy import Cluster, TreeEdge
+    >>> from tomography.model.hierarchy import Cluster, TreeEdge
     >>> t = ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b",))],
     ...                 [TreeEdge("L1C0", "L1C1", 3.0)])
     >>> print(cluster_tree_to_dot(t).splitlines()[-2])

@@ -55,12 +55,12 @@ from typing import Any, Literal
 import numpy as np
 from lxml import etree
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.planning.network import Network
-from tomography.safe_load import DocumentError, parse_xml
-from tomography.topology import MAX_HOSTS, MAX_LATENCY, check_quantity
-from tomography.units import parse_bandwidth, parse_time
+from tomography.model.safe_load import DocumentError, parse_xml
+from tomography.model.topology import MAX_HOSTS, MAX_LATENCY, check_quantity
+from tomography.model.units import parse_bandwidth, parse_time
 
 MAX_DELAY = MAX_LATENCY
 """The longest one-way delay a Gauge file may give (seconds): a topology's longest latency."""
@@ -242,7 +242,7 @@ def write_gauge(model: BandwidthModel, path: str | os.PathLike[str], *, unit: st
     --------
     >>> import tempfile
     >>> from tomography.export.bandwidth import from_topology
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> topo = read_topology("tree-5")
     >>> model = from_topology(topo, {g.name: g.host_names for g in topo.clusters})
     >>> path = tempfile.mkdtemp() + "/tree-5.gauge.xml"
@@ -260,7 +260,7 @@ def _figure(text: str, factor: float, kind: str, path: Any, element: Any, docume
     Pair rates: 0 (a dead link) or within a topology's capacities; a host's
     or cluster's capacity within them (0 would be a member that can send
     or receive nothing: it belongs out of the pool); delays within its
-    latencies (:func:`tomography.topology.check_quantity`).
+    latencies (:func:`tomography.model.topology.check_quantity`).
     """
     value = float(text) * factor
     if kind == "capacity" and value == 0:
@@ -386,8 +386,8 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
         Nodes are the clusters (each treated as one host, den Burger et al. 2005, section 3.2)
         or the hosts (needs the model's host-pair bandwidths).
     unit : str, default "MiB/s"
-        Any rate unit of :mod:`tomography.units`.  The default is den
-        Burger's "MB/s" with MB = 2^20 bytes, which :mod:`tomography.units`
+        Any rate unit of :mod:`tomography.model.units`.  The default is den
+        Burger's "MB/s" with MB = 2^20 bytes, which :mod:`tomography.model.units`
         spells ``MiB/s`` (its ``MB/s`` is 10^6 bytes).
 
     Returns
@@ -404,7 +404,7 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
     Examples
     --------
     >>> from tomography.export.bandwidth import from_topology
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> topo = read_topology("two-sites-demo")
     >>> net = gauge_to_network(from_topology(topo, {"west": [f"w{i}-0{j}" for i in (1, 2)
     ...     for j in range(5)], "east": [f"e{i}-0{j}" for i in (1, 2) for j in range(5)]}),

@@ -20,11 +20,11 @@ import os
 
 import networkx as nx
 
-from tomography.dataset import Measurement
-from tomography.deprecation import renamed_parameter
-from tomography.errors import TomographyError
-from tomography.hierarchy import Hierarchy
-from tomography.interop import to_networkx
+from tomography.model.dataset import Measurement
+from tomography.model.deprecation import renamed_parameter
+from tomography.model.errors import TomographyError
+from tomography.model.hierarchy import Hierarchy
+from tomography.model.interop import to_networkx
 
 __all__ = ["host_graph", "write_graphml", "write_gexf"]
 
@@ -53,7 +53,7 @@ def host_graph(measurement: Measurement, *, hierarchy: Hierarchy | None = None,
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(6, 2, iterations=2, seed=0)
     >>> h = Hierarchy.from_partitions(m.host_names, [[0, 0, 0, 1, 1, 1]])
     >>> host_graph(m, hierarchy=h).nodes["h004"]
@@ -82,7 +82,7 @@ def write_graphml(measurement: Measurement, path: str | os.PathLike[str], *,
     Examples
     --------
     >>> import tempfile
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(6, 2, iterations=2, seed=0)
     >>> path = tempfile.mkdtemp() + "/hosts.graphml"
     >>> write_graphml(m, path)
@@ -100,7 +100,7 @@ def write_gexf(measurement: Measurement, path: str | os.PathLike[str], *,
     Examples
     --------
     >>> import tempfile
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(6, 2, iterations=2, seed=0)
     >>> path = tempfile.mkdtemp() + "/hosts.gexf"
     >>> write_gexf(m, path)

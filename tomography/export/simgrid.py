@@ -41,7 +41,7 @@ import math
 import numpy as np
 from lxml import etree
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth import BandwidthModel
 
 __all__ = ["simgrid_platform"]
@@ -89,7 +89,7 @@ def simgrid_platform(model: BandwidthModel, *, speed: str = "1Gf",
     Examples
     --------
     >>> from tomography.export.bandwidth import from_topology
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> topo = read_topology("tree-5")
     >>> xml = simgrid_platform(from_topology(topo, {g.name: g.host_names for g in topo.clusters}))
     >>> xml.count("<host "), xml.count("<zoneRoute ")

@@ -24,8 +24,8 @@ import json
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
-from tomography.errors import TomographyError
-from tomography.hierarchy import ClusterTree, Hierarchy
+from tomography.model.errors import TomographyError
+from tomography.model.hierarchy import ClusterTree, Hierarchy
 
 __all__ = ["FORMAT", "TopologyResult", "topology_to_json", "topology_from_json"]
 
@@ -71,7 +71,7 @@ def topology_to_json(hierarchy: Hierarchy | None, tree: ClusterTree | None, *,
 
     Examples
     --------
-    >>> from tomography.hierarchy import Cluster, TreeEdge
+    >>> from tomography.model.hierarchy import Cluster, TreeEdge
     >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1]], params={"seed": 1})
     >>> t = ClusterTree([Cluster("L1C0", 1, ("a", "b")), Cluster("L1C1", 1, ("c",))],
     ...                 [TreeEdge("L1C0", "L1C1", 2.5)])
@@ -109,10 +109,10 @@ def topology_from_json(text: str) -> TopologyResult:
     >>> topology_from_json('{"format": "tomography-topology/0"}')
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: field 'format': unsupported 'tomography-topology/0'; \
+    tomography.model.errors.TomographyError: field 'format': unsupported 'tomography-topology/0'; \
 this reader understands 'tomography-topology/1'
     """
-    from tomography.safe_load import load_json
+    from tomography.model.safe_load import load_json
 
     data = load_json(text.encode("utf-8"), what="topology JSON")
     if not isinstance(data, dict):

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning.network import Network
 from tomography.planning.throughput import predict, resources
 from tomography.planning.trees import (MethodUnavailable, Tree, arborescences, flat_tree,

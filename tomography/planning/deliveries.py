@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tomography.errors import ParameterError, TomographyError
+from tomography.model.errors import ParameterError, TomographyError
 from tomography.export.gauge import gauge_to_network
 from tomography.planning import MethodUnavailable, plan
 from tomography.planning.delivery import (Delivery, chain_delivery, chain_prediction,
                                           cluster_order, delivery_of_plan, parallel_hosts)
-from tomography.units import listed, parse_bandwidth
+from tomography.model.units import listed, parse_bandwidth
 
 __all__ = ["deliveries", "CHAINS"]
 

@@ -38,11 +38,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from tomography.errors import ParameterError, TomographyError
+from tomography.model.errors import ParameterError, TomographyError
 from tomography.planning.balanced import Plan
 from tomography.planning.network import Network
 from tomography.planning.trees import Tree
-from tomography.units import listed
+from tomography.model.units import listed
 
 __all__ = ["Stream", "Delivery", "SHAPED_METHODS", "split_payload", "parallel_hosts",
            "delivery_of_plan",

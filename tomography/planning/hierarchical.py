@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tomography.errors import TomographyError
-from tomography.hierarchy import Cluster, Hierarchy
+from tomography.model.errors import TomographyError
+from tomography.model.hierarchy import Cluster, Hierarchy
 
 __all__ = ["broadcast_schedule"]
 

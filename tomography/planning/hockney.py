@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning.network import Network
 from tomography.planning.trees import Tree
-from tomography.units import parse_bandwidth
+from tomography.model.units import parse_bandwidth
 
 __all__ = ["HockneyModel", "binomial_tree", "broadcast_time"]
 

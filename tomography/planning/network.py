@@ -20,8 +20,8 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from tomography.errors import TomographyError
-from tomography.units import parse_bandwidth
+from tomography.model.errors import TomographyError
+from tomography.model.units import parse_bandwidth
 
 __all__ = ["Network", "lp_example", "four_host_example", "gridlab8"]
 
@@ -40,7 +40,7 @@ class Network:
         Achievable bandwidth from row to column; 0 is a dead link.  The
         diagonal is ignored (stored as 0).
     unit : str, default "MiB/s"
-        Unit of every number, as :func:`tomography.units.parse_bandwidth`
+        Unit of every number, as :func:`tomography.model.units.parse_bandwidth`
         reads it (``"MiB/s"`` is the thesis' MB/s of 2^20 bytes,
         ``"Mbit/s"`` is 10^6 bits/s), or ``""`` for the unitless examples
         of the papers.
@@ -60,7 +60,7 @@ class Network:
     >>> Network(["a", "b"], [10, 10], [10, 10], [[0, -4], [3, 0]])
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: bandwidth a -> b is negative: -4.0
+    tomography.model.errors.TomographyError: bandwidth a -> b is negative: -4.0
     """
 
     nodes: list[str]
@@ -122,7 +122,7 @@ class Network:
         >>> Network.from_arrays([[0, 5], [5, 0]])
         Traceback (most recent call last):
         ...
-        tomography.errors.TomographyError: out_capacity is missing: give capacity= or out_capacity=
+        tomography.model.errors.TomographyError: out_capacity is missing: give capacity= or out_capacity=
         """
         matrix = np.asarray(bandwidth, dtype=float)
         n = matrix.shape[0] if matrix.ndim else 0
@@ -164,7 +164,7 @@ class Network:
         >>> lp_example().index("w")
         Traceback (most recent call last):
         ...
-        tomography.errors.TomographyError: unknown node 'w'; the nodes are x, y, z
+        tomography.model.errors.TomographyError: unknown node 'w'; the nodes are x, y, z
         """
         try:
             return self.nodes.index(node)

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import sparse
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning.network import Network
 from tomography.planning.trees import Tree
 
@@ -157,7 +157,7 @@ def predict(network: Network, trees: Sequence[Tree], rates: ArrayLike | None = N
     >>> predict(net, trees, reserved, coordinated=True)
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: the rates need 18 of out x, which has 10
+    tomography.model.errors.TomographyError: the rates need 18 of out x, which has 10
     """
     res = resources(network, trees)
     if not coordinated:

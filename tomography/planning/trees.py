@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import sparse
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.planning.network import Network
 
 __all__ = ["Tree", "MethodUnavailable", "flat_tree", "semi_flat_tree", "max_bottleneck_tree",
@@ -62,7 +62,7 @@ class Tree:
     >>> Tree(0, (-1, 2, 1))
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: nodes 1, 2 do not reach the root 0: the parents form a cycle
+    tomography.model.errors.TomographyError: nodes 1, 2 do not reach the root 0: the parents form a cycle
     """
 
     root: int

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tomography.errors import ParameterError
+from tomography.model.errors import ParameterError
 from tomography.pipeline import Analysis, analyze, is_probe_dataset, refuse_nothing_exchanged
 from tomography.report.html import _CSS, _TEMPLATE, MAX_ROWS, _e
 from tomography.report.sections import (HEATMAP_PIXELS, MAX_TREE_NODES, _accuracy, _clusters,
@@ -151,8 +151,8 @@ def write_report(data: "str | os.PathLike[str] | Analysis", output: str | os.Pat
     Examples
     --------
     >>> import tempfile
-    >>> from tomography.synthetic import planted_partition
-    >>> from tomography.dataset import write_measurement
+    >>> from tomography.model.synthetic import planted_partition
+    >>> from tomography.model.dataset import write_measurement
     >>> d = Path(tempfile.mkdtemp())
     >>> write_measurement(planted_partition(8, 2, iterations=2, seed=0), d / "data")
     >>> r = write_report(d / "data", d / "run.html", resamples=0)
@@ -166,7 +166,7 @@ def write_report(data: "str | os.PathLike[str] | Analysis", output: str | os.Pat
                                  f"not with an Analysis (got {', '.join(sorted(options))})")
         a, where = data, None if dataset is None else Path(dataset)
     else:
-        from tomography.dataset import read_measurement
+        from tomography.model.dataset import read_measurement
 
         where = Path(data)
         m = read_measurement(where)
@@ -207,7 +207,7 @@ def report_html(analysis: Analysis, *, dataset: "str | os.PathLike[str] | None" 
 
     Examples
     --------
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> page = report_html(analyze(planted_partition(8, 2, iterations=2, seed=0), resamples=0))
     >>> 'id="hierarchy"' in page, "http://" in page
     (True, False)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from tomography.pipeline import Analysis, is_probe_dataset
 from tomography.report.html import (MAX_ROWS, _e, _empty, _flat, _frame_table, _image,
                                     _missing, _note, _numeric, _rows, _seconds, _table, _value)
-from tomography.units import counted
-from tomography.weights import tcp_probes
+from tomography.model.units import counted
+from tomography.model.weights import tcp_probes
 from visualize.probe_grid import failed_tests
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ def _support(value: bool | None) -> str | None:
 
 def _tree(a: Analysis, max_rows: int) -> str:
     import visualize
-    from tomography.units import format_weight
+    from tomography.model.units import format_weight
 
     t = a.tree
     level = t.params.get("hierarchy_level")

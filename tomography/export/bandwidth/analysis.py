@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.broadcasts import from_broadcasts
 from tomography.export.bandwidth.clusters import clusters_from
 from tomography.export.bandwidth.model import BandwidthModel
@@ -21,15 +21,15 @@ from tomography.export.bandwidth.probes import from_probes
 from tomography.export.bandwidth.topology_model import from_topology
 
 if TYPE_CHECKING:
-    from tomography.topology import Topology
+    from tomography.model.topology import Topology
 
 __all__ = ["analysis_model", "shared_links"]
 
 
 def _topology_of(m: Any, path: "str | Topology | None"):
     """The topology a simulated or emulated dataset ran on, as it ran (scaled)."""
-    from tomography.scaling import scaled
-    from tomography.topology import Topology, read_topology
+    from tomography.model.scaling import scaled
+    from tomography.model.topology import Topology, read_topology
 
     if isinstance(path, Topology):   # read already (--topology)
         topo = path
@@ -90,7 +90,7 @@ def analysis_model(a: Any, *, level: int = 1, source: str = "auto",
     Examples
     --------
     >>> from tomography.pipeline import analyze
-    >>> from tomography.synthetic import planted_hierarchy
+    >>> from tomography.model.synthetic import planted_hierarchy
     >>> m = planted_hierarchy((2, 2), 6, iterations=3, seed=0)
     >>> m.iterations["duration_s"] = 2.0
     >>> model = analysis_model(analyze(m, seed=0, resamples=0), level=1, source="broadcasts")
@@ -115,7 +115,7 @@ def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: P
     """The absolute figures of the clusters, from the source ``source`` names."""
 
     if probes is not None:  # a probe mesh run beside the broadcasts
-        from tomography.dataset import read_measurement
+        from tomography.model.dataset import read_measurement
 
         mesh = read_measurement(probes)
         unknown = sorted(set(m.host_names) - set(mesh.host_names))

@@ -6,11 +6,11 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from tomography.dataset import Measurement
-from tomography.errors import TomographyError
+from tomography.model.dataset import Measurement
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.clusters import known_clusters
 from tomography.export.bandwidth.model import BandwidthModel, Source
-from tomography.weights import directed_counts
+from tomography.model.weights import directed_counts
 
 __all__ = ["from_broadcasts"]
 
@@ -61,12 +61,12 @@ def from_broadcasts(measurement: Measurement, clusters: Mapping[str, Iterable[st
     Examples
     --------
     >>> from tomography.export.bandwidth import clusters_from
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(6, 2, iterations=2, seed=0, file_size=16 * 16384)
     >>> from_broadcasts(m, clusters_from(m.labels))
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: iterations.csv has no duration_s for iteration(s) 0, 1: \
+    tomography.model.errors.TomographyError: iterations.csv has no duration_s for iteration(s) 0, 1: \
 broadcast throughput needs the duration of each broadcast (synthetic datasets have none)
     >>> m.iterations["duration_s"] = 2.0
     >>> g = from_broadcasts(m, clusters_from(m.labels))

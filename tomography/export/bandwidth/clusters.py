@@ -6,8 +6,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from tomography.errors import TomographyError
-from tomography.hierarchy import ClusterTree, Hierarchy
+from tomography.model.errors import TomographyError
+from tomography.model.hierarchy import ClusterTree, Hierarchy
 
 __all__ = ["clusters_from", "check_clusters", "known_clusters", "indices", "pair_medians"]
 
@@ -41,7 +41,7 @@ def clusters_from(result: Hierarchy | ClusterTree | Mapping[str, str], *,
     Parameters
     ----------
     result : Hierarchy, ClusterTree or mapping of host to label
-        A label mapping is, for instance, :attr:`tomography.dataset.Measurement.labels`.
+        A label mapping is, for instance, :attr:`tomography.model.dataset.Measurement.labels`.
     level : int, default 1
         The hierarchy level (1 is the finest); ignored otherwise.
 

@@ -8,7 +8,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.clusters import check_clusters
 
 __all__ = ["SOURCE_KINDS", "FIGURES", "Source", "BandwidthModel"]

@@ -7,11 +7,11 @@ from typing import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from tomography.dataset import Measurement
-from tomography.errors import TomographyError
+from tomography.model.dataset import Measurement
+from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.clusters import indices, known_clusters, pair_medians
 from tomography.export.bandwidth.model import BandwidthModel, Source
-from tomography.weights import tcp_probes
+from tomography.model.weights import tcp_probes
 
 __all__ = ["from_probes"]
 
@@ -61,7 +61,7 @@ def from_probes(measurement: Measurement, clusters: Mapping[str, Iterable[str]],
     --------
     >>> import pandas as pd
     >>> from tomography.export.bandwidth import clusters_from
-    >>> from tomography.synthetic import planted_partition
+    >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(4, 2, iterations=1, seed=0)
     >>> m.probes = pd.DataFrame({"src": ["h000", "h000", "h002"], "dst": ["h001", "h002", "h000"],
     ...     "tool": "iperf3", "bits_per_second": [9e8, 1e8, 2e8], "streams": 1,

@@ -8,7 +8,7 @@ import numpy as np
 
 from tomography.export.bandwidth.clusters import indices, known_clusters, pair_medians
 from tomography.export.bandwidth.model import BandwidthModel, Source
-from tomography.topology import Topology
+from tomography.model.topology import Topology
 
 __all__ = ["from_topology"]
 
@@ -45,7 +45,7 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
           to a host of B (the sender's NIC up, the router links in the
           direction A -> B, the receiver's NIC down), the median over host
           pairs: what one flow gets alone on an idle network.  Concurrent flows share links (see
-          :mod:`tomography.ground_truth` for the share during a broadcast);
+          :mod:`tomography.model.ground_truth` for the share during a broadcast);
         * delay A -> B: median over host pairs of the one-way latency (both
           host links and the route).
 
@@ -56,7 +56,7 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
 
     Examples
     --------
-    >>> from tomography.topology import read_topology
+    >>> from tomography.model.topology import read_topology
     >>> topo = read_topology("two-sites-demo")
     >>> sites = {g.name: g.host_names for g in topo.clusters}
     >>> m = from_topology(topo, sites)

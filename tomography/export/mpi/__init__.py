@@ -4,7 +4,7 @@ MPICH-G2 (thesis 6.1) gives every bandwidth cluster of every level its own
 communicator, led by the cluster's first rank, and runs a broadcast top
 level first, the broadcasts of one level in parallel.  This package writes
 what an MPI program needs to do the same over a
-:class:`~tomography.hierarchy.Hierarchy`:
+:class:`~tomography.model.hierarchy.Hierarchy`:
 
 * a rank order that keeps the clusters of every level contiguous, as an
   Open MPI or MPICH hostfile (:func:`hostfile`) or an Open MPI rankfile

@@ -12,10 +12,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.mpi.ranks import Slots, check_hierarchy, rank_order, slot_counts
-from tomography.hierarchy import Cluster, Hierarchy
-from tomography.units import listed
+from tomography.model.hierarchy import Cluster, Hierarchy
+from tomography.model.units import listed
 
 __all__ = ["FORMAT", "mpi_hierarchy", "write_mpi_hierarchy"]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from tomography.errors import TomographyError
+from tomography.model.errors import TomographyError
 from tomography.export.mpi.ranks import Slots, rank_order, slot_counts
-from tomography.hierarchy import Hierarchy
+from tomography.model.hierarchy import Hierarchy
 
 __all__ = ["mpi_flavor", "hostfile", "rankfile"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from tomography.errors import TomographyError, expect
-from tomography.hierarchy import Cluster, Hierarchy
+from tomography.model.errors import TomographyError, expect
+from tomography.model.hierarchy import Cluster, Hierarchy
 
 __all__ = ["Slots", "rank_order", "check_hierarchy", "slot_counts"]
 

@@ -3,9 +3,9 @@
 The rules are those of the format, described in the docstring of
 :mod:`tomography.export.mpi`; an error names the first field at fault.
 The file is read as every outside document is: a regular file of at most
-:data:`tomography.safe_load.MAX_BYTES` (a FIFO, a device or a link to
+:data:`tomography.model.safe_load.MAX_BYTES` (a FIFO, a device or a link to
 ``/dev/zero`` refused unopened), UTF-8 JSON nested at most
-:data:`tomography.safe_load.MAX_DEPTH` deep; its counts are bounded
+:data:`tomography.model.safe_load.MAX_DEPTH` deep; its counts are bounded
 (:data:`MAX_SLOTS` ranks a host, :data:`MAX_RANKS` in all) before any list
 of ranks is built.
 """
@@ -17,8 +17,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from tomography.dataset.schema import MAX_HOSTS
-from tomography.errors import DatasetError, TomographyError
+from tomography.model.dataset.schema import MAX_HOSTS
+from tomography.model.errors import DatasetError, TomographyError
 from tomography.export.mpi.communicators import FORMAT
 
 MAX_SLOTS = 2**16
@@ -88,14 +88,14 @@ def check_mpi_hierarchy(data: Any) -> dict[str, Any]:
     Examples
     --------
     >>> from tomography.export.mpi import mpi_hierarchy
-    >>> from tomography.hierarchy import Hierarchy
+    >>> from tomography.model.hierarchy import Hierarchy
     >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1]])
     >>> doc = mpi_hierarchy(h)
     >>> doc["levels"][0]["colours"][2] = 0
     >>> check_mpi_hierarchy(doc)
     Traceback (most recent call last):
     ...
-    tomography.errors.TomographyError: field 'levels[0].colours[2]': rank 2 has colour 0, \
+    tomography.model.errors.TomographyError: field 'levels[0].colours[2]': rank 2 has colour 0, \
 but cluster 'L1C1' (colour 1) holds ranks 2..2
     """
     if not isinstance(data, dict):
@@ -269,8 +269,8 @@ def read_mpi_hierarchy(path: str | os.PathLike[str]) -> dict[str, Any]:
     TomographyError
         Naming the file and the field at fault (see :func:`check_mpi_hierarchy`).
     """
-    from tomography.files import open_regular
-    from tomography.safe_load import MAX_BYTES, load_json, read_bounded
+    from tomography.model.files import open_regular
+    from tomography.model.safe_load import MAX_BYTES, load_json, read_bounded
 
     try:
         with open_regular(Path(path), MAX_BYTES, kind="MPI hierarchy file") as fh:
