@@ -21,7 +21,7 @@ from tomography.model.errors import ParameterError
 from tomography.model.hierarchy import Hierarchy
 from tomography.model.hostnames import row_names
 from tomography.model.options import OPTIONS, check_options
-from tomography.model.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.seeding import Seed, random_state, spawn_seeds
 
 __all__ = ["collapse", "linked", "with_self_loops", "averaged_edge_hierarchy", "LINKAGES"]
 
@@ -191,6 +191,7 @@ def with_self_loops(collapsed, share: float) -> sparse.csr_array:
     return (off + sparse.diags_array(share * strongest)).tocsr()
 
 
+@random_state
 def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
                             weight: str | None = "weight", linkage: Linkage = DEFAULT_LINKAGE, start: Start = "refined",
                             loops: float = 0.5, engine: str = "igraph",
@@ -271,7 +272,7 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     A, nodes = shared.matrix, shared.hosts
     names = row_names(A.shape[0], hosts, nodes)
     check_options(linkage=linkage, start=start)
-    rng, recorded = check_seed(seed)
+    rng, recorded = seed
     options = {"engine": engine, "resolution": resolution, "restarts": restarts}
     partitions, internals, weights, qualities, origins = [], [], [], [], []
 

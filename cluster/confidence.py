@@ -60,7 +60,7 @@ from cluster.separation import resampled_cluster_separations, weakest_cuts
 from tomography.model.errors import ParameterError, TomographyError
 from tomography.model.hierarchy import ClusterTree, Hierarchy
 from tomography.model.deprecation import renamed_parameter
-from tomography.model.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.seeding import Seed, random_state, spawn_seeds
 from tomography.model.weights import IterationWeights
 
 __all__ = ["IterationSampler", "as_sampler", "resample_plan", "hierarchy_confidence",
@@ -119,6 +119,7 @@ def _halves(strata: np.ndarray, resamples: int, rng: np.random.Generator) -> lis
     return plan
 
 
+@random_state
 def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
                   seed: Seed = 0, strata: Sequence[int] | np.ndarray | None = None
                   ) -> tuple[str, list[np.ndarray]]:
@@ -162,7 +163,7 @@ def resample_plan(n_iterations: int, resamples: int = DEFAULT_RESAMPLES, *,
                               "confidence")
     if resamples < 1:
         raise ParameterError(f"resamples must be >= 1, got {resamples}")
-    rng, _ = check_seed(seed)
+    rng = seed.rng
     strata = (np.zeros(n_iterations, dtype=np.int64) if strata is None
               else np.asarray(strata, dtype=np.int64))
     if len(strata) != n_iterations:
@@ -406,6 +407,7 @@ def _partition(matrix: sparse.csr_array, options: _Options, seed: int,
                    level=level).labels
 
 
+@random_state
 def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
                          resamples: int = SEPARATION_RESAMPLES,
                          threshold: float = SUPPORT_THRESHOLD,
@@ -471,7 +473,7 @@ def hierarchy_confidence(hierarchy: Hierarchy, sampler: Any, *,
     True
     """
     sampler = as_sampler(sampler)
-    rng, recorded = check_seed(seed)
+    rng, recorded = seed
     if list(sampler.graph.hosts or hierarchy.hosts) != hierarchy.hosts:
         raise TomographyError("the sampler's hosts are not the hierarchy's")
     minimum = RESAMPLE_SEPARATION if min_separation is None else min_separation
@@ -683,6 +685,7 @@ def with_support(hierarchy: Hierarchy, sampler: Any, *,
     return h if len(keep) == h.depth else h.select(keep)
 
 
+@random_state
 def flat_confidence(labels: np.ndarray, sampler: Any, *,
                     resamples: int = DEFAULT_RESAMPLES, engine: str = "igraph",
                     resolution: float = 1.0, level: str = "best", seed: Seed = 0,
@@ -713,7 +716,7 @@ def flat_confidence(labels: np.ndarray, sampler: Any, *,
     ([1.0, 1.0, 1.0, 1.0], 1.0, 'bootstrap', 4)
     """
     sampler = as_sampler(sampler)
-    rng, _ = check_seed(seed)
+    rng = seed.rng
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
     options = _Options(engine, resolution)
     labels = np.asarray(labels)
@@ -735,6 +738,7 @@ def flat_confidence(labels: np.ndarray, sampler: Any, *,
     return total / len(plan), agreement / len(plan), method, len(plan)
 
 
+@random_state
 def tree_confidence(tree: ClusterTree, sampler: Any, *,
                     resamples: int = DEFAULT_RESAMPLES, seed: Seed = 0,
                     n_jobs: int | None = None) -> ClusterTree:
@@ -784,7 +788,7 @@ def tree_confidence(tree: ClusterTree, sampler: Any, *,
     ids = [c.id for c in tree.clusters]
     for c, cluster in enumerate(tree.clusters):
         labels[[index[h] for h in cluster.hosts]] = c
-    rng, recorded = check_seed(seed)
+    rng, recorded = seed
     flat_seed = spawn_seeds(rng, 1)[0]
     method, plan = resample_plan(sampler.n_iterations, resamples, seed=rng)
     per = [c.confidence for c in tree.clusters]  # a hierarchy level's clusters have theirs

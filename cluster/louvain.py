@@ -28,7 +28,7 @@ from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph, upper_edg
 from cluster.modularity import canonical_labels, modularity
 from tomography.model.errors import EmptyGraphError, ParameterError
 from tomography.model.options import OPTIONS, check_options
-from tomography.model.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.seeding import Seed, random_state, spawn_seeds
 
 if TYPE_CHECKING:
     import igraph
@@ -92,6 +92,7 @@ class FlatClustering:
         return {h: int(c) for h, c in zip(names, self.labels)}
 
 
+@random_state
 def louvain(graph, *, weight: str | None = "weight", engine: str = "igraph", resolution: float = 1.0, seed: Seed = 0,
             restarts: int = 1, level: Level = "best", self_loop: float = 0.0) -> FlatClustering:
     """Partition a weighted graph by Louvain modularity maximization.
@@ -168,7 +169,7 @@ def louvain(graph, *, weight: str | None = "weight", engine: str = "igraph", res
                               "another, so there is nothing to cluster")
     if self_loop:
         A = (A + sparse.diags_array(np.full(A.shape[0], float(self_loop)))).tocsr()
-    rng, recorded = check_seed(seed)
+    rng, recorded = seed
     run = _run_igraph if engine == "igraph" else _run_python_louvain
     if engine == "igraph" and isinstance(graph, SharedGraph) and not self_loop:
         shared = graph.igraph()   # converted once for every call on this graph

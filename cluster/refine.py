@@ -28,7 +28,7 @@ from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.modularity import canonical_labels
 from cluster.parallel import effective_jobs, fork_map
-from tomography.model.seeding import Seed, check_seed, spawn_seeds
+from tomography.model.seeding import Seed, random_state, spawn_seeds
 
 #: Two parts of a split are kept apart without testing their union when they
 #: are less mixed than every weight-shuffled copy's most mixed pair, by this
@@ -41,6 +41,7 @@ CLEAR_Z = 5.0
 __all__ = ["shuffle_weights", "significant_split", "significance", "refine_levels", "CLEAR_Z"]
 
 
+@random_state
 def shuffle_weights(graph, seed: Seed = 0) -> sparse.csr_array:
     """The same edges with their weights randomly permuted (self-loops dropped).
 
@@ -52,13 +53,14 @@ def shuffle_weights(graph, seed: Seed = 0) -> sparse.csr_array:
     ([1.0, 2.0, 3.0], True)
     """
     A, _ = as_adjacency(graph)
-    rng, _ = check_seed(seed)
+    rng = seed.rng
     upper = sparse.triu(A, k=1, format="coo")
     shuffled = sparse.coo_array((rng.permutation(upper.data), (upper.row, upper.col)),
                                 shape=A.shape)
     return (shuffled + shuffled.T).tocsr()
 
 
+@random_state
 def significant_split(graph, *, shuffles: int = 10, z: float = 5.0, min_size: int = 4,
                       engine: str = "igraph", resolution: float = 1.0,
                       seed: Seed = 0) -> np.ndarray | None:
@@ -108,7 +110,7 @@ def significant_split(graph, *, shuffles: int = 10, z: float = 5.0, min_size: in
     A = _without_loops(A)
     if A.shape[0] < max(min_size, 2) or A.nnz == 0:
         return None
-    rng, _ = check_seed(seed)
+    rng = seed.rng
     g = igraph_graph(A) if engine == "igraph" else None
     return _split(A, g, shuffles=shuffles, z=z, engine=engine, resolution=resolution, rng=rng)
 
@@ -372,6 +374,7 @@ def significance(found: float, null, *, z: float = 5.0, min_copies: int = 4) -> 
     return bool(spread == 0 or (found - np.mean(drawn)) / spread >= z)
 
 
+@random_state
 def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size: int = 4,
                   engine: str = "igraph", resolution: float = 1.0,
                   seed: Seed = 0, n_jobs: int | None = None) -> list[np.ndarray]:
@@ -411,7 +414,7 @@ def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size
     A, _ = as_adjacency(graph)
     loops = A.diagonal().any()
     A = _without_loops(A)
-    rng, _ = check_seed(seed)
+    rng = seed.rng
     whole_graph = None   # built once, cut per cluster
     if engine == "igraph":
         whole_graph = (graph.igraph() if isinstance(graph, SharedGraph) and not loops

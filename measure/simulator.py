@@ -81,7 +81,7 @@ from measure.tcp import Connections, TcpModel
 from tomography.model.dataset import BLOCK_SIZE, MeasurementWriter, read_measurement
 from tomography.model.dataset.meta import refuse_other_params
 from tomography.model.errors import DatasetError, ParameterError, TomographyError
-from tomography.model.seeding import Seed, check_seed
+from tomography.model.seeding import Seed, random_state
 from tomography.model.topology import Topology, check_quantity, read_topology
 from tomography.model.units import parse_size
 
@@ -233,6 +233,7 @@ def _interrupts_pass_through_kernels(function: Callable[..., Any]) -> Callable[.
 
 
 @_interrupts_pass_through_kernels
+@random_state
 def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_size: int, *,
                        params: SwarmParams = SwarmParams(), tcp: TcpModel = TcpModel(),
                        seed: Seed = 0, network: _Network | None = None) -> BroadcastResult:
@@ -270,7 +271,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         raise TomographyError(f"root {root!r} is not one of the hosts")
     if file_size <= 0:
         raise ParameterError(f"file_size must be positive, got {file_size}")
-    rng, _ = check_seed(seed)
+    rng = seed.rng
     seed_kernels(int(rng.integers(2**32)))
     net = network or _Network(topology, hosts)
     n = len(hosts)

@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tomography.model.errors import DatasetError, ParameterError, TomographyError
+from tomography.model.options import check_options
+from tomography.model.seeding import random_state, spawn_seeds
 from tomography.model.units import WEIGHT_UNITS, counted
 
 if TYPE_CHECKING:
@@ -360,6 +362,7 @@ def refuse_nothing_exchanged(m: "Measurement", where: Path | None) -> None:
                            field="bits_per_second")
 
 
+@random_state
 def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | None = None,
             engine: Literal["igraph", "louvain"] = "igraph", seed: int = 0, restarts: int = 1,
             resolution: float = 1.0, resamples: int | None = None, n_jobs: int | None = None,
@@ -440,9 +443,11 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
     from tomography.model.dataset import read_measurement
     from tomography.model.weights import mean_weights
 
-    seed = _checked(iterations=iterations, engine=engine, seed=seed, restarts=restarts,
-                    resolution=resolution, resamples=resamples, linkage=linkage, start=start,
-                    loops=loops, tree_level=tree_level, flat_level=flat_level)
+    check_options(iterations=iterations, engine=engine, restarts=restarts, resolution=resolution,
+                  resamples=resamples, linkage=linkage, start=start, loops=loops,
+                  tree_level=tree_level, flat_level=flat_level)
+    # the one integer every part uses: a Generator's first draw when one was given
+    seed = seed.recorded if seed.recorded is not None else spawn_seeds(seed.rng, 1)[0]
     if not hasattr(data, "host_names") and not isinstance(data, (str, os.PathLike)):
         raise ParameterError(f"analyze() takes a Measurement or a dataset directory, got "
                              f"{type(data).__name__}; for a weight matrix or a graph call the "
@@ -487,19 +492,3 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
     return Analysis(m, options, sampler.graph, sampler, notes, **extra)
 
 
-def _checked(*, iterations: Any, engine: str, seed: Any, restarts: Any, resolution: Any,
-             resamples: Any, linkage: Any, start: str, loops: Any, tree_level: Any,
-             flat_level: str) -> int:
-    """Refuse bad options before any work (:func:`tomography.model.options.check_options`); the one
-    integer seed every part uses."""
-    from tomography.model.options import check_options
-    from tomography.model.seeding import check_seed, spawn_seeds
-
-    check_options(iterations=iterations, engine=engine, restarts=restarts,
-                  resolution=resolution, resamples=resamples, linkage=linkage, start=start,
-                  loops=loops, tree_level=tree_level, flat_level=flat_level)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        rng, _ = check_seed(seed)     # None: a fresh seed; a Generator: one drawn from it
-        return spawn_seeds(rng, 1)[0]
-    check_seed(seed)
-    return seed

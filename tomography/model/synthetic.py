@@ -25,11 +25,12 @@ import pandas as pd
 
 from tomography.model.dataset import BLOCK_SIZE, Measurement
 from tomography.model.errors import ParameterError
-from tomography.model.seeding import Seed, check_seed
+from tomography.model.seeding import Seed, random_state
 
 __all__ = ["planted_hierarchy", "planted_partition"]
 
 
+@random_state
 def planted_hierarchy(branching: Sequence[int], hosts_per_group: int | Sequence[int], *,
                       iterations: int = 3,
                       file_size: int = 4 * 2**20, ratio: float = 4.0, peers: int = 40,
@@ -86,7 +87,7 @@ def planted_hierarchy(branching: Sequence[int], hosts_per_group: int | Sequence[
     if ratio < 1 or noise < 0 or peers < 1:
         raise ParameterError(f"ratio must be >= 1, noise >= 0 and peers >= 1, got {ratio}, "
                              f"{noise} and {peers}")
-    rng, recorded = check_seed(seed)
+    rng, recorded = seed
     paths = _group_paths(branching, counts)
     n = len(paths)
     width = len(str(n - 1))
