@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write_gauge}")
         return 0
     if args.report:
-        from measure.multicast import read_multicasts, summary_table
+        from measure.multicast import summary_table
+        from tomography.model.dataset.multicast import read_multicasts
 
         tables = {}
         for path in sorted(args.out.glob("root-*"), key=lambda p: _site_order(p.name[5:])):
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     require_root()
     terminate_as_interrupt()
     from measure import testbed
-    from measure.multicast import read_multicasts, run_multicasts, summary_table
+    from measure.multicast import run_multicasts, summary_table
+    from tomography.model.dataset.multicast import read_multicasts
     from measure.transport import ProcessTransport
     from tomography.planning.deliveries import deliveries
     from tomography.model.topology import read_topology

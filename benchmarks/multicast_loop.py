@@ -94,7 +94,8 @@ def loop(topo, out: Path, args) -> dict:
     """One network through the loop; its figures."""
     from measure import testbed
     from measure.coordinator import run_broadcasts
-    from measure.multicast import read_multicasts, run_multicasts, summary_table
+    from measure.multicast import run_multicasts, summary_table
+    from tomography.model.dataset.multicast import read_multicasts
     from measure.swarm import SwarmParams
     from measure.transport import ProcessTransport
     from cluster.stability import dataset_stop_rule

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     require_root()
     terminate_as_interrupt()
     from measure import testbed
-    from measure.multicast import read_multicasts, run_multicasts, summary_table
+    from measure.multicast import run_multicasts, summary_table
+    from tomography.model.dataset.multicast import read_multicasts
     from measure.transport import ProcessTransport
     from tomography.planning.deliveries import deliveries
     from tomography.model.topology import read_topology

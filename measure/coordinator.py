@@ -40,9 +40,8 @@ import json
 import queue
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -51,10 +50,10 @@ from measure.agent import host_facts, remove_stale
 from measure.peer import lt_version, make_torrent, session_settings
 from measure.preflight import HostCheck, PreflightError, failure_reason, version_mismatch
 from measure.roots import RootChooser
+from measure.session import Run, Summary
 from measure.swarm import SwarmParams, peer_lists
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
-from tomography.model.dataset import (HOSTS_COLUMNS, MeasurementWriter, read_measurement,
-                                      refuse_existing)
+from tomography.model.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
 from tomography.model.dataset.meta import refuse_other_run
 from tomography.model.errors import ParameterError, TomographyError
 from tomography.model.units import listed
@@ -136,30 +135,26 @@ class IterationResult:
         return sum(self.redundant.values())
 
 
-@dataclass
-class RunSummary:
-    """What a run did: its dataset, its iterations, what failed, when it converged."""
+@dataclass(kw_only=True)
+class RunSummary(Summary):
+    """What a run of broadcasts did: its dataset, its iterations, what failed, when it
+    converged."""
 
-    path: Path
     iterations: list[IterationResult]
-    resumed_from: int = 0
     converged_at: int | None = None  # the iteration after which ``stop`` ended the run
     stop_rule: bool = False           # whether a ``stop`` rule was given
-    checks: list[HostCheck] = field(default_factory=list)  # the preflight, host by host
+    UNIT: ClassVar[str] = "iteration"
 
     @property
     def incomplete(self) -> list[int]:
         """Iterations that did not complete."""
         return [r.iteration for r in self.iterations if not r.complete]
 
-    def describe(self) -> str:
-        """A few lines for the operator."""
-        done = len(self.iterations)
-        skipped = [c for c in self.checks if not c.ok]
-        lines = [f"left out after the preflight: {c.host} ({c.reason})" for c in skipped]
-        lines += [f"{done} iteration(s) run"
-                 + (f" after {self.resumed_from} already on disk" if self.resumed_from else "")
-                 + f"; dataset in {self.path}"]
+    def count(self) -> int:
+        return len(self.iterations)
+
+    def details(self) -> list[str]:
+        lines = []
         for r in self.iterations:
             if not r.complete:
                 lines.append(f"iteration {r.iteration} incomplete: " + "; ".join(r.notes))
@@ -171,7 +166,7 @@ class RunSummary:
                          f"held after iteration {self.converged_at})")
         elif self.stop_rule:
             lines.append("not converged: the stop rule never held; more iterations may help")
-        return "\n".join(lines)
+        return lines
 
 
 class AgentGroup:
@@ -682,66 +677,54 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     frame = host_frame(hosts)
     transport = transport_of(launch)
     run_params = {**_run_params(file_size, seed, params), "upload_limit": upload_limit}
-    out = Path(output)
-    resuming = resume and (out / "meta.json").exists()
-    if resuming:
-        writer = MeasurementWriter.reopen(out)  # drops rows of an unlisted iteration first
-        existing = read_measurement(out)
-        refuse_other_run(existing.meta, out / "meta.json", hosts=frame["host"],
-                         recorded_hosts=existing.host_names, params=run_params)
-        start = len(existing.iteration_ids)
-    else:
-        refuse_existing(out, overwrite=overwrite)
-    swarm, checks = checked_agents(frame, transport, params, port, upload_limit, skip_failed)
-    records = {"launcher": transport.name,
-               "hosts": {c.host: c.record() for c in checks if c.ok},
-               "skipped_hosts": {c.host: c.reason for c in checks if not c.ok}}
+    summary = RunSummary(path=Path(output), iterations=[], stop_rule=stop is not None)
+    run = Run(output, resume=resume, overwrite=overwrite)
     try:
-        if resuming:
-            writer.update_meta(resumes=writer.meta.get("resumes", []) + [
-                {"at_iteration": start, **records,
-                 "time": datetime.now(timezone.utc).isoformat(timespec="seconds")}])
-        else:
+        with run:
+            if run.resuming:
+                run.writer = MeasurementWriter.reopen(run.path)  # drops unlisted rows first
+                existing = read_measurement(run.path)
+                refuse_other_run(existing.meta, run.path / "meta.json", hosts=frame["host"],
+                                 recorded_hosts=existing.host_names, params=run_params)
+                summary.kept = len(existing.iteration_ids)
+            swarm, summary.checks = checked_agents(frame, transport, params, port,
+                                                   upload_limit, skip_failed)
+            run.agents = swarm
             session = {"version": lt_version(),
-                       "settings": session_settings("<host address>", port, params, upload_limit)}
-            writer = MeasurementWriter(out, {"method": "bittorrent", **(meta or {}),
-                                             **records, "params": run_params,
-                                             "libtorrent": session},
-                                       frame[frame["host"].isin(swarm.peers)]
-                                       [list(HOSTS_COLUMNS)],
-                                       overwrite=overwrite,
-                                       iteration_columns=("redundant_bytes", "failed_peers"))
-            start = 0
-    except BaseException:
-        swarm.close()
-        raise
-    hosts_sorted = sorted(swarm.peers)
-    roots = RootChooser(hosts_sorted, seed, params.roots)
-    if resuming:
-        roots.replay(existing)
-    swarm.hosts = frame[frame["host"].isin(hosts_sorted)].reset_index(drop=True)
-    summary = RunSummary(path=out, iterations=[], resumed_from=start,
-                         stop_rule=stop is not None, checks=checks)
-    try:
-        for i in range(start, iterations):
-            result = broadcast(swarm, i, roots.next(), file_size, seed=seed,
-                                time_limit=params.time_limit, trace=trace,
-                                time_box=params.time_box, block_quota=params.block_quota)
-            if trace:
-                writer.add_trace(i, result.trace)
-            sent = [(r, s, b) for (r, s), (b, _) in sorted(result.sent.items())]
-            writer.add_iteration(
-                i, root=result.root, nbytes=file_size, duration_s=result.duration,
-                complete=result.complete,
-                transfers=sent, extra={"redundant_bytes": result.redundant_bytes,
-                                       "failed_peers": " ".join(result.failed)})
-            roots.add(result.root, *(zip(*sent) if sent else ([], [], [])))
-            summary.iterations.append(result)
-            if progress is not None:
-                progress(result)
-            if stop is not None and stop(i):
-                summary.converged_at = i
-                break
+                       "settings": session_settings("<host address>", port, params,
+                                                    upload_limit)}
+            writer = run.begin(summary.checks, transport.name, lambda records:
+                               MeasurementWriter(
+                                   run.path, {"method": "bittorrent", **(meta or {}), **records,
+                                              "params": run_params, "libtorrent": session},
+                                   frame[frame["host"].isin(swarm.peers)][list(HOSTS_COLUMNS)],
+                                   overwrite=overwrite,
+                                   iteration_columns=("redundant_bytes", "failed_peers")),
+                               kept=summary.kept)
+            hosts_sorted = sorted(swarm.peers)
+            roots = RootChooser(hosts_sorted, seed, params.roots)
+            if run.resuming:
+                roots.replay(existing)
+            swarm.hosts = frame[frame["host"].isin(hosts_sorted)].reset_index(drop=True)
+            for i in range(summary.kept, iterations):
+                result = broadcast(swarm, i, roots.next(), file_size, seed=seed,
+                                   time_limit=params.time_limit, trace=trace,
+                                   time_box=params.time_box, block_quota=params.block_quota)
+                if trace:
+                    writer.add_trace(i, result.trace)
+                sent = [(r, s, b) for (r, s), (b, _) in sorted(result.sent.items())]
+                writer.add_iteration(
+                    i, root=result.root, nbytes=file_size, duration_s=result.duration,
+                    complete=result.complete,
+                    transfers=sent, extra={"redundant_bytes": result.redundant_bytes,
+                                           "failed_peers": " ".join(result.failed)})
+                roots.add(result.root, *(zip(*sent) if sent else ([], [], [])))
+                summary.iterations.append(result)
+                if progress is not None:
+                    progress(result)
+                if stop is not None and stop(i):
+                    summary.converged_at = i
+                    break
     finally:
-        swarm.close()
+        summary.seconds = run.seconds
     return summary

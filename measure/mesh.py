@@ -50,7 +50,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
@@ -60,10 +60,11 @@ from measure.coordinator import AgentGroup, checked_agents, host_frame, transpor
 from measure.preflight import HostCheck
 from measure.probetools import (IPERF3_DEFAULTS, NETPIPE_DEFAULTS, Credentials, hockney_fit,
                                 iperf3_credentials)
+from measure.session import Run, Summary
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.model.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer,
-                                      read_measurement, refuse_existing)
+                                      read_measurement)
 from tomography.model.dataset.lock import DIR_MODE, file_opener
 from tomography.model.dataset.meta import refuse_other_run
 from tomography.model.errors import DatasetError, ParameterError, ProbeError, TomographyError
@@ -133,26 +134,20 @@ class MeshOptions:
                                  f"parallel={self.parallel}, repeats={self.repeats}")
 
 
-@dataclass
-class MeshSummary:
-    """What a mesh did."""
+@dataclass(kw_only=True)
+class MeshSummary(Summary):
+    """What a mesh did: tests run, and those that failed twice."""
 
-    path: Path
     done: int = 0
     failed: list[tuple[str, str, int, str]] = field(default_factory=list)
-    resumed_from: int = 0
-    checks: list[HostCheck] = field(default_factory=list)
-    seconds: float = 0.0
+    UNIT: ClassVar[str] = "test"
 
-    def describe(self) -> str:
-        lines = [f"left out after the preflight: {c.host} ({c.reason})"
-                 for c in self.checks if not c.ok]
-        lines.append(f"{self.done} test(s) run in {self.seconds:.0f} s"
-                     + (f" after {self.resumed_from} already on disk" if self.resumed_from
-                        else "") + f"; dataset in {self.path}")
-        for src, dst, repeat, error in self.failed:
-            lines.append(f"{src} -> {dst} (repeat {repeat}) failed twice: {error}")
-        return "\n".join(lines)
+    def count(self) -> int:
+        return self.done
+
+    def details(self) -> list[str]:
+        return [f"{src} -> {dst} (repeat {repeat}) failed twice: {error}"
+                for src, dst, repeat, error in self.failed]
 
 
 def ordered_pairs(hosts: Sequence[str], *, one_way: bool = False) -> list[tuple[str, str]]:
@@ -505,49 +500,37 @@ class _Mesh:
         return (None if error else row.get("bits_per_second")), error
 
 
-def _start(frame: pd.DataFrame, out: Path, options: MeshOptions,
-           launch: Launcher | Transport, meta: dict[str, Any] | None, params: dict[str, Any],
-           overwrite: bool | None, skip_failed: bool, *, unique: bool = True
-           ) -> tuple[AgentGroup, list[HostCheck], _Mesh]:
+def _start(run: Run, frame: pd.DataFrame, options: MeshOptions, launch: Launcher | Transport,
+           meta: dict[str, Any] | None, params: dict[str, Any], overwrite: bool,
+           skip_failed: bool, *, unique: bool = True) -> tuple[list[HostCheck], _Mesh]:
     """Checked probe agents (iperf3: each able to check credentials, and given the run's),
-    the dataset (new, or reopened when ``overwrite`` is None): what every mesh begins with."""
+    handed to ``run``, and its dataset (new, or the one ``run`` reopened): what every mesh
+    begins with."""
     agents, checks = checked_agents(frame, transport_of(launch), SwarmParams(), 0, 0,
                                     skip_failed, role="probe", tools=[options.tool])
-    writer: MeasurementWriter | None = None
-    try:
-        names = sorted(agents.peers)
-        if options.tool == "iperf3":
-            unable = [h for h in names if not agents.hello[h].get("iperf3_auth")]
-            if unable:
-                raise ProbeError(f"iperf3 on {', '.join(unable)} cannot check credentials (it "
-                                 "needs iperf3 3.5 or later built with OpenSSL): its servers "
-                                 "would take tests from anyone")
-            credentials = iperf3_credentials()
-        if overwrite is None:
-            writer = MeasurementWriter.reopen(out)
-        else:
-            writer = MeasurementWriter(
-                out, {"method": options.tool, **(meta or {}), "launcher": agents.transport.name,
-                      "hosts": {c.host: c.record() for c in checks if c.ok},
-                      "skipped_hosts": {c.host: c.reason for c in checks if not c.ok},
-                      "params": params, "tools": {h: agents.hello[h].get("tools", {})
-                                                   for h in names}},
-                frame[frame["host"].isin(names)][list(HOSTS_COLUMNS)], overwrite=overwrite,
-                probes=True)
-        raw = out / "raw"
-        raw.mkdir(mode=DIR_MODE, exist_ok=True)
-        mesh = _Mesh(agents, writer, options, raw, unique=unique)
-        if options.tool == "iperf3":
-            down = mesh.authenticate(credentials)
-            if down:
-                raise TomographyError("\n".join(f"host {h}: iperf3 credentials: {why}"
-                                                for h, why in sorted(down.items())))
-    except BaseException:
-        agents.close()
-        if writer is not None:
-            writer.close()
-        raise
-    return agents, checks, mesh
+    run.agents = agents
+    names = sorted(agents.peers)
+    if options.tool == "iperf3":
+        unable = [h for h in names if not agents.hello[h].get("iperf3_auth")]
+        if unable:
+            raise ProbeError(f"iperf3 on {', '.join(unable)} cannot check credentials (it "
+                             "needs iperf3 3.5 or later built with OpenSSL): its servers "
+                             "would take tests from anyone")
+        credentials = iperf3_credentials()
+    writer = run.begin(checks, agents.transport.name, lambda records: MeasurementWriter(
+        run.path, {"method": options.tool, **(meta or {}), **records, "params": params,
+                   "tools": {h: agents.hello[h].get("tools", {}) for h in names}},
+        frame[frame["host"].isin(names)][list(HOSTS_COLUMNS)], overwrite=overwrite,
+        probes=True))
+    raw = run.path / "raw"
+    raw.mkdir(mode=DIR_MODE, exist_ok=True)
+    mesh = _Mesh(agents, writer, options, raw, unique=unique)
+    if options.tool == "iperf3":
+        down = mesh.authenticate(credentials)
+        if down:
+            raise TomographyError("\n".join(f"host {h}: iperf3 credentials: {why}"
+                                            for h, why in sorted(down.items())))
+    return checks, mesh
 
 
 def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str | Path, *,
@@ -592,49 +575,49 @@ def run_mesh(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output: str |
     """
     options.validate()
     frame = host_frame(hosts)
-    out = Path(output)
-    started = time.monotonic()
-    done_keys: set[tuple[str, str, int]] = set()
-    if resume and (out / "meta.json").exists():
-        existing = read_measurement(out)
-        if existing.meta.get("method") != options.tool:
-            raise DatasetError(f"cannot resume: the dataset is a {existing.meta.get('method')} "
-                               f"run, not {options.tool}", path=out / "meta.json", field="method")
-        refuse_other_run(existing.meta, out / "meta.json", hosts=frame["host"],
-                         recorded_hosts=existing.host_names)
-        ok = existing.probes[existing.probes["error"].astype(str).str.strip() == ""] \
-            if "error" in existing.probes else existing.probes
-        done_keys = {(s, d, int(r)) for s, d, r in
-                     zip(ok["src"], ok["dst"], ok.get("repeat", pd.Series(0, index=ok.index)))}
-    else:
-        refuse_existing(out, overwrite=overwrite)
-    params = dict(vars(options), **({"pairs": len(pairs)} if pairs is not None else {}))
-    agents, checks, mesh = _start(frame, out, options, launch, meta, params,
-                                  None if done_keys else overwrite, skip_failed)
-    summary = MeshSummary(path=out, resumed_from=len(done_keys), checks=checks)
+    run = Run(output, resume=resume, overwrite=overwrite)
+    summary = MeshSummary(path=run.path)
     try:
-        names = sorted(agents.peers)
-        wanted = [p for p in (pairs or []) if p[0] in names and p[1] in names] \
-            if pairs is not None else None
-        plan = [(batch, r) for r in range(options.repeats)
-                for batch in batches(names, options.schedule, one_way=options.one_way,
-                                     pairs=wanted)]
-        plan = [([p for p in batch if (*p, r) not in done_keys], r) for batch, r in plan]
-        plan = [(batch, r) for batch, r in plan if batch]
-        total = sum(len(batch) for batch, _ in plan)
-        retry: list[tuple[str, str, int]] = []
-        for batch, r in plan:
-            retry += [(s, d, r) for s, d, _ in mesh.run(batch, r)]
-            summary.done += len(batch)
-            if progress is not None:
-                progress(summary.done, total)
-        for src, dst, r in retry:  # once more, one at a time, each with a fresh server
-            for s, d, error in mesh.run([(src, dst)], r):
-                summary.failed.append((s, d, r, error))
+        with run:
+            done_keys: set[tuple[str, str, int]] = set()
+            if run.resuming:
+                existing = read_measurement(run.path)
+                if existing.meta.get("method") != options.tool:
+                    raise DatasetError(f"cannot resume: the dataset is a "
+                                       f"{existing.meta.get('method')} run, not {options.tool}",
+                                       path=run.path / "meta.json", field="method")
+                refuse_other_run(existing.meta, run.path / "meta.json", hosts=frame["host"],
+                                 recorded_hosts=existing.host_names)
+                ok = existing.probes[existing.probes["error"].astype(str).str.strip() == ""] \
+                    if "error" in existing.probes else existing.probes
+                done_keys = {(s, d, int(r)) for s, d, r in
+                             zip(ok["src"], ok["dst"],
+                                 ok.get("repeat", pd.Series(0, index=ok.index)))}
+                run.writer = MeasurementWriter.reopen(run.path)
+                summary.kept = len(done_keys)
+            params = dict(vars(options), **({"pairs": len(pairs)} if pairs is not None else {}))
+            summary.checks, mesh = _start(run, frame, options, launch, meta, params, overwrite,
+                                          skip_failed)
+            names = sorted(run.agents.peers)
+            wanted = [p for p in (pairs or []) if p[0] in names and p[1] in names] \
+                if pairs is not None else None
+            plan = [(batch, r) for r in range(options.repeats)
+                    for batch in batches(names, options.schedule, one_way=options.one_way,
+                                         pairs=wanted)]
+            plan = [([p for p in batch if (*p, r) not in done_keys], r) for batch, r in plan]
+            plan = [(batch, r) for batch, r in plan if batch]
+            total = sum(len(batch) for batch, _ in plan)
+            retry: list[tuple[str, str, int]] = []
+            for batch, r in plan:
+                retry += [(s, d, r) for s, d, _ in mesh.run(batch, r)]
+                summary.done += len(batch)
+                if progress is not None:
+                    progress(summary.done, total)
+            for src, dst, r in retry:  # once more, one at a time, each with a fresh server
+                for s, d, error in mesh.run([(src, dst)], r):
+                    summary.failed.append((s, d, r, error))
     finally:
-        agents.close()
-        mesh.writer.close()          # the dataset's lock goes with the last write
-        summary.seconds = time.monotonic() - started
+        summary.seconds = run.seconds
     return summary
 
 
@@ -659,8 +642,6 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
     options.validate()
     if repeats < 2:
         raise ParameterError("the concurrency test needs repeats >= 2 to know A's noise")
-    out = Path(output)
-    refuse_existing(out, overwrite=overwrite, resumable=False)
     frame = host_frame(hosts)
     known = set(frame["host"])
     for t in tests:
@@ -668,11 +649,11 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
             if host not in known:
                 raise TomographyError(f"concurrency test names host {host!r}, not in the run")
     params = dict(vars(options), concurrency=len(tests), repeats_per_test=repeats)
-    agents, _, mesh = _start(frame, out, options, launch, {**(meta or {}), "concurrency": True},
-                             params, overwrite, skip_failed, unique=False)
     rows = []
-    path = out / "concurrency.csv"
-    try:
+    with Run(output, resume=False, overwrite=overwrite, resumable=False) as run:
+        _, mesh = _start(run, frame, options, launch, {**(meta or {}), "concurrency": True},
+                         params, overwrite, skip_failed, unique=False)
+        path = run.path / "concurrency.csv"
         with open(path, "w", newline="", encoding="utf-8", opener=file_opener) as fh:
             csv_writer(fh).writerow(CONCURRENCY_COLUMNS)
         for done, t in enumerate(tests, start=1):
@@ -703,7 +684,4 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
                 csv_writer(fh).writerow([row[c] for c in CONCURRENCY_COLUMNS])
             if progress is not None:
                 progress(done, len(tests))
-    finally:
-        agents.close()
-        mesh.writer.close()
     return pd.DataFrame(rows, columns=list(CONCURRENCY_COLUMNS))

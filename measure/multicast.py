@@ -34,38 +34,29 @@ it came by, its parent, its rate against the target).
 
 from __future__ import annotations
 
-import json
 import queue
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
 
 from measure.coordinator import (REPLY_TIMEOUT, AgentGroup, broadcast, checked_agents,
                                  host_frame, transport_of)
-from tomography.model.dataset.multicast import (FILES, FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
-                                                STREAM_COLUMNS, is_multicast_dataset, read_meta,
-                                                read_tables)
 from measure.multicaster import PACINGS, payload_digest
-from measure.preflight import HostCheck
+from measure.session import Run, Summary
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
-from tomography.model.dataset import HOSTS_COLUMNS, csv_writer, refuse_existing
-from tomography.model.dataset.lock import DatasetLock, file_opener, make_dirs, write_atomic
-from tomography.model.dataset.incremental import DATA_FILES
-from tomography.model.dataset.meta import refuse_other_run, software_versions
-from tomography.model.dataset.validation import cut_short, drop_cut_line, open_regular, read_csv
-from tomography.model.errors import DatasetError, ParameterError
-from tomography.planning.delivery import Delivery
+from tomography.model.dataset.multicast import MulticastWriter, prepare_output
+from tomography.model.errors import ParameterError
 from tomography.model.units import listed
+from tomography.planning.delivery import Delivery
 
-__all__ = ["FORMAT", "BITTORRENT", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
-           "MulticastResult", "MulticastSummary", "method_order", "run_multicasts",
-           "prepare_output", "read_multicasts", "is_multicast_dataset", "summary_table"]
+__all__ = ["BITTORRENT", "MulticastResult", "MulticastSummary", "method_order",
+           "run_multicasts", "summary_table"]
 
 BITTORRENT = "bittorrent"
 """The name of the BitTorrent baseline among the methods."""
@@ -111,26 +102,19 @@ class MulticastResult:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
-class MulticastSummary:
+@dataclass(kw_only=True)
+class MulticastSummary(Summary):
     """What a run of multicasts did."""
 
-    path: Path
     results: list[MulticastResult]
-    kept: int = 0   # multicasts already on disk (resume)
-    checks: list[HostCheck] = field(default_factory=list)
+    UNIT: ClassVar[str] = "multicast"
 
-    def describe(self) -> str:
-        """A few lines for the operator."""
-        lines = [f"left out after the preflight: {c.host} ({c.reason})"
-                 for c in self.checks if not c.ok]
-        lines.append(f"{len(self.results)} multicast(s) run"
-                     + (f" after {self.kept} already on disk" if self.kept else "")
-                     + f"; dataset in {self.path}")
-        for r in self.results:
-            if not r.complete:
-                lines.append(f"{r.run} incomplete: " + "; ".join(r.notes))
-        return "\n".join(lines)
+    def count(self) -> int:
+        return len(self.results)
+
+    def details(self) -> list[str]:
+        return [f"{r.run} incomplete: " + "; ".join(r.notes) for r in self.results
+                if not r.complete]
 
 
 def method_order(methods: Sequence[str], repeats: int, seed: int = 0) -> list[tuple[str, int]]:
@@ -371,92 +355,6 @@ def _bittorrent(group: AgentGroup, root: str, size: int, repeat: int, *, seed: i
                            list(result.notes))
 
 
-class _Writer:
-    """The dataset's CSV files, one row appended (and flushed) per multicast."""
-
-    def __init__(self, path: Path, fresh: bool) -> None:
-        self.files = {}
-        for name, columns in (("multicasts", MULTICAST_COLUMNS),
-                              ("receivers", RECEIVER_COLUMNS), ("streams", STREAM_COLUMNS)):
-            target = path / f"{name}.csv"
-            new = fresh or not target.exists()
-            try:
-                fh = open(target, "w" if new else "a", encoding="utf-8", newline="",
-                          opener=file_opener)
-                writer = csv_writer(fh)
-                if new:
-                    writer.writerow(columns)
-                    fh.flush()
-            except OSError as exc:
-                self.close()
-                raise DatasetError(f"cannot write ({exc.strerror or exc})", path=target) \
-                    from None
-            self.files[name] = (fh, writer, columns)
-
-    def add(self, result: MulticastResult, root: str, size: int, streams: int, pacing: str,
-            started: str) -> None:
-        row = {"run": result.run, "method": result.method, "repeat": result.repeat,
-               "root": root, "bytes": size, "streams": streams, "pacing": pacing,
-               "predicted_Bps": result.predicted, "achieved_Bps": result.achieved,
-               "completion_s": result.completion, "complete": result.complete,
-               "receivers_complete": sum(r["complete"] for r in result.receivers),
-               "started": started, "note": "; ".join(result.notes)}
-        # the details first: a multicast is on disk once its row of multicasts.csv is
-        for name, rows in (("receivers", result.receivers), ("streams", result.streams),
-                           ("multicasts", [row])):
-            fh, writer, columns = self.files[name]
-            try:
-                for r in rows:
-                    writer.writerow([_cell(r[c]) for c in columns])
-                fh.flush()
-            except OSError as exc:
-                raise DatasetError(f"cannot write ({exc.strerror or exc}); the multicasts "
-                                   "written before are kept: make room, then continue with "
-                                   "--resume", path=Path(fh.name)) from None
-
-    def close(self) -> None:
-        for fh, _, _ in self.files.values():
-            try:
-                fh.close()
-            except OSError:     # a full disk: the error of the write that failed is raised
-                pass
-
-
-def _cell(value: Any) -> Any:
-    if isinstance(value, float):
-        return "" if value != value else f"{value:.6g}" if abs(value) < 1e5 else f"{value:.0f}"
-    return value
-
-
-def _done(path: Path) -> set[str]:
-    """The multicasts already in a dataset (``run`` ids), every file checked; the detail rows
-    of others (a run stopped while writing them) and a line cut short are dropped."""
-    for name in ("multicasts.csv", "receivers.csv", "streams.csv"):
-        _repair(path / name)
-    _, runs, _, _ = read_tables(path)
-    done = set(runs["run"])
-    for name, columns in (("receivers.csv", RECEIVER_COLUMNS), ("streams.csv", STREAM_COLUMNS)):
-        rows = read_csv(path / name, columns)
-        if not rows["run"].isin(done).all():
-            write_atomic(path / name, rows[rows["run"].isin(done)].to_csv(
-                index=False, lineterminator="\n"))
-    return done
-
-
-def _repair(target: Path) -> None:
-    """Remove a last line a stopped write cut short, unless the file is no CSV text at all
-    (binary, UTF-16: left as it is, for the reader to refuse)."""
-    if not cut_short(target):
-        return
-    with open_regular(target) as fh:
-        data = fh.read()
-    try:
-        data[:data.rfind(b"\n") + 1].decode("utf-8")
-    except UnicodeDecodeError:
-        return
-    drop_cut_line(target)
-
-
 def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                    deliveries: Sequence[Delivery], output: str | Path, *,
                    launch: Launcher | Transport = local, repeats: int = 3, seed: int = 0,
@@ -553,157 +451,68 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     transport = transport_of(launch)
     params = {"root": root, "bytes": size, "seed": int(seed), "pacing": pacing, "stall": stall,
               "time_limit": time_limit, "repeats": repeats, "methods": methods}
-    out = Path(output)
-    lock = DatasetLock(out).acquire()       # one writer, before anything there is removed
-    try:
-        done = prepare_output(out, params, {d.method: d.to_meta() for d in deliveries}, names,
-                              resume=resume, overwrite=overwrite)
-    except BaseException:
-        lock.release()
-        raise
-    resuming = bool(done) or (resume and (out / "multicasts.csv").exists())
+    plans = {d.method: d.to_meta() for d in deliveries}
     by_method = {d.method: d for d in deliveries}
-    todo = [(m, r) for m, r in method_order(methods, repeats, seed) if f"{m}-{r}" not in done]
-    summary = MulticastSummary(out, [], kept=len(done))
-    group: AgentGroup | None = None
-    writer: _Writer | None = None
+    run = Run(output, resume=resume, overwrite=overwrite)
+    summary = MulticastSummary(path=run.path, results=[])
     try:
-        for method, repeat in todo:
-            role = "bittorrent" if method == BITTORRENT else "multicast"
-            if group is None or group.role != role:
-                if group is not None:
-                    group.close(transport=False)
-                    group = None
-                # every plan reaches every host: a host failing the preflight stops the run
-                group, checks = checked_agents(frame, transport, bittorrent_params, port, 0,
-                                               False, role=role)
-                if not summary.checks:
-                    summary.checks = checks
-                    make_dirs(out)
-                    writer = _Writer(out, fresh=not resuming)   # meta.json last: complete
-                    if resuming:
-                        _note_resume(out, checks, transport.name, len(done))
-                    else:
-                        _write_meta(out, frame, params, deliveries, methods, checks,
-                                    transport.name, meta, bittorrent_params if bittorrent
-                                    else None)
-            started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            if method == BITTORRENT:
-                result = _bittorrent(group, root, size, repeat, seed=seed,
-                                     time_limit=time_limit)
-                streams = 0
-            else:
-                result = _multicast(group, by_method[method], repeat, seed=seed, pacing=pacing,
-                                    stall=stall, time_limit=time_limit)
-                streams = len(by_method[method].streams)
-            paced = (("-" if method == BITTORRENT else
-                      pacing if any(x.rate > 0 for x in by_method[method].streams) else "none"))
-            writer.add(result, root, size, streams, paced, started)
-            summary.results.append(result)
-            if progress is not None:
-                progress(result)
+        with run:
+            done = prepare_output(run.path, params, plans, names, resume=resume,
+                                  overwrite=overwrite)
+            if run.resuming:
+                run.writer = MulticastWriter.reopen(run.path)
+            summary.kept = len(done)
+            todo = [(m, r) for m, r in method_order(methods, repeats, seed)
+                    if f"{m}-{r}" not in done]
+            group: AgentGroup | None = None
+            for method, repeat in todo:
+                role = "bittorrent" if method == BITTORRENT else "multicast"
+                if group is None or group.role != role:
+                    if group is not None:   # run.agents closes it again, with the transport
+                        group.close(transport=False)
+                    # every plan reaches every host: a host failing the preflight stops the run
+                    group, checks = checked_agents(frame, transport, bittorrent_params, port, 0,
+                                                   False, role=role)
+                    run.agents = group
+                    if not summary.checks:
+                        summary.checks = checks
+                        run.begin(checks, transport.name, lambda records: MulticastWriter(
+                            run.path, {**(meta or {}), "params": params, "methods": methods,
+                                       **records, "plans": plans,
+                                       **({"bittorrent": asdict(bittorrent_params)}
+                                          if bittorrent else {})}, frame), kept=len(done))
+                started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                if method == BITTORRENT:
+                    result = _bittorrent(group, root, size, repeat, seed=seed,
+                                         time_limit=time_limit)
+                    streams, paced = 0, "-"
+                else:
+                    result = _multicast(group, by_method[method], repeat, seed=seed,
+                                        pacing=pacing, stall=stall, time_limit=time_limit)
+                    streams = len(by_method[method].streams)
+                    paced = pacing if any(x.rate > 0 for x in by_method[method].streams) \
+                        else "none"
+                run.writer.add(_row(result, root, size, streams, paced, started),
+                               result.receivers, result.streams)
+                summary.results.append(result)
+                if progress is not None:
+                    progress(result)
     finally:
-        if group is not None:
-            group.close()
-        else:
+        if not summary.checks:       # no agent started: the transport is ours to close
             transport.close()
-        if writer is not None:
-            writer.close()
-        lock.release()
+        summary.seconds = run.seconds
     return summary
 
 
-def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
-                   hosts: Sequence[str] | None, *, resume: bool, overwrite: bool) -> set[str]:
-    """Check that a multicast dataset may be written at ``out``; the multicasts it has.
-
-    A new dataset needs a free place (or ``overwrite``, which removes the
-    files of a dataset there); a resumed one every file, each as a run
-    writes it (:func:`tomography.model.dataset.multicast.read_tables`; a last line a
-    stopped write cut short is removed), and the same settings, methods,
-    plans and hosts.  ``hosts`` None skips the hosts (not known yet: the
-    command checks early, before raising a testbed).
-
-    Returns
-    -------
-    set of str
-        The ``run`` ids of the multicasts on disk (empty for a new dataset).
-
-    Raises
-    ------
-    DatasetError
-        Naming what differs, or what is in the way.
-    """
-    meta = out / "meta.json"
-    if resume and meta.exists():
-        old = read_meta(meta)
-        missing = [name for name in FILES if not (out / name).exists()]
-        if missing:
-            raise DatasetError(f"cannot resume: {', '.join(missing)} missing (a multicast "
-                               "dataset has " + ", ".join(FILES) + "): restore it, or start "
-                               "afresh with --force", path=out)
-        refuse_other_run(old, meta, hosts=old["hosts"] if hosts is None else hosts,
-                         recorded_hosts=old["hosts"], params=params)
-        stored = json.loads(json.dumps(plans))   # as meta.json holds them
-        for method, plan in stored.items():
-            if old.get("plans", {}).get(method) != plan:
-                raise DatasetError(f"cannot resume: the plan of {method} differs from the "
-                                   "dataset's (another Gauge file or dataset, --level or "
-                                   "--parallel?)", path=meta, field=f"plans.{method}")
-        return _done(out)
-    if out.exists() and not out.is_dir():
-        raise DatasetError("is a file, not a directory for a dataset", path=out)
-    if meta.exists() and not overwrite:
-        if not is_multicast_dataset(out):
-            raise DatasetError("holds another dataset (a measurement?): choose another -o, or "
-                               "replace it with --force", path=out)
-        refuse_existing(out, overwrite=False)
-    if overwrite and hosts is not None:
-        for name in (*DATA_FILES, "multicasts.csv", "receivers.csv", "streams.csv"):
-            (out / name).unlink(missing_ok=True)
-    return set()
-
-
-def _note_resume(out: Path, checks: list[HostCheck], launcher: str, kept: int) -> None:
-    """Record a resumed session in ``meta.json``: when, with which agents and software."""
-    meta = read_meta(out / "meta.json")
-    meta.setdefault("resumes", []).append({
-        "time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "kept": kept,
-        "launcher": launcher, "hosts": {c.host: c.record() for c in checks if c.ok},
-        "software": software_versions()})
-    write_atomic(out / "meta.json", json.dumps(meta, indent=2) + "\n")
-
-
-def _write_meta(out: Path, frame: pd.DataFrame, params: dict[str, Any],
-                deliveries: Sequence[Delivery], methods: list[str], checks: list[HostCheck],
-                launcher: str, meta: dict[str, Any] | None, bt: SwarmParams | None) -> None:
-    from dataclasses import asdict
-
-    content = {"format": FORMAT, "method": "multicast",
-               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               **(meta or {}), "params": params, "methods": methods, "launcher": launcher,
-               "hosts": {c.host: c.record() for c in checks if c.ok},
-               "plans": {d.method: d.to_meta() for d in deliveries},
-               **({"bittorrent": asdict(bt)} if bt is not None else {}),
-               "software": software_versions()}
-    write_atomic(out / "hosts.csv", frame[list(HOSTS_COLUMNS)].to_csv(index=False,
-                                                                       lineterminator="\n"))
-    write_atomic(out / "meta.json", json.dumps(content, indent=2) + "\n")   # last: complete
-
-
-def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
-    """A multicast dataset: its meta, its multicasts and its receivers, as DataFrames.
-
-    Every file is checked first (:func:`tomography.model.dataset.multicast.read_tables`).
-
-    Raises
-    ------
-    DatasetError
-        When ``path`` holds no multicast dataset, or a file of it is not one a multicast
-        run writes, naming the file, line and field.
-    """
-    meta, runs, receivers, _ = read_tables(path)
-    return meta, runs, receivers
+def _row(result: MulticastResult, root: str, size: int, streams: int, pacing: str,
+         started: str) -> dict[str, Any]:
+    """The multicast's row of ``multicasts.csv``."""
+    return {"run": result.run, "method": result.method, "repeat": result.repeat,
+            "root": root, "bytes": size, "streams": streams, "pacing": pacing,
+            "predicted_Bps": result.predicted, "achieved_Bps": result.achieved,
+            "completion_s": result.completion, "complete": result.complete,
+            "receivers_complete": sum(r["complete"] for r in result.receivers),
+            "started": started, "note": "; ".join(result.notes)}
 
 
 def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20) -> pd.DataFrame:

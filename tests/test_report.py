@@ -61,8 +61,8 @@ def probe_dataset(path: Path, groups: int = 2, per_group: int = 5, udp: bool = F
 
 def multicast_run(path: Path) -> Path:
     """A multicast run's directory with two methods (as ``tomography multicast -o`` writes)."""
-    from measure.multicast import (FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
-                                   STREAM_COLUMNS)
+    from tomography.model.dataset.multicast import (FORMAT, MULTICAST_COLUMNS, RECEIVER_COLUMNS,
+                                                    STREAM_COLUMNS)
 
     path.mkdir(parents=True)
     hosts = [f"h{i:03d}" for i in range(10)]

@@ -180,7 +180,7 @@ def test_a_pipe_or_a_device_in_a_multicast_dataset_is_refused_unread(
 
 def test_a_line_cut_mid_way_is_refused_by_readers_and_repaired_by_resume(
         made: Path, tmp_path: Path, measurement: Path) -> None:
-    from measure.multicast import read_multicasts
+    from tomography.model.dataset.multicast import read_multicasts
     from tomography.cli import main
 
     data = _copy(made, tmp_path)

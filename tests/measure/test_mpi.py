@@ -147,7 +147,7 @@ def test_sigterm_keeps_finished_iterations_and_resume_continues(tmp_path: Path) 
     assert again.returncode == 0, again.stderr
     m = read_measurement(out)
     assert m.iteration_ids == [0, 1, 2, 3]
-    assert m.meta["resumes"][0]["at_iteration"] == len(kept)
+    assert m.meta["resumes"][0]["kept"] == len(kept)
     assert m.meta["resumes"][0]["launcher"] == "mpi"
 
 

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 from measure.coordinator import local_hosts
-from measure.multicast import read_multicasts, run_multicasts
+from measure.multicast import run_multicasts
+from tomography.model.dataset.multicast import read_multicasts
 from tomography.cli import main
 from tomography.model.errors import DatasetError, ParameterError
 from tomography.export.bandwidth import BandwidthModel, Source

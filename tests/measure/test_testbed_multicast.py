@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from measure import testbed
-from measure.multicast import read_multicasts
+from tomography.model.dataset.multicast import read_multicasts
 from tomography.cli import main
 from tomography.export.bandwidth import from_topology
 from tomography.export.gauge import write_gauge

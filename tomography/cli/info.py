@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print how a dataset was made, its hosts, iterations and totals."""
-    from measure.multicast import is_multicast_dataset
+    from tomography.model.dataset.multicast import is_multicast_dataset
     from tomography.model.dataset import read_measurement
 
     if is_multicast_dataset(args.dataset):
@@ -136,7 +136,8 @@ def _probes(args: argparse.Namespace, m: Any) -> int:
 
 def _multicast(args: argparse.Namespace) -> int:
     """A multicast dataset: how it was made and the table of ``tomography multicast``."""
-    from measure.multicast import read_multicasts, summary_table
+    from measure.multicast import summary_table
+    from tomography.model.dataset.multicast import read_multicasts
     from tomography.cli.multicast import multicast_table
 
     meta, runs, receivers = read_multicasts(args.dataset)

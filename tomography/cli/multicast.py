@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_early(args: argparse.Namespace, model: Any, size: int) -> int:
     """What can be refused before any agent starts (or a testbed is raised); the multicasts
     a resumed dataset has."""
-    from measure.multicast import prepare_output
+    from tomography.model.dataset.multicast import prepare_output
 
     if args.output is None:
         raise TomographyError("-o/--output DIR is needed (or --check for the preflight alone)")
@@ -281,7 +281,7 @@ def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: di
 
 
 def _interrupted(output: Path | None) -> int:
-    from measure.multicast import read_multicasts
+    from tomography.model.dataset.multicast import read_multicasts
 
     kept = 0
     if output is not None and (Path(output) / "meta.json").exists():
@@ -296,7 +296,8 @@ def _interrupted(output: Path | None) -> int:
 
 def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s") -> str:
     """The table of a multicast dataset: method, predicted, achieved (median, range), ratio."""
-    from measure.multicast import read_multicasts, summary_table
+    from measure.multicast import summary_table
+    from tomography.model.dataset.multicast import read_multicasts
 
     meta, runs, _ = read_multicasts(output)
     table = summary_table(runs, unit_bytes=unit_bytes)

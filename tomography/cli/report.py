@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     if args.multicast is not None and not args.no_multicast:   # refused before the analysis
-        from measure.multicast import read_multicasts
+        from tomography.model.dataset.multicast import read_multicasts
 
         read_multicasts(args.multicast)
     m = read_measurement(args.dataset)

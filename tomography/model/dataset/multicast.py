@@ -30,21 +30,28 @@ line a stopped write left half-written).
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from tomography.model.dataset.meta import load_json
+from tomography.model.dataset.incremental import DATA_FILES, csv_writer, refuse_existing
+from tomography.model.dataset.lock import DatasetLock, file_opener, write_atomic
+from tomography.model.dataset.meta import load_json, refuse_other_run, software_versions
 from tomography.model.dataset.meta_schema import check_multicast_meta
 from tomography.model.dataset.schema import MAX_FILE_BYTES
-from tomography.model.dataset.validation import (at_line_end, fail_at, floats, integers,
-                                                 known_hosts, read_csv, regular_file)
+from tomography.model.dataset.schema import HOSTS_COLUMNS
+from tomography.model.dataset.validation import (at_line_end, cut_short, drop_cut_line, fail_at,
+                                                 floats, integers, known_hosts, open_regular,
+                                                 read_csv, regular_file)
 from tomography.model.errors import DatasetError
 
 __all__ = ["FORMAT", "FILES", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
-           "read_meta", "read_tables", "is_multicast_dataset", "MAX_STREAMS_PER_PLAN"]
+           "read_meta", "read_tables", "read_multicasts", "is_multicast_dataset",
+           "prepare_output", "MulticastWriter", "MAX_STREAMS_PER_PLAN"]
 
 FORMAT = "tomography-multicast/1"
 """The ``format`` of a multicast dataset's ``meta.json``."""
@@ -234,3 +241,226 @@ def read_tables(path: str | Path, *, streams: bool = False
     receivers = _details(path, "receivers.csv", listed, hosts)
     detail = _details(path, "streams.csv", listed, hosts)
     return meta, runs, receivers, detail if streams else None
+
+
+def read_multicasts(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    """A multicast dataset: its meta, its multicasts and its receivers, as DataFrames.
+
+    Every file is checked first (:func:`read_tables`).
+
+    Raises
+    ------
+    DatasetError
+        When ``path`` holds no multicast dataset, or a file of it is not one a multicast
+        run writes, naming the file, line and field.
+
+    Examples
+    --------
+    >>> read_multicasts("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.DatasetError: /nonexistent: no meta.json: not a multicast dataset
+    """
+    meta, runs, receivers, _ = read_tables(path)
+    return meta, runs, receivers
+
+
+def prepare_output(out: Path, params: dict[str, Any], plans: dict[str, Any],
+                   hosts: Sequence[str] | None, *, resume: bool, overwrite: bool) -> set[str]:
+    """Check that a multicast dataset may be written at ``out``; the multicasts it has.
+
+    A new dataset needs a free place (or ``overwrite``: its writer then
+    replaces the files of the dataset there); a resumed one every file, each
+    as a run writes it (:func:`read_tables`; a last line a stopped write cut
+    short is removed), and the same settings, methods, plans and hosts.
+    ``hosts`` None skips the hosts (not known yet: the command checks early,
+    before raising a testbed).
+
+    Returns
+    -------
+    set of str
+        The ``run`` ids of the multicasts on disk (empty for a new dataset).
+
+    Raises
+    ------
+    DatasetError
+        Naming what differs, or what is in the way.
+    """
+    meta = out / "meta.json"
+    if resume and meta.exists():
+        old = read_meta(meta)
+        missing = [name for name in FILES if not (out / name).exists()]
+        if missing:
+            raise DatasetError(f"cannot resume: {', '.join(missing)} missing (a multicast "
+                               "dataset has " + ", ".join(FILES) + "): restore it, or start "
+                               "afresh with --force", path=out)
+        refuse_other_run(old, meta, hosts=old["hosts"] if hosts is None else hosts,
+                         recorded_hosts=old["hosts"], params=params)
+        stored = json.loads(json.dumps(plans))   # as meta.json holds them
+        for method, plan in stored.items():
+            if old.get("plans", {}).get(method) != plan:
+                raise DatasetError(f"cannot resume: the plan of {method} differs from the "
+                                   "dataset's (another Gauge file or dataset, --level or "
+                                   "--parallel?)", path=meta, field=f"plans.{method}")
+        return _done(out)
+    if out.exists() and not out.is_dir():
+        raise DatasetError("is a file, not a directory for a dataset", path=out)
+    if meta.exists() and not overwrite:
+        if not is_multicast_dataset(out):
+            raise DatasetError("holds another dataset (a measurement?): choose another -o, or "
+                               "replace it with --force", path=out)
+        refuse_existing(out, overwrite=False)
+    return set()
+
+
+def _done(path: Path) -> set[str]:
+    """The multicasts already in a dataset (``run`` ids), every file checked; the detail rows
+    of others (a run stopped while writing them) and a line cut short are dropped."""
+    for name in TABLES:
+        _repair(path / name)
+    _, runs, _, _ = read_tables(path)
+    done = set(runs["run"])
+    for name, columns in (("receivers.csv", RECEIVER_COLUMNS), ("streams.csv", STREAM_COLUMNS)):
+        rows = read_csv(path / name, columns)
+        if not rows["run"].isin(done).all():
+            write_atomic(path / name, rows[rows["run"].isin(done)].to_csv(
+                index=False, lineterminator="\n"))
+    return done
+
+
+def _repair(target: Path) -> None:
+    """Remove a last line a stopped write cut short, unless the file is no CSV text at all
+    (binary, UTF-16: left as it is, for the reader to refuse)."""
+    if not cut_short(target):
+        return
+    with open_regular(target) as fh:
+        data = fh.read()
+    try:
+        data[:data.rfind(b"\n") + 1].decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    drop_cut_line(target)
+
+
+class MulticastWriter:
+    """Write a multicast dataset one multicast at a time, as
+    :class:`~tomography.model.dataset.MeasurementWriter` writes iterations.
+
+    The writer holds the dataset's one-writer lock from the moment it opens
+    until :meth:`close`.  A new dataset is written whole before the first
+    multicast: the three tables' headers, ``hosts.csv`` and, last,
+    ``meta.json`` (with ``format``, ``created`` and ``software`` filled in);
+    the files of a dataset it replaces go first, ``meta.json`` before the
+    rest.  :meth:`add` appends a multicast's receivers and streams, then its
+    row of ``multicasts.csv``, each file flushed: a multicast is on disk once
+    that row is.
+
+    Parameters
+    ----------
+    path : path
+        The dataset directory (:func:`prepare_output` checked it may be written).
+    meta : mapping
+        Keys of ``meta.json``: ``params``, ``methods``, ``hosts``, ``plans`` ...
+    hosts : DataFrame
+        ``host, address, label`` of the run's hosts.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> hosts = pd.DataFrame({"host": ["a", "b"], "address": ["", ""], "label": ["", ""]})
+    >>> with MulticastWriter(d, {"params": {}}, hosts) as w:
+    ...     sorted(p.name for p in d.iterdir() if not p.name.startswith("."))
+    ['hosts.csv', 'meta.json', 'multicasts.csv', 'receivers.csv', 'streams.csv']
+    """
+
+    def __init__(self, path: str | Path, meta: Mapping[str, Any], hosts: pd.DataFrame) -> None:
+        self.path = Path(path)
+        self._lock = DatasetLock(self.path).acquire()
+        self.files: dict[str, tuple[Any, Any, tuple[str, ...]]] = {}
+        try:
+            for name in ("meta.json", *DATA_FILES, *TABLES):   # a dataset replaced: meta first
+                (self.path / name).unlink(missing_ok=True)
+            self._open(fresh=True)
+            self.meta = {"format": FORMAT, "method": "multicast",
+                         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                         **meta, "software": software_versions()}
+            write_atomic(self.path / "hosts.csv", hosts[list(HOSTS_COLUMNS)].to_csv(
+                index=False, lineterminator="\n"))
+            write_atomic(self.path / "meta.json", json.dumps(self.meta, indent=2) + "\n")
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def reopen(cls, path: str | Path) -> "MulticastWriter":
+        """Open a dataset :func:`prepare_output` checked for ``--resume``, to append."""
+        writer = cls.__new__(cls)
+        writer.path = Path(path)
+        writer._lock = DatasetLock(writer.path).acquire()
+        writer.files = {}
+        try:
+            writer.meta = read_meta(writer.path / "meta.json")
+            writer._open(fresh=False)
+        except BaseException:
+            writer.close()
+            raise
+        return writer
+
+    def _open(self, *, fresh: bool) -> None:
+        for name, columns in TABLES.items():
+            target = self.path / name
+            try:
+                fh = open(target, "w" if fresh else "a", encoding="utf-8", newline="",
+                          opener=file_opener)
+                writer = csv_writer(fh)
+                if fresh:
+                    writer.writerow(columns)
+                    fh.flush()
+            except OSError as exc:
+                raise DatasetError(f"cannot write ({exc.strerror or exc})", path=target) \
+                    from None
+            self.files[name] = (fh, writer, columns)
+
+    def update_meta(self, **keys: Any) -> None:
+        """Set keys of ``meta.json`` (a resumed run records its session), atomically."""
+        self.meta = {**self.meta, **keys}
+        write_atomic(self.path / "meta.json", json.dumps(self.meta, indent=2) + "\n")
+
+    def add(self, row: Mapping[str, Any], receivers: Sequence[Mapping[str, Any]],
+            streams: Sequence[Mapping[str, Any]]) -> None:
+        """Append one multicast: its receivers' and streams' rows, then its row of
+        ``multicasts.csv`` (the columns of :data:`MULTICAST_COLUMNS` and the others)."""
+        for name, rows in (("receivers.csv", receivers), ("streams.csv", streams),
+                           ("multicasts.csv", [row])):
+            fh, writer, columns = self.files[name]
+            try:
+                for r in rows:
+                    writer.writerow([_cell(r[c]) for c in columns])
+                fh.flush()
+            except OSError as exc:
+                raise DatasetError(f"cannot write ({exc.strerror or exc}); the multicasts "
+                                   "written before are kept: make room, then continue with "
+                                   "--resume", path=Path(fh.name)) from None
+
+    def close(self) -> None:
+        """Close the tables and let the lock go."""
+        for fh, _, _ in self.files.values():
+            try:
+                fh.close()
+            except OSError:     # a full disk: the error of the write that failed is raised
+                pass
+        self.files = {}
+        self._lock.release()
+
+    def __enter__(self) -> "MulticastWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return "" if value != value else f"{value:.6g}" if abs(value) < 1e5 else f"{value:.0f}"
+    return value
