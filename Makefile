@@ -7,12 +7,14 @@ setup:
 demo: setup
 	.venv/bin/tomography demo -o out/demo
 
+# Two workers: the slow tests (peers, MPI, SSH, namespaces) one after the other on one, the
+# rest beside them on the other (conftest.py says which may run beside them).
 test: setup
-	.venv/bin/python -m pytest
+	.venv/bin/python -m pytest -n 2 --dist loadgroup
 
 # The fast lane for developers: leaves out the tests marked slow or root (conftest.py).
 quick: setup
-	.venv/bin/python -m pytest -m "not slow and not root" -q
+	.venv/bin/python -m pytest -m "not slow and not root" -q -n 2 --dist loadgroup
 
 bench: setup
 	.venv/bin/pip install -q -e '.[bench]'
