@@ -9,7 +9,7 @@ a destination's own downlink is not what they share; among those, the ones
 best connected to the sources).  :func:`run_concurrency` measures each test
 ``repeats`` times alone and together (iperf3, one test or two at a time)
 and writes ``concurrency.csv`` beside ``probes.csv``;
-:func:`shared_bottlenecks` reads the verdict.
+:func:`tomography.model.dataset.concurrency.read_concurrency` reads the verdicts.
 
 A drop counts when A together is below A alone by more than
 ``max(3 sd, 10 %)`` of A alone (``sd`` over A's solo repeats): three
@@ -21,20 +21,16 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from tomography.model.errors import DatasetError, TomographyError
+from tomography.model.errors import TomographyError
 
-__all__ = ["ConcurrencyTest", "choose_tests", "verdict", "shared_bottlenecks",
-           "format_bottlenecks", "clusters_of", "cluster_bandwidths", "CONCURRENCY_COLUMNS"]
+__all__ = ["ConcurrencyTest", "choose_tests", "verdict", "format_bottlenecks", "clusters_of",
+           "cluster_bandwidths"]
 
-CONCURRENCY_COLUMNS = ("cluster_a", "cluster_b", "a_src", "a_dst", "b_src", "b_dst",
-                       "a_alone_bps", "a_alone_sd", "a_together_bps", "b_together_bps",
-                       "drop", "threshold", "shared", "repeats")
 FLOOR = 0.10   # the least relative drop that counts
 SIGMAS = 3.0   # standard deviations of A's solo runs that a drop must exceed
 
@@ -108,33 +104,6 @@ def verdict(alone: list[float], together: list[float]) -> tuple[float, float, bo
     drop = 1 - float(np.mean(together)) / mean
     threshold = max(SIGMAS * sd / mean, FLOOR)
     return round(drop, 4), round(float(threshold), 4), bool(drop > threshold)
-
-
-def shared_bottlenecks(path: str | Path) -> pd.DataFrame:
-    """The verdicts of a concurrency run: one row per two clusters.
-
-    Reads ``concurrency.csv`` of a dataset directory (or the file itself).
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> d = tempfile.mkdtemp()
-    >>> pd.DataFrame([{"cluster_a": "c1", "cluster_b": "c2", "drop": 0.5, "threshold": 0.1,
-    ...                "shared": True}]).to_csv(os.path.join(d, "concurrency.csv"), index=False)
-    >>> shared_bottlenecks(d)[["cluster_a", "cluster_b", "shared"]].values.tolist()
-    [['c1', 'c2', True]]
-    """
-    path = Path(path)
-    file = path / "concurrency.csv" if path.is_dir() else path
-    if not file.is_file():
-        raise DatasetError("no concurrency results (run tomography measure iperf3 "
-                           "--concurrency)", path=file)
-    frame = pd.read_csv(file)
-    for column in ("cluster_a", "cluster_b", "drop", "threshold", "shared"):
-        if column not in frame.columns:
-            raise DatasetError(f"missing column {column!r}", path=file, line=1, field=column)
-    frame["shared"] = frame["shared"].astype(str).str.lower().isin(("true", "1"))
-    return frame
 
 
 def format_bottlenecks(frame: pd.DataFrame) -> str:

@@ -55,7 +55,7 @@ from typing import Any, Callable, ClassVar, Sequence
 import numpy as np
 import pandas as pd
 
-from measure.concurrency import CONCURRENCY_COLUMNS, ConcurrencyTest, verdict
+from measure.concurrency import ConcurrencyTest, verdict
 from measure.coordinator import AgentGroup, checked_agents, host_frame, transport_of
 from measure.preflight import HostCheck
 from measure.probetools import (IPERF3_DEFAULTS, NETPIPE_DEFAULTS, Credentials, hockney_fit,
@@ -63,8 +63,8 @@ from measure.probetools import (IPERF3_DEFAULTS, NETPIPE_DEFAULTS, Credentials, 
 from measure.session import Run, Summary
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
-from tomography.model.dataset import (HOSTS_COLUMNS, MeasurementWriter, csv_writer,
-                                      read_measurement)
+from tomography.model.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
+from tomography.model.dataset.concurrency import CONCURRENCY_COLUMNS, ConcurrencyWriter
 from tomography.model.dataset.lock import DIR_MODE, file_opener
 from tomography.model.dataset.meta import refuse_other_run
 from tomography.model.errors import DatasetError, ParameterError, ProbeError, TomographyError
@@ -653,9 +653,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
     with Run(output, resume=False, overwrite=overwrite, resumable=False) as run:
         _, mesh = _start(run, frame, options, launch, {**(meta or {}), "concurrency": True},
                          params, overwrite, skip_failed, unique=False)
-        path = run.path / "concurrency.csv"
-        with open(path, "w", newline="", encoding="utf-8", opener=file_opener) as fh:
-            csv_writer(fh).writerow(CONCURRENCY_COLUMNS)
+        verdicts = ConcurrencyWriter(run.path)
         for done, t in enumerate(tests, start=1):
             alone, a_with, b_with = [], [], []
             for r in range(repeats):
@@ -680,8 +678,7 @@ def run_concurrency(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], output
                    "drop": drop, "threshold": threshold, "shared": shared,
                    "repeats": min(len(alone), len(a_with))}
             rows.append(row)
-            with open(path, "a", newline="", encoding="utf-8", opener=file_opener) as fh:
-                csv_writer(fh).writerow([row[c] for c in CONCURRENCY_COLUMNS])
+            verdicts.add(row)
             if progress is not None:
                 progress(done, len(tests))
     return pd.DataFrame(rows, columns=list(CONCURRENCY_COLUMNS))

@@ -186,7 +186,7 @@ clusters:
 
 def test_the_concurrency_test_finds_the_shared_uplink_and_only_it(as_root, tmp_path: Path
                                                                     ) -> None:
-    from measure.concurrency import shared_bottlenecks
+    from tomography.model.dataset.concurrency import read_concurrency
 
     topology = tmp_path / "shared.yaml"
     topology.write_text(SHARED_UPLINK)
@@ -197,7 +197,7 @@ def test_the_concurrency_test_finds_the_shared_uplink_and_only_it(as_root, tmp_p
                      "-o", str(tmp_path / "cc")]) == 0
     finally:
         testbed.down(name)
-    verdicts = shared_bottlenecks(tmp_path / "cc").set_index(["cluster_a", "cluster_b"])
+    verdicts = read_concurrency(tmp_path / "cc").set_index(["cluster_a", "cluster_b"])
     assert verdicts.loc[("c1", "c2"), "shared"], verdicts
     assert not verdicts.loc[("c1", "c3"), "shared"], verdicts
     assert not verdicts.loc[("c2", "c3"), "shared"], verdicts
