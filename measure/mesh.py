@@ -67,6 +67,7 @@ from tomography.model.dataset import HOSTS_COLUMNS, MeasurementWriter, read_meas
 from tomography.model.dataset.concurrency import CONCURRENCY_COLUMNS, ConcurrencyWriter
 from tomography.model.dataset.lock import DIR_MODE, file_opener
 from tomography.model.dataset.meta import refuse_other_run
+from tomography.model.dataset.validation import read_csv
 from tomography.model.errors import DatasetError, ParameterError, ProbeError, TomographyError
 
 __all__ = ["MeshOptions", "MeshSummary", "ordered_pairs", "tournament", "batches",
@@ -239,13 +240,9 @@ def read_pairs(path: str | Path, hosts: Sequence[str]) -> list[tuple[str, str]]:
         Naming the file, line and field of an unknown host or a self-pair.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise DatasetError("no such pairs file", path=path)
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    for column in ("src", "dst"):
-        if column not in frame.columns:
-            raise DatasetError(f"missing column {column!r} (a pairs file has src,dst)",
-                               path=path, line=1, field=column)
+    frame = read_csv(path, ("src", "dst"))    # a regular UTF-8 file within the limits
     known = set(hosts)
     out = []
     for line, (src, dst) in enumerate(zip(frame["src"].str.strip(), frame["dst"].str.strip()),

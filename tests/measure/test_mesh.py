@@ -203,8 +203,12 @@ def test_pairs_files_name_file_line_and_field(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="cannot probe itself"):
         read_pairs(f, ["h00", "h01"])
     f.write_text("from,to\n")
-    with pytest.raises(DatasetError, match="missing column 'src'"):
+    with pytest.raises(DatasetError, match="field 'src': missing column"):
         read_pairs(f, ["h00"])
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(DatasetError, match="not a regular file"):   # not read: it would block
+        read_pairs(fifo, ["h00"])
     with pytest.raises(ValueError, match="whole seconds"):
         MeshOptions(duration=0.5).validate()
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pandas as pd
-
+from tomography.model.dataset.validation import read_csv
 from tomography.model.errors import DatasetError
 
 __all__ = ["truth_depth", "labels_at_depth", "read_truth_file"]
@@ -58,13 +57,7 @@ def read_truth_file(path: str | os.PathLike[str]) -> dict[str, str]:
     path = Path(path)
     if not path.exists():
         raise DatasetError("missing file", path=path)
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
-        raise DatasetError(f"malformed CSV: {exc}", path=path) from None
-    for column in ("host", "label"):
-        if column not in frame.columns:
-            raise DatasetError(f"missing column {column!r}", path=path, line=1, field=column)
+    frame = read_csv(path, ("host", "label"))   # a regular UTF-8 file within the limits
     empty = frame.index[frame["label"].str.strip() == ""]
     if len(empty):
         raise DatasetError("empty label", path=path, line=int(empty[0]) + 2, field="label")
