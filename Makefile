@@ -7,10 +7,10 @@ setup:
 demo: setup
 	.venv/bin/tomography demo -o out/demo
 
-# Two workers: the slow tests (peers, MPI, SSH, namespaces) one after the other on one, the
-# rest beside them on the other (conftest.py says which may run beside them).
+# Two lanes at once: the tests of peers, MPI, SSH and namespaces one after the other, the
+# rest beside them at the lowest CPU priority (scripts/test.sh; conftest.py says which is which).
 test: setup
-	.venv/bin/python -m pytest -n 2 --dist loadgroup
+	scripts/test.sh
 
 # The fast lane for developers: leaves out the tests marked slow or root (conftest.py).
 quick: setup

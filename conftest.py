@@ -1,23 +1,29 @@
-"""Test lanes: what ``make quick`` (``-m "not slow and not root"``) leaves out, and what
-runs one at a time when the suite runs on several workers (``make test``: pytest-xdist,
-``-n 2 --dist loadgroup``).
+"""Test lanes: what ``make quick`` (``-m "not slow and not root"``) leaves out, and which tests
+``make test`` runs one after the other (``-m agents``) while the rest run beside them.
 
 Tests mark themselves ``slow`` (over 2 s, or real peers, MPI, SSH, iperf3,
 NetPIPE, notebooks, the wheel); two rules add the mark where a decorator cannot
 or need not: every test marked ``root`` (network namespaces, tc) is slow too,
 and so are the doctests named below.
 
-Every slow test, and every test of ``measure`` (its doctests start real peers too), runs
-in one group (``xdist_group("agents")``), on one worker, one after the other, as in a
-run without workers: these tests start peers, probe servers,
-MPI jobs, sshd or network namespaces, look for what a run left behind (processes,
-``/dev/shm``), or time what they start, and would meet each other.  The other worker
-meanwhile takes the fast tests and the slow modules listed in :data:`PARALLEL_SAFE`,
-which start none of these.  A new slow test is in the group unless its module is
-listed there.
+The ``agents`` lane: every test that starts peers, probe servers, multicast agents, MPI
+jobs, sshd or network namespaces, looks for what a run left behind (processes,
+``/dev/shm``) or times what it starts.  These would meet each other, and a loaded CPU
+makes their peers late to stop, so ``make test`` (``scripts/test.sh``) runs them one after
+the other, as a plain ``pytest`` does, while the other tests run beside them on two
+workers at the lowest CPU priority (``nice -n 19``), on what the agents leave idle.  A test
+is in the lane when it is slow, or a test of ``measure`` (doctests included), or its test
+module names a way to start agents (:data:`AGENT_WORDS`), unless the module is listed in
+:data:`PARALLEL_SAFE`.
+The lane's tests also form one ``xdist_group``, so that ``make quick`` on two workers keeps
+them on one.
 """
 
 from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +38,6 @@ SLOW_DOCTESTS = {
 PARALLEL_SAFE = {
     "tests/hostile/test_dataset_files.py",       # refusals of dataset files, no agent
     "tests/hostile/test_degenerate_analysis.py",  # the analysis commands on odd datasets
-    "tests/hostile/test_multicast_dataset.py",    # refused before any agent starts
     "tests/hostile/test_gauge_multicast.py",      # refused before any agent starts
     "tests/hostile/test_hosts_files.py",          # refused before any agent starts
     "tests/hostile/test_iperf3_import.py",
@@ -44,8 +49,22 @@ PARALLEL_SAFE = {
     "tests/test_report.py",                       # a headless browser, no agent
     "tests/test_wheel.py",                        # a wheel installed in a scratch venv
 }
-"""Slow test modules that start no agent, MPI job, sshd or namespace and time nothing they
-start: another worker may run them beside the group of the slow tests."""
+"""Test modules that start no agent, MPI job, sshd or namespace and time nothing they start,
+though they are slow or name a way to start agents (their commands are refused before any
+agent starts): they run beside the ``agents`` lane."""
+
+
+AGENT_WORDS = re.compile(r"mpiexec|mpi_launcher|local_hosts|run_broadcasts|run_mesh|"
+                         r"run_multicasts|run_concurrency|--local|--testbed|--mpi\b|--ssh|"
+                         r"/dev/shm|sshd|as_root|testbed\.up|\btraced\b")
+"""Words of a test module that starts agents (or looks at what they leave): its tests go
+into the ``agents`` lane."""
+
+
+@functools.cache
+def _names_agents(path: Path) -> bool:
+    return path.name.startswith("test_") and bool(
+        AGENT_WORDS.search(path.read_text(encoding="utf-8")))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -55,6 +74,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 isinstance(item, pytest.DoctestItem) and item.name in SLOW_DOCTESTS):
             item.add_marker(pytest.mark.slow)
         where = item.path.relative_to(root).as_posix()
-        if (item.get_closest_marker("slow") and where not in PARALLEL_SAFE) \
-                or where.startswith(("measure/", "tests/measure/")):
+        if where.startswith(("measure/", "tests/measure/")) or (
+                where not in PARALLEL_SAFE and (item.get_closest_marker("slow")
+                                                or _names_agents(item.path))):
+            item.add_marker(pytest.mark.agents)
             item.add_marker(pytest.mark.xdist_group("agents"))
