@@ -20,7 +20,9 @@ Everything is imported from here; the parts, each small enough to read at once:
 * :mod:`measure.testbed.claims`: :func:`claim`, one user of a testbed at a time;
 * :mod:`measure.testbed.resources`: :func:`estimate`, the cores and memory a
   testbed needs, against :func:`machine`;
-* :mod:`measure.testbed.lifecycle`: :func:`up` and :func:`down`.
+* :mod:`measure.testbed.lifecycle`: :func:`up` and :func:`down`;
+* :mod:`measure.testbed.schedule`: a network that changes under a run,
+  :func:`read_schedule` and :class:`Reshaper` (links reshaped at given times).
 
 Examples
 --------
@@ -39,10 +41,12 @@ from measure.testbed.lifecycle import down, up
 from measure.testbed.names import STATE_DIR, TestbedError
 from measure.testbed.plan import ADDRESS_PLAN, Port, Route, TestbedPlan, Veth, plan
 from measure.testbed.resources import Estimate, Machine, estimate, machine
-from tomography.model.scaling import scaled
+from measure.testbed.schedule import Reshaper, Schedule, read_schedule
 from measure.testbed.shaping import Shaper
 from measure.testbed.state import Testbed, load, raised_testbeds, status
+from tomography.model.scaling import scaled
 
 __all__ = ["TestbedError", "TestbedPlan", "Testbed", "Veth", "Port", "Route", "Shaper",
            "scaled", "plan", "up", "down", "status", "raised_testbeds", "load", "claim",
-           "estimate", "machine", "Estimate", "Machine", "ADDRESS_PLAN", "STATE_DIR"]
+           "estimate", "machine", "Estimate", "Machine", "ADDRESS_PLAN", "STATE_DIR",
+           "Schedule", "read_schedule", "Reshaper"]

@@ -69,6 +69,11 @@ def add_launcher_options(p: argparse.ArgumentParser) -> None:
                         "instead of refusing to start")
     p.add_argument("--port", type=_port, default=0,
                    help="the peers' listening port (default 0: any free port)")
+    p.add_argument("--changes", type=Path, metavar="FILE",
+                   help="with --testbed: a schedule of network changes (YAML: links "
+                        "reshaped at given times, or at random every T seconds) applied "
+                        "while the command runs; the changes applied go to the dataset's "
+                        "network_changes.csv (docs/multicast.md, 'A network that changes')")
     g = p.add_argument_group("MPI (--mpi)")
     g.add_argument("--network", metavar="CIDR|IFACE",
                    help="the network to measure on multi-homed nodes, e.g. 10.1.0.0/16 or "
@@ -135,6 +140,7 @@ def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None
     from measure.transport import ProcessTransport, local
     from tomography.model.hosts_checks import file_budget
 
+    schedule = _schedule(args)          # refused before a testbed is raised
     if args.testbed:
         bed = _testbed_for(args, held)
         hosts = bed.host_table()
@@ -142,6 +148,9 @@ def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None
         meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
         if not bed.latency_applied:
             print(f"note: {bed.latency_note}", file=sys.stderr)
+        if schedule is not None:
+            meta["testbed"]["changes"] = schedule.to_meta()
+            _reshape(bed, schedule, args.output, held)
     elif args.mpi:
         hosts, transport, meta = _mpi_setup(args, comm)
     elif args.ssh:
@@ -153,6 +162,37 @@ def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None
     if not args.mpi:  # one process here per host: room for its pipes, or a refusal now
         file_budget(len(hosts))
     return hosts, transport, meta
+
+
+def _schedule(args: argparse.Namespace) -> Any:
+    """The ``--changes`` schedule, checked; None without one."""
+    if getattr(args, "changes", None) is None:
+        return None
+    if not args.testbed:
+        raise TomographyError("--changes reshapes a testbed's links: it needs --testbed")
+    from measure.testbed import read_schedule
+    from tomography.model.topology import read_topology
+
+    schedule = read_schedule(args.changes)
+    next(schedule.events(read_topology(args.testbed)), None)   # a link it lacks: refused now
+    return schedule
+
+
+def _reshape(bed: Testbed, schedule: Any, output: Path | None, held: ExitStack) -> None:
+    """Apply ``schedule`` to ``bed`` from now until ``held`` closes (before the testbed goes
+    down); say so if ``tc`` stopped it early."""
+    from measure.testbed import Reshaper
+
+    reshaper = Reshaper(bed, schedule, record=output)
+
+    def stop() -> None:
+        error = reshaper.stop()
+        if error is not None:
+            print(f"warning: the network changes stopped early: {error}", file=sys.stderr)
+        print(f"note: {len(reshaper.applied)} network change(s) applied", file=sys.stderr)
+
+    reshaper.start()
+    held.callback(stop)
 
 
 def _testbed_for(args: argparse.Namespace, held: ExitStack) -> Testbed:
