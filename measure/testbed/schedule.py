@@ -218,8 +218,15 @@ def read_schedule(source: str | Path | dict[str, Any]) -> Schedule:
     ...
     measure.testbed.TestbedError: changes[0].at: expected a number from 0 to 604800, got -1
     """
-    doc = load_yaml(Path(source), kind="schedule of network changes") \
-        if not isinstance(source, dict) else source
+    if isinstance(source, dict):
+        return _schedule(source)
+    try:
+        return _schedule(load_yaml(Path(source), kind="schedule of network changes"))
+    except TestbedError as exc:
+        raise TestbedError(f"{source}: {exc}") from None
+
+
+def _schedule(doc: Any) -> Schedule:
     if not isinstance(doc, dict) or set(doc) - {"changes", "random"} or not doc:
         raise TestbedError("a schedule of network changes is a mapping with 'changes' and/or "
                            f"'random', got {str(doc)[:60]!r}")

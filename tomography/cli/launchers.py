@@ -170,11 +170,14 @@ def _schedule(args: argparse.Namespace) -> Any:
         return None
     if not args.testbed:
         raise TomographyError("--changes reshapes a testbed's links: it needs --testbed")
-    from measure.testbed import read_schedule
+    from measure.testbed import TestbedError, read_schedule
     from tomography.model.topology import read_topology
 
     schedule = read_schedule(args.changes)
-    next(schedule.events(read_topology(args.testbed)), None)   # a link it lacks: refused now
+    try:
+        next(schedule.events(read_topology(args.testbed)), None)   # a link it lacks: now
+    except TestbedError as exc:
+        raise TestbedError(f"{args.changes}: {exc}") from None
     return schedule
 
 
