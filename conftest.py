@@ -12,9 +12,9 @@ jobs, sshd or network namespaces, looks for what a run left behind (processes,
 makes their peers late to stop, so ``make test`` (``scripts/test.sh``) runs them one after
 the other, as a plain ``pytest`` does, while the other tests run beside them on two
 workers at the lowest CPU priority (``nice -n 19``), on what the agents leave idle.  A test
-is in the lane when it is slow, or a test of ``measure`` (doctests included), or its test
-module names a way to start agents (:data:`AGENT_WORDS`), unless the module is listed in
-:data:`PARALLEL_SAFE`.
+is in the lane when it is marked ``agents``, or else when it is slow, a test of ``measure``
+(doctests included) or in a test module that names a way to start agents
+(:data:`AGENT_WORDS`), unless its module is listed in :data:`PARALLEL_SAFE`.
 The lane's tests also form one ``xdist_group``, so that ``make quick`` on two workers keeps
 them on one.
 """
@@ -48,6 +48,11 @@ PARALLEL_SAFE = {
     "tests/test_reliability.py",
     "tests/test_report.py",                       # a headless browser, no agent
     "tests/test_wheel.py",                        # a wheel installed in a scratch venv
+    "tests/test_notebooks.py",                    # but notebook 01 on the testbed (marked)
+    "tests/measure/test_simulator.py",            # the simulator: no process, no network
+    "tests/measure/test_tcp.py",
+    "tests/measure/test_roots.py",
+    "tests/measure/test_session.py",              # the run skeleton, without agents
 }
 """Test modules that start no agent, MPI job, sshd or namespace and time nothing they start,
 though they are slow or name a way to start agents (their commands are refused before any
@@ -74,8 +79,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 isinstance(item, pytest.DoctestItem) and item.name in SLOW_DOCTESTS):
             item.add_marker(pytest.mark.slow)
         where = item.path.relative_to(root).as_posix()
-        if where.startswith(("measure/", "tests/measure/")) or (
-                where not in PARALLEL_SAFE and (item.get_closest_marker("slow")
-                                                or _names_agents(item.path))):
+        if item.get_closest_marker("agents") or (where not in PARALLEL_SAFE and (
+                where.startswith(("measure/", "tests/measure/"))
+                or item.get_closest_marker("slow") or _names_agents(item.path))):
             item.add_marker(pytest.mark.agents)
             item.add_marker(pytest.mark.xdist_group("agents"))

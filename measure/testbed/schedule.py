@@ -26,7 +26,8 @@ every link at 10 to 100 %).
 :class:`Reshaper` applies the schedule in a thread while the command runs:
 each change is a ``tc qdisc change`` of the token bucket on the link's
 device at both ends (one ``tc -batch`` per router namespace), which keeps
-the queue and the connections that use it.  Every change applied is kept,
+the queue and the connections that use it; when the command ends, every link
+changed gets its topology's rate back.  Every change applied is kept,
 and written to ``network_changes.csv`` in the run's output directory when
 the command ends, if the run made a dataset there (appended: a resumed run
 adds its own session): when each change was due, when it landed, the link,
@@ -311,13 +312,23 @@ class Reshaper:
         return self
 
     def stop(self) -> BaseException | None:
-        """Stop applying changes (the links keep their last rates until the testbed goes);
-        what stopped them early, if anything did (a ``tc`` that refused)."""
+        """Stop applying changes and give every link changed its topology's rate back (a
+        testbed kept up serves the next command as it was); what stopped the changes
+        early, if anything did (a ``tc`` that refused)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-            self._write()
+        if self._thread is None:
+            return self.error
+        self._thread.join()
+        self._thread = None
+        self._write()
+        changed = {(j, router) for j, router in self.shapers
+                   if any(r["link_index"] == j and r["from_router"] == router
+                          for r in self.applied)}
+        if changed:
+            try:
+                self._tc([(j, router, self.shapers[(j, router)].rate) for j, router in changed])
+            except TestbedError as exc:
+                self.error = self.error or exc
         return self.error
 
     def _write(self) -> None:
@@ -354,12 +365,11 @@ class Reshaper:
         except BaseException as exc:  # reported by whoever reads .error; the run goes on
             self.error = exc
 
-    def _apply(self, batch: Sequence[tuple[float, int, str, float]]) -> bool:
-        due = batch[0][0]
-        if self._stop.wait(max(0.0, self.started + due - time.monotonic())):
-            return False
+    def _tc(self, changes: Sequence[tuple[int, str, float]]) -> None:
+        """Each ``(link, from router, rate)``: the token bucket of that side changed in place,
+        one ``tc -batch`` per router namespace."""
         commands: dict[str, list[str]] = {}
-        for _, j, router, rate in batch:
+        for j, router, rate in changes:
             s = self.shapers[(j, router)]
             where = (["parent", "1:1", "handle", "10:"] if self.netem and s.delay > 0
                      else ["root"])
@@ -370,12 +380,19 @@ class Reshaper:
                                   capture_output=True, text=True)
             if done.returncode:
                 raise TestbedError(f"tc in {ns} refused a change: {done.stderr.strip()}")
+
+    def _apply(self, batch: Sequence[tuple[float, int, str, float]]) -> bool:
+        due = batch[0][0]
+        if self._stop.wait(max(0.0, self.started + due - time.monotonic())):
+            return False
+        self._tc([(j, router, rate) for _, j, router, rate in batch])
         applied = time.monotonic() - self.started
         stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds")
         rows = [{"session": self.session, "due_s": round(due, 3),
                  "applied_s": round(applied, 3), "time": stamp,
                  "link": f"{self.testbed.topology.links[j].a}--"
                          f"{self.testbed.topology.links[j].b}",
-                 "from_router": router, "rate_bps": round(rate)} for _, j, router, rate in batch]
+                 "from_router": router, "rate_bps": round(rate), "link_index": j}
+                for _, j, router, rate in batch]
         self.applied += rows
         return True

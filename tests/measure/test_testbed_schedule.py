@@ -42,7 +42,7 @@ def _rate(bed, router: str) -> str:
                 for i, word in enumerate(line.split()) if line.split()[i - 1] == "rate")
 
 
-def test_a_change_lands_on_time_and_the_rate_follows_it(bed) -> None:
+def test_a_change_lands_on_time_the_rate_follows_it_and_the_end_restores_it(bed) -> None:
     schedule = read_schedule({"changes": [{"at": 3, "link": ["A", "B"],
                                            "capacity": "5Mbit/s"}]})
     server = subprocess.Popen(bed.command("b-00", ["iperf3", "-s", "-1", "-p", "5201"]),
@@ -53,7 +53,9 @@ def test_a_change_lands_on_time_and_the_rate_follows_it(bed) -> None:
             done = subprocess.run(bed.command("a-00", [
                 "iperf3", "-c", bed.addresses["b-00"], "-p", "5201", "-t", "6", "-J"]),
                 capture_output=True, text=True, timeout=60)
+            assert _rate(bed, "A") == _rate(bed, "B") == "5Mbit"
         assert reshaper.error is None
+        assert _rate(bed, "A") == _rate(bed, "B") == "20Mbit"    # given back at the end
     finally:
         server.kill()
         server.wait()
@@ -61,7 +63,6 @@ def test_a_change_lands_on_time_and_the_rate_follows_it(bed) -> None:
     assert [(r["link"], r["from_router"], r["rate_bps"]) for r in applied] == [
         ("A--B", "A", 5_000_000), ("A--B", "B", 5_000_000)]
     assert all(0 <= r["applied_s"] - r["due_s"] < 0.5 for r in applied), applied
-    assert _rate(bed, "A") == _rate(bed, "B") == "5Mbit"
     # the sender's seconds: the first fills the queues, each later one jumps with TCP's window
     # around the shaped rate, so two seconds are averaged each side, clear of the change
     seconds = [i["sum"]["bits_per_second"] for i in json.loads(done.stdout)["intervals"]]
