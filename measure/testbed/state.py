@@ -28,6 +28,8 @@ import pandas as pd
 from measure.testbed import claims, names
 from measure.testbed.names import TestbedError, prefix
 from measure.testbed.plan import ADDRESS_PLAN
+from tomography.model.errors import DatasetError
+from tomography.model.safe_load import load_json
 from tomography.model.scaling import FirstHosts
 from tomography.model.topology import HostGroup, Link, Topology
 from tomography.model.units import listed
@@ -249,12 +251,12 @@ def load(name: str = "tb") -> Testbed:
 /run/tomography/testbed-nosuch.json; raise one with measure.testbed.up
     """
     path = state_path(name)
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         raise TestbedError(f"no testbed {name!r} is up: no state file {path}; raise one "
-                           "with measure.testbed.up") from None
-    except (OSError, ValueError) as exc:
+                           "with measure.testbed.up")
+    try:
+        state = _read(path)
+    except (OSError, DatasetError) as exc:
         raise TestbedError(f"{path}: cannot read the testbed's state: {exc}") from None
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
         raise TestbedError(f"{path}: not a testbed state file (format {STATE_FORMAT})")
@@ -266,6 +268,11 @@ def load(name: str = "tb") -> Testbed:
         return _from_record(state)
     except (KeyError, TypeError) as exc:
         raise TestbedError(f"{path}: malformed testbed state ({exc!r})") from None
+
+
+def _read(path: Path) -> Any:
+    """A state file through the toolkit's one strict JSON loader (bounded, no pipe)."""
+    return load_json(path, kind="testbed state file", strict=True, pipes=False)
 
 
 def status(name: str = "tb") -> dict[str, Any]:
@@ -291,8 +298,8 @@ def status(name: str = "tb") -> dict[str, Any]:
     present = names.namespaces(start)
     path = state_path(name)
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = _read(path)
+    except (OSError, DatasetError):
         state = None
     holder = claims.holder(name)
     missing: list[str] = []

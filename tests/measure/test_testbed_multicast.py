@@ -120,3 +120,27 @@ def test_measure_then_multicast_over_the_measured_plan(bed, tmp_path: Path, caps
     crossings = sum(r.parent[0] != r.receiver[0] for r in chain.itertuples())
     assert crossings == 2
     assert runs.set_index("method").loc["chain-clusters", "achieved_Bps"] > 0.7 * LINK
+
+
+def test_a_multicast_under_mayhem_completes_and_records_the_changes(bed, tmp_path: Path,
+                                                                    capsys) -> None:
+    """Every link at 10-100 % of its capacity, redrawn every half second (the thesis's
+    mayhem, faster): the plan's streams slow down and speed up with the links, every byte
+    arrives, and the changes are in the dataset."""
+    up, path, gauge = bed
+    changes = tmp_path / "mayhem.yaml"
+    changes.write_text("random: {every: 0.5, fraction: [0.1, 1.0], link: all, seed: 5}\n")
+    out = tmp_path / "mc"
+    code = main(["multicast", "--testbed", str(path), "--name", up.name, "--gauge", str(gauge),
+                 "--root", "a-00", "--method", "chain-clusters,balanced", "--size", "2MiB",
+                 "--repeats", "1", "--changes", str(changes), "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    meta, runs, receivers = read_multicasts(out)
+    assert runs["complete"].all() and receivers["digest_ok"].all(), runs
+    assert meta["testbed"]["changes"]["random"]["every"] == 0.5
+    changed = pd.read_csv(out / "network_changes.csv")
+    assert set(changed["link"]) == {"A--B", "A--C", "B--C"}
+    assert changed["rate_bps"].between(0.1 * 16e6 - 1, 16e6 + 1).all()
+    assert (changed["applied_s"] - changed["due_s"]).between(0, 0.5).all()
+    assert "network change(s) applied" in captured.err
