@@ -1,0 +1,157 @@
+"""Multicasts on a network that changes under them: the thesis's global-bottleneck test case 1
+(den Burger 2009, ch. 4.6.2), scaled to what 2 cores carry.
+
+Four clusters (ca, cb, cc, cd) of ``--hosts`` hosts in a full mesh of WAN
+links with the bandwidths of the thesis's Fig 4.16 (ca-cb 10, ca-cc 3,
+cb-cd 2, cc-cd 6, ca-cd 8, cb-cc 8 MB/s), times ``--scale`` (default 0.25),
+10 ms one way; the hosts' NICs 100 MB/s times the scale.  The root (ca-00)
+sends ``--size`` bytes with each method, one multicast per method and
+scenario, each on a freshly reshaped network (``--changes``'s machinery,
+:class:`measure.testbed.Reshaper`, started just before the multicast's
+agents, so its time 0 is a second or two before the first byte):
+
+1. fast links: as above, static;
+2. slow links: ca-cd and cb-cc at 0.8 MB/s (times the scale), static;
+3. fast -> slow: fast until ``--at`` seconds, then slow;
+4. slow -> fast: the reverse;
+5. mayhem: every link at 10 to 100 % of its capacity, redrawn every ``--every``
+   seconds from a fixed seed (the thesis: 5 s).
+
+The thesis's times (a 600 MB file, the change at 30 s, mayhem every 5 s)
+are scaled with the payload, so that the change falls mid-multicast.
+Methods: balanced multicasting over the scenario's initial figures (the
+thesis's "exact initial emulated bandwidth values"), the cluster chain, and
+BitTorrent (MOB and Robber do not exist in the toolkit yet).  Prints, as
+Markdown for ``benchmarks/RESULTS.md``, each method's throughput per
+scenario, its share of its static (fast links) throughput, and the
+balanced plan's prediction.  Needs root; about 6 minutes with the defaults.
+
+Run::
+
+    sudo .venv/bin/python benchmarks/changing_network.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_support import (command_line, machine_line, require_root,  # noqa: E402
+                           terminate_as_interrupt)
+
+MB = 8e6   # bit/s of one MB/s
+FAST = {("ca", "cb"): 10, ("ca", "cc"): 3, ("cb", "cd"): 2, ("cc", "cd"): 6,
+        ("ca", "cd"): 8, ("cb", "cc"): 8}
+SLOW = {("ca", "cd"): 0.8, ("cb", "cc"): 0.8}
+METHODS = ("balanced", "chain-clusters", "bittorrent")
+
+
+def topology(scale: float, hosts: int, slow: bool = False) -> dict:
+    links = {**FAST, **(SLOW if slow else {})}
+    return {"name": "four-clusters-" + ("slow" if slow else "fast"),
+            "description": "den Burger's test case 1, scaled",
+            "host_defaults": {"nic": f"{100 * scale}MB/s", "latency": "50us"},
+            "routers": ["ra", "rb", "rc", "rd"],
+            "links": [{"between": [f"r{a[1]}", f"r{b[1]}"], "capacity": f"{mbs * scale}MB/s",
+                       "latency": "10ms"} for (a, b), mbs in links.items()],
+            "clusters": [{"name": c, "router": f"r{c[1]}", "hosts": hosts, "label": c}
+                         for c in ("ca", "cb", "cc", "cd")]}
+
+
+def scenarios(scale: float, at: float, every: float) -> dict[str, dict]:
+    slow = [{"at": 0, "link": [f"r{a[1]}", f"r{b[1]}"], "capacity": f"{mbs * scale}MB/s"}
+            for (a, b), mbs in SLOW.items()]
+    back = [{"at": at, "link": [f"r{a[1]}", f"r{b[1]}"], "fraction": 1}
+            for (a, b) in SLOW]
+    return {"fast links": {},
+            "slow links": {"changes": slow},
+            "fast -> slow": {"changes": [{**c, "at": at} for c in slow]},
+            "slow -> fast": {"changes": slow + back},
+            "mayhem": {"random": {"every": every, "fraction": [0.1, 1.0], "link": "all",
+                                  "seed": 1}}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="24MiB", help="payload (default 24MiB)")
+    parser.add_argument("--hosts", type=int, default=4, help="hosts per cluster (4)")
+    parser.add_argument("--scale", type=float, default=0.25,
+                        help="bandwidths times this (0.25)")
+    parser.add_argument("--at", type=float, default=5.0,
+                        help="seconds to the change of the fast/slow scenarios (5)")
+    parser.add_argument("--every", type=float, default=1.0,
+                        help="seconds between mayhem's changes (1)")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/changing-network"))
+    args = parser.parse_args(argv)
+    require_root()
+    terminate_as_interrupt()
+    from measure import testbed
+    from measure.multicast import run_multicasts, summary_table
+    from measure.transport import ProcessTransport
+    from tomography.export.bandwidth import from_topology
+    from tomography.model.dataset.multicast import read_multicasts
+    from tomography.model.topology import parse_topology
+    from tomography.model.units import parse_size
+    from tomography.planning.deliveries import deliveries
+
+    size = parse_size(args.size)
+    started = time.time()
+    fast, slow = (parse_topology(topology(args.scale, args.hosts, s)) for s in (False, True))
+    bed = testbed.up(fast, name="chg")
+    rows: dict[tuple[str, str], tuple[float, float]] = {}
+    try:
+        hosts = bed.host_table()
+        names = list(hosts["host"])
+        members = {c: [h for h in names if h.startswith(c)] for c in ("ca", "cb", "cc", "cd")}
+        for scenario, spec in scenarios(args.scale, args.at, args.every).items():
+            initial = slow if scenario.startswith("slow") else fast
+            model = from_topology(initial, members)
+            plans = {d.method: d for d in deliveries(["balanced", "chain-clusters"], names,
+                                                     "ca-00", size, model)}
+            for method in METHODS:
+                out = args.out / scenario.replace(" ", "").replace(">", "") / method
+                reshaper = testbed.Reshaper(bed, testbed.read_schedule(spec)) if spec else None
+                if reshaper is not None:
+                    reshaper.start()
+                try:
+                    run_multicasts(hosts, [plans[method]] if method in plans else [], out,
+                                   bittorrent=method == "bittorrent", root="ca-00", size=size,
+                                   repeats=1, time_limit=900, overwrite=True,
+                                   launch=ProcessTransport(bed.command, name="testbed"),
+                                   meta={"scenario": scenario, "schedule": spec})
+                finally:
+                    if reshaper is not None and reshaper.stop() is not None:
+                        raise SystemExit(f"the changes stopped: {reshaper.error}")
+                _, runs, _ = read_multicasts(out)
+                t = summary_table(runs, unit_bytes=1e6).iloc[0]
+                rows[(scenario, method)] = (float(t.achieved), float(t.predicted))
+                print(f"{scenario}, {method}: {t.achieved:.2f} MB/s, "
+                      f"{time.time() - started:.0f} s so far", file=sys.stderr, flush=True)
+    finally:
+        testbed.down("chg")
+    print("### Multicasts on a network that changes under them (test case 1, scaled)\n")
+    print(f"Command: `{command_line()}`  ")
+    print(machine_line(["numpy", "scipy"]) + f" {(time.time() - started) / 60:.0f} min.\n")
+    print(f"Four clusters of {args.hosts} hosts, the thesis's WAN bandwidths times "
+          f"{args.scale}, 10 ms one way; {args.size} from ca-00; the change at {args.at} s, "
+          f"mayhem every {args.every} s; one multicast per cell; MB/s (10^6 bytes/s), in "
+          "brackets the share of the method's fast-links throughput.\n")
+    names = list(scenarios(args.scale, args.at, args.every))
+    print("| method | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for method in METHODS:
+        static = rows[("fast links", method)][0]
+        cells = [f"{rows[(s, method)][0]:.2f} ({rows[(s, method)][0] / static:.0%})"
+                 for s in names]
+        print(f"| {method} | " + " | ".join(cells) + " |")
+    print("| balanced's prediction | " + " | ".join(
+        f"{rows[(s, 'balanced')][1]:.2f}" for s in names) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
