@@ -1,7 +1,9 @@
-"""Multicasts on a network that changes under them: the thesis's global-bottleneck test case 1
-(den Burger 2009, ch. 4.6.2), scaled to what 2 cores carry.
+"""Multicasts on a network that changes under them: the thesis's global-bottleneck test cases 1
+and 2 (den Burger 2009, ch. 4.6.2), scaled to what 2 cores carry.
 
-Four clusters (ca, cb, cc, cd) of ``--hosts`` hosts in a full mesh of WAN
+Four clusters (ca, cb, cc, cd) of ``--sizes`` hosts (test case 1: 4,4,4,4, the
+default, for the thesis's 16 each; test case 2: 1,3,4,8 for its 4, 12, 16 and
+32) in a full mesh of WAN
 links with the bandwidths of the thesis's Fig 4.16 (ca-cb 10, ca-cc 3,
 cb-cd 2, cc-cd 6, ca-cd 8, cb-cc 8 MB/s), times ``--scale`` (default 0.25),
 10 ms one way; the hosts' NICs 100 MB/s times the scale.  The root (ca-00)
@@ -24,11 +26,12 @@ thesis's "exact initial emulated bandwidth values"), the cluster chain, and
 BitTorrent (MOB and Robber do not exist in the toolkit yet).  Prints, as
 Markdown for ``benchmarks/RESULTS.md``, each method's throughput per
 scenario, its share of its static (fast links) throughput, and the
-balanced plan's prediction.  Needs root; about 6 minutes with the defaults.
+balanced plan's prediction.  Needs root; about 8 minutes with the defaults.
 
 Run::
 
     sudo .venv/bin/python benchmarks/changing_network.py
+    sudo .venv/bin/python benchmarks/changing_network.py --sizes 1,3,4,8
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ SLOW = {("ca", "cd"): 0.8, ("cb", "cc"): 0.8}
 METHODS = ("balanced", "chain-clusters", "bittorrent")
 
 
-def topology(scale: float, hosts: int, slow: bool = False) -> dict:
+def topology(scale: float, sizes: list[int], slow: bool = False) -> dict:
     links = {**FAST, **(SLOW if slow else {})}
     return {"name": "four-clusters-" + ("slow" if slow else "fast"),
             "description": "den Burger's test case 1, scaled",
@@ -58,8 +61,8 @@ def topology(scale: float, hosts: int, slow: bool = False) -> dict:
             "routers": ["ra", "rb", "rc", "rd"],
             "links": [{"between": [f"r{a[1]}", f"r{b[1]}"], "capacity": f"{mbs * scale}MB/s",
                        "latency": "10ms"} for (a, b), mbs in links.items()],
-            "clusters": [{"name": c, "router": f"r{c[1]}", "hosts": hosts, "label": c}
-                         for c in ("ca", "cb", "cc", "cd")]}
+            "clusters": [{"name": c, "router": f"r{c[1]}", "hosts": n, "label": c}
+                         for c, n in zip(("ca", "cb", "cc", "cd"), sizes)]}
 
 
 def scenarios(scale: float, at: float, every: float) -> dict[str, dict]:
@@ -78,7 +81,9 @@ def scenarios(scale: float, at: float, every: float) -> dict[str, dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="24MiB", help="payload (default 24MiB)")
-    parser.add_argument("--hosts", type=int, default=4, help="hosts per cluster (4)")
+    parser.add_argument("--sizes", default="4,4,4,4",
+                        help="hosts of ca, cb, cc and cd (4,4,4,4: test case 1; 1,3,4,8: "
+                             "test case 2)")
     parser.add_argument("--scale", type=float, default=0.25,
                         help="bandwidths times this (0.25)")
     parser.add_argument("--at", type=float, default=5.0,
@@ -99,8 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     from tomography.planning.deliveries import deliveries
 
     size = parse_size(args.size)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    if len(sizes) != 4 or min(sizes) < 1:
+        parser.error("--sizes takes four numbers >= 1")
     started = time.time()
-    fast, slow = (parse_topology(topology(args.scale, args.hosts, s)) for s in (False, True))
+    fast, slow = (parse_topology(topology(args.scale, sizes, s)) for s in (False, True))
     bed = testbed.up(fast, name="chg")
     rows: dict[tuple[str, str], tuple[float, float]] = {}
     try:
@@ -133,10 +141,11 @@ def main(argv: list[str] | None = None) -> int:
                       f"{time.time() - started:.0f} s so far", file=sys.stderr, flush=True)
     finally:
         testbed.down("chg")
-    print("### Multicasts on a network that changes under them (test case 1, scaled)\n")
+    case = "1" if len(set(sizes)) == 1 else "2"
+    print(f"### Multicasts on a network that changes under them (test case {case}, scaled)\n")
     print(f"Command: `{command_line()}`  ")
     print(machine_line(["numpy", "scipy"]) + f" {(time.time() - started) / 60:.0f} min.\n")
-    print(f"Four clusters of {args.hosts} hosts, the thesis's WAN bandwidths times "
+    print(f"Four clusters of {args.sizes} hosts, the thesis's WAN bandwidths times "
           f"{args.scale}, 10 ms one way; {args.size} from ca-00; the change at {args.at} s, "
           f"mayhem every {args.every} s; one multicast per cell; MB/s (10^6 bytes/s), in "
           "brackets the share of the method's fast-links throughput.\n")
