@@ -26,6 +26,7 @@ A run goes through the same steps whatever it measures
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -167,7 +168,7 @@ class Run:
 
 
 @dataclass(kw_only=True)
-class Summary:
+class Summary(ABC):
     """What a run did: its dataset, what the preflight left out, what was kept, how long.
 
     A runner's summary adds its units of work (:meth:`count`) and the lines
@@ -180,9 +181,9 @@ class Summary:
     seconds: float = 0.0
     UNIT: ClassVar[str] = "unit"
 
+    @abstractmethod
     def count(self) -> int:
-        """Units of work this run did."""
-        raise NotImplementedError
+        """Units of work this run did (each runner's summary says how it counts them)."""
 
     def details(self) -> list[str]:
         """Lines about the units of work (failures, convergence)."""

@@ -154,25 +154,25 @@ class Schedule:
                         for d in directed(j, c.capacity, c.fraction)),
                        key=lambda e: (e[0], e[1]))
         rand = self.random
-        rng = np.random.default_rng(rand.seed) if rand else None
+        rng = np.random.default_rng(rand.seed if rand else 0)
         targets = chosen(rand.links) if rand else []
+
+        def drawn(tick: int) -> Iterator[tuple[float, int, str, float]]:
+            """Random changes number ``tick``: each target at a share drawn anew."""
+            for j in targets:
+                share = float(rng.uniform(rand.low, rand.high))
+                for _, router, rate in directed(j, None, share):
+                    yield tick * rand.every, j, router, rate
+
         tick = 0
         for at, _, (j, router, rate) in timed:
             while rand is not None and tick * rand.every < at:
-                yield from self._draw(topology, rng, rand, targets, tick, directed)
+                yield from drawn(tick)
                 tick += 1
             yield at, j, router, rate
         while rand is not None:
-            yield from self._draw(topology, rng, rand, targets, tick, directed)
+            yield from drawn(tick)
             tick += 1
-
-    @staticmethod
-    def _draw(topology, rng, rand, targets, tick, directed):
-        at = tick * rand.every
-        for j in targets:
-            share = float(rng.uniform(rand.low, rand.high))
-            for _, router, rate in directed(j, None, share):
-                yield at, j, router, rate
 
 
 def _links(value: Any, where: str) -> tuple[tuple[str, str], ...] | None:
