@@ -54,6 +54,7 @@ from tomography.model.dataset.multicast import MulticastWriter, prepare_output
 from tomography.model.errors import ParameterError
 from tomography.model.units import listed
 from tomography.planning.delivery import Delivery
+from tomography.planning.swarms import SwarmPlan
 
 __all__ = ["BITTORRENT", "MulticastResult", "MulticastSummary", "method_order",
            "run_multicasts", "summary_table"]
@@ -148,11 +149,16 @@ def _parts(delivery: Delivery, host: str, group: AgentGroup) -> list[dict[str, A
     return parts
 
 
-def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int, pacing: str,
-               stall: float, time_limit: float) -> MulticastResult:
-    """Run one delivery once (the four steps of the module's docstring)."""
-    run_id = f"{delivery.method}-{repeat}"
-    hosts = delivery.hosts
+def _launch(group: AgentGroup, hosts: list[str], run_id: str,
+            prepare: Callable[[str], dict[str, Any]], starters: list[str],
+            wanted: set[tuple[str, int]], *, stall: float, time_limit: float
+            ) -> tuple[float, dict[tuple[str, int], dict[str, Any]], dict[str, str], list[str]]:
+    """Run one multicast's steps (the module's docstring) and collect the reports in ``wanted``.
+
+    ``prepare(host)`` is the rest of the host's ``prepare`` command; ``go``
+    goes to ``starters`` once every host is connected.  Returns the time of
+    ``go``, the reports, the hosts that failed and why, and notes.
+    """
     notes: list[str] = []
     failed: dict[str, str] = {}
 
@@ -173,9 +179,8 @@ def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int,
     allow = sorted({group.address[h] for h in hosts})
     live = [h for h in hosts if h not in failed]
     for h in live:
-        group.peers[h].send({"cmd": "prepare", "run": run_id, "seed": seed, "pacing": pacing,
-                             "stall": stall, "allow": allow,
-                             "streams": _parts(delivery, h, group)})
+        group.peers[h].send({"cmd": "prepare", "run": run_id, "stall": stall, "allow": allow,
+                             **prepare(h)})
     ready = group.wait(set(live), "prepared", REPLY_TIMEOUT, note)
     silent(live, ready)
     for h in ready:
@@ -184,10 +189,11 @@ def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int,
     silent(list(ready), connected)
     reports: dict[tuple[str, int], dict[str, Any]] = {}
     go = time.time()
-    started = delivery.root in connected and not failed
+    started = set(starters) <= set(connected) and not failed
     if started:
-        group.peers[delivery.root].send({"cmd": "go", "run": run_id})
-        reports, timed_out = _collect(group, delivery, run_id, time_limit, stall, note, failed)
+        for h in starters:
+            group.peers[h].send({"cmd": "go", "run": run_id})
+        reports, timed_out = _collect(group, wanted, run_id, time_limit, stall, note, failed)
         if timed_out:
             notes.append(f"the time limit of {time_limit:g} s passed")
     else:
@@ -195,15 +201,77 @@ def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int,
     for h in hosts:
         if h in group.peers and group.peers[h].alive():
             group.peers[h].send({"cmd": "finish", "run": run_id})
-    if started and len(reports) < len(hosts) * len(delivery.streams):
-        # the streams cut short by ``finish`` report what did arrive
-        late, _ = _collect(group, delivery, run_id, FINISH_GRACE, stall, note, failed,
+    if started and len(reports) < len(wanted):
+        # the receivers cut short by ``finish`` report what did arrive
+        late, _ = _collect(group, wanted, run_id, FINISH_GRACE, stall, note, failed,
                            got=reports)
         reports.update(late)
+    return go, reports, failed, notes
+
+
+def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int, pacing: str,
+               stall: float, time_limit: float) -> MulticastResult:
+    """Run one delivery once: the root sends every stream down its tree."""
+    run_id = f"{delivery.method}-{repeat}"
+    go, reports, failed, notes = _launch(
+        group, delivery.hosts, run_id,
+        lambda h: {"seed": seed, "pacing": pacing, "streams": _parts(delivery, h, group)},
+        [delivery.root], {(h, s.index) for s in delivery.streams for h in delivery.hosts},
+        stall=stall, time_limit=time_limit)
     return _result(group, delivery, repeat, run_id, go, reports, failed, notes, seed)
 
 
-def _collect(group: AgentGroup, delivery: Delivery, run_id: str, time_limit: float,
+def _swarm(group: AgentGroup, plan: SwarmPlan, repeat: int, *, seed: int, stall: float,
+           time_limit: float) -> MulticastResult:
+    """Run one MOB or Robber multicast once: every host steals (:mod:`measure.robber`)."""
+    run_id = f"{plan.method}-{repeat}"
+    hosts = plan.hosts
+
+    def prepare(h: str) -> dict[str, Any]:
+        first = plan.share(h)
+        mine = set(plan.connect[h])
+        # a pair that chose each other shares one connection, opened by the first by name
+        peers = [[p, group.address[p], group.ports[p], plan.cluster_of[p] == plan.cluster_of[h],
+                  p in mine and not (h in plan.connect[p] and p < h)] for p in plan.peers(h)]
+        return {"seed": seed, "swarm": {"method": plan.method, "host": h, "root": plan.root,
+                                        "size": plan.size, "piece": plan.piece, "peers": peers,
+                                        "share": [first.start, first.stop]}}
+
+    receivers = [h for h in hosts if h != plan.root]
+    go, reports, failed, notes = _launch(group, hosts, run_id, prepare, hosts,
+                                         {(h, 0) for h in receivers}, stall=stall,
+                                         time_limit=time_limit)
+    common = {"run": run_id, "method": plan.method, "repeat": repeat}
+    expected = payload_digest(seed, 0, plan.size)
+    rows, lasts = [], []
+    for h in receivers:
+        report = reports.get((h, 0)) or {}
+        shift = group.offsets.get(h, 0.0)
+        got = int(report.get("bytes", 0))
+        ok = got == plan.size and report.get("digest") == expected
+        first = report.get("first")
+        last = float("nan") if report.get("last") is None else report["last"] - shift - go
+        if last == last:
+            lasts.append(last)
+        sources = report.get("sources") or {}
+        rows.append({**common, "receiver": h, "bytes": got, "expected_bytes": plan.size,
+                     "digest_ok": ok,
+                     "first_s": float("nan") if first is None else first - shift - go,
+                     "last_s": last, "throughput_Bps": plan.size / last if ok and last > 0
+                     else float("nan"), "complete": ok,
+                     "parents": " ".join(f"{p}:{n}" for p, n in sorted(sources.items())),
+                     "error": report.get("error") or failed.get(h, "" if ok else "no report")})
+    bad = [r["receiver"] for r in rows if not r["complete"]]
+    if bad:
+        notes.append(f"{len(bad)} receiver(s) incomplete: {listed(bad)}")
+        notes.extend(f"{h}: {why}" for h, why in sorted(failed.items()))
+    completion = max(lasts) if lasts else float("nan")
+    return MulticastResult(run_id, plan.method, repeat, not bad,
+                           plan.size / completion if not bad and completion > 0
+                           else float("nan"), completion, plan.predicted, rows, [], notes)
+
+
+def _collect(group: AgentGroup, wanted: set[tuple[str, int]], run_id: str, time_limit: float,
              stall: float, note: Callable[[str, dict[str, Any]], None],
              failed: dict[str, str], got: dict[tuple[str, int], dict[str, Any]] | None = None
              ) -> tuple[dict[tuple[str, int], dict[str, Any]], bool]:
@@ -215,7 +283,6 @@ def _collect(group: AgentGroup, delivery: Delivery, run_id: str, time_limit: flo
     no sender notices): it is killed, and its subtree ends with it.  Returns
     the reports and whether the time limit cut the wait short.
     """
-    wanted = {(h, s.index) for s in delivery.streams for h in delivery.hosts}
     got = dict(got or {})
     deadline = time.monotonic() + time_limit
     last_event = time.monotonic()
@@ -357,6 +424,7 @@ def _bittorrent(group: AgentGroup, root: str, size: int, repeat: int, *, seed: i
 
 def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                    deliveries: Sequence[Delivery], output: str | Path, *,
+                   swarms: Sequence[SwarmPlan] = (),
                    launch: Launcher | Transport = local, repeats: int = 3, seed: int = 0,
                    bittorrent: bool = False, bittorrent_params: SwarmParams = SwarmParams(),
                    pacing: str = "kernel", stall: float = STALL, time_limit: float = 300.0,
@@ -375,6 +443,9 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         with one payload size over exactly these hosts.
     output : path
         The dataset directory.
+    swarms : sequence of SwarmPlan
+        MOB and Robber multicasts (:func:`~tomography.planning.swarms.swarm_plan`),
+        from the same root with the same payload over the same hosts.
     launch : callable or transport
         How agents start on the hosts (as for the broadcasts).
     repeats : int
@@ -419,7 +490,7 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     >>> r.run, r.complete, [x["bytes"] for x in r.receivers]
     ('chain-hosts-0', True, [1048576, 1048576])
     """
-    if not deliveries and not bittorrent:
+    if not deliveries and not swarms and not bittorrent:
         raise ParameterError("no method to run")
     if repeats < 1:
         raise ParameterError(f"repeats must be >= 1, got {repeats}")
@@ -431,8 +502,9 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         raise ParameterError(f"stall and time_limit must be > 0, got {stall}, {time_limit}")
     frame = host_frame(hosts)
     names = sorted(frame["host"])
-    roots = {d.root for d in deliveries} | ({root} if root is not None else set())
-    sizes = {d.size for d in deliveries} | ({size} if size is not None else set())
+    planned = [*deliveries, *swarms]
+    roots = {d.root for d in planned} | ({root} if root is not None else set())
+    sizes = {d.size for d in planned} | ({size} if size is not None else set())
     if len(roots) != 1 or len(sizes) != 1:
         raise ParameterError("every method must multicast one payload from one root, got "
                              f"roots {sorted(roots)} and sizes {sorted(sizes)}")
@@ -440,19 +512,20 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     if root not in names or size < 1:
         raise ParameterError(f"the root {root!r} must be a host of the run and the size >= 1 "
                              f"byte, got {size}")
-    for d in deliveries:
+    for d in planned:
         if sorted(d.hosts) != names:
             others = sorted(set(d.hosts) ^ set(names))
             raise ParameterError(f"the plan of {d.method} is over other hosts than the run's: "
                                  f"{listed(others)} in one but not the other")
-    methods = [d.method for d in deliveries] + ([BITTORRENT] if bittorrent else [])
+    methods = [d.method for d in planned] + ([BITTORRENT] if bittorrent else [])
     if len(set(methods)) < len(methods):
         raise ParameterError(f"a method is given twice: {methods}")
     transport = transport_of(launch)
     params = {"root": root, "bytes": size, "seed": int(seed), "pacing": pacing, "stall": stall,
               "time_limit": time_limit, "repeats": repeats, "methods": methods}
-    plans = {d.method: d.to_meta() for d in deliveries}
+    plans = {d.method: d.to_meta() for d in planned}
     by_method = {d.method: d for d in deliveries}
+    swarm_of = {p.method: p for p in swarms}
     run = Run(output, resume=resume, overwrite=overwrite)
     summary = MulticastSummary(path=run.path, results=[])
     try:
@@ -485,6 +558,10 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                 if method == BITTORRENT:
                     result = _bittorrent(group, root, size, repeat, seed=seed,
                                          time_limit=time_limit)
+                    streams, paced = 0, "-"
+                elif method in swarm_of:
+                    result = _swarm(group, swarm_of[method], repeat, seed=seed, stall=stall,
+                                    time_limit=time_limit)
                     streams, paced = 0, "-"
                 else:
                     result = _multicast(group, by_method[method], repeat, seed=seed,

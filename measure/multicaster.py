@@ -62,6 +62,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from measure.agent import Send, check_address, event_sender, hello_event, host_facts, serve
+from measure.robber import SwarmNode
 
 __all__ = ["PACINGS", "BLOCK", "CHUNK", "payload_chunks", "payload_digest", "Multicaster",
            "add_arguments", "run"]
@@ -256,6 +257,7 @@ class Multicaster:
         self.outgoing: dict[int, _Children] = {}
         self.started: set[int] = set()
         self.open: list[socket.socket] = []
+        self.swarm: SwarmNode | None = None
         threading.Thread(target=self._accept, daemon=True).start()
 
     # ---------------------------------------------------------------- connections
@@ -284,6 +286,12 @@ class Multicaster:
                 header += piece
             head = json.loads(header)
             conn.settimeout(None)
+            if "peer" in head:   # a peer of a MOB or Robber multicast
+                with self.lock:
+                    node = self.swarm if str(head["run"]) == self.run_id else None
+                if node is None or not node.accept(str(head["peer"]), peer, conn):
+                    conn.close()
+                return
             run_id, stream = str(head["run"]), int(head["stream"])
         except (OSError, ValueError, KeyError, TypeError):
             conn.close()
@@ -302,9 +310,15 @@ class Multicaster:
 
     # ---------------------------------------------------------------- commands
     def prepare(self, command: dict[str, Any]) -> dict[str, Any]:
-        """Take a run's streams; the ``prepared`` event."""
+        """Take a run's streams, or its swarm; the ``prepared`` event."""
         self.finish()
-        streams = {int(s["stream"]): s for s in command["streams"]}
+        streams = {int(s["stream"]): s for s in command.get("streams", [])}
+        if "swarm" in command:
+            seed = int(command["seed"])
+            self.swarm = SwarmNode(
+                {**command["swarm"], "run": command["run"], "seed": seed}, self.address,
+                lambda offset, length: b"".join(payload_chunks(seed, offset, length)),
+                lambda event: self.emit(event))
         with self.lock:
             self.run_id = str(command["run"])
             self.seed = int(command["seed"])
@@ -315,7 +329,10 @@ class Multicaster:
         return {"event": "prepared", "run": self.run_id}
 
     def connect(self) -> dict[str, Any]:
-        """Connect to every child of every stream; the ``connected`` event, or an error."""
+        """Connect to every child of every stream, or to the swarm's chosen peers; the
+        ``connected`` event, or an error."""
+        if self.swarm is not None:
+            self.swarm.connect()
         for k, s in self.plan.items():
             sockets = {}
             for host, address, port in s["children"]:
@@ -335,7 +352,10 @@ class Multicaster:
         return {"event": "connected", "run": self.run_id}
 
     def go(self) -> None:
-        """At the root: send every stream, each from a thread of its own."""
+        """At the root: send every stream, each from a thread of its own; in a swarm, start
+        stealing."""
+        if self.swarm is not None:
+            self.swarm.start()
         for k, s in self.plan.items():
             if s["parent"] is None and k not in self.started:
                 self.started.add(k)
@@ -344,6 +364,10 @@ class Multicaster:
 
     def finish(self) -> None:
         """Close every connection of the current run and forget it."""
+        with self.lock:
+            swarm, self.swarm = self.swarm, None
+        if swarm is not None:
+            swarm.close()
         with self.lock:
             self.run_id, self.plan, self.allow = None, {}, set()
             sockets, self.open = self.open, []

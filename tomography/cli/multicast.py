@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tomography.planning.delivery import Delivery
+    from tomography.planning.swarms import SwarmPlan
 
 __all__ = ["add_parser", "run", "multicast_table", "ALL_METHODS"]
 
@@ -32,8 +33,16 @@ methods (comma-separated, or all):
                   topology-oblivious)
   chain-clusters  a pipelined chain cluster by cluster, each next cluster the
                   one the last reaches best (topology-aware)
+  mob             MOB: receiver-initiated and cluster-aware; each host steals an
+                  equal share of the pieces from other clusters and trades the
+                  rest inside its cluster, so each piece enters a cluster once
+  robber          Robber: MOB whose hosts, once their share is requested, steal
+                  half of a cluster mate's remaining share (adapts to slow hosts)
   bittorrent      one BitTorrent broadcast (receiver-initiated, adaptive)
   all             every method the plan source allows (default)
+
+mob and robber need only which hosts form a cluster: --clusters, or the
+clusters of --dataset (its --hierarchy-level) or --gauge.
 
 A cluster-level plan reaches each cluster through one leader (the root in its
 own cluster, else the first host by name); inside, the leader passes the data
@@ -44,6 +53,8 @@ examples:
       --gauge datasets/gauges/gridlab-8-testbed.gauge.xml --root fs0-00 --size 4MiB -o mc
   tomography multicast --testbed two-sites-demo --dataset run --root w1-00 -o mc
   tomography multicast --local 6 --method chain-hosts,bittorrent --root h00 -o mc
+  tomography multicast --testbed two-sites-demo --clusters labels \
+      --method mob,robber,bittorrent --root w1-00 -o mc
   mpiexec -n 17 tomography multicast --mpi --gauge site.gauge.xml --root node-1 -o mc"""
 
 
@@ -106,17 +117,26 @@ def add_parser(sub: Any) -> None:
                    help="--dataset: a probe dataset of the same hosts for --bandwidth probes")
     g.add_argument("--topology", metavar="FILE",
                    help="--dataset: topology file for --bandwidth topology")
+    g.add_argument("--clusters", metavar="labels[:D]|FILE",
+                   help="mob, robber: the hosts' clusters: 'labels' (each host's label, a "
+                        "testbed's ground truth or the hosts file's label column; labels:1 "
+                        "cuts each to its first part, the site), a CSV host,label, or a "
+                        "topology (file or built-in name); default the clusters of --dataset "
+                        "or --gauge")
     p.set_defaults(run=run)
 
 
 ALL_METHODS = ("flat", "semi-flat", "max-bottleneck", "fpfr", "balanced", "exact", "binomial",
-               "chain-hosts", "chain-clusters", "bittorrent")
+               "chain-hosts", "chain-clusters", "mob", "robber", "bittorrent")
 """Every method ``--method`` takes, in the order ``all`` runs them."""
 
 
-def _methods(text: str, planned: bool) -> tuple[list[str], bool]:
-    """The static methods and whether BitTorrent runs, from ``--method``."""
+def _methods(text: str, planned: bool, clustered: bool
+             ) -> tuple[list[str], list[str], bool]:
+    """The static methods, the swarms (mob, robber) and whether BitTorrent runs, from
+    ``--method``; ``clustered``: --clusters was given."""
     from tomography.planning import METHODS
+    from tomography.planning.swarms import SWARM_METHODS
 
     wanted = [m.strip() for m in text.split(",") if m.strip()]
     unknown = [m for m in wanted if m not in (*ALL_METHODS, "all")]
@@ -124,15 +144,79 @@ def _methods(text: str, planned: bool) -> tuple[list[str], bool]:
         raise ParameterError(f"--method: unknown method {unknown[0] if unknown else text!r}; "
                              f"choose among {', '.join(ALL_METHODS)} or all")
     if "all" in wanted:
-        wanted = [m for m in ALL_METHODS if planned or m in ("chain-hosts", "bittorrent")]
+        wanted = [m for m in ALL_METHODS if planned or m in ("chain-hosts", "bittorrent")
+                  or (clustered and m in SWARM_METHODS)]
         if not planned:
-            print("note: without --gauge or --dataset only chain-hosts and bittorrent run "
-                  "(the planners and chain-clusters need a plan)", file=sys.stderr)
+            print("note: without --gauge or --dataset only chain-hosts, bittorrent (and mob, "
+                  "robber with --clusters) run (the planners and chain-clusters need a plan)",
+                  file=sys.stderr)
     needs_plan = [m for m in wanted if m in METHODS or m == "chain-clusters"]
     if needs_plan and not planned:
         raise ParameterError(f"--method {needs_plan[0]} needs a plan: give --gauge FILE or "
                              "--dataset DIR")
-    return [m for m in wanted if m != "bittorrent"], "bittorrent" in wanted
+    swarms = [m for m in wanted if m in SWARM_METHODS]
+    if swarms and not (planned or clustered):
+        raise ParameterError(f"--method {swarms[0]} needs the hosts' clusters: give --clusters "
+                             "labels|FILE, --dataset DIR or --gauge FILE")
+    return ([m for m in wanted if m not in ("bittorrent", *SWARM_METHODS)], swarms,
+            "bittorrent" in wanted)
+
+
+def _label_depth(text: str | None) -> int | None:
+    """The depth of ``--clusters labels[:D]`` (0: whole labels), None for a file.
+
+    Examples
+    --------
+    >>> _label_depth("labels"), _label_depth("labels:1"), _label_depth("x.csv")
+    (0, 1, None)
+    """
+    if text is None or not (text == "labels" or text.startswith("labels:")):
+        return None
+    depth = text.partition(":")[2] or "0"
+    if not depth.isdigit() or (text != "labels" and int(depth) < 1):
+        raise ParameterError(f"--clusters takes labels or labels:D with D >= 1, got {text!r}")
+    return int(depth)
+
+
+def _cluster_source(text: str | None) -> dict[str, str] | None:
+    """The clusters of ``--clusters`` FILE (None for ``labels`` or none given): a CSV
+    ``host,label``, or a topology's clusters."""
+    if text is None or _label_depth(text) is not None:
+        return None
+    from tomography.model.topology import read_topology
+    from tomography.model.truth_labels import read_truth_file
+
+    if text.endswith(".csv"):
+        return read_truth_file(text)
+    try:
+        topology = read_topology(text)
+    except (TomographyError, OSError) as exc:
+        raise ParameterError(f"--clusters: {exc}; give labels, a CSV host,label or a "
+                             "topology") from None
+    return {h.name: h.cluster for h in topology.hosts}
+
+
+def _cluster_of(args: argparse.Namespace, read: dict[str, str] | None, model: Any,
+                hosts: pd.DataFrame) -> dict[str, str]:
+    """Each run host's cluster for mob and robber (``read``: from ``_cluster_source``)."""
+    from tomography.model.truth_labels import labels_at_depth
+
+    names = list(hosts["host"])
+    depth = _label_depth(args.clusters)
+    if depth is not None:
+        labels = dict(zip(hosts["host"], hosts["label"].fillna("").astype(str)))
+        blank = [h for h in names if not labels[h].strip()]
+        if blank:
+            raise ParameterError(f"--clusters {args.clusters}: {counted(len(blank), 'host')} "
+                                 f"({listed(blank, 4)}) have no label; give --clusters FILE")
+        read = dict(zip(names, labels_at_depth(labels, depth or 10**6, names)))
+    elif read is None:
+        read = model.cluster_of
+    missing = [h for h in names if h not in read]
+    if missing:
+        raise ParameterError(f"--clusters: {counted(len(missing), 'host')} of the run "
+                             f"({listed(missing, 4)}) are in no cluster")
+    return {h: str(read[h]) for h in names}
 
 
 def _model(args: argparse.Namespace, static: list[str] | None = None):
@@ -198,8 +282,10 @@ def run(args: argparse.Namespace) -> int:
                              "plan")
     if args.gauge is not None and (args.probes or args.topology):
         raise ParameterError("--probes and --topology go with --dataset, not --gauge")
-    static, bittorrent = ([], False) if args.check else _methods(
-        args.method, args.gauge is not None or args.dataset is not None)
+    static, swarms, bittorrent = ([], [], False) if args.check else _methods(
+        args.method, args.gauge is not None or args.dataset is not None,
+        args.clusters is not None)
+    clusters_read = _cluster_source(args.clusters) if swarms else None
     parallel = _parallel(args.parallel)   # read once, refused before anything starts
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
@@ -231,6 +317,12 @@ def run(args: argparse.Namespace) -> int:
             for method, why in left_out.items():
                 print(f"note: {method} left out: {why}", file=sys.stderr)
             meta = {**meta, "left_out": left_out}
+            if swarms:
+                from tomography.planning.swarms import swarm_plan
+
+                cluster_of = _cluster_of(args, clusters_read, model, hosts)
+                plans = [*plans, *(swarm_plan(cluster_of, args.root, size, method=m,
+                                              seed=args.seed) for m in swarms)]
             summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit, stall,
                            size, kept)
         except KeyboardInterrupt:
@@ -256,18 +348,23 @@ def _check_early(args: argparse.Namespace, model: Any, size: int) -> int:
 
 
 def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: dict[str, Any],
-         plans: list[Delivery], bittorrent: bool, time_limit: float, stall: float, size: int,
-         kept: int):
+         plans: list[Delivery | SwarmPlan], bittorrent: bool, time_limit: float, stall: float,
+         size: int, kept: int):
     from measure.multicast import run_multicasts
     from measure.swarm import SwarmParams
+    from tomography.planning.swarms import SwarmPlan
 
     total = (len(plans) + bittorrent) * args.repeats - kept
     bar = Progress("multicasts", total=total, unit="multicast")
     source = ({"gauge": str(args.gauge)} if args.gauge else
               {"dataset": str(args.dataset), "bandwidth": args.bandwidth,
                "hierarchy_level": args.hierarchy_level} if args.dataset else {})
+    if args.clusters:
+        source = {**source, "clusters": args.clusters}
     try:
-        return run_multicasts(hosts, plans, args.output, launch=transport,
+        return run_multicasts(hosts, [p for p in plans if not isinstance(p, SwarmPlan)],
+                              args.output, swarms=[p for p in plans if isinstance(p, SwarmPlan)],
+                              launch=transport,
                               repeats=args.repeats, seed=args.seed, bittorrent=bittorrent,
                               bittorrent_params=SwarmParams(time_limit=time_limit),
                               pacing=args.pacing, time_limit=time_limit, stall=stall,

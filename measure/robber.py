@@ -1,0 +1,416 @@
+"""One host's part in a MOB or Robber multicast: pieces stolen from peers, shared in the cluster.
+
+The multicast agent (:mod:`measure.multicaster`) holds a :class:`SwarmNode`
+while a MOB or Robber multicast runs (the plan: :mod:`tomography.planning.swarms`).
+The node opens connections to the peers the plan gives it, accepts those
+of the peers that chose it, and runs the thesis's phase 3 (den Burger
+2009, ch. 4.3) over them, all decisions in one thread:
+
+* it tells every peer what it *desires* (from a host of its own cluster
+  every piece it lacks; from a host of another cluster only the pieces of
+  its *work*, initially its share of Eq 4.7) and is answered with a
+  *bitfield* of what the peer has of it;
+* it *requests* pieces the peer has and it desires, at random, at most
+  :data:`OUTSTANDING` at a time per peer; a request is always honoured with
+  the *piece*; a requested piece leaves the node's work;
+* on each new piece it sends *have* to every local peer, and to a foreign
+  peer only when the piece is in that peer's desire, so each piece crosses
+  into a cluster once;
+* Robber only: a node whose work is all requested while pieces are still
+  missing is *unemployed*: it sends *steal* to a random local peer of its
+  *labor force*, which hands over the first half of its remaining work
+  (*work*); an empty answer takes that peer out of the labor force, a
+  non-empty one makes both tell their foreign peers their new desire and
+  the thief tell its local peers *found-work* (they take it back into
+  their labor force).
+
+A node with every piece keeps serving its peers until ``finish``.  A peer
+whose connection breaks takes its pending requests with it: they go back
+to the node's work (foreign) or its wants (local).  A cluster mate that
+dies takes its work with it: each surviving mate adds what no mate it
+knows of has yet to its own work, so nothing is lost (some pieces may
+then enter the cluster twice).
+
+Wire format between peers: after the greeting line (``{"run", "peer"}``),
+messages of a 9-byte header (type, piece index, payload length; network
+order) and the payload: a piece's bytes, or a bit set of the pieces
+(numpy ``packbits``) for *bitfield*, *desire* and *work*.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import random
+import socket
+import struct
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["OUTSTANDING", "SwarmNode"]
+
+OUTSTANDING = 4     # requests in flight per peer
+CONNECT_TIMEOUT = 10.0
+HEADER = struct.Struct("!BII")
+HAVE, BITFIELD, DESIRE, REQUEST, PIECE, STEAL, WORK, FOUND_WORK = range(8)
+SETS = (BITFIELD, DESIRE, WORK)
+
+
+class _Link:
+    """One peer's connection: a reader thread feeding the node, a writer thread draining a queue."""
+
+    def __init__(self, node: "SwarmNode", host: str, sock: socket.socket, local: bool) -> None:
+        self.node, self.host, self.sock, self.local = node, host, sock, local
+        self.outgoing: queue.Queue[tuple[int, int, Any] | None] = queue.Queue()
+        self.possess = np.zeros(node.pieces, dtype=bool)   # what the peer has, as far as we know
+        self.desire = np.zeros(node.pieces, dtype=bool)    # what it wants from us
+        self.outstanding = 0
+        self.closed = False
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(None)
+        threading.Thread(target=self._write, daemon=True).start()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def send(self, kind: int, index: int = 0, payload: Any = b"") -> None:
+        if not self.closed:
+            self.outgoing.put((kind, index, payload))
+
+    def _write(self) -> None:
+        node = self.node
+        try:
+            while True:
+                item = self.outgoing.get()
+                if item is None:
+                    break
+                kind, index, payload = item
+                if kind == PIECE:
+                    payload = node.piece_view(index)
+                self.sock.sendall(HEADER.pack(kind, index, len(payload)))
+                if len(payload):
+                    self.sock.sendall(payload)
+        except OSError:
+            pass
+        self.close()
+
+    def _recv_exactly(self, view: memoryview) -> None:
+        while len(view):
+            n = self.sock.recv_into(view)
+            if n == 0:
+                raise ConnectionError("closed")
+            view = view[n:]
+
+    def _read(self) -> None:
+        node = self.node
+        header = bytearray(HEADER.size)
+        try:
+            while True:
+                self._recv_exactly(memoryview(header))
+                kind, index, length = HEADER.unpack(header)
+                if kind == PIECE:
+                    if node.pending_from.get(index) is not self or length != node.length(index):
+                        raise ConnectionError(f"piece {index} was not requested")
+                    self._recv_exactly(node.piece_view(index))
+                    node.post(("piece", self, index))
+                    continue
+                if length > node.pieces // 8 + 1:
+                    raise ConnectionError(f"message of {length} bytes")
+                payload = bytearray(length)
+                self._recv_exactly(memoryview(payload))
+                node.post(("message", self, kind, index, bytes(payload)))
+        except (OSError, ConnectionError, ValueError):
+            pass
+        node.post(("closed", self))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.outgoing.put(None)
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.sock.close()
+
+
+class SwarmNode:
+    """One host in one MOB or Robber multicast (the ``swarm`` of a ``prepare`` command).
+
+    Parameters
+    ----------
+    plan : dict
+        ``run``, ``method`` (mob or robber), ``host``, ``root``, ``size``,
+        ``piece``, ``seed``, ``share`` (``[first, stop)``), ``peers``
+        (``[host, address, port, local, connect]`` each).
+    address : str
+        The address it connects from.
+    payload : callable
+        ``payload(offset, length) -> bytes``: the payload's bytes (at the root).
+    emit : callable
+        Sends an event to the coordinator.
+    """
+
+    def __init__(self, plan: dict[str, Any], address: str,
+                 payload: Callable[[int, int], bytes], emit: Callable[[dict[str, Any]], None]
+                 ) -> None:
+        self.run_id, self.host = str(plan["run"]), str(plan["host"])
+        self.robber = plan["method"] == "robber"
+        self.size, self.piece = int(plan["size"]), int(plan["piece"])
+        self.pieces = -(-self.size // self.piece)
+        self.address, self.emit = address, emit
+        self.peers = {str(h): (str(a), int(p), bool(local), bool(connect))
+                      for h, a, p, local, connect in plan["peers"]}
+        self.rng = random.Random(f"{plan['seed']}/{self.host}")
+        self.data = bytearray(self.size)
+        self.have = np.zeros(self.pieces, dtype=bool)
+        self.pending = np.zeros(self.pieces, dtype=bool)
+        self.work = np.zeros(self.pieces, dtype=bool)
+        self.pending_from: dict[int, _Link] = {}
+        if self.host == plan["root"]:
+            self.data[:] = payload(0, self.size)
+            self.have[:] = True
+        else:
+            first, stop = plan["share"]
+            self.work[first:stop] = True
+        self.links: dict[str, _Link] = {}
+        self.labor: set[str] = set()
+        self.received: dict[str, int] = {}   # bytes of pieces from each peer
+        self.stealing: str | None = None
+        self.events: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
+        self.started = False
+        self.first: float | None = None
+        self.last: float | None = None
+        self.done = bool(self.have.all())
+        self.loop = threading.Thread(target=self._loop, daemon=True)
+        self.loop.start()
+
+    # ------------------------------------------------------------- pieces
+    def length(self, index: int) -> int:
+        """Bytes of piece ``index``."""
+        return min(self.piece, self.size - index * self.piece)
+
+    def piece_view(self, index: int) -> memoryview:
+        """Piece ``index`` in the node's copy of the payload."""
+        at = index * self.piece
+        return memoryview(self.data)[at:at + self.length(index)]
+
+    # ------------------------------------------------------------- connections
+    def connect(self) -> None:
+        """Open a connection to every peer the plan has this host choose."""
+        for host, (address, port, local, chosen) in self.peers.items():
+            if not chosen:
+                continue
+            try:
+                sock = socket.create_connection((address, port), timeout=CONNECT_TIMEOUT,
+                                                source_address=(self.address, 0))
+                sock.sendall(json.dumps({"run": self.run_id, "peer": self.host}).encode()
+                             + b"\n")
+            except OSError as exc:
+                raise OSError(f"cannot connect to peer {host} ({address}:{port}): "
+                              f"{exc.strerror or exc}") from None
+            self.post(("open", _Link(self, host, sock, local)))
+
+    def accept(self, host: str, address: str, sock: socket.socket) -> bool:
+        """Take a peer's incoming connection; False when ``host`` is not a peer from ``address``."""
+        known = self.peers.get(host)
+        if known is None or known[0] != address:
+            return False
+        self.post(("open", _Link(self, host, sock, known[2])))
+        return True
+
+    def start(self) -> None:
+        """Phase 3: tell every peer what this host desires, and steal from then on."""
+        self.post(("start",))
+
+    def post(self, event: tuple[Any, ...]) -> None:
+        self.events.put(event)
+
+    def close(self) -> None:
+        """End the multicast: every connection closed, the loop stopped.
+
+        A receiver still missing pieces reports what it got."""
+        self.events.put(None)
+        self.loop.join(5)
+        if self.started and not self.done:
+            self._report(f"stopped with {int(self.have.sum())} of {self.pieces} pieces")
+        for link in list(self.links.values()):
+            link.close()
+
+    # ------------------------------------------------------------- the one thread deciding
+    def _loop(self) -> None:
+        while True:
+            event = self.events.get()
+            if event is None:
+                return
+            kind, *rest = event
+            if kind == "open":
+                self._open(rest[0])
+            elif kind == "start":
+                self.started = True
+                for link in self.links.values():
+                    self._greet(link)
+            elif kind == "piece":
+                self._piece(rest[0], rest[1])
+            elif kind == "message":
+                self._message(*rest)
+            elif kind == "closed":
+                self._closed(rest[0])
+
+    def _open(self, link: _Link) -> None:
+        old = self.links.get(link.host)
+        if old is not None:   # the peer reconnected: the old connection is gone
+            self._closed(old)
+        self.links[link.host] = link
+        if self.started:
+            self._greet(link)
+
+    def _bits(self, mask: np.ndarray) -> bytes:
+        return np.packbits(mask).tobytes()
+
+    def _unbits(self, payload: bytes) -> np.ndarray:
+        return np.unpackbits(np.frombuffer(payload, dtype=np.uint8),
+                             count=self.pieces).astype(bool)
+
+    def _desire(self, link: _Link) -> np.ndarray:
+        return ~self.have if link.local else self.work
+
+    def _greet(self, link: _Link) -> None:
+        link.send(DESIRE, 0, self._bits(self._desire(link)))
+        if self.robber and link.local and self.work.any():
+            link.send(FOUND_WORK)
+
+    def _fill(self, link: _Link) -> None:
+        """Request what ``link`` has and this host desires, up to OUTSTANDING in flight."""
+        room = OUTSTANDING - link.outstanding
+        if room <= 0 or link.closed or self.done:
+            return
+        wanted = np.flatnonzero(self._desire(link) & link.possess & ~self.pending)
+        if not len(wanted):
+            return
+        for index in self.rng.sample(list(wanted), min(room, len(wanted))):
+            self.pending[index] = True
+            self.work[index] = False
+            self.pending_from[int(index)] = link
+            link.outstanding += 1
+            link.send(REQUEST, int(index))
+        self._steal()
+
+    def _fill_all(self) -> None:
+        for link in list(self.links.values()):
+            self._fill(link)
+
+    def _piece(self, link: _Link, index: int) -> None:
+        now = time.time()
+        self.first = self.first if self.first is not None else now
+        self.last = now
+        self.pending[index] = False
+        self.pending_from.pop(index, None)
+        self.have[index] = True
+        self.received[link.host] = self.received.get(link.host, 0) + self.length(index)
+        link.outstanding -= 1
+        for other in self.links.values():
+            if other.local or other.desire[index]:
+                other.send(HAVE, index)
+        if self.have.all():
+            self.done = True
+            self._report()
+            return
+        self._fill(link)
+        self._steal()
+
+    def _message(self, link: _Link, kind: int, index: int, payload: bytes) -> None:
+        if kind == HAVE and 0 <= index < self.pieces:
+            link.possess[index] = True
+            self._fill(link)
+        elif kind == BITFIELD:
+            link.possess |= self._unbits(payload)
+            self._fill(link)
+        elif kind == DESIRE:
+            link.desire = self._unbits(payload)
+            link.send(BITFIELD, 0, self._bits(self.have & link.desire))
+        elif kind == REQUEST and 0 <= index < self.pieces and self.have[index]:
+            link.send(PIECE, index)
+        elif kind == STEAL:
+            self._robbed(link)
+        elif kind == WORK:
+            self._stolen(link, self._unbits(payload))
+        elif kind == FOUND_WORK:
+            self.labor.add(link.host)
+            self._steal()
+
+    def _closed(self, link: _Link) -> None:
+        link.close()
+        for index in [i for i, source in self.pending_from.items() if source is link]:
+            del self.pending_from[index]
+            self.pending[index] = False
+            if not link.local:
+                self.work[index] = True   # back to this host's work
+        self.labor.discard(link.host)
+        if self.stealing == link.host:
+            self.stealing = None
+        if self.links.get(link.host) is link:
+            del self.links[link.host]
+        if link.local and self.started and not self.done:
+            # a cluster mate died with its work: what no mate has yet becomes this host's
+            # work too (some pieces may then enter the cluster twice, none is lost)
+            held = np.zeros(self.pieces, dtype=bool)
+            for other in self.links.values():
+                if other.local:
+                    held |= other.possess
+            orphaned = ~(self.have | self.pending | held | self.work)
+            if orphaned.any():
+                self.work |= orphaned
+                self._foreign_desire()
+        self._fill_all()
+
+    # ------------------------------------------------------------- Robber's stealing
+    def _foreign_desire(self) -> None:
+        for link in self.links.values():
+            if not link.local:
+                link.send(DESIRE, 0, self._bits(self.work))
+
+    def _steal(self) -> None:
+        """An unemployed Robber node asks a random local peer of its labor force for work."""
+        if (not self.robber or not self.started or self.done or self.stealing is not None
+                or self.work.any() or (self.have | self.pending).all()):
+            return
+        force = sorted(h for h in self.labor if h in self.links)
+        if force:
+            self.stealing = self.rng.choice(force)
+            self.links[self.stealing].send(STEAL)
+
+    def _robbed(self, link: _Link) -> None:
+        """Hand the first half of the remaining work to a thief."""
+        mine = np.flatnonzero(self.work)
+        given = np.zeros(self.pieces, dtype=bool)
+        given[mine[:-(-len(mine) // 2)]] = True
+        self.work &= ~given
+        link.send(WORK, 0, self._bits(given))
+        if given.any():
+            self._foreign_desire()
+
+    def _stolen(self, link: _Link, given: np.ndarray) -> None:
+        self.stealing = None
+        given &= ~(self.have | self.pending)
+        if not given.any():
+            self.labor.discard(link.host)
+            self._steal()
+            return
+        self.work |= given
+        self._foreign_desire()
+        for other in self.links.values():
+            if other.local:
+                other.send(FOUND_WORK)
+        self._fill_all()
+
+    # ------------------------------------------------------------- the end
+    def _report(self, error: str = "") -> None:
+        """The ``received`` event: the bytes this host got, their digest, from whom, when."""
+        got = int(sum(self.length(int(i)) for i in np.flatnonzero(self.have)))
+        self.emit({"event": "received", "run": self.run_id, "stream": 0, "bytes": got,
+                   "first_bytes": 0, "digest": hashlib.blake2b(self.data).hexdigest()
+                   if self.done else "", "first": self.first, "last": self.last,
+                   "error": error, "dropped": {}, "sources": dict(self.received)})
