@@ -22,11 +22,12 @@ agents, so its time 0 is a second or two before the first byte):
 The thesis's times (a 600 MB file, the change at 30 s, mayhem every 5 s)
 are scaled with the payload, so that the change falls mid-multicast.
 Methods: balanced multicasting over the scenario's initial figures (the
-thesis's "exact initial emulated bandwidth values"), the cluster chain, and
-BitTorrent (MOB and Robber do not exist in the toolkit yet).  Prints, as
+thesis's "exact initial emulated bandwidth values"), the cluster chain,
+MOB and Robber over the four clusters, and BitTorrent.  Prints, as
 Markdown for ``benchmarks/RESULTS.md``, each method's throughput per
 scenario, its share of its static (fast links) throughput, and the
-balanced plan's prediction.  Needs root; about 8 minutes with the defaults.
+balanced plan's prediction (the LP's maximum over the initial figures).
+Needs root; about 14 minutes with the defaults.
 
 Run::
 
@@ -50,7 +51,7 @@ MB = 8e6   # bit/s of one MB/s
 FAST = {("ca", "cb"): 10, ("ca", "cc"): 3, ("cb", "cd"): 2, ("cc", "cd"): 6,
         ("ca", "cd"): 8, ("cb", "cc"): 8}
 SLOW = {("ca", "cd"): 0.8, ("cb", "cc"): 0.8}
-METHODS = ("balanced", "chain-clusters", "bittorrent")
+METHODS = ("balanced", "chain-clusters", "mob", "robber", "bittorrent")
 
 
 def topology(scale: float, sizes: list[int], slow: bool = False) -> dict:
@@ -90,8 +91,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds to the change of the fast/slow scenarios (5)")
     parser.add_argument("--every", type=float, default=1.0,
                         help="seconds between mayhem's changes (1)")
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help=f"comma-separated, among {', '.join(METHODS)} (all)")
+    parser.add_argument("--scenarios", default="all",
+                        help="comma-separated scenario numbers 1-5 (all)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/changing-network"))
     args = parser.parse_args(argv)
+    methods = [m for m in args.methods.split(",") if m]
+    if not methods or set(methods) - set(METHODS):
+        parser.error(f"--methods takes some of {', '.join(METHODS)}")
     require_root()
     terminate_as_interrupt()
     from measure import testbed
@@ -102,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from tomography.model.topology import parse_topology
     from tomography.model.units import parse_size
     from tomography.planning.deliveries import deliveries
+    from tomography.planning.swarms import swarm_plan
 
     size = parse_size(args.size)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -115,18 +124,24 @@ def main(argv: list[str] | None = None) -> int:
         hosts = bed.host_table()
         names = list(hosts["host"])
         members = {c: [h for h in names if h.startswith(c)] for c in ("ca", "cb", "cc", "cd")}
-        for scenario, spec in scenarios(args.scale, args.at, args.every).items():
+        chosen = list(scenarios(args.scale, args.at, args.every).items())
+        if args.scenarios != "all":
+            chosen = [chosen[int(i) - 1] for i in args.scenarios.split(",")]
+        for scenario, spec in chosen:
             initial = slow if scenario.startswith("slow") else fast
             model = from_topology(initial, members)
             plans = {d.method: d for d in deliveries(["balanced", "chain-clusters"], names,
                                                      "ca-00", size, model)}
-            for method in METHODS:
+            swarms = {m: swarm_plan({h: c for c, hs in members.items() for h in hs}, "ca-00",
+                                    size, method=m, seed=0) for m in ("mob", "robber")}
+            for method in methods:
                 out = args.out / scenario.replace(" ", "").replace(">", "") / method
                 reshaper = testbed.Reshaper(bed, testbed.read_schedule(spec)) if spec else None
                 if reshaper is not None:
                     reshaper.start()
                 try:
                     run_multicasts(hosts, [plans[method]] if method in plans else [], out,
+                                   swarms=[swarms[method]] if method in swarms else [],
                                    bittorrent=method == "bittorrent", root="ca-00", size=size,
                                    repeats=1, time_limit=900, overwrite=True,
                                    launch=ProcessTransport(bed.command, name="testbed"),
@@ -149,16 +164,17 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.scale}, 10 ms one way; {args.size} from ca-00; the change at {args.at} s, "
           f"mayhem every {args.every} s; one multicast per cell; MB/s (10^6 bytes/s), in "
           "brackets the share of the method's fast-links throughput.\n")
-    names = list(scenarios(args.scale, args.at, args.every))
+    names = [s for s, _ in chosen]
     print("| method | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))
-    for method in METHODS:
-        static = rows[("fast links", method)][0]
+    for method in methods:
+        static = rows.get(("fast links", method), (float("nan"),))[0]
         cells = [f"{rows[(s, method)][0]:.2f} ({rows[(s, method)][0] / static:.0%})"
                  for s in names]
         print(f"| {method} | " + " | ".join(cells) + " |")
-    print("| balanced's prediction | " + " | ".join(
-        f"{rows[(s, 'balanced')][1]:.2f}" for s in names) + " |")
+    if "balanced" in methods:
+        print("| balanced's prediction (the LP's maximum) | " + " | ".join(
+            f"{rows[(s, 'balanced')][1]:.2f}" for s in names) + " |")
     return 0
 
 

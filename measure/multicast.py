@@ -1,4 +1,4 @@
-"""Multicasts that run: planned trees, chains and BitTorrent, executed and measured.
+"""Multicasts that run: planned trees, chains, MOB, Robber and BitTorrent, executed and measured.
 
 :func:`run_multicasts` starts a multicast agent (``python -m measure.agent
 --role multicast``, :mod:`measure.multicaster`) on every host through the
@@ -9,6 +9,8 @@ from a seeded shuffle, so that none always goes first), and writes every
 multicast to the dataset as it finishes.  BitTorrent (``"bittorrent"``)
 runs as the receiver-initiated baseline: one instrumented broadcast from
 the same root among peers of the same hosts (:func:`measure.coordinator.broadcast`).
+MOB and Robber (:class:`~tomography.planning.swarms.SwarmPlan`) run on the
+multicast agents too: every host steals pieces (:mod:`measure.robber`).
 
 One multicast:
 
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import queue
 import time
+from functools import partial
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,6 +49,7 @@ import pandas as pd
 
 from measure.coordinator import (REPLY_TIMEOUT, AgentGroup, broadcast, checked_agents,
                                  host_frame, transport_of)
+from measure.fileset import Files
 from measure.multicaster import PACINGS, payload_digest
 from measure.session import Run, Summary
 from measure.swarm import SwarmParams
@@ -149,15 +153,28 @@ def _parts(delivery: Delivery, host: str, group: AgentGroup) -> list[dict[str, A
     return parts
 
 
-def _launch(group: AgentGroup, hosts: list[str], run_id: str,
+@dataclass
+class _Outcome:
+    """What one multicast's steps left: the time of ``go``, each host's reports, the hosts
+    that failed and why, notes, and the receivers whose real files failed."""
+
+    go: float
+    reports: dict[tuple[str, int], dict[str, Any]]
+    failed: dict[str, str]
+    notes: list[str]
+    unverified: dict[str, str]
+
+
+def _launch(group: AgentGroup, hosts: list[str], root: str, run_id: str,
             prepare: Callable[[str], dict[str, Any]], starters: list[str],
-            wanted: set[tuple[str, int]], *, stall: float, time_limit: float
-            ) -> tuple[float, dict[tuple[str, int], dict[str, Any]], dict[str, str], list[str]]:
+            wanted: set[tuple[str, int]], *, stall: float, time_limit: float,
+            files: Files | None = None) -> _Outcome:
     """Run one multicast's steps (the module's docstring) and collect the reports in ``wanted``.
 
     ``prepare(host)`` is the rest of the host's ``prepare`` command; ``go``
-    goes to ``starters`` once every host is connected.  Returns the time of
-    ``go``, the reports, the hosts that failed and why, and notes.
+    goes to ``starters`` once every host is connected.  With real
+    ``files``, each receiver is told where they go in ``prepare`` and, once
+    its reports are in, to put them in place (``verify``).
     """
     notes: list[str] = []
     failed: dict[str, str] = {}
@@ -174,20 +191,29 @@ def _launch(group: AgentGroup, hosts: list[str], run_id: str,
             failed.setdefault(h, group.describe_death(h))
             group.peers[h].kill()
 
+    def answered(asked: list[str], event: str) -> dict[str, dict]:
+        """The agents that answered ``event``; an error answers too (the host failed)."""
+        got = group.wait(set(asked), (event, "error"), REPLY_TIMEOUT, note)
+        for h, message in got.items():
+            if message.get("event") == "error":
+                note(h, message)
+        silent(asked, got)
+        return {h: m for h, m in got.items() if m.get("event") == event}
+
     for name in group.start(hosts):   # an agent that died (or was killed) before
         failed[name] = group.describe_death(name)
     allow = sorted({group.address[h] for h in hosts})
     live = [h for h in hosts if h not in failed]
     for h in live:
+        extra = {} if files is None else {"file": files.command(h, h == root)}
         group.peers[h].send({"cmd": "prepare", "run": run_id, "stall": stall, "allow": allow,
-                             **prepare(h)})
-    ready = group.wait(set(live), "prepared", REPLY_TIMEOUT, note)
-    silent(live, ready)
+                             **prepare(h), **extra})
+    ready = answered(live, "prepared")
     for h in ready:
         group.peers[h].send({"cmd": "connect", "run": run_id})
-    connected = group.wait(set(ready), "connected", REPLY_TIMEOUT, note)
-    silent(list(ready), connected)
+    connected = answered(list(ready), "connected")
     reports: dict[tuple[str, int], dict[str, Any]] = {}
+    unverified: dict[str, str] = {}
     go = time.time()
     started = set(starters) <= set(connected) and not failed
     if started:
@@ -196,6 +222,11 @@ def _launch(group: AgentGroup, hosts: list[str], run_id: str,
         reports, timed_out = _collect(group, wanted, run_id, time_limit, stall, note, failed)
         if timed_out:
             notes.append(f"the time limit of {time_limit:g} s passed")
+        if files is not None:   # before finish, which closes what is not in place
+            done, unverified = _verify(group, run_id, files, reports, failed)
+            for h in {h for h, _ in wanted} - {root} - done:
+                unverified.setdefault(h, "its files were not put in place: not every byte "
+                                         "arrived")
     else:
         notes.append("not started: " + "; ".join(f"{h}: {why}" for h, why in failed.items()))
     for h in hosts:
@@ -206,23 +237,48 @@ def _launch(group: AgentGroup, hosts: list[str], run_id: str,
         late, _ = _collect(group, wanted, run_id, FINISH_GRACE, stall, note, failed,
                            got=reports)
         reports.update(late)
-    return go, reports, failed, notes
+    failed.update({h: why for h, why in unverified.items() if h not in failed})
+    return _Outcome(go, reports, failed, notes, unverified)
+
+
+def _verify(group: AgentGroup, run_id: str, files: Files,
+            reports: dict[tuple[str, int], dict[str, Any]], failed: dict[str, str]
+            ) -> tuple[set[str], dict[str, str]]:
+    """Have every receiver that got its bytes put the files in place: those that did, and
+    those that failed and why."""
+    got = {h for (h, _), r in reports.items() if r.get("event") == "received"}
+    got = {h for h in got if all(r.get("error") in ("", None)
+                                 for (x, _), r in reports.items() if x == h)}
+    asked = {h for h in got if h not in failed and group.peers[h].alive()}
+    for h in asked:
+        group.peers[h].send({"cmd": "verify", "run": run_id})
+    # writing the files takes time: at 20 MB/s at least
+    answers = group.wait(asked, "verified", REPLY_TIMEOUT + files.manifest["size"] / 20e6)
+    bad = {}
+    for h in asked:
+        answer = answers.get(h)
+        if answer is None:
+            bad[h] = f"agent {h} did not put the files in place"
+        elif not answer.get("ok"):
+            bad[h] = f"files on {h}: {answer.get('error')}"
+    return asked - set(bad), bad
 
 
 def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int, pacing: str,
-               stall: float, time_limit: float) -> MulticastResult:
+               stall: float, time_limit: float, files: Files | None) -> MulticastResult:
     """Run one delivery once: the root sends every stream down its tree."""
     run_id = f"{delivery.method}-{repeat}"
-    go, reports, failed, notes = _launch(
-        group, delivery.hosts, run_id,
+    out = _launch(
+        group, delivery.hosts, delivery.root, run_id,
         lambda h: {"seed": seed, "pacing": pacing, "streams": _parts(delivery, h, group)},
         [delivery.root], {(h, s.index) for s in delivery.streams for h in delivery.hosts},
-        stall=stall, time_limit=time_limit)
-    return _result(group, delivery, repeat, run_id, go, reports, failed, notes, seed)
+        stall=stall, time_limit=time_limit, files=files)
+    digest = files.digest if files is not None else partial(payload_digest, seed)
+    return _result(group, delivery, repeat, run_id, out, digest)
 
 
 def _swarm(group: AgentGroup, plan: SwarmPlan, repeat: int, *, seed: int, stall: float,
-           time_limit: float) -> MulticastResult:
+           time_limit: float, files: Files | None) -> MulticastResult:
     """Run one MOB or Robber multicast once: every host steals (:mod:`measure.robber`)."""
     run_id = f"{plan.method}-{repeat}"
     hosts = plan.hosts
@@ -238,17 +294,18 @@ def _swarm(group: AgentGroup, plan: SwarmPlan, repeat: int, *, seed: int, stall:
                                         "share": [first.start, first.stop]}}
 
     receivers = [h for h in hosts if h != plan.root]
-    go, reports, failed, notes = _launch(group, hosts, run_id, prepare, hosts,
-                                         {(h, 0) for h in receivers}, stall=stall,
-                                         time_limit=time_limit)
+    out = _launch(group, hosts, plan.root, run_id, prepare, hosts, {(h, 0) for h in receivers},
+                  stall=stall, time_limit=time_limit, files=files)
+    go, reports, failed, notes = out.go, out.reports, out.failed, out.notes
     common = {"run": run_id, "method": plan.method, "repeat": repeat}
-    expected = payload_digest(seed, 0, plan.size)
+    expected = (files.digest if files is not None else partial(payload_digest, seed))(
+        0, plan.size)
     rows, lasts = [], []
     for h in receivers:
         report = reports.get((h, 0)) or {}
         shift = group.offsets.get(h, 0.0)
         got = int(report.get("bytes", 0))
-        ok = got == plan.size and report.get("digest") == expected
+        ok = got == plan.size and report.get("digest") == expected and h not in out.unverified
         first = report.get("first")
         last = float("nan") if report.get("last") is None else report["last"] - shift - go
         if last == last:
@@ -324,13 +381,13 @@ def _collect(group: AgentGroup, wanted: set[tuple[str, int]], run_id: str, time_
     return got, False
 
 
-def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, go: float,
-            reports: dict[tuple[str, int], dict[str, Any]], failed: dict[str, str],
-            notes: list[str], seed: int) -> MulticastResult:
+def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out: _Outcome,
+            digest: Callable[[int, int], str]) -> MulticastResult:
     """Rows of ``receivers.csv`` and ``streams.csv``, and the multicast's figures."""
+    go, reports, failed, notes = out.go, out.reports, out.failed, out.notes
     common = {"run": run_id, "method": delivery.method, "repeat": repeat}
     receivers, streams = [], []
-    expected = {s.index: payload_digest(seed, s.offset, s.length) for s in delivery.streams}
+    expected = {s.index: digest(s.offset, s.length) for s in delivery.streams}
     lasts = []
     for h in delivery.hosts:
         if h == delivery.root:
@@ -372,7 +429,9 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, go:
                 errors.append(f"stream {s.index}: {row['error']}")
             streams.append(row)
         last = max(host_lasts) if host_lasts else float("nan")
-        complete = ok and total == delivery.size
+        complete = ok and total == delivery.size and h not in out.unverified
+        if h in out.unverified:
+            errors.append(out.unverified[h])
         receivers.append({**common, "receiver": h, "bytes": total,
                           "expected_bytes": delivery.size, "digest_ok": ok,
                           "first_s": min(firsts) if firsts else float("nan"), "last_s": last,
@@ -430,7 +489,7 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                    pacing: str = "kernel", stall: float = STALL, time_limit: float = 300.0,
                    port: int = 0, meta: dict[str, Any] | None = None, resume: bool = False,
                    overwrite: bool = False, root: str | None = None, size: int | None = None,
-                   progress: Callable[[MulticastResult], None] | None = None
+                   files: Files | None = None, progress: Callable[[MulticastResult], None] | None = None
                    ) -> MulticastSummary:
     """Run multicasts with each method ``repeats`` times among ``hosts`` and write the dataset.
 
@@ -471,6 +530,11 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     root, size : optional
         The sending host and the payload bytes, when ``deliveries`` is empty
         (BitTorrent alone); otherwise they must be the deliveries'.
+    files : Files, optional
+        Real files to deliver instead of the synthetic payload (their size
+        is the payload's); every receiver checks its free space first and
+        puts them in ``files.dest``, verified (:mod:`measure.fileset`).
+        BitTorrent does not take them.
     progress : callable, optional
         Called with each :class:`MulticastResult`.
 
@@ -517,12 +581,19 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
             others = sorted(set(d.hosts) ^ set(names))
             raise ParameterError(f"the plan of {d.method} is over other hosts than the run's: "
                                  f"{listed(others)} in one but not the other")
+    if files is not None and bittorrent:
+        raise ParameterError("real files go with the planned methods, MOB and Robber; the "
+                             "BitTorrent baseline moves the synthetic payload only")
+    if files is not None and size != files.manifest["size"]:
+        raise ParameterError(f"the payload is the files' {files.manifest['size']} bytes, "
+                             f"not {size}")
     methods = [d.method for d in planned] + ([BITTORRENT] if bittorrent else [])
     if len(set(methods)) < len(methods):
         raise ParameterError(f"a method is given twice: {methods}")
     transport = transport_of(launch)
     params = {"root": root, "bytes": size, "seed": int(seed), "pacing": pacing, "stall": stall,
-              "time_limit": time_limit, "repeats": repeats, "methods": methods}
+              "time_limit": time_limit, "repeats": repeats, "methods": methods,
+              **({"file": files.to_meta()} if files is not None else {})}
     plans = {d.method: d.to_meta() for d in planned}
     by_method = {d.method: d for d in deliveries}
     swarm_of = {p.method: p for p in swarms}
@@ -561,11 +632,12 @@ def run_multicasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                     streams, paced = 0, "-"
                 elif method in swarm_of:
                     result = _swarm(group, swarm_of[method], repeat, seed=seed, stall=stall,
-                                    time_limit=time_limit)
+                                    time_limit=time_limit, files=files)
                     streams, paced = 0, "-"
                 else:
                     result = _multicast(group, by_method[method], repeat, seed=seed,
-                                        pacing=pacing, stall=stall, time_limit=time_limit)
+                                        pacing=pacing, stall=stall, time_limit=time_limit,
+                                        files=files)
                     streams = len(by_method[method].streams)
                     paced = pacing if any(x.rate > 0 for x in by_method[method].streams) \
                         else "none"

@@ -1,4 +1,5 @@
-"""The multicast agent: sends, forwards and receives the streams of a planned multicast.
+"""The multicast agent: sends, forwards and receives the streams of a planned multicast, or
+trades the pieces of a MOB or Robber multicast.
 
 The ``multicast`` role of the agent (:mod:`measure.agent`): started as
 ``python -m measure.agent --role multicast --address IP`` through the same
@@ -23,6 +24,15 @@ errors) with these commands, one multicast (``run``) at a time:
 ``{"cmd": "go", "run": r}``            at the root: send every stream's bytes.
 ``{"cmd": "finish", "run": r}``        close what is left of the run.
 =====================================  ==========================================
+
+A MOB or Robber multicast comes as ``prepare`` with ``"swarm": {"method",
+"host", "root", "size", "piece", "peers": [[host, IP, port, local,
+connect], ...], "share": [first, stop]}`` instead of streams; the agent
+holds a :class:`measure.robber.SwarmNode` for it, which opens the
+connections it chooses on ``connect`` (a header line names run and peer),
+takes its peers' on the listening socket, starts stealing on ``go`` (sent
+to every host) and reports ``received`` for stream 0 once it has every
+piece, with ``sources``, the bytes from each peer.
 
 Each host reports one event per stream when the stream ends for it:
 ``{"event": "received", "run", "stream", "bytes", "first_bytes", "digest",
@@ -62,6 +72,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from measure.agent import Send, check_address, event_sender, hello_event, host_facts, serve
+from measure.fileset import Staging, source_bytes
 from measure.robber import SwarmNode
 
 __all__ = ["PACINGS", "BLOCK", "CHUNK", "payload_chunks", "payload_digest", "Multicaster",
@@ -258,6 +269,8 @@ class Multicaster:
         self.started: set[int] = set()
         self.open: list[socket.socket] = []
         self.swarm: SwarmNode | None = None
+        self.source: bytes | None = None       # the root's payload of real files
+        self.staging: Staging | None = None    # where a receiver's real files arrive
         threading.Thread(target=self._accept, daemon=True).start()
 
     # ---------------------------------------------------------------- connections
@@ -313,12 +326,24 @@ class Multicaster:
         """Take a run's streams, or its swarm; the ``prepared`` event."""
         self.finish()
         streams = {int(s["stream"]): s for s in command.get("streams", [])}
+        files = command.get("file")
+        if files is not None and "source" in files:
+            self.source = source_bytes(files["source"], files["manifest"])
+        elif files is not None:
+            self.staging = Staging(files["dest"], files["manifest"])
         if "swarm" in command:
-            seed = int(command["seed"])
-            self.swarm = SwarmNode(
-                {**command["swarm"], "run": command["run"], "seed": seed}, self.address,
-                lambda offset, length: b"".join(payload_chunks(seed, offset, length)),
-                lambda event: self.emit(event))
+            seed, size = int(command["seed"]), int(command["swarm"]["size"])
+            held = None
+            if self.source is not None:
+                data: Any = self.source
+            elif self.staging is not None:
+                data, held = self.staging.buffer, self.staging.pieces_held()
+            elif command["swarm"]["root"] == command["swarm"]["host"]:
+                data = b"".join(payload_chunks(seed, 0, size))
+            else:
+                data = bytearray(size)
+            self.swarm = SwarmNode({**command["swarm"], "run": command["run"], "seed": seed},
+                                   self.address, data, lambda event: self.emit(event), held)
         with self.lock:
             self.run_id = str(command["run"])
             self.seed = int(command["seed"])
@@ -368,6 +393,9 @@ class Multicaster:
             swarm, self.swarm = self.swarm, None
         if swarm is not None:
             swarm.close()
+        if self.staging is not None:   # not verified: kept for a resume
+            self.staging.close()
+        self.source, self.staging = None, None
         with self.lock:
             self.run_id, self.plan, self.allow = None, {}, set()
             sockets, self.open = self.open, []
@@ -392,7 +420,7 @@ class Multicaster:
         try:
             if children is None:
                 raise OSError("not connected")
-            for piece in payload_chunks(self.seed, int(s["offset"]), int(s["length"])):
+            for piece in self._chunks(int(s["offset"]), int(s["length"])):
                 children.send(piece)
                 count += len(piece)
                 if not children.live:
@@ -406,8 +434,32 @@ class Multicaster:
                    "start": start, "end": time.time(), "error": error,
                    "dropped": children.dropped if children is not None else {}})
 
+    def _chunks(self, offset: int, length: int) -> Iterator[memoryview]:
+        """The root's bytes of one stream: real files', or the synthetic payload's."""
+        if self.source is None:
+            yield from payload_chunks(self.seed, offset, length)
+            return
+        view = memoryview(self.source)
+        for at in range(offset, offset + length, CHUNK):
+            yield view[at:min(at + CHUNK, offset + length)]
+
+    def verify(self) -> dict[str, Any]:
+        """Put a receiver's real files in place, each verified; the ``verified`` event."""
+        if self.staging is None:
+            return {"event": "verified", "run": self.run_id, "ok": False, "files": [],
+                    "error": "no files were staged here"}
+        with self.lock:
+            swarm, self.swarm = self.swarm, None
+        if swarm is not None:   # it serves no more pieces from the staging file
+            swarm.close()
+        staging, self.staging = self.staging, None
+        return {"event": "verified", "run": self.run_id, **staging.finish()}
+
     def _relay(self, run_id: str, k: int, conn: socket.socket) -> None:
         """Receive one stream, hash it and forward each chunk to the children as it comes."""
+        with self.lock:
+            offset = int(self.plan[k]["offset"]) if k in self.plan else 0
+            staging = self.staging
         digest = hashlib.blake2b()
         buffer = bytearray(CHUNK)
         view = memoryview(buffer)
@@ -424,11 +476,17 @@ class Multicaster:
                     first, first_bytes = last, n
                     children = self.outgoing.get(k)
                 digest.update(view[:n])
+                if staging is not None:
+                    if offset + count + n > len(staging.buffer):
+                        raise OSError("the stream is longer than the files")
+                    staging.buffer[offset + count:offset + count + n] = view[:n]
                 count += n
                 if children is not None:
                     children.send(bytes(view[:n]))
         except OSError as exc:
             error = f"connection from the parent broke: {exc.strerror or exc}"
+        except ValueError:   # the run finished under it: its staging file is closed
+            error = "stopped by finish"
         finally:
             children = children or self.outgoing.get(k)
             if children is not None:
@@ -481,6 +539,8 @@ def run(args: argparse.Namespace) -> int:
             reply(agent.connect())
         elif kind == "go":
             agent.go()
+        elif kind == "verify":
+            reply(agent.verify())
         elif kind == "finish":
             agent.finish()
         else:

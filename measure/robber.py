@@ -92,6 +92,7 @@ class _Link:
                 self.sock.sendall(HEADER.pack(kind, index, len(payload)))
                 if len(payload):
                     self.sock.sendall(payload)
+                del item, payload   # no view of the node's data outlives its sending
         except OSError:
             pass
         self.close()
@@ -147,14 +148,17 @@ class SwarmNode:
         (``[host, address, port, local, connect]`` each).
     address : str
         The address it connects from.
-    payload : callable
-        ``payload(offset, length) -> bytes``: the payload's bytes (at the root).
+    data : writable buffer
+        ``size`` bytes: the payload at the root, where the pieces go elsewhere
+        (memory, or a mapped staging file).
+    held : numpy bool array, optional
+        Pieces ``data`` holds already (a resumed receiver's).
     emit : callable
         Sends an event to the coordinator.
     """
 
-    def __init__(self, plan: dict[str, Any], address: str,
-                 payload: Callable[[int, int], bytes], emit: Callable[[dict[str, Any]], None]
+    def __init__(self, plan: dict[str, Any], address: str, data: Any,
+                 emit: Callable[[dict[str, Any]], None], held: np.ndarray | None = None
                  ) -> None:
         self.run_id, self.host = str(plan["run"]), str(plan["host"])
         self.robber = plan["method"] == "robber"
@@ -164,17 +168,20 @@ class SwarmNode:
         self.peers = {str(h): (str(a), int(p), bool(local), bool(connect))
                       for h, a, p, local, connect in plan["peers"]}
         self.rng = random.Random(f"{plan['seed']}/{self.host}")
-        self.data = bytearray(self.size)
+        self.data = data
         self.have = np.zeros(self.pieces, dtype=bool)
         self.pending = np.zeros(self.pieces, dtype=bool)
         self.work = np.zeros(self.pieces, dtype=bool)
         self.pending_from: dict[int, _Link] = {}
-        if self.host == plan["root"]:
-            self.data[:] = payload(0, self.size)
+        self.root = self.host == plan["root"]
+        if self.root:
             self.have[:] = True
         else:
             first, stop = plan["share"]
             self.work[first:stop] = True
+            if held is not None:
+                self.have |= held
+                self.work &= ~held
         self.links: dict[str, _Link] = {}
         self.labor: set[str] = set()
         self.received: dict[str, int] = {}   # bytes of pieces from each peer
@@ -222,7 +229,8 @@ class SwarmNode:
         return True
 
     def start(self) -> None:
-        """Phase 3: tell every peer what this host desires, and steal from then on."""
+        """Phase 3: tell every peer what this host desires, and steal from then on (a
+        receiver that holds every piece already reports at once)."""
         self.post(("start",))
 
     def post(self, event: tuple[Any, ...]) -> None:
@@ -252,6 +260,8 @@ class SwarmNode:
                 self.started = True
                 for link in self.links.values():
                     self._greet(link)
+                if self.done and not self.root:
+                    self._report()
             elif kind == "piece":
                 self._piece(rest[0], rest[1])
             elif kind == "message":

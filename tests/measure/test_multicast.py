@@ -267,23 +267,28 @@ def test_the_gridlab_testbed_gauge_has_the_testbeds_hosts_and_the_tables_figures
 
 
 @pytest.mark.slow
-def test_under_mpiexec_the_ranks_multicast_and_switch_to_bittorrent(tmp_path: Path) -> None:
+def test_under_mpiexec_the_ranks_multicast_and_switch_to_bittorrent_and_robber(tmp_path: Path) -> None:
     import socket
     import subprocess
     import sys
 
     from .conftest import mpiexec
 
-    root = f"{socket.gethostname().split('.')[0]}-1"
+    name = socket.gethostname().split('.')[0]
+    root = f"{name}-1"
+    clusters = tmp_path / "clusters.csv"
+    clusters.write_text(f"host,label\n{name}-1,x\n{name}-2,x\n{name}-3,y\n")
     run = subprocess.run([mpiexec(), "-n", "4", str(Path(sys.executable).parent / "tomography"),
                           "multicast", "--mpi", "--network", "127.0.0.0/8", "--root", root,
-                          "--method", "chain-hosts,bittorrent", "--size", "2MiB",
+                          "--method", "chain-hosts,bittorrent,robber", "--clusters",
+                          str(clusters), "--size", "2MiB",
                           "--repeats", "1", "-o", str(tmp_path / "mc")],
                          capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr
     meta, runs, receivers = read_multicasts(tmp_path / "mc")
-    assert meta["launcher"] == "mpi" and sorted(runs["method"]) == ["bittorrent", "chain-hosts"]
-    assert runs["complete"].all() and len(receivers) == 4 and receivers["complete"].all()
+    assert meta["launcher"] == "mpi"
+    assert sorted(runs["method"]) == ["bittorrent", "chain-hosts", "robber"]
+    assert runs["complete"].all() and len(receivers) == 6 and receivers["complete"].all()
     for leftover in Path("/dev/shm").glob("mpich_shm_*"):
         leftover.unlink(missing_ok=True)
 
@@ -297,12 +302,12 @@ def test_over_ssh_every_receiver_gets_every_byte(sshd, tmp_path: Path) -> None:
                          for i in range(4)])
     gauge = cluster_gauge(tmp_path / "g.gauge.xml", ["n0", "n1", "n2", "n3"])
     run = _tomography("multicast", "--ssh", str(hosts), "--gauge", str(gauge), "--root", "n0",
-                      "--method", "balanced,chain-hosts", "--size", "2MiB", "--repeats", "1",
-                      "-o", str(tmp_path / "mc"), *_ssh_args(sshd))
+                      "--method", "balanced,chain-hosts,mob", "--size", "2MiB", "--repeats",
+                      "1", "-o", str(tmp_path / "mc"), *_ssh_args(sshd))
     assert run.returncode == 0, run.stderr
     meta, runs, receivers = read_multicasts(tmp_path / "mc")
     assert meta["launcher"] == "ssh" and runs["complete"].all()
-    assert receivers["digest_ok"].all() and len(receivers) == 6
+    assert receivers["digest_ok"].all() and len(receivers) == 9
     assert not peer_pids({f"127.0.0.{150 + i}" for i in range(4)})
 
 

@@ -73,7 +73,14 @@ def add_parser(sub: Any) -> None:
     add_launcher_options(p)
     g = p.add_argument_group("the multicast")
     g.add_argument("--root", help="the sending host (required unless --check)")
-    g.add_argument("--size", default="64MiB", help="payload, with its unit (default 64MiB)")
+    g.add_argument("--size", default="64MiB",
+                   help="payload of pseudo-random bytes, with its unit (default 64MiB)")
+    g.add_argument("--file", metavar="PATH",
+                   help="send this file or directory (its regular files) instead: PATH on the "
+                        "root, read here too; every receiver gets it in --dest, verified")
+    g.add_argument("--dest", metavar="DIR",
+                   help="--file: the directory each receiver puts it in ({host} is the "
+                        "receiver's name: one directory each on a shared file system)")
     g.add_argument("--method", default="all", metavar="M[,M...]",
                    help="methods to run (the list below; default all)")
     g.add_argument("--repeats", type=positive_int, default=3,
@@ -250,6 +257,28 @@ def _model(args: argparse.Namespace, static: list[str] | None = None):
     return None
 
 
+def _files(args: argparse.Namespace):
+    """The :class:`~measure.fileset.Files` of ``--file`` and ``--dest``, or None."""
+    if args.file is None:
+        if args.dest is not None:
+            raise ParameterError("--dest goes with --file PATH")
+        return None
+    if args.dest is None:
+        raise ParameterError("--file needs --dest DIR, where every receiver puts it")
+    if not Path(args.dest).is_absolute():
+        raise ParameterError(f"--dest takes an absolute path (the receivers' own), got "
+                             f"{args.dest!r}")
+    from measure.fileset import Files, manifest
+    from tomography.planning.swarms import PIECE
+
+    try:
+        found = manifest(Path(args.file).absolute(), PIECE)
+    except OSError as exc:
+        raise ParameterError(str(exc) if str(exc).startswith("--file")
+                             else f"--file {args.file}: {exc.strerror or exc}") from None
+    return Files(str(Path(args.file).absolute()), args.dest, found)
+
+
 def _parallel(text: str) -> int | str:
     if text == "auto":
         return text
@@ -280,12 +309,22 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("multicast does not take --skip-failed: every method reaches "
                              "every host; leave a failing host out of the hosts file and the "
                              "plan")
+    files = _files(args)
+    if files is not None:
+        size = files.manifest["size"]
     if args.gauge is not None and (args.probes or args.topology):
         raise ParameterError("--probes and --topology go with --dataset, not --gauge")
     static, swarms, bittorrent = ([], [], False) if args.check else _methods(
         args.method, args.gauge is not None or args.dataset is not None,
         args.clusters is not None)
     clusters_read = _cluster_source(args.clusters) if swarms else None
+    if files is not None and bittorrent:
+        if args.method.strip() != "all":
+            raise ParameterError("--file goes with the planned methods, chain-hosts, mob and "
+                                 "robber; bittorrent sends its synthetic payload only")
+        bittorrent = False
+        print("note: bittorrent left out: it sends only its synthetic payload, not --file",
+              file=sys.stderr)
     parallel = _parallel(args.parallel)   # read once, refused before anything starts
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
@@ -324,7 +363,7 @@ def run(args: argparse.Namespace) -> int:
                 plans = [*plans, *(swarm_plan(cluster_of, args.root, size, method=m,
                                               seed=args.seed) for m in swarms)]
             summary = _run(args, hosts, transport, meta, plans, bittorrent, time_limit, stall,
-                           size, kept)
+                           size, kept, files)
         except KeyboardInterrupt:
             return _interrupted(args.output)
     print(summary.describe())
@@ -349,7 +388,7 @@ def _check_early(args: argparse.Namespace, model: Any, size: int) -> int:
 
 def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: dict[str, Any],
          plans: list[Delivery | SwarmPlan], bittorrent: bool, time_limit: float, stall: float,
-         size: int, kept: int):
+         size: int, kept: int, files: Any):
     from measure.multicast import run_multicasts
     from measure.swarm import SwarmParams
     from tomography.planning.swarms import SwarmPlan
@@ -368,7 +407,7 @@ def _run(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any, meta: di
                               repeats=args.repeats, seed=args.seed, bittorrent=bittorrent,
                               bittorrent_params=SwarmParams(time_limit=time_limit),
                               pacing=args.pacing, time_limit=time_limit, stall=stall,
-                              port=args.port, root=args.root, size=size,
+                              port=args.port, root=args.root, size=size, files=files,
                               meta={**meta, "plan_source": source, "level": args.level,
                                     "parallel": args.parallel},
                               resume=resuming(args.resume, args.output), overwrite=args.force,
@@ -403,7 +442,10 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
     def number(x: float) -> str:
         return "-" if x != x else f"{x:.4g}"
 
-    lines = [f"multicast of {meta['params']['bytes']} bytes from {meta['params']['root']} "
+    files = meta["params"].get("file")
+    what = (f"{files['name']} ({counted(len(files['files']), 'file')}, "
+            f"{meta['params']['bytes']} bytes)" if files else f"{meta['params']['bytes']} bytes")
+    lines = [f"multicast of {what} from {meta['params']['root']} "
              f"to {counted(len(meta['hosts']) - 1, 'host')} (throughput in {unit})", "",
              f"  {'method':<{width}} {'predicted':>9} {'achieved':>9} {'range':>17} "
              f"{'ach/pred':>8} {'seconds':>8} {'complete':>8}"]
