@@ -105,9 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         iterations = summary.iterations[-1].iteration + 1 if summary.iterations else 0
         h = analyze(data, seed=0).hierarchy
         levels = [k for k in range(1, h.depth + 1) if len(set(h.labels(k, names))) > 1]
-        measured = {"finest": dict(zip(names, map(str, h.labels(levels[0], names)))),
-                    "coarsest": dict(zip(names, map(str, h.labels(levels[-1], names))))}
+        measured = {"finest": dict(zip(names, map(str, h.labels(levels[0], names))))}
+        if len(levels) > 1:
+            measured["coarsest"] = dict(zip(names, map(str, h.labels(levels[-1], names))))
         true = {"clusters": truth, "sites": {n: truth[n].split("/")[0] for n in names}}
+        found = {k: [t for t, c in true.items() if _same_groups(c, m)]
+                 for k, m in measured.items()}
         size = parse_size(args.size)
         swarms = []
         for (origin, clusters), method in [
@@ -138,7 +141,10 @@ def main(argv: list[str] | None = None) -> int:
           f"10 Mbit/s between the sites, 40 Mbit/s cluster uplinks, 100 Mbit/s NICs. Measured "
           f"with BitTorrent broadcasts of {args.measure_size} until the stop rule held "
           f"({iterations} iterations, {measure_s:.0f} s); the hierarchy's levels with two "
-          f"clusters or more: {levels}. Multicasts of {args.size} from {root}, median of "
+          f"clusters or more: {levels}; "
+          + "; ".join(f"its {k} level is the true {' and '.join(v) or 'nothing'}"
+                      for k, v in found.items())
+          + f". Multicasts of {args.size} from {root}, median of "
           f"{args.repeats}, MiB/s; mayhem: every link at 10-100 % of its capacity, redrawn "
           f"every {args.every:g} s. In brackets, how many clusters the method was given.\n")
     print("| method | steady | mayhem | mayhem/steady |")
@@ -147,6 +153,18 @@ def main(argv: list[str] | None = None) -> int:
         a, b = tables["steady"][method], tables["mayhem"][method]
         print(f"| {method} | {a:.2f} | {b:.2f} | {b / a:.0%} |")
     return 0
+
+
+def _same_groups(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Whether two labellings of the same hosts group them alike (names aside).
+
+    Examples
+    --------
+    >>> _same_groups({"x": "1", "y": "1", "z": "2"}, {"x": "b", "y": "b", "z": "a"})
+    True
+    """
+    pairs = {(a[h], b[h]) for h in a}
+    return len(pairs) == len(set(a.values())) == len(set(b.values()))
 
 
 def _run(plan, deliveries, bittorrent: bool, scenario: str, spec, bed, hosts, args,

@@ -80,10 +80,10 @@ class Sshd:
                 f"AuthorizedKeysFile {directory}/authorized_keys\nPasswordAuthentication no\n"
                 "KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n"
                 f"UsePAM no\nStrictModes no\nPidFile {directory}/{host}.pid\n"
-                "MaxStartups 100\n")
+                "MaxStartups 100\nSubsystem sftp /usr/lib/openssh/sftp-server\n")
             self.procs.append(subprocess.Popen(bed.command(host, ["/usr/sbin/sshd", "-D", "-e",
                                                                   "-f", str(config)]),
-                                               stderr=subprocess.DEVNULL))
+                                               stderr=open(directory / f"{host}.log", "w")))
         time.sleep(1.0)
 
     def scp(self, source_host: str, path: str, address: str, dest: str) -> list[str]:

@@ -10,9 +10,13 @@ of the peers that chose it, and runs the thesis's phase 3 (den Burger
   every piece it lacks; from a host of another cluster only the pieces of
   its *work*, initially its share of Eq 4.7) and is answered with a
   *bitfield* of what the peer has of it;
-* it *requests* pieces the peer has and it desires, at random, at most
-  :data:`OUTSTANDING` at a time per peer; a request is always honoured with
-  the *piece*; a requested piece leaves the node's work;
+* it *requests* pieces the peer has and it desires, at random; a request
+  is always honoured with the *piece*; a requested piece leaves the node's
+  work.  The requests in flight to a peer are what it delivers in
+  :data:`QUEUE_SECONDS` at its measured rate (1 to :data:`MOST_OUTSTANDING`;
+  :data:`OUTSTANDING` before its first piece), so a slow peer is not handed
+  pieces a fast one would bring sooner (the thesis's fixed number of
+  outstanding requests, sized as BitTorrent clients size their queues);
 * on each new piece it sends *have* to every local peer, and to a foreign
   peer only when the piece is in that peer's desire, so each piece crosses
   into a cluster once;
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import queue
 import random
 import socket
@@ -51,9 +56,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["OUTSTANDING", "SwarmNode"]
+__all__ = ["OUTSTANDING", "MOST_OUTSTANDING", "QUEUE_SECONDS", "SwarmNode"]
 
-OUTSTANDING = 4     # requests in flight per peer
+OUTSTANDING = 4         # requests in flight to a peer before its rate is known
+MOST_OUTSTANDING = 16
+QUEUE_SECONDS = 1.0     # a peer's requests in flight: what it delivers in this time
+RATE_WEIGHT = 0.3       # of the newest piece in a peer's rate (exponential average)
 CONNECT_TIMEOUT = 10.0
 HEADER = struct.Struct("!BII")
 HAVE, BITFIELD, DESIRE, REQUEST, PIECE, STEAL, WORK, FOUND_WORK = range(8)
@@ -69,6 +77,9 @@ class _Link:
         self.possess = np.zeros(node.pieces, dtype=bool)   # what the peer has, as far as we know
         self.desire = np.zeros(node.pieces, dtype=bool)    # what it wants from us
         self.outstanding = 0
+        self.requested: dict[int, float] = {}   # piece -> when requested
+        self.last_piece: float | None = None
+        self.rate: float | None = None          # bytes/s it delivers, once measured
         self.closed = False
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.settimeout(None)
@@ -293,8 +304,10 @@ class SwarmNode:
             link.send(FOUND_WORK)
 
     def _fill(self, link: _Link) -> None:
-        """Request what ``link`` has and this host desires, up to OUTSTANDING in flight."""
-        room = OUTSTANDING - link.outstanding
+        """Request what ``link`` has and this host desires, as many as its rate keeps busy."""
+        limit = OUTSTANDING if link.rate is None else min(MOST_OUTSTANDING, max(1, math.ceil(
+            link.rate * QUEUE_SECONDS / self.piece)))
+        room = limit - link.outstanding
         if room <= 0 or link.closed or self.done:
             return
         wanted = np.flatnonzero(self._desire(link) & link.possess & ~self.pending)
@@ -305,6 +318,7 @@ class SwarmNode:
             self.work[index] = False
             self.pending_from[int(index)] = link
             link.outstanding += 1
+            link.requested[int(index)] = time.monotonic()
             link.send(REQUEST, int(index))
         self._steal()
 
@@ -321,6 +335,15 @@ class SwarmNode:
         self.have[index] = True
         self.received[link.host] = self.received.get(link.host, 0) + self.length(index)
         link.outstanding -= 1
+        asked = link.requested.pop(index, None)
+        clock = time.monotonic()
+        if asked is not None:   # the time this piece took on the link, queued behind others
+            took = clock - max(asked, link.last_piece or asked)
+            if took > 0:
+                sample = self.length(index) / took
+                link.rate = sample if link.rate is None else (
+                    RATE_WEIGHT * sample + (1 - RATE_WEIGHT) * link.rate)
+        link.last_piece = clock
         for other in self.links.values():
             if other.local or other.desire[index]:
                 other.send(HAVE, index)
