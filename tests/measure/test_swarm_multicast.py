@@ -169,3 +169,27 @@ def test_a_cluster_mate_that_dies_loses_nothing_for_the_others(as_root, tmp_path
     assert not done["b-01"] and done.drop("b-01").all()   # its mates fetched its share
     assert runs["completion_s"].iloc[0] < 40 and not runs["complete"].iloc[0]
     assert "b-01" in runs["note"].iloc[0]
+
+
+def test_a_measured_datasets_clusters_need_no_figures(tmp_path: Path, capsys) -> None:
+    from tomography.model.dataset.incremental import MeasurementWriter
+
+    hosts = [f"h{i:02d}" for i in range(4)]
+    w = MeasurementWriter(tmp_path / "probes", {"method": "iperf3", "launcher": "local"},
+                          [(h, "127.0.0.1", "") for h in hosts], probes=True)
+    for src in hosts:   # {h00, h01} and {h02, h03}: fast inside, slow across
+        for dst in hosts:
+            if src != dst:
+                fast = (src < "h02") == (dst < "h02")
+                w.add_probe({"src": src, "dst": dst, "tool": "iperf3", "repeat": 0,
+                             "bits_per_second": 9e8 if fast else 5e7, "streams": 1,
+                             "concurrent": 1, "duration_s": 1.0, "error": ""})
+    w.close()
+    out = tmp_path / "mc"
+    assert main(["multicast", "--local", "4", "--dataset", str(tmp_path / "probes"),
+                 "--root", "h01", "--method", "robber", "--size", "1MiB", "--repeats", "1",
+                 "-o", str(out)]) == 0
+    meta, runs, _ = read_multicasts(out)
+    assert runs["complete"].all()
+    assert sorted(meta["plans"]["robber"]["clusters"].values()) == [["h00", "h01"],
+                                                                    ["h02", "h03"]]

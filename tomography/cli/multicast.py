@@ -185,6 +185,16 @@ def _label_depth(text: str | None) -> int | None:
     return int(depth)
 
 
+def _dataset_clusters(args: argparse.Namespace) -> dict[str, str]:
+    """The clusters of ``--dataset``'s hierarchy level ``--hierarchy-level`` (no figures)."""
+    from tomography.cli.common import analysis
+
+    hierarchy = analysis(args, dataset=args.dataset).hierarchy
+    level = min(args.hierarchy_level, hierarchy.depth)
+    hosts = list(hierarchy.hosts)
+    return dict(zip(hosts, (f"c{x}" for x in hierarchy.labels(level, hosts))))
+
+
 def _cluster_source(text: str | None) -> dict[str, str] | None:
     """The clusters of ``--clusters`` FILE (None for ``labels`` or none given): a CSV
     ``host,label``, or a topology's clusters."""
@@ -232,12 +242,14 @@ def _model(args: argparse.Namespace, static: list[str] | None = None):
     A dataset whose hierarchy level is one cluster is refused only when a
     method of ``static`` plans between clusters (a planner or
     ``chain-clusters``, with ``--level clusters``); ``chain-hosts`` and
-    BitTorrent need no clusters and run (the chain's prediction is then NaN)."""
+    BitTorrent need no clusters and run (the chain's prediction is then NaN).
+    Without a static method (MOB, Robber, BitTorrent need no figures) a
+    dataset gives no model: :func:`_dataset_clusters` reads its clusters."""
     if args.gauge is not None:
         from tomography.export.gauge import read_gauge
 
         return read_gauge(args.gauge)
-    if args.dataset is not None:
+    if args.dataset is not None and static:
         from tomography.cli.common import analysis
         from tomography.cli.export import gauge_model
 
@@ -318,6 +330,9 @@ def run(args: argparse.Namespace) -> int:
         args.method, args.gauge is not None or args.dataset is not None,
         args.clusters is not None)
     clusters_read = _cluster_source(args.clusters) if swarms else None
+    if swarms and clusters_read is None and args.clusters is None and not static \
+            and args.dataset is not None:
+        clusters_read = _dataset_clusters(args)
     if files is not None and bittorrent:
         if args.method.strip() != "all":
             raise ParameterError("--file goes with the planned methods, chain-hosts, mob and "
