@@ -23,7 +23,10 @@ The thesis's times (a 600 MB file, the change at 30 s, mayhem every 5 s)
 are scaled with the payload, so that the change falls mid-multicast.
 Methods: balanced multicasting over the scenario's initial figures (the
 thesis's "exact initial emulated bandwidth values"), the cluster chain,
-MOB and Robber over the four clusters, and BitTorrent.  Prints, as
+MOB and Robber over the four clusters, and BitTorrent; on request
+(``--methods ...,balanced-measured``) balanced over the figures of a
+measurement: BitTorrent broadcasts on the fast network until the stop rule
+holds, the finest level's clusters and the broadcasts' own figures.  Prints, as
 Markdown for ``benchmarks/RESULTS.md``, each method's throughput per
 scenario, its share of its static (fast links) throughput, and the
 balanced plan's prediction (the LP's maximum over the initial figures).
@@ -38,6 +41,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -51,7 +55,7 @@ MB = 8e6   # bit/s of one MB/s
 FAST = {("ca", "cb"): 10, ("ca", "cc"): 3, ("cb", "cd"): 2, ("cc", "cd"): 6,
         ("ca", "cd"): 8, ("cb", "cc"): 8}
 SLOW = {("ca", "cd"): 0.8, ("cb", "cc"): 0.8}
-METHODS = ("balanced", "chain-clusters", "mob", "robber", "bittorrent")
+METHODS = ("balanced", "balanced-measured", "chain-clusters", "mob", "robber", "bittorrent")
 
 
 def topology(scale: float, sizes: list[int], slow: bool = False) -> dict:
@@ -79,6 +83,25 @@ def scenarios(scale: float, at: float, every: float) -> dict[str, dict]:
                                   "seed": 1}}}
 
 
+def _measured(bed, hosts, members: dict[str, list[str]], out: Path):
+    """The fast network measured with BitTorrent broadcasts; the Gauge model of what was found."""
+    from cluster.stability import dataset_stop_rule
+    from measure.coordinator import run_broadcasts
+    from measure.swarm import SwarmParams
+    from measure.transport import ProcessTransport
+    from tomography.export.bandwidth import analysis_model
+    from tomography.pipeline import analyze
+
+    data = out / "measured"
+    run_broadcasts(hosts, data, iterations=15, file_size=8 * 2**20,
+                   launch=ProcessTransport(bed.command, name="testbed"),
+                   params=SwarmParams(time_limit=300), resume=True,
+                   stop=dataset_stop_rule(data))
+    model = analysis_model(analyze(data, seed=0), level=1, source="broadcasts")
+    print(f"measured: {len(model.clusters)} clusters", file=sys.stderr, flush=True)
+    return model
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="24MiB", help="payload (default 24MiB)")
@@ -91,8 +114,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds to the change of the fast/slow scenarios (5)")
     parser.add_argument("--every", type=float, default=1.0,
                         help="seconds between mayhem's changes (1)")
-    parser.add_argument("--methods", default=",".join(METHODS),
-                        help=f"comma-separated, among {', '.join(METHODS)} (all)")
+    parser.add_argument("--methods", default="balanced,chain-clusters,mob,robber,bittorrent",
+                        help=f"comma-separated, among {', '.join(METHODS)} (all but "
+                             "balanced-measured, which first measures the fast network with "
+                             "BitTorrent broadcasts until the stop rule holds and plans over "
+                             "the figures the broadcasts give)")
     parser.add_argument("--scenarios", default="all",
                         help="comma-separated scenario numbers 1-5 (all)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/changing-network"))
@@ -124,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         hosts = bed.host_table()
         names = list(hosts["host"])
         members = {c: [h for h in names if h.startswith(c)] for c in ("ca", "cb", "cc", "cd")}
+        measured = _measured(bed, hosts, members, args.out) \
+            if "balanced-measured" in methods else None
         chosen = list(scenarios(args.scale, args.at, args.every).items())
         if args.scenarios != "all":
             chosen = [chosen[int(i) - 1] for i in args.scenarios.split(",")]
@@ -132,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
             model = from_topology(initial, members)
             plans = {d.method: d for d in deliveries(["balanced", "chain-clusters"], names,
                                                      "ca-00", size, model)}
+            if measured is not None:
+                plans["balanced-measured"] = dataclasses.replace(
+                    deliveries(["balanced"], names, "ca-00", size, measured)[0],
+                    method="balanced-measured")
             swarms = {m: swarm_plan({h: c for c, hs in members.items() for h in hs}, "ca-00",
                                     size, method=m, seed=0) for m in ("mob", "robber")}
             for method in methods:
@@ -172,9 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         cells = [f"{rows[(s, method)][0]:.2f} ({rows[(s, method)][0] / static:.0%})"
                  for s in names]
         print(f"| {method} | " + " | ".join(cells) + " |")
-    if "balanced" in methods:
-        print("| balanced's prediction (the LP's maximum) | " + " | ".join(
-            f"{rows[(s, 'balanced')][1]:.2f}" for s in names) + " |")
+    for planned in ("balanced", "balanced-measured"):
+        if planned in methods:
+            print(f"| {planned}'s prediction" + (" (the LP's maximum)" if planned == "balanced"
+                                                 else "") + " | " + " | ".join(
+                f"{rows[(s, planned)][1]:.2f}" for s in names) + " |")
     return 0
 
 
