@@ -118,7 +118,8 @@ class Testbed:
 
     def to_meta(self) -> dict[str, Any]:
         """What a dataset's ``meta.json`` records about the testbed."""
-        return {"name": self.name, "topology": self.topology.name, "scale": dict(self.scale),
+        return {"name": self.name, "topology": self.topology.name,
+                "topology_source": self.topology.source, "scale": dict(self.scale),
                 "latency_applied": self.latency_applied, "latency_note": self.latency_note,
                 "address_plan": ADDRESS_PLAN, "subnets": dict(self.subnets),
                 "created": self.created}

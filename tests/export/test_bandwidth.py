@@ -272,3 +272,30 @@ def test_clusters_from_hierarchy_tree_and_labels(inferred, tree, planted):
     assert list(clusters_from(tree)) == [c.id for c in tree.clusters]
     labels = clusters_from(planted.labels)
     assert len(labels) == 9 and labels["g0/g0.0"] == ("h000", "h001", "h002", "h003")
+
+
+def test_a_testbed_raised_from_a_file_is_found_again_from_that_file(tmp_path) -> None:
+    import json
+    import shutil
+
+    from tomography.cli import main
+    from tomography.export.bandwidth import analysis_model
+    from tomography.model.topology import scenario_path
+    from tomography.pipeline import analyze
+
+    mine = tmp_path / "my-net.yaml"   # a network no built-in name reaches
+    shutil.copy(scenario_path("bordeaux-2x2"), mine)
+    mine.write_text(mine.read_text().replace("name: bordeaux-2x2", "name: my-net"))
+    assert main(["simulate", str(mine), "-o", str(tmp_path / "run"), "--iterations", "3",
+                 "--size", "4MiB"]) == 0
+    meta_path = tmp_path / "run" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["topology"] = "my-net"   # as a testbed run records it
+    meta["testbed"] = {"name": "t", "topology": "my-net", "scale": {}}
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(TomographyError, match="cannot read topology 'my-net'"):
+        analysis_model(analyze(tmp_path / "run"), source="topology")
+    meta["testbed"]["topology_source"] = str(mine)
+    meta_path.write_text(json.dumps(meta))
+    model = analysis_model(analyze(tmp_path / "run"), source="topology")
+    assert model.sources["cluster_bandwidth"].kind == "topology-model"

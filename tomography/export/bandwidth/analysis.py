@@ -38,8 +38,15 @@ def _topology_of(m: Any, path: "str | Topology | None"):
         if not name:
             raise TomographyError("--bandwidth topology: the dataset names no topology; give "
                                   "--topology FILE")
+        # a testbed raised from a file records the file: found again there
+        source = None if path else (m.meta.get("testbed") or {}).get("topology_source")
         try:
-            topo = read_topology(name)
+            try:
+                topo = read_topology(name)
+            except (TomographyError, OSError):
+                if not source or source == name:
+                    raise
+                topo = read_topology(source)
         except (TomographyError, OSError) as exc:
             raise TomographyError(f"--bandwidth topology: cannot read topology {name!r} "
                                   f"({exc}); give --topology FILE") from None
