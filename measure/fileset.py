@@ -120,19 +120,34 @@ def manifest(path: str | os.PathLike[str], piece: int) -> dict[str, Any]:
             "piece": piece, "pieces": pieces}
 
 
-def source_bytes(path: str | os.PathLike[str], files: dict[str, Any]) -> bytes:
-    """The root's payload: the manifest's files under ``path``, read and checked against it."""
+def source_bytes(path: str | os.PathLike[str], files: dict[str, Any]) -> Any:
+    """The root's payload: the manifest's files under ``path``, checked against it.
+
+    One file is mapped read-only (no copy in memory); a directory's files are
+    read one after the other into one buffer.
+    """
     path = Path(path)
     base = path.parent
-    data = bytearray()
-    for f in files["files"]:
-        with open(base / f["path"], "rb") as fh:
-            block = fh.read()
-        if len(block) != f["size"] or hashlib.blake2b(block).hexdigest() != f["digest"]:
+    if len(files["files"]) == 1 and path.is_file():
+        with open(path, "rb") as fh:
+            data: Any = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        blocks = [memoryview(data)]
+    else:
+        data = bytearray()
+        for f in files["files"]:
+            with open(base / f["path"], "rb") as fh:
+                data += fh.read()
+        blocks, at = [], 0
+        for f in files["files"]:
+            blocks.append(memoryview(data)[at:at + f["size"]])
+            at += f["size"]
+    for f, block in zip(files["files"], blocks):
+        ok = len(block) == f["size"] and hashlib.blake2b(block).hexdigest() == f["digest"]
+        block.release()
+        if not ok:
             raise OSError(f"{base / f['path']} on the root differs from the file the "
                           "coordinator read (size or digest)")
-        data += block
-    return bytes(data)
+    return data
 
 
 def range_digest(path: str | os.PathLike[str], files: dict[str, Any], offset: int,
@@ -204,14 +219,17 @@ class Staging:
         self.dest, self.files = Path(dest), files
         for f in files["files"]:
             _safe(f["path"])
+        if len(_safe(files["name"]).parts) != 1:
+            raise OSError(f"the manifest's name {files['name']!r} is not a file name")
         self.dest.mkdir(parents=True, exist_ok=True)
         self.path = self.dest / f".{files['name']}.part"
         size = int(files["size"])
-        kept = self.path.stat().st_size if self.path.exists() else 0
+        self.kept = kept = min(self.path.stat().st_size, size) if self.path.exists() else 0
         free = shutil.disk_usage(self.dest).free
-        if free + min(kept, size) < size:
-            raise OSError(f"{self.dest} has {free} bytes free; the files need {size - kept} "
-                          "more")
+        if free + kept < 2 * size:   # the staging file, and the files split from it
+            raise OSError(f"{self.dest} has {free} bytes free; the files need "
+                          f"{2 * size - kept} (twice their size while they are put in place, "
+                          "less what a stopped run left)")
         self.fh = open(self.path, "r+b" if kept else "w+b")
         self.fh.truncate(size)
         self.buffer = mmap.mmap(self.fh.fileno(), size)
@@ -220,6 +238,8 @@ class Staging:
         """Which pieces the staging file already holds, right (a killed receiver's work)."""
         piece = int(self.files["piece"])
         held = np.zeros(len(self.files["pieces"]), dtype=bool)
+        if not self.kept:
+            return held
         with memoryview(self.buffer) as view:
             for i, want in enumerate(self.files["pieces"]):
                 with view[i * piece:(i + 1) * piece] as chunk:

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import queue
 import time
-from functools import partial
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -191,9 +191,12 @@ def _launch(group: AgentGroup, hosts: list[str], root: str, run_id: str,
             failed.setdefault(h, group.describe_death(h))
             group.peers[h].kill()
 
+    # the root hashes its files and a resumed receiver its staging file in the set-up
+    slack = 0.0 if files is None else files.manifest["size"] / 50e6
+
     def answered(asked: list[str], event: str) -> dict[str, dict]:
         """The agents that answered ``event``; an error answers too (the host failed)."""
-        got = group.wait(set(asked), (event, "error"), REPLY_TIMEOUT, note)
+        got = group.wait(set(asked), (event, "error"), REPLY_TIMEOUT + slack, note)
         for h, message in got.items():
             if message.get("event") == "error":
                 note(h, message)
@@ -287,8 +290,13 @@ def _swarm(group: AgentGroup, plan: SwarmPlan, repeat: int, *, seed: int, stall:
         first = plan.share(h)
         mine = set(plan.connect[h])
         # a pair that chose each other shares one connection, opened by the first by name
-        peers = [[p, group.address[p], group.ports[p], plan.cluster_of[p] == plan.cluster_of[h],
-                  p in mine and not (h in plan.connect[p] and p < h)] for p in plan.peers(h)]
+        peers = []
+        for p in plan.peers(h):
+            local = plan.cluster_of[p] == plan.cluster_of[h]
+            share = plan.share(p)   # a mate's: taken over should it die
+            peers.append([p, group.address[p], group.ports[p], local,
+                          p in mine and not (h in plan.connect[p] and p < h),
+                          *([share.start, share.stop] if local else [])])
         return {"seed": seed, "swarm": {"method": plan.method, "host": h, "root": plan.root,
                                         "size": plan.size, "piece": plan.piece, "peers": peers,
                                         "share": [first.start, first.stop]}}

@@ -25,9 +25,15 @@ errors) with these commands, one multicast (``run``) at a time:
 ``{"cmd": "finish", "run": r}``        close what is left of the run.
 =====================================  ==========================================
 
+``{"cmd": "verify", "run": r}`` (real files) puts the files in place
+(:class:`measure.fileset.Staging`) and answers ``{"event": "verified",
+"run", "ok", "files", "error"}``; ``prepare`` then carries ``"file":
+{"source", "manifest"}`` at the root and ``{"dest", "manifest"}`` elsewhere.
+
 A MOB or Robber multicast comes as ``prepare`` with ``"swarm": {"method",
 "host", "root", "size", "piece", "peers": [[host, IP, port, local,
-connect], ...], "share": [first, stop]}`` instead of streams; the agent
+connect, (first, stop of a local peer's share)], ...], "share": [first,
+stop]}`` instead of streams; the agent
 holds a :class:`measure.robber.SwarmNode` for it, which opens the
 connections it chooses on ``connect`` (a header line names run and peer),
 takes its peers' on the listening socket, starts stealing on ``go`` (sent
@@ -269,7 +275,7 @@ class Multicaster:
         self.started: set[int] = set()
         self.open: list[socket.socket] = []
         self.swarm: SwarmNode | None = None
-        self.source: bytes | None = None       # the root's payload of real files
+        self.source: Any = None                # the root's payload of real files
         self.staging: Staging | None = None    # where a receiver's real files arrive
         threading.Thread(target=self._accept, daemon=True).start()
 

@@ -30,10 +30,15 @@ of the peers that chose it, and runs the thesis's phase 3 (den Burger
 
 A node with every piece keeps serving its peers until ``finish``.  A peer
 whose connection breaks takes its pending requests with it: they go back
-to the node's work (foreign) or its wants (local).  A cluster mate that
-dies takes its work with it: each surviving mate adds what no mate it
-knows of has yet to its own work, so nothing is lost (some pieces may
-then enter the cluster twice).
+to the node's work (foreign; its foreign peers are told its new desire,
+its mates that it has work) or its wants (local).  A cluster mate that
+dies takes its work with it: each surviving mate connected to it adds the
+dead mate's share, less what it or a mate it knows has, to its own work;
+once such a node has no work and no one to steal from, it takes what no
+mate it knows has, so Robber's stolen work is not lost either (some
+pieces may then enter the cluster twice).  A peer that breaks the
+protocol (a bit set of the wrong length, a request for a piece this node
+does not have) is dropped.
 
 Wire format between peers: after the greeting line (``{"run", "peer"}``),
 messages of a 9-byte header (type, piece index, payload length; network
@@ -104,7 +109,7 @@ class _Link:
                 if len(payload):
                     self.sock.sendall(payload)
                 del item, payload   # no view of the node's data outlives its sending
-        except OSError:
+        except (OSError, ValueError):   # broken, or the payload's mapping closed under it
             pass
         self.close()
 
@@ -177,7 +182,10 @@ class SwarmNode:
         self.pieces = -(-self.size // self.piece)
         self.address, self.emit = address, emit
         self.peers = {str(h): (str(a), int(p), bool(local), bool(connect))
-                      for h, a, p, local, connect in plan["peers"]}
+                      for h, a, p, local, connect, *_ in plan["peers"]}
+        self.shares = {str(h): (int(share[0]), int(share[1]))
+                       for h, _, _, _, _, *share in plan["peers"] if share}
+        self.bereaved = False   # a cluster mate died during the multicast
         self.rng = random.Random(f"{plan['seed']}/{self.host}")
         self.data = data
         self.have = np.zeros(self.pieces, dtype=bool)
@@ -264,21 +272,35 @@ class SwarmNode:
             event = self.events.get()
             if event is None:
                 return
-            kind, *rest = event
-            if kind == "open":
-                self._open(rest[0])
-            elif kind == "start":
-                self.started = True
-                for link in self.links.values():
-                    self._greet(link)
-                if self.done and not self.root:
-                    self._report()
-            elif kind == "piece":
-                self._piece(rest[0], rest[1])
-            elif kind == "message":
-                self._message(*rest)
-            elif kind == "closed":
-                self._closed(rest[0])
+            try:
+                self._handle(event)
+            except Exception as exc:   # a broken node reports and stops, not hangs the run
+                self.done = True
+                self.emit({"event": "received", "run": self.run_id, "stream": 0, "bytes": 0,
+                           "first_bytes": 0, "digest": "", "first": self.first,
+                           "last": self.last, "error": f"the swarm node failed: {exc!r}",
+                           "dropped": {}, "sources": dict(self.received)})
+                for link in list(self.links.values()):
+                    link.close()
+                return
+
+    def _handle(self, event: tuple[Any, ...]) -> None:
+        """One event of the decision thread."""
+        kind, *rest = event
+        if kind == "open":
+            self._open(rest[0])
+        elif kind == "start":
+            self.started = True
+            for link in self.links.values():
+                self._greet(link)
+            if self.done and not self.root:
+                self._report()
+        elif kind == "piece":
+            self._piece(rest[0], rest[1])
+        elif kind == "message":
+            self._message(*rest)
+        elif kind == "closed":
+            self._closed(rest[0])
 
     def _open(self, link: _Link) -> None:
         old = self.links.get(link.host)
@@ -348,13 +370,19 @@ class SwarmNode:
             if other.local or other.desire[index]:
                 other.send(HAVE, index)
         if self.have.all():
-            self.done = True
-            self._report()
+            self.done = True   # the digest of the whole is taken beside the serving
+            threading.Thread(target=self._report, daemon=True).start()
             return
         self._fill(link)
         self._steal()
 
     def _message(self, link: _Link, kind: int, index: int, payload: bytes) -> None:
+        if kind in SETS and len(payload) != -(-self.pieces // 8):
+            self._closed(link)   # not this multicast's protocol: the peer is dropped
+            return
+        if kind == REQUEST and not (0 <= index < self.pieces and self.have[index]):
+            self._closed(link)   # a request is always honoured: one that cannot be is wrong
+            return
         if kind == HAVE and 0 <= index < self.pieces:
             link.possess[index] = True
             self._fill(link)
@@ -364,7 +392,7 @@ class SwarmNode:
         elif kind == DESIRE:
             link.desire = self._unbits(payload)
             link.send(BITFIELD, 0, self._bits(self.have & link.desire))
-        elif kind == REQUEST and 0 <= index < self.pieces and self.have[index]:
+        elif kind == REQUEST:
             link.send(PIECE, index)
         elif kind == STEAL:
             self._robbed(link)
@@ -376,28 +404,48 @@ class SwarmNode:
 
     def _closed(self, link: _Link) -> None:
         link.close()
-        for index in [i for i, source in self.pending_from.items() if source is link]:
-            del self.pending_from[index]
-            self.pending[index] = False
-            if not link.local:
-                self.work[index] = True   # back to this host's work
+        if self.links.get(link.host) is not link:
+            return   # an old connection, replaced: the current one stays as it is
+        del self.links[link.host]
         self.labor.discard(link.host)
         if self.stealing == link.host:
             self.stealing = None
-        if self.links.get(link.host) is link:
-            del self.links[link.host]
+        back = np.zeros(self.pieces, dtype=bool)
+        for index in [i for i, source in self.pending_from.items() if source is link]:
+            del self.pending_from[index]
+            self.pending[index] = False
+            back[index] = not link.local   # from abroad: back to this host's work
         if link.local and self.started and not self.done:
-            # a cluster mate died with its work: what no mate has yet becomes this host's
-            # work too (some pieces may then enter the cluster twice, none is lost)
-            held = np.zeros(self.pieces, dtype=bool)
+            # a cluster mate died with its work: its share, less what this host or a mate
+            # it knows has or fetches, becomes this host's work too (some pieces may then
+            # enter the cluster twice; none is lost)
+            self.bereaved = True
+            first, stop = self.shares.get(link.host, (0, 0))
+            back[first:stop] |= ~(self.have | self.pending | self._mates_hold())[first:stop]
+        self._take(back)
+        self._fill_all()
+
+    def _mates_hold(self) -> np.ndarray:
+        """The pieces a cluster mate this host is connected to is known to have."""
+        held = np.zeros(self.pieces, dtype=bool)
+        for other in self.links.values():
+            if other.local:
+                held |= other.possess
+        return held
+
+    def _take(self, pieces: np.ndarray) -> None:
+        """Add ``pieces`` to this host's work; tell its foreign peers, and its mates that it
+        has work again (Robber's labor force)."""
+        new = pieces & ~(self.have | self.pending | self.work)
+        if not new.any():
+            return
+        idle = not self.work.any()
+        self.work |= new
+        self._foreign_desire()
+        if idle and self.robber:
             for other in self.links.values():
                 if other.local:
-                    held |= other.possess
-            orphaned = ~(self.have | self.pending | held | self.work)
-            if orphaned.any():
-                self.work |= orphaned
-                self._foreign_desire()
-        self._fill_all()
+                    other.send(FOUND_WORK)
 
     # ------------------------------------------------------------- Robber's stealing
     def _foreign_desire(self) -> None:
@@ -406,14 +454,21 @@ class SwarmNode:
                 link.send(DESIRE, 0, self._bits(self.work))
 
     def _steal(self) -> None:
-        """An unemployed Robber node asks a random local peer of its labor force for work."""
-        if (not self.robber or not self.started or self.done or self.stealing is not None
+        """An unemployed Robber node asks a random local peer of its labor force for work.
+
+        After a cluster mate died, a node with no one left to steal from takes what no mate
+        it knows has as its work: the dead mate's stolen work is not lost."""
+        if (not self.started or self.done or self.stealing is not None
                 or self.work.any() or (self.have | self.pending).all()):
             return
         force = sorted(h for h in self.labor if h in self.links)
-        if force:
+        if self.robber and force:
             self.stealing = self.rng.choice(force)
             self.links[self.stealing].send(STEAL)
+        elif self.bereaved:
+            self._take(~self._mates_hold())
+            if self.work.any():
+                self._fill_all()
 
     def _robbed(self, link: _Link) -> None:
         """Hand the first half of the remaining work to a thief."""
