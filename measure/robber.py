@@ -17,6 +17,12 @@ of the peers that chose it, and runs the thesis's phase 3 (den Burger
   :data:`OUTSTANDING` before its first piece), so a slow peer is not handed
   pieces a fast one would bring sooner (the thesis's fixed number of
   outstanding requests, sized as BitTorrent clients size their queues);
+* once every piece is had or requested, a piece that has waited on one peer
+  longer than another would take to bring it (at least
+  :data:`ENDGAME_WAIT`) is asked of that other peer too, once: BitTorrent's
+  *end game*, which the thesis's protocol lacks (without it the last pieces
+  wait on the slowest link; the second copy to arrive is dropped, and
+  counted in the bytes received);
 * on each new piece it sends *have* to every local peer, and to a foreign
   peer only when the piece is in that peer's desire, so each piece crosses
   into a cluster once;
@@ -67,6 +73,8 @@ OUTSTANDING = 4         # requests in flight to a peer before its rate is known
 MOST_OUTSTANDING = 16
 QUEUE_SECONDS = 1.0     # a peer's requests in flight: what it delivers in this time
 RATE_WEIGHT = 0.3       # of the newest piece in a peer's rate (exponential average)
+ENDGAME_WAIT = 1.0      # s a piece waits on one peer before the end game asks another
+TICK = 0.25             # s between the decision thread's looks at late pieces
 CONNECT_TIMEOUT = 10.0
 HEADER = struct.Struct("!BII")
 HAVE, BITFIELD, DESIRE, REQUEST, PIECE, STEAL, WORK, FOUND_WORK = range(8)
@@ -128,7 +136,7 @@ class _Link:
                 self._recv_exactly(memoryview(header))
                 kind, index, length = HEADER.unpack(header)
                 if kind == PIECE:
-                    if node.pending_from.get(index) is not self or length != node.length(index):
+                    if index not in self.requested or length != node.length(index):
                         raise ConnectionError(f"piece {index} was not requested")
                     self._recv_exactly(node.piece_view(index))
                     node.post(("piece", self, index))
@@ -189,9 +197,10 @@ class SwarmNode:
         self.rng = random.Random(f"{plan['seed']}/{self.host}")
         self.data = data
         self.have = np.zeros(self.pieces, dtype=bool)
-        self.pending = np.zeros(self.pieces, dtype=bool)
+        self.pending = np.zeros(self.pieces, dtype=bool)       # requested, not arrived
+        self.asked = np.zeros(self.pieces, dtype=np.int8)      # requests in flight for each
+        self.asked_at = np.zeros(self.pieces)                  # when first requested
         self.work = np.zeros(self.pieces, dtype=bool)
-        self.pending_from: dict[int, _Link] = {}
         self.root = self.host == plan["root"]
         if self.root:
             self.have[:] = True
@@ -269,7 +278,10 @@ class SwarmNode:
     # ------------------------------------------------------------- the one thread deciding
     def _loop(self) -> None:
         while True:
-            event = self.events.get()
+            try:
+                event: tuple[Any, ...] | None = self.events.get(timeout=TICK)
+            except queue.Empty:
+                event = ("tick",)
             if event is None:
                 return
             try:
@@ -301,6 +313,8 @@ class SwarmNode:
             self._message(*rest)
         elif kind == "closed":
             self._closed(rest[0])
+        elif kind == "tick":
+            self._endgame()
 
     def _open(self, link: _Link) -> None:
         old = self.links.get(link.host)
@@ -327,10 +341,8 @@ class SwarmNode:
 
     def _fill(self, link: _Link) -> None:
         """Request what ``link`` has and this host desires, as many as its rate keeps busy."""
-        limit = OUTSTANDING if link.rate is None else min(MOST_OUTSTANDING, max(1, math.ceil(
-            link.rate * QUEUE_SECONDS / self.piece)))
-        room = limit - link.outstanding
-        if room <= 0 or link.closed or self.done:
+        room = self._room(link)
+        if room <= 0:
             return
         wanted = np.flatnonzero(self._desire(link) & link.possess & ~self.pending)
         if not len(wanted):
@@ -338,11 +350,44 @@ class SwarmNode:
         for index in self.rng.sample(list(wanted), min(room, len(wanted))):
             self.pending[index] = True
             self.work[index] = False
-            self.pending_from[int(index)] = link
-            link.outstanding += 1
-            link.requested[int(index)] = time.monotonic()
-            link.send(REQUEST, int(index))
+            self.asked_at[index] = time.monotonic()
+            self._request(link, int(index))
         self._steal()
+
+    def _room(self, link: _Link) -> int:
+        """Requests ``link`` can take now: what its measured rate delivers in QUEUE_SECONDS."""
+        limit = OUTSTANDING if link.rate is None else min(MOST_OUTSTANDING, max(1, math.ceil(
+            link.rate * QUEUE_SECONDS / self.piece)))
+        return 0 if link.closed or self.done else limit - link.outstanding
+
+    def _request(self, link: _Link, index: int) -> None:
+        self.asked[index] += 1
+        link.outstanding += 1
+        link.requested[index] = time.monotonic()
+        link.send(REQUEST, index)
+
+    def _endgame(self) -> None:
+        """Once every piece is had or requested, ask a second peer for a piece that has waited
+        longer on the first than the second would take to bring it (BitTorrent's end game,
+        which the thesis's protocol lacks: without it the last pieces wait on the slowest
+        peer).  At most two requests per piece; the copy that comes second is dropped."""
+        if self.done or not self.started or not (self.have | self.pending).all():
+            return
+        now = time.monotonic()
+        waiting = self.pending & (self.asked == 1)
+        for link in list(self.links.values()):
+            room = self._room(link)
+            if room <= 0:
+                continue
+            wait = max(ENDGAME_WAIT, self.piece / link.rate if link.rate else 0.0)
+            late = np.flatnonzero(waiting & link.possess & (now - self.asked_at > wait))
+            for index in late[np.argsort(self.asked_at[late])]:
+                if room <= 0:
+                    break
+                if int(index) not in link.requested:
+                    self._request(link, int(index))
+                    waiting[index] = False
+                    room -= 1
 
     def _fill_all(self) -> None:
         for link in list(self.links.values()):
@@ -350,13 +395,9 @@ class SwarmNode:
 
     def _piece(self, link: _Link, index: int) -> None:
         now = time.time()
-        self.first = self.first if self.first is not None else now
-        self.last = now
-        self.pending[index] = False
-        self.pending_from.pop(index, None)
-        self.have[index] = True
         self.received[link.host] = self.received.get(link.host, 0) + self.length(index)
         link.outstanding -= 1
+        self.asked[index] -= 1
         asked = link.requested.pop(index, None)
         clock = time.monotonic()
         if asked is not None:   # the time this piece took on the link, queued behind others
@@ -366,6 +407,13 @@ class SwarmNode:
                 link.rate = sample if link.rate is None else (
                     RATE_WEIGHT * sample + (1 - RATE_WEIGHT) * link.rate)
         link.last_piece = clock
+        if self.have[index]:   # the end game's second copy
+            self._fill(link)
+            return
+        self.first = self.first if self.first is not None else now
+        self.last = now
+        self.pending[index] = False
+        self.have[index] = True
         for other in self.links.values():
             if other.local or other.desire[index]:
                 other.send(HAVE, index)
@@ -375,6 +423,7 @@ class SwarmNode:
             return
         self._fill(link)
         self._steal()
+        self._endgame()
 
     def _message(self, link: _Link, kind: int, index: int, payload: bytes) -> None:
         if kind in SETS and len(payload) != -(-self.pieces // 8):
@@ -411,10 +460,12 @@ class SwarmNode:
         if self.stealing == link.host:
             self.stealing = None
         back = np.zeros(self.pieces, dtype=bool)
-        for index in [i for i, source in self.pending_from.items() if source is link]:
-            del self.pending_from[index]
-            self.pending[index] = False
-            back[index] = not link.local   # from abroad: back to this host's work
+        for index in link.requested:
+            self.asked[index] -= 1
+            if self.asked[index] == 0 and not self.have[index]:   # no other request for it
+                self.pending[index] = False
+                back[index] = not link.local   # from abroad: back to this host's work
+        link.requested.clear()
         if link.local and self.started and not self.done:
             # a cluster mate died with its work: its share, less what this host or a mate
             # it knows has or fetches, becomes this host's work too (some pieces may then
