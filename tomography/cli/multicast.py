@@ -53,8 +53,10 @@ examples:
       --gauge datasets/gauges/gridlab-8-testbed.gauge.xml --root fs0-00 --size 4MiB -o mc
   tomography multicast --testbed two-sites-demo --dataset run --root w1-00 -o mc
   tomography multicast --local 6 --method chain-hosts,bittorrent --root h00 -o mc
-  tomography multicast --testbed two-sites-demo --clusters labels \
+  tomography multicast --testbed two-sites-demo --clusters labels:1 \\
       --method mob,robber,bittorrent --root w1-00 -o mc
+  tomography multicast --ssh hosts.csv --clusters labels --method robber \\
+      --file /srv/images --dest /srv/images --root node-1 -o dist
   mpiexec -n 17 tomography multicast --mpi --gauge site.gauge.xml --root node-1 -o mc"""
 
 
