@@ -538,11 +538,7 @@ class SwarmNode:
             self.labor.discard(link.host)
             self._steal()
             return
-        self.work |= given
-        self._foreign_desire()
-        for other in self.links.values():
-            if other.local:
-                other.send(FOUND_WORK)
+        self._take(given)   # new desire abroad, found-work to the mates
         self._fill_all()
 
     # ------------------------------------------------------------- the end

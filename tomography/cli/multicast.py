@@ -228,7 +228,7 @@ def _cluster_of(args: argparse.Namespace, read: dict[str, str] | None, model: An
         if blank:
             raise ParameterError(f"--clusters {args.clusters}: {counted(len(blank), 'host')} "
                                  f"({listed(blank, 4)}) have no label; give --clusters FILE")
-        read = dict(zip(names, labels_at_depth(labels, depth or 10**6, names)))
+        read = dict(zip(names, labels_at_depth(labels, depth, names))) if depth else labels
     elif read is None:
         read = model.cluster_of
     missing = [h for h in names if h not in read]
