@@ -44,9 +44,15 @@ def test_from_topology_two_sites_clusters(two_sites):
     assert m.host_bandwidth is None and m.host_delay is None
     assert {s.kind for s in m.sources.values()} == {"topology-model"}
     assert set(m.sources) == {"host_capacity", "cluster_capacity", "cluster_bandwidth",
-                              "cluster_delay"}
+                              "cluster_delay", "shared_links"}
     assert m.missing() == []
     assert m.timestamp.tzinfo is not None
+    # the 10 Mbit/s WAN: each way one link for the four pairs across it
+    shared = {x.name: x for x in m.shared_links}
+    assert shared["west -> east"].capacity == 10 * M
+    assert set(shared["west -> east"].pairs) == {(a, b) for a in ("w1", "w2")
+                                                 for b in ("e1", "e2")}
+    assert m.basis == "topology"
 
 
 def test_from_topology_two_sites_as_sites(two_sites):

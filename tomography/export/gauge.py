@@ -28,12 +28,22 @@ to this module (XML Schema 1.0) and is checked on every write and read::
           <pair from="w1" to="e1" value="5.3"/>
         </clusterDelays>
         <hostDelays ...> ... </hostDelays>
+        <sharedLinks unit="Mbit/s" source="topology-model" method="...">
+          <link name="west -> east" capacity="10">
+            <pair from="w1" to="e1"/> <pair from="w2" to="e1"/> ...
+          </link>
+        </sharedLinks>
       </gauge>
       <note>free-text caveats of the estimate</note>
     </environment>
 
 The three capacity and bandwidth groups are required, the host-pair and
-delay groups optional.  Each group states its ``unit`` (rates in ``bit/s``,
+delay groups optional.  ``sharedLinks``, also optional, is this format's
+extension of den Burger's Gauge: the links that several cluster pairs cross,
+each with one capacity for all of them.  Den Burger's model cannot express
+them (it gives every pair its bandwidth alone); a reader that ignores the
+element over-predicts trees that cross such a link side by side, and a
+model that has none to say, but was not looked at for them, writes none.  Each group states its ``unit`` (rates in ``bit/s``,
 ``kbit/s``, ``Mbit/s``, ``Gbit/s``, ``B/s``, ``KiB/s``, ``MiB/s`` or
 ``GiB/s``; the "MB/s" of den Burger's tables, MB = 2^20 bytes, is
 ``MiB/s``; delays in ``s``, ``ms``, ``us`` or ``ns``) and the ``source``
@@ -57,7 +67,7 @@ from lxml import etree
 
 from tomography.model.errors import TomographyError
 from tomography.export.bandwidth import BandwidthModel, Source
-from tomography.planning.network import Network
+from tomography.planning.network import Network, SharedLink
 from tomography.model.safe_load import DocumentError, parse_xml
 from tomography.model.topology import MAX_HOSTS, MAX_LATENCY, check_quantity
 from tomography.model.units import parse_bandwidth, parse_time
@@ -220,6 +230,15 @@ def gauge_to_xml(model: BandwidthModel, *, unit: str = "Mbit/s", delay_unit: str
             if level == "cluster" or i != j:
                 etree.SubElement(group, "pair", {"from": names[i], "to": names[j],
                                                  "value": _number(matrix[i, j] / factor)})
+    if model.shared_links is not None:
+        source = model.sources["shared_links"]
+        group = etree.SubElement(gauge, "sharedLinks", unit=unit, source=source.kind,
+                                 method=source.method)
+        for link in model.shared_links:
+            element = etree.SubElement(group, "link", name=link.name,
+                                       capacity=_number(link.capacity / rate))
+            for a, b in link.pairs:
+                etree.SubElement(element, "pair", {"from": a, "to": b})
     for note in model.notes:
         etree.SubElement(root, "note").text = note
     _validate(etree.ElementTree(root), None)
@@ -362,6 +381,19 @@ def read_gauge(path: str | os.PathLike[str] | bytes, *, name: str | None = None
                                  line=pair.sourceline, element=document.getpath(pair))
             matrix[where[a], where[b]] = _figure(pair.get("value"), factor, kind, path, pair,
                                                  document)
+    shared = None
+    group = root.find("gauge/sharedLinks")
+    if group is not None:
+        try:
+            sources["shared_links"] = Source(group.get("source"), group.get("method"))
+        except TomographyError as exc:
+            raise GaugeError(str(exc), path=path, line=group.sourceline,
+                             element=document.getpath(group)) from None
+        factor = parse_bandwidth(f"1{group.get('unit')}")
+        shared = [SharedLink(link.get("name"), _figure(link.get("capacity"), factor, "rate",
+                                                       path, link, document),
+                             tuple((x.get("from"), x.get("to")) for x in link.iterfind("pair")))
+                  for link in group.iterfind("link")]
     try:
         timestamp = datetime.fromisoformat(root.get("timestamp"))
     except ValueError as exc:
@@ -370,7 +402,7 @@ def read_gauge(path: str | os.PathLike[str] | bytes, *, name: str | None = None
     try:
         return BandwidthModel(clusters, sources=sources, notes=[n.text or "" for n in
                                                                 root.iterfind("note")],
-                              timestamp=timestamp, **figures)
+                              timestamp=timestamp, shared_links=shared, **figures)
     except TomographyError as exc:
         raise GaugeError(str(exc), path=path) from None
 
@@ -384,7 +416,9 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
     model : BandwidthModel
     level : {"clusters", "hosts"}, default "clusters"
         Nodes are the clusters (each treated as one host, den Burger et al. 2005, section 3.2)
-        or the hosts (needs the model's host-pair bandwidths).
+        or the hosts (needs the model's host-pair bandwidths).  The model's
+        shared links come along (at the host level, over every host pair of
+        their cluster pairs).
     unit : str, default "MiB/s"
         Any rate unit of :mod:`tomography.model.units`.  The default is den
         Burger's "MB/s" with MB = 2^20 bytes, which :mod:`tomography.model.units`
@@ -425,5 +459,11 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
     bandwidth = matrix / factor
     np.fill_diagonal(bandwidth, 0.0)
     nodes = list(model.hosts if level == "hosts" else model.clusters)
+    members = ({c: list(hs) for c, hs in model.clusters.items()} if level == "hosts"
+               else {c: [c] for c in model.clusters})
+    shared = tuple(SharedLink(link.name, link.capacity / factor,
+                              tuple((x, y) for a, b in link.pairs
+                                    for x in members[a] for y in members[b]))
+                   for link in model.shared_links or ())
     return Network(nodes, getattr(model, f"{single}_out") / factor,
-                   getattr(model, f"{single}_in") / factor, bandwidth, unit=unit)
+                   getattr(model, f"{single}_in") / factor, bandwidth, unit=unit, shared=shared)

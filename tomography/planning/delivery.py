@@ -438,7 +438,8 @@ def chain_prediction(network: Network, order: Sequence[str], cluster_of: Mapping
     link's achievable bandwidth and the two nodes' local capacities, each
     shared fairly among the hops that use it; hops inside a node are taken
     as free (a cluster's local network).  In the network's unit; NaN when
-    the chain never leaves one node.
+    the chain never leaves one node.  A link that several hops cross
+    (:attr:`Network.shared`) is shared fairly among them too.
 
     Examples
     --------
@@ -464,4 +465,8 @@ def chain_prediction(network: Network, order: Sequence[str], cluster_of: Mapping
     for node in {b for _, b in hops}:
         best = min(best, network.in_capacity[network.index(node)]
                    / sum(1 for _, b in hops if b == node))
+    for link in network.shared:
+        crossing = sum(1 for hop in hops if hop in set(link.pairs))
+        if crossing:
+            best = min(best, link.capacity / crossing)
     return float(best)

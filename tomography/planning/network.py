@@ -8,6 +8,11 @@ of ``x``, the link ``x -> y`` and the incoming capacity of ``y``; the two
 directions are independent.  An achievable bandwidth of 0 is a dead link
 (den Burger et al. 2005, section 4.1: firewalls), never used by any planner.
 
+Links that several pairs cross (the uplink of a site, the link between two
+regions) are :class:`SharedLink` entries: one capacity for all the pairs
+whose traffic crosses it, so that every planner's prediction counts the
+flows that share it.
+
 Three fixtures: :func:`lp_example` (den Burger et al. 2005, Fig 2/3), :func:`four_host_example`
 (den Burger 2009, Fig 3.5) and :func:`gridlab8` (den Burger 2009, Tables 3.1 and 3.2).
 """
@@ -23,7 +28,35 @@ from numpy.typing import ArrayLike
 from tomography.model.errors import TomographyError
 from tomography.model.units import parse_bandwidth
 
-__all__ = ["Network", "lp_example", "four_host_example", "gridlab8"]
+__all__ = ["Network", "SharedLink", "lp_example", "four_host_example", "gridlab8"]
+
+
+@dataclass(frozen=True)
+class SharedLink:
+    """A link that the traffic of several node pairs crosses, with one capacity for all.
+
+    Attributes
+    ----------
+    name : str
+        What the link is, in words (``"west -> east"``, ``"uplink of site w"``).
+    capacity : float
+        What the link carries for all its pairs together, in the network's unit.
+    pairs : tuple of (str, str)
+        The ordered node pairs ``(from, to)`` whose traffic crosses it.
+
+    Examples
+    --------
+    >>> SharedLink("w -> e", 10.0, (("w1", "e1"), ("w2", "e1"))).pairs[1]
+    ('w2', 'e1')
+    """
+
+    name: str
+    capacity: float
+    pairs: tuple[tuple[str, str], ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pairs", tuple((str(a), str(b)) for a, b in self.pairs))
+        object.__setattr__(self, "capacity", float(self.capacity))
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,6 +77,9 @@ class Network:
         reads it (``"MiB/s"`` is the thesis' MB/s of 2^20 bytes,
         ``"Mbit/s"`` is 10^6 bits/s), or ``""`` for the unitless examples
         of the papers.
+    shared : tuple of SharedLink, default ()
+        Links that several pairs cross: every tree edge over one of its
+        pairs uses its capacity too.
 
     Raises
     ------
@@ -61,6 +97,11 @@ class Network:
     Traceback (most recent call last):
     ...
     tomography.model.errors.TomographyError: bandwidth a -> b is negative: -4.0
+    >>> Network(["a", "b"], [10, 10], [10, 10], [[0, 4], [3, 0]],
+    ...         shared=(SharedLink("x", 2, [("a", "c")]),))
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.TomographyError: shared link 'x': pair a -> c names an unknown node
     """
 
     nodes: list[str]
@@ -68,6 +109,7 @@ class Network:
     in_capacity: np.ndarray
     bandwidth: np.ndarray
     unit: str = "MiB/s"
+    shared: tuple[SharedLink, ...] = ()
 
     def __post_init__(self) -> None:
         nodes = [str(x) for x in self.nodes]
@@ -90,6 +132,7 @@ class Network:
                                       "Mbit/s, Gbit/s, MB/s, MiB/s, ... or '' for none") from None
         for array in (out_cap, in_cap, bandwidth):
             array.flags.writeable = False
+        object.__setattr__(self, "shared", _checked_links(self.shared, seen))
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "out_capacity", out_cap)
         object.__setattr__(self, "in_capacity", in_cap)
@@ -171,6 +214,23 @@ class Network:
         except ValueError:
             raise TomographyError(f"unknown node {node!r}; the nodes are "
                                   f"{', '.join(self.nodes)}") from None
+
+
+def _checked_links(links: Sequence[SharedLink], nodes: set[str]) -> tuple[SharedLink, ...]:
+    """The shared links, each checked: a finite capacity >= 0, pairs of two known nodes."""
+    out = []
+    for link in links:
+        if not isinstance(link, SharedLink):
+            raise TomographyError(f"shared links must be SharedLink, got {link!r}")
+        if not np.isfinite(link.capacity) or link.capacity < 0:
+            raise TomographyError(f"shared link {link.name!r}: capacity must be finite and "
+                                  f">= 0, got {link.capacity}")
+        for a, b in link.pairs:
+            if a not in nodes or b not in nodes or a == b:
+                raise TomographyError(f"shared link {link.name!r}: pair {a} -> {b} names "
+                                      + ("one node twice" if a == b else "an unknown node"))
+        out.append(link)
+    return tuple(out)
 
 
 def _values(field: str, value: ArrayLike, shape: tuple[int, ...], nodes: list[str]) -> np.ndarray:

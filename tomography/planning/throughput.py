@@ -5,8 +5,10 @@ are those of :class:`tomography.planning.network.Network`: the outgoing
 capacity of each node (a node with ``d`` children in a tree carries ``d``
 flows of it), the incoming capacity of each node (one flow per tree, for
 every node but the root) and the achievable bandwidth of each ordered pair
-(one flow per tree that uses the link).  :func:`resources` writes this as a
-matrix, the constraints of the balanced multicasting LP.
+(one flow per tree that uses the link), and each shared link of the network
+(one flow per tree edge over one of the pairs that cross it).
+:func:`resources` writes this as a matrix, the constraints of the balanced
+multicasting LP.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ class Resources:
     ----------
     names : list of str
         ``"out x"`` (outgoing capacity of ``x``), ``"in y"`` (incoming
-        capacity of ``y``) or ``"x -> y"`` (the link), for each resource
-        used by at least one tree.
+        capacity of ``y``), ``"x -> y"`` (the link) or ``"shared NAME"``
+        (a :class:`~tomography.planning.network.SharedLink`), for each
+        resource used by at least one tree.
     capacity : array of float
         Its capacity.
     usage : scipy.sparse.csr_array, shape (resources, trees)
@@ -83,6 +86,16 @@ def resources(network: Network, trees: Sequence[Tree] | np.ndarray) -> Resources
     x -> z  [0.0, 1.0, 1.0] <= 8.0
     y -> z  [1.0, 0.0, 0.0] <= 4.0
     z -> y  [0.0, 0.0, 1.0] <= 4.0
+
+    Two trees whose edges cross one shared link each use it:
+
+    >>> from tomography.planning.network import Network, SharedLink
+    >>> from tomography.planning.trees import Tree
+    >>> net = Network(["w", "e1", "e2"], [9, 9, 9], [9, 9, 9], [[0, 5, 5], [5, 0, 9], [5, 9, 0]],
+    ...               shared=(SharedLink("w -> e", 6, [("w", "e1"), ("w", "e2")]),))
+    >>> res = resources(net, [Tree(0, (-1, 0, 1)), Tree(0, (-1, 2, 0))])
+    >>> res.names[-1], res.usage.toarray()[-1].tolist(), float(res.capacity[-1])
+    ('shared w -> e', [1.0, 1.0], 6.0)
     """
     parents = _parent_rows(network, trees)
     n = network.size
@@ -92,11 +105,21 @@ def resources(network: Network, trees: Sequence[Tree] | np.ndarray) -> Resources
     cols = np.tile(tree_index, 3)
     usage = sparse.csr_array((np.ones(len(rows)), (rows, cols)), shape=(2 * n + n * n,
                                                                          len(parents)))
-    used = np.flatnonzero(np.diff(usage.indptr))
     names = ([f"out {x}" for x in network.nodes] + [f"in {x}" for x in network.nodes]
              + [f"{x} -> {y}" for x in network.nodes for y in network.nodes])
     capacity = np.concatenate([network.out_capacity, network.in_capacity,
                                network.bandwidth.ravel()])
+    if network.shared:   # a tree uses a shared link once per edge over one of its pairs
+        crossing = sparse.csr_array(
+            (np.ones(sum(len(link.pairs) for link in network.shared)),
+             ([i for i, link in enumerate(network.shared) for _ in link.pairs],
+              [2 * n + network.index(a) * n + network.index(b)
+               for link in network.shared for a, b in link.pairs])),
+            shape=(len(network.shared), 2 * n + n * n))
+        usage = sparse.vstack([usage, crossing @ usage]).tocsr()
+        names += [f"shared {link.name}" for link in network.shared]
+        capacity = np.concatenate([capacity, [link.capacity for link in network.shared]])
+    used = np.flatnonzero(np.diff(usage.indptr))
     return Resources([names[i] for i in used], capacity[used], usage[used])
 
 

@@ -38,10 +38,10 @@ from __future__ import annotations
 
 from tomography.export.bandwidth.broadcasts import from_broadcasts
 from tomography.export.bandwidth.clusters import clusters_from
-from tomography.export.bandwidth.model import FIGURES, SOURCE_KINDS, BandwidthModel, Source
+from tomography.export.bandwidth.model import BASIS, FIGURES, SOURCE_KINDS, BandwidthModel, Source
 from tomography.export.bandwidth.probes import from_probes
 from tomography.export.bandwidth.topology_model import from_topology
 from tomography.export.bandwidth.analysis import analysis_model, shared_links  # noqa: E402
 
-__all__ = ["SOURCE_KINDS", "FIGURES", "Source", "BandwidthModel", "clusters_from",
+__all__ = ["SOURCE_KINDS", "FIGURES", "BASIS", "Source", "BandwidthModel", "clusters_from",
            "from_topology", "from_probes", "from_broadcasts", "analysis_model", "shared_links"]

@@ -10,15 +10,20 @@ import numpy as np
 
 from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.clusters import check_clusters
+from tomography.planning.network import SharedLink
 
-__all__ = ["SOURCE_KINDS", "FIGURES", "Source", "BandwidthModel"]
+__all__ = ["SOURCE_KINDS", "FIGURES", "BASIS", "Source", "BandwidthModel"]
 
 SOURCE_KINDS = ("topology-model", "probes", "broadcast-throughput")
 """Where a figure can come from."""
 
 FIGURES = ("host_capacity", "cluster_capacity", "cluster_bandwidth", "host_bandwidth",
-           "cluster_delay", "host_delay")
+           "cluster_delay", "host_delay", "shared_links")
 """The kinds of figure a model holds; each has one :class:`Source`."""
+
+BASIS = {"topology-model": "topology", "probes": "measured", "broadcast-throughput": "lower bound"}
+"""What a prediction over figures of each source kind is: a forecast from the topology's
+model values or from measured figures, or a lower bound (rates the broadcasts reached)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,11 @@ class BandwidthModel:
         Achievable bandwidth from host to host, bit/s.
     cluster_delay, host_delay : array, optional
         One-way delay from cluster to cluster (k, k) or host to host (n, n), s.
+    shared_links : list of SharedLink, optional
+        Links that several cluster pairs cross, each with its capacity in
+        bit/s and the ordered cluster pairs whose traffic crosses it; None
+        when nobody looked (a model without them gives each pair its
+        bandwidth alone), ``[]`` when none was found.
     timestamp : datetime, optional
         When the figures were taken (timezone-aware); now by default.
     notes : list of str
@@ -106,6 +116,7 @@ class BandwidthModel:
     host_bandwidth: np.ndarray | None = None
     cluster_delay: np.ndarray | None = None
     host_delay: np.ndarray | None = None
+    shared_links: list[SharedLink] | None = None
     timestamp: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     notes: list[str] = field(default_factory=list)
 
@@ -133,6 +144,24 @@ class BandwidthModel:
         if self.timestamp.tzinfo is None:
             raise TomographyError("the timestamp needs a time zone (e.g. datetime.now(timezone.utc))")
         self.notes = [str(note) for note in self.notes]
+        if self.shared_links is not None:
+            self.shared_links = list(self.shared_links)
+            for link in self.shared_links:
+                if not isinstance(link, SharedLink):
+                    raise TomographyError(f"shared links must be SharedLink, got {link!r}")
+                if not np.isfinite(link.capacity) or link.capacity < 0:
+                    raise TomographyError(f"shared link {link.name!r}: capacity must be finite "
+                                          f"and >= 0, got {link.capacity}")
+                for a, b in link.pairs:
+                    if a not in self.clusters or b not in self.clusters or a == b:
+                        raise TomographyError(f"shared link {link.name!r}: pair {a} -> {b} is "
+                                              "not two clusters of the model")
+
+    @property
+    def basis(self) -> str:
+        """What a prediction over these figures rests on: ``"measured"``, ``"topology"`` or
+        ``"lower bound"`` (from the source of the cluster bandwidths, see :data:`BASIS`)."""
+        return BASIS[self.sources["cluster_bandwidth"].kind]
 
     def _checked(self, name: str, value, shape: tuple[int, ...]) -> np.ndarray:
         array = np.array(value, dtype=float)

@@ -9,6 +9,7 @@ import numpy as np
 from tomography.export.bandwidth.clusters import indices, known_clusters, pair_medians
 from tomography.export.bandwidth.model import BandwidthModel, Source
 from tomography.model.topology import Topology
+from tomography.planning.network import SharedLink
 
 __all__ = ["from_topology"]
 
@@ -47,7 +48,11 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
           pairs: what one flow gets alone on an idle network.  Concurrent flows share links (see
           :mod:`tomography.model.ground_truth` for the share during a broadcast);
         * delay A -> B: median over host pairs of the one-way latency (both
-          host links and the route).
+          host links and the route);
+        * shared links: every router link that the routes of two or more
+          cluster pairs cross and that could bind them (its capacity below
+          the sum of their pair bandwidths, and not already the local
+          capacity of their one source or destination cluster).
 
     Raises
     ------
@@ -66,6 +71,8 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
     [100.0, 40.0, 10.0, 10.0]
     >>> round(float(m.cluster_delay[0, 2]) * 1e3, 3)       # ms from w1 to e1
     5.3
+    >>> [(x.name, x.capacity / 1e6, len(x.pairs)) for x in m.shared_links]  # the WAN, each way
+    [('east -> west', 10.0, 4), ('west -> east', 10.0, 4)]
     """
     pool = known_clusters(clusters, topology.host_index, f"topology {topology.name!r}")
     hosts = sorted(h for members in pool.values() for h in members)
@@ -105,12 +112,47 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
                                            "network")
         sources["host_delay"] = Source("topology-model", f"topology {name!r}: one-way latency "
                                        "of the route (host links and router links)")
+    sources["shared_links"] = Source("topology-model", f"topology {name!r}: router links the "
+                                     "routes of several cluster pairs cross, at their capacity")
+    bandwidth = pair_medians(host_bw, groups)
     return BandwidthModel(
         pool, host_out=up, host_in=down, cluster_out=cluster_out, cluster_in=cluster_in,
-        cluster_bandwidth=pair_medians(host_bw, groups), sources=sources,
+        cluster_bandwidth=bandwidth, sources=sources,
         host_bandwidth=host_bw if host_pairs else None,
         cluster_delay=pair_medians(host_delay, groups),
-        host_delay=host_delay if host_pairs else None)
+        host_delay=host_delay if host_pairs else None,
+        shared_links=_shared(topology, list(pool), [where[g] for g in groups], bandwidth,
+                             cluster_out, cluster_in))
+
+
+def _shared(topology: Topology, names: list[str], where: list[np.ndarray],
+            bandwidth: np.ndarray, cluster_out: np.ndarray, cluster_in: np.ndarray
+            ) -> list[SharedLink]:
+    """The router links that several cluster pairs cross and that could bind them."""
+    routers = topology.routers
+    crossing: dict[tuple[str, str], set[tuple[int, int]]] = {}
+    for a, mine in enumerate(where):
+        for b, theirs in enumerate(where):
+            if a == b:
+                continue
+            for x in {routers[i] for i in mine}:
+                for y in {routers[i] for i in theirs}:
+                    for link in (topology.route(x, y) if x != y else []):
+                        crossing.setdefault(link, set()).add((a, b))
+    out: dict[frozenset, SharedLink] = {}
+    for (u, v), pairs in sorted(crossing.items()):
+        capacity = float(topology.link_capacity(u, v))
+        if len(pairs) < 2 or capacity >= sum(bandwidth[a, b] for a, b in pairs):
+            continue
+        sources, targets = {a for a, _ in pairs}, {b for _, b in pairs}
+        if (len(sources) == 1 and cluster_out[min(sources)] <= capacity) or \
+                (len(targets) == 1 and cluster_in[min(targets)] <= capacity):
+            continue   # the cluster's own local capacity says it already
+        key = frozenset(pairs)
+        if key not in out or capacity < out[key].capacity:
+            out[key] = SharedLink(f"{u} -> {v}", capacity,
+                                  tuple((names[a], names[b]) for a, b in sorted(pairs)))
+    return list(out.values())
 
 
 def _router_matrices(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
