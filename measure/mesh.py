@@ -361,6 +361,7 @@ class _Mesh:
         self.port: dict[str, int] = {}
         self.random = random.SystemRandom()
         self.unique = unique
+        self.last: dict[tuple[str, str], dict[str, Any]] = {}   # each test's last row, its end
         self.on_disk: set[Key] = set()
         if unique and (writer.path / "probes.csv").exists():
             self.on_disk = unique_probe_rows(writer.path / "probes.csv")
@@ -438,16 +439,24 @@ class _Mesh:
         limit = (o.duration + o.omit + 30) if o.tool == "iperf3" else 240
         pending = dict(sent)
         deadline = time.monotonic() + limit
+        results: list[dict[str, Any]] = []   # a host may run several tests at once
+
+        def also(host: str, event: dict[str, Any]) -> None:
+            if event.get("event") == "probed":
+                results.append(event)
+
         while pending and time.monotonic() < deadline:
             got = self.agents.wait({src for src, _ in pending.values()}, "probed",
-                                   max(0.1, deadline - time.monotonic()))
-            if not got:
+                                   max(0.1, deadline - time.monotonic()), also)
+            results.extend(got.values())
+            if not results:
                 break
-            for src, event in got.items():
+            for event in results:
                 key = event.get("id")
                 if key in pending:
                     pair = pending.pop(key)
                     out[pair] = self._write(*pair, repeat, concurrent, event)
+            results.clear()
         for s, d in pending.values():
             error = (f"no result: the agent on {s} "
                      + ("died" if not self.agents.peers[s].alive() else "did not answer"))
@@ -494,6 +503,7 @@ class _Mesh:
                 unique_probe_rows(self.writer.path / "probes.csv", drop={key})
             self.on_disk.add(key)
         self.writer.add_probe(row)
+        self.last[(src, dst)] = {**row, "end": float(event["end"])}
         return (None if error else row.get("bits_per_second")), error
 
 

@@ -30,17 +30,20 @@ FORMATS = {
     "rankfile": "Open MPI rankfile, clusters contiguous",
 }
 
-BANDWIDTH_SOURCES = ("auto", "probes", "topology", "broadcasts")
+BANDWIDTH_SOURCES = ("auto", "figures", "probes", "topology", "broadcasts")
 
 EXPORT_EPILOG = """\
 formats:
 """ + "\n".join(f"  {name:<9} {text}" for name, text in FORMATS.items()) + """
 
 gauge and simgrid need absolute bandwidths; --bandwidth says where they come from:
+  figures     the figures `tomography measure figures` measured for these clusters
+              (a few iperf3 tests per cluster, with the links pairs share)
   probes      pairwise iperf3/NetPIPE runs of the dataset (probes.csv)
   topology    model values of the topology file of a simulated or emulated run
               (testbed scale factors applied)
-  broadcasts  bytes moved over the broadcasts' durations (observed lower bounds)
+  broadcasts  bytes moved over the broadcasts' durations (observed lower bounds:
+              a plan over them predicts too little and paces itself to it)
   auto        the first of these the dataset allows (default)
 Every figure written names its source and unit.
 

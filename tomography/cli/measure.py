@@ -114,6 +114,9 @@ def add_parser(sub: Any) -> None:
                       why_quota=", 2 MiB: the verdict of whole broadcasts at a fraction of "
                       "their cost")
     _add_probe_commands(msub, fmt)
+    from tomography.cli import figures
+
+    figures.add_parser(msub, fmt)
 
 
 def _add_probe_commands(msub: Any, fmt: Any) -> None:

@@ -12,6 +12,10 @@ Three estimators fill one, each saying what its figures mean:
 :func:`from_probes` (source ``"probes"``)
     Pairwise probe runs (``probes.csv``, iperf3 or NetPIPE): medians of the
     achievable bandwidths measured one pair at a time.
+:func:`from_figures` (source ``"probes"``)
+    The figures ``tomography measure figures`` measured once the clusters
+    were known: a few iperf3 tests between representatives of the clusters,
+    alone and side by side, with the links several cluster pairs share.
 :func:`from_broadcasts` (source ``"broadcast-throughput"``)
     Bytes actually moved during the BitTorrent broadcasts divided by the
     broadcasts' durations: observed aggregate rates, lower bounds on what the
@@ -27,6 +31,7 @@ module              holds
 ``clusters``        :func:`clusters_from` a result; cluster figures from host pairs
 ``topology_model``  :func:`from_topology`
 ``probes``          :func:`from_probes`
+``figures``         :func:`from_figures`
 ``broadcasts``      :func:`from_broadcasts`
 ``analysis``        :func:`analysis_model`: an analysis's clusters at a level, from a source
 ==================  ===============================================================
@@ -40,8 +45,11 @@ from tomography.export.bandwidth.broadcasts import from_broadcasts
 from tomography.export.bandwidth.clusters import clusters_from
 from tomography.export.bandwidth.model import BASIS, FIGURES, SOURCE_KINDS, BandwidthModel, Source
 from tomography.export.bandwidth.probes import from_probes
+from tomography.export.bandwidth.figures import from_figures
 from tomography.export.bandwidth.topology_model import from_topology
-from tomography.export.bandwidth.analysis import analysis_model, shared_links  # noqa: E402
+from tomography.export.bandwidth.analysis import (analysis_model, has_figures,  # noqa: E402
+                                                  shared_links)
 
 __all__ = ["SOURCE_KINDS", "FIGURES", "BASIS", "Source", "BandwidthModel", "clusters_from",
-           "from_topology", "from_probes", "from_broadcasts", "analysis_model", "shared_links"]
+           "from_topology", "from_probes", "from_broadcasts", "from_figures", "analysis_model",
+           "has_figures", "shared_links"]

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.broadcasts import from_broadcasts
-from tomography.export.bandwidth.clusters import clusters_from
+from tomography.export.bandwidth.clusters import check_clusters, clusters_from
+from tomography.export.bandwidth.figures import from_figures
 from tomography.export.bandwidth.model import BandwidthModel
 from tomography.export.bandwidth.probes import from_probes
 from tomography.export.bandwidth.topology_model import from_topology
@@ -23,7 +24,7 @@ from tomography.export.bandwidth.topology_model import from_topology
 if TYPE_CHECKING:
     from tomography.model.topology import Topology
 
-__all__ = ["analysis_model", "shared_links"]
+__all__ = ["analysis_model", "shared_links", "has_figures"]
 
 
 def _topology_of(m: Any, path: "str | Topology | None"):
@@ -73,10 +74,12 @@ def analysis_model(a: Any, *, level: int = 1, source: str = "auto",
         Its hierarchy gives the clusters, its measurement the figures.
     level : int, default 1
         The hierarchy's level (clamped to its depth, with a note).
-    source : {"auto", "probes", "topology", "broadcasts"}
-        Where the figures come from: probes of the dataset (or of ``probes``),
-        the topology it ran on (scaled as its testbed was), or the broadcasts'
-        own throughput; ``auto`` the first the dataset has.
+    source : {"auto", "figures", "probes", "topology", "broadcasts"}
+        Where the figures come from: the figures measured for these clusters
+        (``tomography measure figures``, in the dataset's ``figures/``),
+        probes of the dataset (or of ``probes``), the topology it ran on
+        (scaled as its testbed was), or the broadcasts' own throughput
+        (lower bounds); ``auto`` the first the dataset has.
     probes : path, optional
         A probe dataset measured beside the broadcasts.
     topology : path or Topology, optional
@@ -111,7 +114,8 @@ def analysis_model(a: Any, *, level: int = 1, source: str = "auto",
                              dataset=dataset)
     if level > h.depth:
         model.notes.insert(0, f"the hierarchy has {h.depth} levels; exporting level {h.depth}")
-    model.notes.extend(shared_links(h, min(level, h.depth)))
+    if model.shared_links is None:
+        model.notes.extend(shared_links(h, min(level, h.depth)))
     return model
 
 
@@ -131,6 +135,10 @@ def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: P
                                   f"is not in the probe dataset ({len(unknown)} missing)")
         if source in ("auto", "probes"):
             return from_probes(mesh, clusters, host_pairs=host_pairs)
+    if source == "figures" or (source == "auto" and has_figures(dataset, clusters)):
+        if dataset is None:
+            raise TomographyError("--bandwidth figures needs the dataset's directory")
+        return from_figures(dataset, clusters)
     if source == "auto":
         if m.probes is not None and len(m.probes):
             source = "probes"
@@ -161,6 +169,18 @@ def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: P
         return model
     return from_broadcasts(m, clusters, iterations=None if iterations is None
                            else m.iteration_ids[:iterations], host_pairs=host_pairs)
+
+
+def has_figures(dataset: str | os.PathLike[str] | None,
+                clusters: dict[str, Any] | None = None) -> bool:
+    """Whether ``dataset`` holds figures measured (for ``clusters``, when given)."""
+    from tomography.model.dataset.figures import FIGURES_DIR, read_figures
+
+    if dataset is None or not (Path(dataset) / FIGURES_DIR / "figures.csv").exists():
+        return False
+    if clusters is None:
+        return True
+    return check_clusters(read_figures(dataset)[1]["clusters"]) == check_clusters(clusters)
 
 
 def shared_links(h: Any, level: int) -> list[str]:

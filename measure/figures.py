@@ -1,0 +1,263 @@
+"""A planner's absolute figures, measured with a few iperf3 tests once the clusters are known.
+
+The broadcasts find which hosts form bandwidth clusters and how the clusters
+group (the hierarchy); they do not say what a link carries.  A planner needs
+that: the hosts' capacity, each cluster pair's bandwidth, and which pairs
+share a link.  Hosts of a bandwidth cluster are alike, so one representative
+of each cluster (and of each group of clusters) stands for all, and the
+tests grow with the clusters, not the hosts.  With ``k`` clusters:
+
+``host``
+    In each cluster of two hosts or more, its first host to its second and
+    back: the hosts' capacity (the path inside a cluster is its hosts'
+    network cards).  Every cluster at once: two rounds.
+``pair``
+    The first host of cluster A to the first of B, alone on its path:
+    ``k (k - 1)`` tests, packed into rounds of tests whose paths share no
+    link of the tree of clusters (the pairs inside each group at once).
+``out``, ``in``
+    For each cluster and each group of clusters below the whole network:
+    flows side by side from its hosts to hosts in up to ``MAX_FLOWS`` other
+    clusters (or back).  Together they get the node's local capacity; when
+    they get less than the sum of their pairs alone, the pairs leaving the
+    node share a link of that capacity (the concurrency test, once per
+    node of the tree instead of once per two clusters).
+
+:func:`figure_tests` chooses the tests and their rounds (pure; tested
+without a network), :func:`run_figures` runs them on any launcher and writes
+``figures/`` in the broadcast dataset
+(:mod:`tomography.model.dataset.figures`);
+:func:`tomography.export.bandwidth.from_figures` turns them into a model.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from measure.mesh import MeshOptions, _start
+from measure.session import Run
+from measure.transport import Launcher, Transport, local
+from tomography.export.bandwidth.figures import ROOT, figure_tree
+from tomography.model.dataset.figures import FIGURES_DIR, FiguresWriter
+from tomography.model.errors import ParameterError
+
+__all__ = ["FigureTest", "figure_tests", "run_figures", "MAX_FLOWS", "DURATION"]
+
+MAX_FLOWS = 8
+"""Flows side by side in an ``out`` or ``in`` test, at most (one per other cluster)."""
+
+DURATION = 2
+"""Seconds of one iperf3 test (whole seconds, iperf3's ``-t``)."""
+
+
+
+@dataclass(frozen=True)
+class FigureTest:
+    """Flows that run at once, and what they measure.
+
+    Attributes
+    ----------
+    kind : {"host", "pair", "out", "in"}
+    node : str
+        The cluster or group measured (``pair``: the sending cluster).
+    flows : tuple of (src, dst, src_cluster, dst_cluster)
+    """
+
+    kind: str
+    node: str
+    flows: tuple[tuple[str, str, str, str], ...]
+
+
+def figure_tests(clusters: Mapping[str, Sequence[str]],
+                 groups: Mapping[str, Sequence[str]] | None = None, *,
+                 max_flows: int = MAX_FLOWS) -> list[list[FigureTest]]:
+    """The tests that measure a planner's figures, in rounds of tests that run at once.
+
+    Parameters
+    ----------
+    clusters : mapping
+        Cluster name -> its hosts.
+    groups : mapping, optional
+        Each group of clusters above them (the hierarchy's higher levels, the
+        whole network left out) -> its clusters.
+    max_flows : int
+        Flows side by side in an ``out`` or ``in`` test.
+
+    Returns
+    -------
+    list of list of FigureTest
+        Rounds; the tests of a round share no host and no link of the tree
+        of clusters (either way: a flow the other way slows a test down, its
+        acknowledgements queue behind the data), and run at once.
+
+    Examples
+    --------
+    Two sites of two clusters: the sites' link, out of each site in turn;
+    inside both sites at once; one flow alone each way across; the hosts:
+
+    >>> clusters = {c: [f"{c}-0{i}" for i in range(3)] for c in ("w1", "w2", "e1", "e2")}
+    >>> rounds = figure_tests(clusters, {"w": ["w1", "w2"], "e": ["e1", "e2"]})
+    >>> [sorted((t.kind, t.node) for t in r) for r in rounds]  # doctest: +NORMALIZE_WHITESPACE
+    [[('out', 'e')], [('out', 'w')], [('out', 'e1'), ('out', 'w1')],
+     [('out', 'e2'), ('out', 'w2')], [('host', 'e2'), ('host', 'w2'), ('pair', 'e')],
+     [('pair', 'w')], [('host', 'e1'), ('host', 'w1')]]
+    >>> [f[:2] for f in rounds[2][0].flows]
+    [('w1-00', 'w2-02'), ('w1-01', 'w2-01'), ('w1-02', 'w2-00')]
+    """
+    names = list(clusters)
+    if len(names) < 2:
+        raise ParameterError("figures need two clusters or more: with one there is no pair "
+                             "to measure")
+    members, children = figure_tree(names, groups)
+    hosts = {c: sorted(hs) for c, hs in clusters.items()}
+
+    def spread(node: str, last: bool = False) -> list[str]:
+        """The hosts of a node, one of each of its clusters in turn."""
+        inside = [hosts[c][::-1] if last else hosts[c] for c in names if c in members[node]]
+        return [h for i in range(max(map(len, inside))) for hs in inside for h in hs[i:i + 1]]
+
+    where = {h: c for c, hs in hosts.items() for h in hs}
+    tests = [FigureTest("host", c, ((hs[0], hs[1], c, c),)) for c, hs in hosts.items()
+             if len(hs) > 1]
+    for parent, kids in children.items():
+        if len(kids) < 2:
+            continue
+        for kid in kids:   # flows side by side out of it, and into it, from its siblings
+            sources = spread(kid)
+            there = [h for i in range(len(names) * max(map(len, hosts.values())))
+                     for other in kids if other != kid
+                     for h in spread(other, last=True)[i:i + 1]]
+            count = min(max_flows, len(there))
+            out = tuple((sources[i % len(sources)], there[i]) for i in range(count))
+            for kind, flows in (("out", out), ("in", tuple((d, s) for s, d in out))):
+                if kind == "in" and len(kids) == 2:
+                    continue    # two siblings: one's flows out are the other's in
+                tests.append(FigureTest(kind, kid, tuple(
+                    (s, d, where[s], where[d]) for s, d in flows)))
+        if parent == ROOT:  # one flow alone across the widest links
+            tests += [FigureTest("pair", a, ((spread(a)[0], spread(b)[0],
+                                              where[spread(a)[0]], where[spread(b)[0]]),))
+                      for a in kids for b in kids if a != b]
+    above = {c: [x for x, mine in members.items() if c in mine and x != ROOT] for c in names}
+
+    def uses(test: FigureTest) -> set[str]:
+        links: set[str] = set()
+        for _, _, a, b in test.flows:
+            links |= set(above[a]) ^ set(above[b])
+        if test.kind == "host":
+            links = {f"inside {test.node}"}
+        return links | {f"host {h}" for flow in test.flows for h in flow[:2]}
+
+    # first fit, the tests that use the most first: few rounds
+    rounds: list[tuple[list[FigureTest], set[str]]] = []
+    for test in sorted(tests, key=lambda t: -len(uses(t))):
+        need = uses(test)
+        for tests_of, used in rounds:
+            if not need & used:
+                tests_of.append(test)
+                used |= need
+                break
+        else:
+            rounds.append(([test], need))
+    return [r for r, _ in rounds]
+
+
+def _window(rows: list[dict[str, Any]]) -> float | None:
+    """The time a test's flows moved data in: first start to last end, less the time a flow
+    takes beyond its own measured seconds (starting iperf3, connecting, reporting).
+
+    Examples
+    --------
+    >>> _window([{"start": 0.0, "end": 2.1, "duration_s": 2.0},
+    ...          {"start": 0.3, "end": 2.4, "duration_s": 2.0}])
+    2.3
+    """
+    done = [r for r in rows if r.get("duration_s") is not None and "end" in r
+            and not r.get("error")]
+    if not done:
+        return None
+    extra = sorted(r["end"] - r["start"] - float(r["duration_s"]) for r in done)[len(done) // 2]
+    span = max(r["end"] for r in done) - min(r["start"] for r in done)
+    return round(max(span - max(extra, 0.0), max(float(r["duration_s"]) for r in done)), 4)
+
+
+def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: str | Path,
+                clusters: Mapping[str, Sequence[str]],
+                groups: Mapping[str, Sequence[str]] | None = None, *, level: int = 1,
+                launch: Launcher | Transport = local, duration: int = DURATION,
+                max_flows: int = MAX_FLOWS, meta: dict[str, Any] | None = None,
+                overwrite: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> Path:
+    """Measure a planner's figures among ``hosts`` and write them into ``dataset/figures``.
+
+    Parameters
+    ----------
+    hosts : DataFrame or sequence of (host, address, label)
+        The hosts of the clusters (the broadcast dataset's).
+    dataset : path
+        The broadcast dataset; its ``figures/`` is written (a probe dataset
+        and ``figures.csv``).
+    clusters, groups, max_flows
+        As for :func:`figure_tests`.
+    level : int
+        The hierarchy level the clusters are (recorded).
+    launch : callable or transport
+        Where the probe agents run, as for :func:`measure.mesh.run_mesh`.
+    duration : int
+        Seconds of each iperf3 test.
+    overwrite : bool
+        Replace figures measured before.
+    progress : callable, optional
+        ``progress(done, total)`` after each round.
+
+    Returns
+    -------
+    Path
+        The figures directory.
+    """
+    rounds = figure_tests(clusters, groups, max_flows=max_flows)
+    options = MeshOptions(duration=duration)
+    options.validate()
+    from measure.coordinator import host_frame
+
+    frame = host_frame(hosts)
+    wanted = {h for hs in clusters.values() for h in hs}
+    missing = sorted(wanted - set(frame["host"]))
+    if missing:
+        raise ParameterError(f"the clusters name host {missing[0]!r}, which the run does not "
+                             f"have ({len(missing)} missing)")
+    out = Path(dataset) / FIGURES_DIR
+    spec = {"clusters": {c: sorted(hs) for c, hs in clusters.items()},
+            "groups": {g: list(cs) for g, cs in (groups or {}).items()}, "level": level,
+            "duration_s": duration, "rounds": len(rounds),
+            "tests": sum(len(r) for r in rounds)}
+    start = time.monotonic()
+    with Run(out, resume=False, overwrite=overwrite, resumable=False) as run:
+        _, mesh = _start(run, frame[frame["host"].isin(wanted)], options, launch,
+                         {**(meta or {}), "figures": spec}, dict(vars(options)), overwrite,
+                         False, unique=False)
+        writer = FiguresWriter(run.path)
+        number = 0
+        for index, tests in enumerate(rounds):
+            flows = [(s, d) for t in tests for s, d, _, _ in t.flows]
+            rates = mesh.measure(flows, index)
+            for test in tests:
+                rows = [mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
+                window = _window(rows)
+                for (s, d, a, b), row in zip(test.flows, rows):
+                    rate, error = rates.get((s, d), (None, "not run"))
+                    writer.add({"round": index, "test": number, "kind": test.kind,
+                                "node": test.node, "src": s, "dst": d, "src_cluster": a,
+                                "dst_cluster": b, "bits_per_second": rate,
+                                "bytes": row.get("bytes") if rate is not None else None,
+                                "window_s": window, "error": error.replace("\n", " ")[:200]})
+                number += 1
+            if progress is not None:
+                progress(index + 1, len(rounds))
+        (run.path / "seconds").write_text(f"{time.monotonic() - start:.3f}\n")
+    return out

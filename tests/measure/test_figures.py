@@ -1,0 +1,169 @@
+"""A planner's figures: which tests, what they give on a known network, written and read back."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from measure.figures import figure_tests
+from tomography.export.bandwidth import from_figures, from_topology
+from tomography.export.bandwidth.figures import figure_tree
+from tomography.model.dataset.figures import FIGURE_COLUMNS, FiguresWriter, read_figures
+from tomography.model.errors import DatasetError, ParameterError, TomographyError
+from tomography.model.topology import read_topology
+from tomography.planning.throughput import _max_min
+
+TOMOGRAPHY = str(Path(sys.executable).parent / "tomography")
+
+
+def _two_sites(hosts: int = 5):
+    clusters = {c: [f"{c}-0{i}" for i in range(hosts)] for c in ("w1", "w2", "e1", "e2")}
+    return clusters, {"west": ["w1", "w2"], "east": ["e1", "e2"]}
+
+
+def test_the_tests_grow_with_the_clusters_not_the_hosts() -> None:
+    few, groups = _two_sites(2)
+    many, _ = _two_sites(40)
+    assert sum(map(len, figure_tests(few, groups))) == sum(map(len, figure_tests(many, groups)))
+    # rounds: as many, but for the hosts two clusters of two must share between tests
+    assert abs(len(figure_tests(few, groups)) - len(figure_tests(many, groups))) <= 1
+    eight = {f"c{i}": [f"c{i}-{j}" for j in range(3)] for i in range(8)}
+    assert sum(map(len, figure_tests(eight))) > sum(map(len, figure_tests(few, groups)))
+
+
+def test_tests_that_run_at_once_share_no_host_and_no_link_of_the_tree() -> None:
+    clusters, groups = _two_sites()
+    site = {h: c[0] for c, hs in clusters.items() for h in hs}
+    for tests in figure_tests(clusters, groups):
+        used = [h for t in tests for f in t.flows for h in f[:2]]
+        assert len(used) == len(set(used)) or len(tests) == 1
+        across = {i for i, t in enumerate(tests) for s, d, _, _ in t.flows if site[s] != site[d]}
+        assert len(across) <= 1     # the sites' link: one test at a time, either way
+
+
+def test_one_cluster_has_nothing_to_measure() -> None:
+    with pytest.raises(ParameterError, match="two clusters"):
+        figure_tests({"a": ["a1", "a2"]})
+
+
+def _simulated(topology_name: str, clusters: dict, groups: dict) -> pd.DataFrame:
+    """The rows a figures run gets on a topology: each test's flows share its links fairly."""
+    topo = read_topology(topology_name)
+    info = topo.host_index
+    rows = []
+    for r, tests in enumerate(figure_tests(clusters, groups)):
+        for t, test in enumerate(tests):
+            links: dict[tuple, float] = {}
+            use = []
+            for s, d, _, _ in test.flows:
+                a, b = info[s], info[d]
+                path = [("up", s), ("down", d)] + [(u, v) for u, v in
+                                                   topo.route(a.router, b.router)]
+                links.update({("up", s): a.nic_up, ("down", d): b.nic_down})
+                links.update({(u, v): topo.link_capacity(u, v) for u, v in path[2:]})
+                use.append(path)
+            names = list(links)
+            usage = np.array([[p.count(x) for p in use] for x in names], dtype=float)
+            rates = _max_min(usage, np.array([links[x] for x in names]))
+            rows += [{"round": r, "test": 1000 * r + t, "kind": test.kind, "node": test.node,
+                      "src": s, "dst": d, "src_cluster": a, "dst_cluster": b,
+                      "bits_per_second": rate, "bytes": np.nan, "window_s": np.nan, "error": ""}
+                     for (s, d, a, b), rate in zip(test.flows, rates)]
+    return pd.DataFrame(rows, columns=list(FIGURE_COLUMNS))
+
+
+def test_on_a_known_network_the_figures_are_the_topologys() -> None:
+    topo = read_topology("two-sites-demo")
+    clusters = {g.name: list(g.host_names) for g in topo.clusters}
+    groups = {"west": ["w1", "w2"], "east": ["e1", "e2"]}
+    model = from_figures((_simulated("two-sites-demo", clusters, groups),
+                          {"clusters": clusters, "groups": groups}))
+    truth = from_topology(topo, clusters)
+    np.testing.assert_allclose(model.cluster_bandwidth, truth.cluster_bandwidth)
+    np.testing.assert_allclose(model.cluster_out, truth.cluster_out)
+    np.testing.assert_allclose(model.cluster_in, truth.cluster_in)
+    np.testing.assert_allclose(model.host_out, truth.host_out)
+    # the WAN: each way one link, at its capacity, for the four pairs across it
+    found = {frozenset(x.pairs): x.capacity for x in model.shared_links}
+    expected = {frozenset(x.pairs): x.capacity for x in truth.shared_links}
+    assert found == pytest.approx(expected)
+    assert model.basis == "measured" and model.missing() == []
+
+
+def test_figures_are_written_and_read_back(tmp_path: Path) -> None:
+    from tomography.model.dataset.incremental import MeasurementWriter
+
+    clusters, groups = _two_sites(2)
+    frame = _simulated("two-sites-demo", {c: [h.replace("-0", "-0") for h in hs]
+                                          for c, hs in clusters.items()}, groups)
+    hosts = sorted(h for hs in clusters.values() for h in hs)
+    writer = MeasurementWriter(tmp_path / "figures", {"method": "iperf3", "launcher": "local",
+                                                      "figures": {"clusters": clusters,
+                                                                  "groups": groups}},
+                               [(h, "127.0.0.1", "") for h in hosts], probes=True)
+    writer.close()
+    rows = FiguresWriter(tmp_path / "figures")
+    for row in frame.to_dict("records"):
+        rows.add(row)
+    back, spec = read_figures(tmp_path)
+    assert spec["groups"] == groups and len(back) == len(frame)
+    np.testing.assert_allclose(back["bits_per_second"], frame["bits_per_second"])
+    again = from_figures(tmp_path)
+    assert again.sources["cluster_bandwidth"].kind == "probes"
+    np.testing.assert_allclose(again.cluster_bandwidth, from_figures((frame, spec))
+                               .cluster_bandwidth)
+    with pytest.raises(TomographyError, match="other clusters"):
+        from_figures(tmp_path, {"all": hosts})
+
+
+@pytest.mark.parametrize("change, message", [
+    (("kind", "sideways"), "not one of host, pair, out, in"),
+    (("bits_per_second", "-5"), "not a rate"),
+    (("bits_per_second", "fast"), "not a number"),
+    (("test", "x"), "not a whole number"),
+])
+def test_a_broken_figures_file_is_refused_naming_file_line_and_field(
+        tmp_path: Path, change, message) -> None:
+    from tomography.model.dataset.incremental import MeasurementWriter
+
+    MeasurementWriter(tmp_path, {"method": "iperf3", "launcher": "local",
+                                 "figures": {"clusters": {"a": ["a1"], "b": ["b1"]}}},
+                      [("a1", "127.0.0.1", ""), ("b1", "127.0.0.2", "")], probes=True).close()
+    row = dict(zip(FIGURE_COLUMNS, [0, 0, "pair", "a", "a1", "b1", "a", "b", 1e7, 2e6, 2.0, ""]))
+    row[change[0]] = change[1]
+    FiguresWriter(tmp_path).add(row)
+    with pytest.raises(DatasetError, match=message) as caught:
+        read_figures(tmp_path)
+    assert "figures.csv" in str(caught.value) and "line 2" in str(caught.value)
+
+
+def test_a_tree_skips_groups_of_one_and_of_everything() -> None:
+    members, children = figure_tree(["a", "b", "c"], {"x": ["a"], "y": ["a", "b", "c"],
+                                                      "z": ["a", "b"], "z2": ["b", "a"]})
+    assert set(members) == {"a", "b", "c", "z", "*"}
+    assert children == {"z": ["a", "b"], "*": ["c", "z"]}
+
+
+@pytest.mark.slow
+def test_figures_measured_with_iperf3_on_loopback(tmp_path: Path) -> None:
+    if shutil.which("iperf3") is None:
+        pytest.fail("iperf3 missing: run scripts/setup.sh (it installs iperf3)")
+    from measure.coordinator import local_hosts
+    from measure.figures import run_figures
+
+    hosts = local_hosts(4, first=170)
+    names = sorted(hosts["host"]) if hasattr(hosts, "columns") else [h[0] for h in hosts]
+    clusters = {"a": names[:2], "b": names[2:]}
+    out = run_figures(hosts, tmp_path, clusters, duration=1)
+    frame, spec = read_figures(tmp_path)
+    assert out == tmp_path / "figures" and spec["clusters"] == clusters
+    assert set(frame["kind"]) == {"host", "out", "pair"} and (frame["error"].isna()
+                                                             | (frame["error"] == "")).all()
+    assert (frame["bits_per_second"] > 1e8).all()     # loopback: far above any NIC
+    model = from_figures(tmp_path, clusters)
+    assert model.missing() == [] and model.basis == "measured"

@@ -1,0 +1,151 @@
+"""``tomography measure figures``: a planner's absolute figures for a dataset's clusters.
+
+Also what ``tomography multicast --dataset`` runs first when the dataset has
+no figures for the clusters it plans over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tomography.cli.common import Progress, positive_int
+from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
+from tomography.model.errors import ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tomography.model.hierarchy import Hierarchy
+
+__all__ = ["add_parser", "run", "figure_groups", "measure_figures"]
+
+FIGURES_EPILOG = """\
+The broadcasts found the clusters; a planner also needs what the links carry.
+After them, a few iperf3 tests between one representative host per cluster
+measure it: two hosts of each cluster (the hosts' capacity), each cluster
+pair alone on its path, and for each cluster and group of clusters, flows side
+by side out of it and into it (its local capacity; a link its pairs share when
+together they get less than alone). Tests whose paths share no link of the
+tree of clusters run at once, so the cost grows with the clusters, not the
+hosts: 11 rounds of 2 s for two sites of two clusters.
+
+Written to DATASET/figures (figures.csv, the runs in probes.csv);
+`tomography export DATASET --format gauge` and `tomography multicast
+--dataset DATASET` then plan on them (their --bandwidth auto).
+
+examples:
+  tomography measure figures --testbed two-sites-demo --dataset run
+  tomography measure figures --ssh hosts.csv --dataset run --hierarchy-level 2
+  mpiexec -n 21 tomography measure figures --mpi --dataset run"""
+
+
+def add_parser(msub: Any, fmt: Any) -> None:
+    """Add ``figures`` to the methods of ``tomography measure``."""
+    p = msub.add_parser("figures", formatter_class=fmt, epilog=FIGURES_EPILOG,
+                        help="a planner's figures (capacities, bandwidths, shared links) for "
+                             "the clusters of a broadcast dataset",
+                        description="Measure, with a few iperf3 tests per cluster, the "
+                                    "absolute figures a multicast planner needs for the "
+                                    "clusters a broadcast dataset found, and write them into "
+                                    "the dataset.")
+    add_launcher_options(p)
+    g = p.add_argument_group("the figures")
+    g.add_argument("--dataset", type=Path, required=True, metavar="DIR",
+                   help="the broadcast dataset whose clusters are measured (its hosts are "
+                        "the launcher's)")
+    g.add_argument("--hierarchy-level", type=positive_int, default=1, metavar="K",
+                   help="the level whose clusters are measured (default 1, the finest)")
+    g.add_argument("--duration", type=positive_int, default=2, metavar="S",
+                   help="seconds per test (default 2)")
+    g.add_argument("--force", action="store_true", help="replace figures measured before")
+    p.set_defaults(run=run)
+
+
+def figure_groups(hierarchy: Hierarchy, level: int
+                  ) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
+    """The clusters of ``level`` and the groups of them on the levels above.
+
+    Examples
+    --------
+    >>> from tomography.model.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(list("abcd"), [[0, 0, 1, 2], [0, 0, 1, 1]])
+    >>> figure_groups(h, 1)
+    ({'L1C0': ('a', 'b'), 'L1C1': ('c',), 'L1C2': ('d',)}, {'L2C1': ['L1C1', 'L1C2']})
+    """
+    from tomography.export.bandwidth import clusters_from
+
+    level = min(level, hierarchy.depth)
+    clusters = clusters_from(hierarchy, level=level)
+    groups: dict[str, list[str]] = {}
+    for above in range(level + 1, hierarchy.depth + 1):
+        for group in hierarchy.level(above):
+            mine = set(group.hosts)
+            members = [c for c, hosts in clusters.items() if set(hosts) <= mine]
+            if 1 < len(members) < len(clusters) and \
+                    sorted(members) not in [sorted(m) for m in groups.values()]:
+                groups[group.id] = members
+    return clusters, groups
+
+
+def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any,
+                    dataset: Path, hierarchy: Hierarchy, level: int, *,
+                    duration: int = 2, force: bool = False) -> Path:
+    """Run :func:`measure.figures.run_figures` for ``dataset``'s clusters with a progress
+    bar; say what it cost beside the broadcasts."""
+    import time
+
+    from measure.figures import run_figures
+    from tomography.model.dataset import read_measurement
+
+    clusters, groups = figure_groups(hierarchy, level)
+    missing = sorted({h for hs in clusters.values() for h in hs} - set(hosts["host"]))
+    if missing:
+        raise ParameterError(f"the launcher's hosts are not the dataset's: "
+                             f"{len(missing)} of its hosts are missing (e.g. {missing[0]!r})")
+    bar = Progress("figures", unit="round")
+    start = time.monotonic()
+    try:
+        out = run_figures(hosts, dataset, clusters, groups, level=min(level, hierarchy.depth),
+                          launch=transport, duration=duration, overwrite=force,
+                          progress=lambda done, total: bar.set(done, total=total))
+    finally:
+        bar.close()
+    seconds = time.monotonic() - start
+    spent = read_measurement(dataset).iterations.get("duration_s")
+    broadcasts = float(spent.sum()) if spent is not None else float("nan")
+    share = f", {seconds / broadcasts:.0%} of the broadcasts' {broadcasts:.0f} s" \
+        if broadcasts == broadcasts and broadcasts > 0 else ""
+    print(f"figures of {len(clusters)} clusters measured in {seconds:.0f} s{share}: {out}",
+          file=sys.stderr)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tomography measure figures``."""
+    from tomography.cli.broadcasts import dataset_writer
+    from tomography.cli.common import analysis
+
+    comm, agent_status = mpi_world(args)
+    if agent_status is not None:   # this rank ran an agent for rank 0
+        return agent_status
+    if args.output is not None:
+        raise ParameterError("measure figures writes into --dataset DIR (its figures/); "
+                             "leave out -o")
+    a = analysis(args, dataset=args.dataset)
+    with ExitStack() as held:
+        held.enter_context(dataset_writer(args.dataset / "figures"))
+        hosts, transport, _ = open_launcher(args, held, comm)
+        if args.check:
+            from measure.coordinator import preflight
+            from measure.preflight import format_checks
+
+            checks = preflight(hosts, launch=transport, port=args.port, role="probe")
+            print(format_checks(checks))
+            return 0 if all(c.ok for c in checks) else 2
+        measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
+                        args.hierarchy_level, duration=args.duration, force=args.force)
+    return 0
