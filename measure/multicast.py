@@ -672,7 +672,8 @@ def _row(result: MulticastResult, root: str, size: int, streams: int, pacing: st
             "started": started, "note": "; ".join(result.notes)}
 
 
-def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20) -> pd.DataFrame:
+def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20,
+                  basis: dict[str, str] | None = None) -> pd.DataFrame:
     """Per method: predicted, achieved median and spread, achieved/predicted, completion time.
 
     Parameters
@@ -681,11 +682,14 @@ def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20) -> pd.DataFr
         ``multicasts.csv``.
     unit_bytes : float
         Bytes/s of the unit the throughputs are given in (default MiB/s).
+    basis : dict, optional
+        Method -> what its prediction rests on (``meta.json``'s plans).
 
     Returns
     -------
     DataFrame
-        ``method, runs, complete, predicted, achieved, low, high, ratio, completion_s``,
+        ``method, runs, complete, basis, predicted, achieved, low, high, ratio,
+        completion_s``,
         best achieved first; ``low``/``high`` are the smallest and largest
         achieved of the complete multicasts.
 
@@ -698,19 +702,21 @@ def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20) -> pd.DataFr
     [['a', 1.5, 0.75], ['b', 0.5, 0.25]]
     """
     rows = []
+    basis = basis or {}
     for method, g in runs.groupby("method", sort=False):
         ok = g[g["complete"].astype(bool)]
         achieved = ok["achieved_Bps"].astype(float) / unit_bytes
         predicted = float(g["predicted_Bps"].astype(float).median()) / unit_bytes
         median = float(achieved.median()) if len(ok) else float("nan")
         rows.append({"method": method, "runs": len(g), "complete": len(ok),
+                     "basis": basis.get(method) or ("-" if predicted != predicted else ""),
                      "predicted": predicted, "achieved": median,
                      "low": float(achieved.min()) if len(ok) else float("nan"),
                      "high": float(achieved.max()) if len(ok) else float("nan"),
                      "ratio": median / predicted if predicted > 0 else float("nan"),
                      "completion_s": float(ok["completion_s"].astype(float).median())
                      if len(ok) else float("nan")})
-    table = pd.DataFrame(rows, columns=["method", "runs", "complete", "predicted", "achieved",
-                                        "low", "high", "ratio", "completion_s"])
+    table = pd.DataFrame(rows, columns=["method", "runs", "complete", "basis", "predicted",
+                                        "achieved", "low", "high", "ratio", "completion_s"])
     return table.sort_values("achieved", ascending=False, na_position="last",
                              kind="stable").reset_index(drop=True)

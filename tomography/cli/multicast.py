@@ -120,8 +120,9 @@ def add_parser(sub: Any) -> None:
                    help="--dataset: the hierarchy level whose clusters are planned over "
                         "(default 1, the finest)")
     g.add_argument("--bandwidth", choices=BANDWIDTH_SOURCES, default="auto",
-                   help="--dataset: where absolute figures come from, as for export "
-                        "(default auto)")
+                   help="--dataset: where absolute figures come from, as for export; auto "
+                        "(default): the dataset's figures, else its probes, else figures "
+                        "measured now on the run's hosts (tomography measure figures)")
     g.add_argument("--probes", type=Path, metavar="DATASET",
                    help="--dataset: a probe dataset of the same hosts for --bandwidth probes")
     g.add_argument("--topology", metavar="FILE",
@@ -238,8 +239,28 @@ def _cluster_of(args: argparse.Namespace, read: dict[str, str] | None, model: An
     return {h: str(read[h]) for h in names}
 
 
-def _model(args: argparse.Namespace, static: list[str] | None = None):
+def _figures_wanted(args: argparse.Namespace, a: Any) -> bool:
+    """Whether ``--dataset`` lacks the figures its plan needs, which are then measured on
+    the run's hosts first: ``--bandwidth figures``, or ``auto`` on a dataset with neither
+    figures for the clusters planned over nor probes."""
+    from tomography.cli.figures import figure_groups
+    from tomography.export.bandwidth import has_figures
+
+    if args.bandwidth not in ("auto", "figures") or args.probes is not None:
+        return False
+    clusters, _ = figure_groups(a.hierarchy, args.hierarchy_level)
+    if len(clusters) < 2 or has_figures(args.dataset, clusters):
+        return False
+    m = a.measurement
+    return args.bandwidth == "figures" or m.probes is None or not len(m.probes)
+
+
+def _model(args: argparse.Namespace, static: list[str] | None = None,
+           figures: Path | None = None):
     """The Gauge model of ``--gauge`` or ``--dataset``, or None.
+
+    None too when ``--dataset`` needs its figures measured first
+    (:func:`_figures_wanted`); once ``figures`` are measured, the model over them.
 
     A dataset whose hierarchy level is one cluster is refused only when a
     method of ``static`` plans between clusters (a planner or
@@ -256,9 +277,12 @@ def _model(args: argparse.Namespace, static: list[str] | None = None):
         from tomography.cli.export import gauge_model
 
         a = analysis(args, dataset=args.dataset)
-        model = gauge_model(a, level=args.hierarchy_level, source=args.bandwidth,
+        if _figures_wanted(args, a) and figures is None:
+            return None    # measured once the launcher is up (run)
+        model = gauge_model(a, level=args.hierarchy_level,
+                            source="figures" if figures is not None else args.bandwidth,
                             probes=args.probes, topology=args.topology,
-                            host_pairs=args.level == "hosts")
+                            host_pairs=args.level == "hosts", dataset=args.dataset)
         between = [m for m in (static or []) if m != "chain-hosts"]
         if len(model.clusters) < 2 and args.level == "clusters" and between:
             raise TomographyError(
@@ -364,6 +388,8 @@ def run(args: argparse.Namespace) -> int:
             if args.output is None:
                 raise TomographyError("-o/--output DIR is needed (or --check for the "
                                       "preflight alone)")
+            if model is None and args.dataset is not None and static:
+                model = _measured_model(args, hosts, transport, static)
             from tomography.planning.deliveries import deliveries
 
             left_out: dict[str, str] = {}
@@ -386,6 +412,26 @@ def run(args: argparse.Namespace) -> int:
     print(summary.describe())
     print(multicast_table(args.output, unit_bytes, args.unit))
     return 0
+
+
+def _measured_model(args: argparse.Namespace, hosts: pd.DataFrame,
+                    transport: Any, static: list[str]):
+    """Measure ``--dataset``'s figures on the run's own hosts, then its model over them."""
+    from tomography.cli.broadcasts import dataset_writer
+    from tomography.cli.common import analysis
+    from tomography.cli.figures import measure_figures
+
+    print(f"note: {args.dataset} has no figures for its clusters: measuring them on the "
+          "run's hosts first (tomography measure figures)", file=sys.stderr)
+    a = analysis(args, dataset=args.dataset)
+    with dataset_writer(args.dataset / "figures"):
+        figures = measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
+                                  args.hierarchy_level, force=True)
+    model = _model(args, static, figures)
+    if args.root not in model.hosts:
+        raise ParameterError(f"--root {args.root!r} is not a host of the plan "
+                             f"({listed(sorted(model.hosts), 8)})")
+    return model
 
 
 def _check_early(args: argparse.Namespace, model: Any, size: int) -> int:
@@ -453,7 +499,8 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
     from tomography.model.dataset.multicast import read_multicasts
 
     meta, runs, _ = read_multicasts(output)
-    table = summary_table(runs, unit_bytes=unit_bytes)
+    table = summary_table(runs, unit_bytes=unit_bytes,
+                          basis={m: p.get("basis", "") for m, p in meta.get("plans", {}).items()})
     width = max([15, *map(len, table["method"])])
 
     def number(x: float) -> str:
@@ -464,11 +511,15 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
             f"{meta['params']['bytes']} bytes)" if files else f"{meta['params']['bytes']} bytes")
     lines = [f"multicast of {what} from {meta['params']['root']} "
              f"to {counted(len(meta['hosts']) - 1, 'host')} (throughput in {unit})", "",
-             f"  {'method':<{width}} {'predicted':>9} {'achieved':>9} {'range':>17} "
-             f"{'ach/pred':>8} {'seconds':>8} {'complete':>8}"]
+             f"  {'method':<{width}} {'predicted':>9} {'basis':<11} {'achieved':>9} "
+             f"{'range':>17} {'ach/pred':>8} {'seconds':>8} {'complete':>8}"]
     for r in table.itertuples():
         spread = f"{number(r.low)}-{number(r.high)}" if r.complete else "-"
-        lines.append(f"  {r.method:<{width}} {number(r.predicted):>9} {number(r.achieved):>9} "
-                     f"{spread:>17} {number(r.ratio):>8} {number(r.completion_s):>8} "
-                     f"{f'{r.complete}/{r.runs}':>8}")
+        lines.append(f"  {r.method:<{width}} {number(r.predicted):>9} {r.basis or '-':<11} "
+                     f"{number(r.achieved):>9} {spread:>17} {number(r.ratio):>8} "
+                     f"{number(r.completion_s):>8} {f'{r.complete}/{r.runs}':>8}")
+    if (table["basis"] == "lower bound").any():
+        lines += ["", "  lower bound: planned over rates the broadcasts reached, not what the "
+                  "links carry;", "  measure the figures (tomography measure figures) for a "
+                  "forecast"]
     return "\n".join(lines)

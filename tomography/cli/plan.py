@@ -76,6 +76,28 @@ def _read_gauge_arg(path: str):
     return read_gauge(data, name="standard input")
 
 
+def _basis_line(model) -> str:
+    """What the predictions rest on, in words, so that no one takes a bound for a forecast.
+
+    Examples
+    --------
+    >>> from tomography.export.bandwidth import from_topology
+    >>> from tomography.model.topology import read_topology
+    >>> topo = read_topology("two-sites-demo")
+    >>> print(_basis_line(from_topology(topo, {g.name: g.host_names for g in topo.clusters})))
+    predictions: forecasts from the topology's model values; 2 shared links counted
+    """
+    what = {"measured": "forecasts from measured figures",
+            "topology": "forecasts from the topology's model values",
+            "lower bound": "LOWER BOUNDS (rates the broadcasts reached, not what the links "
+                           "carry; measure the figures for a forecast)"}[model.basis]
+    shared = model.shared_links
+    links = ("; links shared by several cluster pairs unknown (the file has no sharedLinks)"
+             if shared is None else f"; {len(shared)} shared link{'s' * (len(shared) != 1)} "
+             "counted")
+    return f"predictions: {what}{links}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Plan a multicast over a Gauge file with one or every planner and print the throughputs."""
     from tomography.export.gauge import gauge_to_network
@@ -104,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit(json.dumps({
             "gauge": args.gauge, "root": root, "level": args.level, "unit": args.unit,
-            "nodes": net.nodes,
+            "nodes": net.nodes, "basis": model.basis,
+            "shared_links": None if model.shared_links is None else len(model.shared_links),
             "methods": [{"method": r.method,
                          "throughput": None if r.throughput != r.throughput else r.throughput,
                          "seconds": None if r.seconds != r.seconds else r.seconds,
@@ -116,8 +139,9 @@ def run(args: argparse.Namespace) -> int:
                         for r in table.itertuples()]}, indent=2))
         return 0
     unit = args.unit or "(no unit)"
-    lines = [f"multicast from {root} over {net.size} {args.level} of {args.gauge} "
-             f"(throughput in {unit}, local capacities shared)", "",
+    source = "standard input" if args.gauge == "-" else args.gauge
+    lines = [f"multicast from {root} over {net.size} {args.level} of {source} "
+             f"(throughput in {unit}, local capacities shared)", _basis_line(model), "",
              f"  {'method':<15} {'throughput':>11} {'trees':>6} {'ms':>9}  note"]
     for r in table.itertuples():
         value = "-" if r.throughput != r.throughput else f"{r.throughput:.4g}"

@@ -8,6 +8,7 @@ the one the last reaches best.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from tomography.model.errors import ParameterError, TomographyError
@@ -54,6 +55,7 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
     list of Delivery
         A planner that cannot plan on this network (flat over a dead link,
         exact above ``max_nodes``) is left out (and put in ``left_out``).
+        Each prediction says what it rests on (``basis``: the model's).
 
     Raises
     ------
@@ -116,6 +118,8 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
             out.append(delivery_of_plan(p, net, size=size, unit_bytes=unit_bytes,
                                         cluster_of=cluster_of, root_host=root, hosts=hosts,
                                         parallel=counts))
+    if model is not None:   # what every prediction rests on
+        out = [replace(d, basis=model.basis) if d.predicted == d.predicted else d for d in out]
     if not out and methods:
         raise TomographyError(f"no method can multicast from {root!r} over this plan ("
                               + "; ".join(f"{m}: {why}" for m, why in (left_out or {}).items())

@@ -125,6 +125,10 @@ class Delivery:
         Throughput the plan predicts, bytes/s (NaN when there is no prediction).
     notes : list of str
         How the plan was turned into streams (leaders, expansions).
+    basis : str
+        What the prediction rests on: ``"measured"`` figures, the
+        ``"topology"``'s model values, or a ``"lower bound"`` (rates the
+        broadcasts reached); ``""`` without a prediction.
     """
 
     method: str
@@ -134,6 +138,7 @@ class Delivery:
     streams: list[Stream]
     predicted: float = float("nan")
     notes: list[str] = field(default_factory=list)
+    basis: str = ""
 
     def __post_init__(self) -> None:
         if self.root not in self.hosts:
@@ -169,7 +174,7 @@ class Delivery:
         """
         return {"method": self.method, "root": self.root, "size": self.size,
                 "predicted_Bps": None if self.predicted != self.predicted else self.predicted,
-                "notes": list(self.notes),
+                "basis": self.basis, "notes": list(self.notes),
                 "streams": [{"rate": s.rate, "offset": s.offset, "length": s.length,
                              "edges": [list(e) for e in s.edges()]} for s in self.streams]}
 

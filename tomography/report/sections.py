@@ -411,8 +411,11 @@ def _multicasts(where: Path, max_rows: int) -> str:
     from tomography.model.dataset.multicast import read_multicasts
 
     meta, runs, _ = read_multicasts(where)     # every file checked: errors name the file
-    table = summary_table(runs)
+    table = summary_table(runs, basis={m: p.get("basis", "") for m, p in
+                                       meta.get("plans", {}).items()})
     head = (f"<p>{counted(len(runs), 'multicast')} in {_e(where)} (launcher "
             f"{_e(meta.get('launcher', '?'))}, created {_e(meta.get('created', '?'))}); "
-            "throughputs in MiB/s, best achieved first.</p>")
+            "throughputs in MiB/s, best achieved first. <i>basis</i>: what each prediction "
+            "rests on: <i>measured</i> figures, the <i>topology</i>'s model values, or a "
+            "<i>lower bound</i> (rates the broadcasts reached: not a forecast).</p>")
     return head + _frame_table(table.round(3), max_rows, what="methods")
