@@ -1,0 +1,188 @@
+"""Predictions a planner can trust: predicted against achieved, from measured and true figures.
+
+For each emulated network, from nothing and with the command line's defaults:
+
+1. ``tomography measure bittorrent --testbed NET --until-converged`` (the clusters);
+2. ``tomography measure figures --testbed NET --dataset RUN`` (the absolute figures of
+   those clusters: capacities, bandwidths, shared links), its time beside the broadcasts';
+3. ``tomography multicast --dataset RUN`` with every planner and chain, and MOB, Robber
+   and BitTorrent beside them (planned over the *measured* figures);
+4. the planners and chains again over a Gauge file of the *true* topology (its clusters
+   and model figures, shared links included: ``--gauge``).
+
+Prints, as Markdown for ``benchmarks/RESULTS.md``, per network and planner the
+prediction, what it rests on, the achieved throughput (median of ``--repeats``) and
+achieved/predicted, and the figures' cost.  Networks: the built-in ``two-sites-demo`` and
+``gridlab-8``, and two defined here: ``regions-3`` (the loop benchmark's three levels) and
+``shuffled-sites`` (two sites of two clusters, host names in no order).  Needs root; about
+10 minutes a network.
+
+Run::
+
+    sudo .venv/bin/python benchmarks/prediction_accuracy.py
+    sudo .venv/bin/python benchmarks/prediction_accuracy.py --networks two-sites-demo --repeats 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from adaptive_loop import network as shuffled_network  # noqa: E402
+from bench_support import (command_line, machine_line, require_root,  # noqa: E402
+                           terminate_as_interrupt)
+from multicast_loop import REGIONS  # noqa: E402
+
+PLANNERS = "flat,semi-flat,max-bottleneck,fpfr,balanced,exact,binomial,chain-hosts,chain-clusters"
+OTHERS = "mob,robber,bittorrent"
+TOMOGRAPHY = str(Path(sys.executable).with_name("tomography"))
+
+
+def _run(argv: list[str], log: Path) -> float:
+    """Run a ``tomography`` command, its output to ``log``; its wall time (s)."""
+    start = time.monotonic()
+    with open(log, "a") as out:
+        out.write(f"$ {' '.join(argv)}\n")
+        out.flush()
+        done = subprocess.run([TOMOGRAPHY, *argv], stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}); see {log}")
+    return time.monotonic() - start
+
+
+def _topology(name: str, out: Path) -> str:
+    """A topology argument: a built-in name, or a file written for the networks defined here."""
+    spec = {"regions-3": REGIONS, "shuffled-sites": shuffled_network(5, seed=3)}.get(name)
+    if spec is None:
+        return name
+    path = out / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return str(path)
+
+
+def _table(directory: Path) -> pd.DataFrame:
+    from measure.multicast import summary_table
+    from tomography.model.dataset.multicast import read_multicasts
+
+    meta, runs, _ = read_multicasts(directory)
+    return summary_table(runs, basis={m: p.get("basis", "") for m, p in
+                                      meta.get("plans", {}).items()}).set_index("method")
+
+
+def one_network(name: str, out: Path, args) -> dict:
+    """Measure, measure the figures, multicast over measured and true figures."""
+    from tomography.export.bandwidth import from_topology
+    from tomography.export.gauge import write_gauge
+    from tomography.model.dataset import read_measurement
+    from tomography.model.topology import read_topology
+
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "log.txt"
+    topology = _topology(name, out)
+    topo = read_topology(topology)
+    hosts = sorted(topo.host_index)
+    labels = {h.name: h.label or h.cluster for h in topo.hosts}
+    true = {}
+    for h in hosts:
+        true.setdefault(labels[h], []).append(h)
+    root = sorted(true[sorted(true)[-1]])[0] if name == "shuffled-sites" else hosts[0]
+    write_gauge(from_topology(topo, true), out / "true.gauge.xml")
+    bed = ["--testbed", topology]
+    result: dict = {"network": name, "hosts": len(hosts), "root": root}
+    _run(["testbed", "up", topology, "--force"], log)
+    try:
+        run = out / "run"
+        result["broadcast_wall_s"] = _run(["measure", "bittorrent", *bed, "--until-converged",
+                                           "-o", str(run), "--force"], log)
+        m = read_measurement(run)
+        result["iterations"] = len(m.iteration_ids)
+        result["broadcast_s"] = float(m.iterations["duration_s"].sum())
+        result["figures_wall_s"] = _run(["measure", "figures", *bed, "--dataset", str(run),
+                                         "--force"], log)
+        figures = json.loads((run / "figures" / "meta.json").read_text())["figures"]
+        result["clusters"] = len(figures["clusters"])
+        result["rounds"] = figures["rounds"]
+        common = ["multicast", *bed, "--root", root, "--size", args.size,
+                  "--repeats", str(args.repeats), "--force"]
+        _run([*common, "--dataset", str(run), "--method", f"{PLANNERS},{OTHERS}",
+              "-o", str(out / "measured")], log)
+        _run([*common, "--gauge", str(out / "true.gauge.xml"), "--method", PLANNERS,
+              "-o", str(out / "true")], log)
+    finally:
+        _run(["testbed", "down", "--force"], log)
+    result["measured"] = _table(out / "measured")
+    result["true"] = _table(out / "true")
+    return result
+
+
+def report(results: list[dict], args, seconds: float) -> None:
+    print("### Predicted against achieved, from measured and from true figures\n")
+    print(f"Command: `{command_line()}`  ")
+    print(machine_line(["numpy", "scipy", "libtorrent"]) + f" {seconds / 60:.0f} min.\n")
+    print("| network | hosts | clusters | iterations | broadcasts (s) | figures: rounds, s | "
+          "figures / broadcasts (command wall time) |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['network']} | {r['hosts']} | {r['clusters']} | {r['iterations']} | "
+              f"{r['broadcast_s']:.0f} ({r['broadcast_wall_s']:.0f} wall) | {r['rounds']}, "
+              f"{r['figures_wall_s']:.0f} | {r['figures_wall_s'] / r['broadcast_wall_s']:.2f} |")
+    print()
+    for r in results:
+        measured, true = r["measured"], r["true"]
+        best = measured["achieved"].max()
+        print(f"**{r['network']}** (root {r['root']}; MiB/s, median of {args.repeats} "
+              f"multicasts of {args.size}; best method measured: {measured['achieved'].idxmax()} "
+              f"{best:.2f})\n")
+        print("| method | measured: predicted | achieved | ach/pred | true: predicted | "
+              "achieved | ach/pred |")
+        print("|---|---|---|---|---|---|---|")
+        for method in measured.index:
+            a = measured.loc[method]
+            b = true.loc[method] if method in true.index else None
+
+            def cells(x) -> str:
+                if x is None:
+                    return "| - | - | -"
+                pred = "-" if x.predicted != x.predicted else f"{x.predicted:.2f}"
+                ratio = "-" if x.ratio != x.ratio else f"{x.ratio:.2f}"
+                return f"| {pred} | {x.achieved:.2f} | {ratio}"
+            print(f"| {method} {cells(a)} {cells(b)} |")
+        within = [m for m in measured.index if measured.loc[m, "ratio"] == measured.loc[m, "ratio"]]
+        ok = [m for m in within if 0.85 <= measured.loc[m, "ratio"] <= 1.15]
+        ok_true = [m for m in true.index if 0.85 <= true.loc[m, "ratio"] <= 1.15]
+        balanced = measured.loc["balanced", "achieved"] if "balanced" in measured.index \
+            else float("nan")
+        print(f"\nmeasured: {len(ok)} of {len(within)} predictions within 0.85-1.15; true: "
+              f"{len(ok_true)} of {len(true)}; balanced over measured figures / best method: "
+              f"{balanced / best:.2f}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--networks", default="two-sites-demo,shuffled-sites,regions-3,gridlab-8")
+    parser.add_argument("--size", default="8MiB", help="multicast payload (8MiB)")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=Path("/tmp/prediction-accuracy"))
+    args = parser.parse_args(argv)
+    require_root()
+    terminate_as_interrupt()
+    started = time.time()
+    results = []
+    for name in args.networks.split(","):
+        results.append(one_network(name, args.out / name, args))
+        print(f"{name} done, {time.time() - started:.0f} s so far", file=sys.stderr, flush=True)
+    report(results, args, time.time() - started)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
