@@ -14,8 +14,9 @@ Prints, as Markdown for ``benchmarks/RESULTS.md``, per network and planner the
 prediction, what it rests on, the achieved throughput (median of ``--repeats``) and
 achieved/predicted, and the figures' cost.  Networks: the built-in ``two-sites-demo`` and
 ``gridlab-8``, and two defined here: ``regions-3`` (the loop benchmark's three levels) and
-``shuffled-sites`` (two sites of two clusters, host names in no order).  Needs root; about
-10 minutes a network.
+``shuffled-sites`` (two sites of two clusters, host names in no order).  GridLab is planned
+between hosts (``--level hosts``: its sites are one host each).  Needs root; about 10
+minutes a network.
 
 Run::
 
@@ -41,6 +42,10 @@ from adaptive_loop import network as shuffled_network  # noqa: E402
 from bench_support import (command_line, machine_line, require_root,  # noqa: E402
                            terminate_as_interrupt)
 from multicast_loop import REGIONS  # noqa: E402
+
+HOSTS_LEVEL = ("gridlab-8",)
+"""Networks planned between hosts (``--level hosts``): GridLab's sites are one host each, and
+the broadcasts find them one cluster (every pair ~1 MB/s, no bandwidth clusters)."""
 
 PLANNERS = "flat,semi-flat,max-bottleneck,fpfr,balanced,exact,binomial,chain-hosts,chain-clusters"
 OTHERS = "mob,robber,bittorrent"
@@ -106,17 +111,18 @@ def one_network(name: str, out: Path, args) -> dict:
         m = read_measurement(run)
         result["iterations"] = len(m.iteration_ids)
         result["broadcast_s"] = float(m.iterations["duration_s"].sum())
+        level = ["--level", "hosts" if name in HOSTS_LEVEL else "clusters"]
         result["figures_wall_s"] = _run(["measure", "figures", *bed, "--dataset", str(run),
-                                         "--force"], log)
+                                         *level, "--force"], log)
         figures = json.loads((run / "figures" / "meta.json").read_text())["figures"]
         result["clusters"] = len(figures["clusters"])
         result["rounds"] = figures["rounds"]
         common = ["multicast", *bed, "--root", root, "--size", args.size,
                   "--repeats", str(args.repeats), "--force"]
-        _run([*common, "--dataset", str(run), "--method", f"{PLANNERS},{OTHERS}",
-              "-o", str(out / "measured")], log)
-        _run([*common, "--gauge", str(out / "true.gauge.xml"), "--method", PLANNERS,
-              "-o", str(out / "true")], log)
+        _run([*common, "--dataset", str(run), *level, "--max-nodes", "8",
+              "--method", f"{PLANNERS},{OTHERS}", "-o", str(out / "measured")], log)
+        _run([*common, "--gauge", str(out / "true.gauge.xml"), "--max-nodes", "8",
+              "--method", PLANNERS, "-o", str(out / "true")], log)
     finally:
         _run(["testbed", "down", "--force"], log)
     result["measured"] = _table(out / "measured")
@@ -124,12 +130,33 @@ def one_network(name: str, out: Path, args) -> dict:
     return result
 
 
+def from_logs(name: str, out: Path) -> dict:
+    """A network's results again, from what :func:`one_network` left in ``out``."""
+    import re
+
+    from tomography.model.dataset import read_measurement
+
+    text = (out / "log.txt").read_text()
+    m = read_measurement(out / "run")
+    figures = json.loads((out / "run" / "figures" / "meta.json").read_text())["figures"]
+    run_s = float(re.findall(r"iteration\(s\) run in (\d+) s", text)[-1])
+    figures_s = float(re.findall(r"measured in (\d+) s", text)[-1])
+    meta = json.loads((out / "measured" / "meta.json").read_text())
+    return {"network": name, "hosts": len(m.host_names), "root": meta["params"]["root"],
+            "iterations": len(m.iteration_ids),
+            "broadcast_s": float(m.iterations["duration_s"].sum()),
+            "broadcast_wall_s": run_s, "figures_wall_s": figures_s,
+            "clusters": len(figures["clusters"]), "rounds": figures["rounds"],
+            "measured": _table(out / "measured"), "true": _table(out / "true")}
+
+
 def report(results: list[dict], args, seconds: float) -> None:
     print("### Predicted against achieved, from measured and from true figures\n")
     print(f"Command: `{command_line()}`  ")
-    print(machine_line(["numpy", "scipy", "libtorrent"]) + f" {seconds / 60:.0f} min.\n")
+    print(machine_line(["numpy", "scipy", "libtorrent"])
+          + (f" {seconds / 60:.0f} min." if seconds else "") + "\n")
     print("| network | hosts | clusters | iterations | broadcasts (s) | figures: rounds, s | "
-          "figures / broadcasts (command wall time) |")
+          "figures / broadcasts (run time) |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['network']} | {r['hosts']} | {r['clusters']} | {r['iterations']} | "
@@ -172,7 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="8MiB", help="multicast payload (8MiB)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("/tmp/prediction-accuracy"))
+    parser.add_argument("--report-only", action="store_true",
+                        help="print the report of networks run before into --out")
     args = parser.parse_args(argv)
+    if args.report_only:
+        report([from_logs(n, args.out / n) for n in args.networks.split(",")], args, 0.0)
+        return 0
     require_root()
     terminate_as_interrupt()
     started = time.time()

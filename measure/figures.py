@@ -32,7 +32,6 @@ without a network), :func:`run_figures` runs them on any launcher and writes
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -167,6 +166,21 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
     return [r for r, _ in rounds]
 
 
+def _reversed(flows: list[tuple[str, str]]) -> frozenset[tuple[str, str]]:
+    """The flows to run from a server on their sender (iperf3 ``-R``): those into a host that
+    receives several at once, which serves one test at a time.
+
+    Examples
+    --------
+    >>> sorted(_reversed([("a", "x"), ("b", "x"), ("c", "y")]))
+    [('a', 'x'), ('b', 'x')]
+    """
+    into: dict[str, int] = {}
+    for _, d in flows:
+        into[d] = into.get(d, 0) + 1
+    return frozenset((s, d) for s, d in flows if into[d] > 1)
+
+
 def _window(rows: list[dict[str, Any]]) -> float | None:
     """The time a test's flows moved data in: first start to last end, less the time a flow
     takes beyond its own measured seconds (starting iperf3, connecting, reporting).
@@ -236,7 +250,6 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
             "groups": {g: list(cs) for g, cs in (groups or {}).items()}, "level": level,
             "duration_s": duration, "rounds": len(rounds),
             "tests": sum(len(r) for r in rounds)}
-    start = time.monotonic()
     with Run(out, resume=False, overwrite=overwrite, resumable=False) as run:
         _, mesh = _start(run, frame[frame["host"].isin(wanted)], options, launch,
                          {**(meta or {}), "figures": spec}, dict(vars(options)), overwrite,
@@ -245,7 +258,7 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
         number = 0
         for index, tests in enumerate(rounds):
             flows = [(s, d) for t in tests for s, d, _, _ in t.flows]
-            rates = mesh.measure(flows, index)
+            rates = mesh.measure(flows, index, reverse=_reversed(flows))
             for test in tests:
                 rows = [mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
                 window = _window(rows)
@@ -259,5 +272,5 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
                 number += 1
             if progress is not None:
                 progress(index + 1, len(rounds))
-        (run.path / "seconds").write_text(f"{time.monotonic() - start:.3f}\n")
+        writer.close()
     return out

@@ -400,30 +400,40 @@ class _Mesh:
         return [(s, d, error) for (s, d), (_, error) in self.measure(batch, repeat).items()
                 if error]
 
-    def measure(self, batch: list[tuple[str, str]], repeat: int
+    def measure(self, batch: list[tuple[str, str]], repeat: int,
+                reverse: frozenset[tuple[str, str]] = frozenset()
                 ) -> dict[tuple[str, str], tuple[float | None, str]]:
         """Run one batch at once, a failed test again up to :data:`ATTEMPTS` times; write the
-        rows; each test's rate (bit/s) or its last error."""
+        rows; each test's rate (bit/s) or its last error.  The pairs of ``reverse`` (iperf3)
+        run from a server on their sender to a client on their receiver (``-R``): a host
+        receives several of them at once (it serves one test at a time)."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         todo = list(batch)
         for _ in range(ATTEMPTS):
-            got = self._attempt(todo, repeat, len(batch))
+            got = self._attempt(todo, repeat, len(batch), reverse)
             out.update(got)
             todo = [pair for pair, (_, error) in got.items() if error and _interfered(error)]
             if not todo:
                 break
         return out
 
-    def _attempt(self, batch: list[tuple[str, str]], repeat: int, concurrent: int
+    def _attempt(self, batch: list[tuple[str, str]], repeat: int, concurrent: int,
+                 reverse: frozenset[tuple[str, str]] = frozenset()
                  ) -> dict[tuple[str, str], tuple[float | None, str]]:
         """One attempt of the tests of ``batch``, at once, each with a server of its own."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         o = self.options
-        down = self.serve([dst for _, dst in batch])
+
+        def ends(pair: tuple[str, str]) -> tuple[str, str]:
+            """The test's client and server hosts."""
+            return pair[::-1] if pair in reverse else pair
+
+        down = self.serve([ends(pair)[1] for pair in batch])
         sent: dict[int, tuple[str, str]] = {}
         for src, dst in batch:
-            if dst in down:
-                error = f"server on {dst}: {down[dst]}"
+            client, server = ends((src, dst))
+            if server in down:
+                error = f"server on {server}: {down[server]}"
                 self._write(src, dst, repeat, concurrent, {"start": time.time(), "end":
                                                            time.time(), "result":
                                                            {"error": error}})
@@ -431,11 +441,12 @@ class _Mesh:
                 continue
             self.next_id += 1
             sent[self.next_id] = (src, dst)
-            self.agents.peers[src].send({"cmd": "probe", "id": self.next_id, "tool": o.tool,
-                                         "dst": self.agents.address[dst], "port": self.port[dst],
-                                         "duration": o.duration, "parallel": o.parallel,
-                                         "omit": o.omit, "upper": o.upper,
-                                         "samples": o.samples})
+            self.agents.peers[client].send({"cmd": "probe", "id": self.next_id, "tool": o.tool,
+                                            "dst": self.agents.address[server],
+                                            "port": self.port[server], "duration": o.duration,
+                                            "parallel": o.parallel, "omit": o.omit,
+                                            "upper": o.upper, "samples": o.samples,
+                                            "reverse": (src, dst) in reverse})
         limit = (o.duration + o.omit + 30) if o.tool == "iperf3" else 240
         pending = dict(sent)
         deadline = time.monotonic() + limit
@@ -446,7 +457,7 @@ class _Mesh:
                 results.append(event)
 
         while pending and time.monotonic() < deadline:
-            got = self.agents.wait({src for src, _ in pending.values()}, "probed",
+            got = self.agents.wait({ends(pair)[0] for pair in pending.values()}, "probed",
                                    max(0.1, deadline - time.monotonic()), also)
             results.extend(got.values())
             if not results:
@@ -458,8 +469,9 @@ class _Mesh:
                     out[pair] = self._write(*pair, repeat, concurrent, event)
             results.clear()
         for s, d in pending.values():
-            error = (f"no result: the agent on {s} "
-                     + ("died" if not self.agents.peers[s].alive() else "did not answer"))
+            client = ends((s, d))[0]
+            error = (f"no result: the agent on {client} "
+                     + ("died" if not self.agents.peers[client].alive() else "did not answer"))
             self._write(s, d, repeat, concurrent, {"start": time.time(), "end": time.time(),
                                                    "result": {"error": error}})
             out[(s, d)] = (None, error)

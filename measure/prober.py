@@ -198,7 +198,8 @@ class Prober:
             omit = float(command.get("omit", 0))
             argv = iperf3_client(self.address, dst, port, duration=duration,
                                  parallel=int(command.get("parallel", 1)), omit=omit,
-                                 user=self.user, public_key=self._keys("public.pem"))
+                                 user=self.user, public_key=self._keys("public.pem"),
+                                 reverse=bool(command.get("reverse", False)))
             timeout = duration + omit + 20
             output = None
         else:

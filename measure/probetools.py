@@ -171,7 +171,7 @@ def iperf3_server(address: str, port: int, *, one_off: bool = False,
 
 def iperf3_client(source: str, destination: str, port: int, *, duration: int = 10,
                   parallel: int = 1, omit: int = 0, user: str | None = None,
-                  public_key: str | None = None) -> list[str]:
+                  public_key: str | None = None, reverse: bool = False) -> list[str]:
     """An iperf3 client test from ``source`` to ``destination``, JSON output.
 
     ``duration`` and ``omit`` are whole seconds: iperf3 reads ``-t 0.5`` as
@@ -186,6 +186,8 @@ def iperf3_client(source: str, destination: str, port: int, *, duration: int = 1
     'iperf3 -c 10.0.0.2 -p 5201 -B 10.0.0.1 -J -t 2 -P 4 -O 0'
     >>> iperf3_client("10.0.0.1", "10.0.0.2", 5201, user="run", public_key="k.pub")[-4:]
     ['--username', 'run', '--rsa-public-key-path', 'k.pub']
+    >>> iperf3_client("10.0.0.1", "10.0.0.2", 5201, reverse=True)[-1]
+    '-R'
     """
     if int(duration) != duration or duration < 1 or int(omit) != omit or omit < 0:
         raise ParameterError(f"iperf3 takes whole seconds: duration >= 1 and omit >= 0, got "
@@ -197,7 +199,7 @@ def iperf3_client(source: str, destination: str, port: int, *, duration: int = 1
                              "public key")
     if user is not None:
         argv += ["--username", user, "--rsa-public-key-path", str(public_key)]
-    return argv
+    return argv + (["-R"] if reverse else [])
 
 
 NETPIPE_DEFAULTS = {"upper": 128 * 1024, "samples": 5}  # bytes; repeats per message size

@@ -78,5 +78,5 @@ def test_host_level_networks_carry_the_links_over_every_host_pair(two_sites):
 def test_a_shared_link_naming_an_unknown_cluster_is_refused(two_sites):
     from dataclasses import replace
 
-    with pytest.raises(TomographyError, match="not two clusters"):
+    with pytest.raises(TomographyError, match="names an unknown cluster"):
         replace(two_sites, shared_links=[SharedLink("x", 1e6, [("w1", "nowhere")])])

@@ -59,15 +59,22 @@ def add_parser(msub: Any, fmt: Any) -> None:
                         "the launcher's)")
     g.add_argument("--hierarchy-level", type=positive_int, default=1, metavar="K",
                    help="the level whose clusters are measured (default 1, the finest)")
+    g.add_argument("--level", choices=("clusters", "hosts"), default="clusters",
+                   help="measure between the clusters (default), or between the hosts, "
+                        "each host a cluster of its own (as `multicast --level hosts` plans; "
+                        "the tests then grow with the hosts)")
     g.add_argument("--duration", type=positive_int, default=2, metavar="S",
                    help="seconds per test (default 2)")
     g.add_argument("--force", action="store_true", help="replace figures measured before")
     p.set_defaults(run=run)
 
 
-def figure_groups(hierarchy: Hierarchy, level: int
+def figure_groups(hierarchy: Hierarchy, level: int, *, hosts: bool = False
                   ) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
     """The clusters of ``level`` and the groups of them on the levels above.
+
+    With ``hosts``, every host is a cluster of its own (named after it), and
+    every level's clusters are groups: figures to plan between hosts.
 
     Examples
     --------
@@ -75,13 +82,18 @@ def figure_groups(hierarchy: Hierarchy, level: int
     >>> h = Hierarchy.from_partitions(list("abcd"), [[0, 0, 1, 2], [0, 0, 1, 1]])
     >>> figure_groups(h, 1)
     ({'L1C0': ('a', 'b'), 'L1C1': ('c',), 'L1C2': ('d',)}, {'L2C1': ['L1C1', 'L1C2']})
+    >>> figure_groups(h, 1, hosts=True)[1]
+    {'L1C0': ['a', 'b'], 'L2C1': ['c', 'd']}
     """
     from tomography.export.bandwidth import clusters_from
 
     level = min(level, hierarchy.depth)
     clusters = clusters_from(hierarchy, level=level)
+    first = level + 1
+    if hosts:
+        clusters, first = {h: (h,) for h in sorted(hierarchy.hosts)}, 1
     groups: dict[str, list[str]] = {}
-    for above in range(level + 1, hierarchy.depth + 1):
+    for above in range(first, hierarchy.depth + 1):
         for group in hierarchy.level(above):
             mine = set(group.hosts)
             members = [c for c, hosts in clusters.items() if set(hosts) <= mine]
@@ -93,7 +105,7 @@ def figure_groups(hierarchy: Hierarchy, level: int
 
 def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any,
                     dataset: Path, hierarchy: Hierarchy, level: int, *,
-                    duration: int = 2, force: bool = False) -> Path:
+                    duration: int = 2, force: bool = False, each_host: bool = False) -> Path:
     """Run :func:`measure.figures.run_figures` for ``dataset``'s clusters with a progress
     bar; say what it cost beside the broadcasts."""
     import time
@@ -101,7 +113,7 @@ def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: An
     from measure.figures import run_figures
     from tomography.model.dataset import read_measurement
 
-    clusters, groups = figure_groups(hierarchy, level)
+    clusters, groups = figure_groups(hierarchy, level, hosts=each_host)
     missing = sorted({h for hs in clusters.values() for h in hs} - set(hosts["host"]))
     if missing:
         raise ParameterError(f"the launcher's hosts are not the dataset's: "
@@ -126,7 +138,7 @@ def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: An
 
 def run(args: argparse.Namespace) -> int:
     """``tomography measure figures``."""
-    from tomography.cli.broadcasts import dataset_writer
+    from tomography.cli.broadcasts import dataset_writer, say_stopped, terminate_as_interrupt
     from tomography.cli.common import analysis
 
     comm, agent_status = mpi_world(args)
@@ -136,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError("measure figures writes into --dataset DIR (its figures/); "
                              "leave out -o")
     a = analysis(args, dataset=args.dataset)
+    terminate_as_interrupt(args.dataset / "figures", "figures")
     with ExitStack() as held:
         held.enter_context(dataset_writer(args.dataset / "figures"))
         hosts, transport, _ = open_launcher(args, held, comm)
@@ -146,6 +159,13 @@ def run(args: argparse.Namespace) -> int:
             checks = preflight(hosts, launch=transport, port=args.port, role="probe")
             print(format_checks(checks))
             return 0 if all(c.ok for c in checks) else 2
-        measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
-                        args.hierarchy_level, duration=args.duration, force=args.force)
+        try:
+            measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
+                            args.hierarchy_level, duration=args.duration, force=args.force,
+                            each_host=args.level == "hosts")
+        except KeyboardInterrupt:
+            say_stopped(f"interrupted; the tests run so far are in {args.dataset}/figures "
+                        "(figures.csv.part, probes.csv); run the same command with --force "
+                        "for whole figures")
+            return 130
     return 0

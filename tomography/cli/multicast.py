@@ -248,7 +248,8 @@ def _figures_wanted(args: argparse.Namespace, a: Any) -> bool:
 
     if args.bandwidth not in ("auto", "figures") or args.probes is not None:
         return False
-    clusters, _ = figure_groups(a.hierarchy, args.hierarchy_level)
+    clusters, _ = figure_groups(a.hierarchy, args.hierarchy_level,
+                                hosts=args.level == "hosts")
     if len(clusters) < 2 or has_figures(args.dataset, clusters):
         return False
     m = a.measurement
@@ -256,11 +257,12 @@ def _figures_wanted(args: argparse.Namespace, a: Any) -> bool:
 
 
 def _model(args: argparse.Namespace, static: list[str] | None = None,
-           figures: Path | None = None):
+           figures: Path | None = None, a: Any = None):
     """The Gauge model of ``--gauge`` or ``--dataset``, or None.
 
     None too when ``--dataset`` needs its figures measured first
-    (:func:`_figures_wanted`); once ``figures`` are measured, the model over them.
+    (:func:`_figures_wanted`); once ``figures`` are measured, the model over them
+    (``a``: the dataset's analysis, when made already).
 
     A dataset whose hierarchy level is one cluster is refused only when a
     method of ``static`` plans between clusters (a planner or
@@ -276,7 +278,7 @@ def _model(args: argparse.Namespace, static: list[str] | None = None,
         from tomography.cli.common import analysis
         from tomography.cli.export import gauge_model
 
-        a = analysis(args, dataset=args.dataset)
+        a = a if a is not None else analysis(args, dataset=args.dataset)
         if _figures_wanted(args, a) and figures is None:
             return None    # measured once the launcher is up (run)
         model = gauge_model(a, level=args.hierarchy_level,
@@ -426,8 +428,9 @@ def _measured_model(args: argparse.Namespace, hosts: pd.DataFrame,
     a = analysis(args, dataset=args.dataset)
     with dataset_writer(args.dataset / "figures"):
         figures = measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
-                                  args.hierarchy_level, force=True)
-    model = _model(args, static, figures)
+                                  args.hierarchy_level, force=True,
+                                  each_host=args.level == "hosts")
+    model = _model(args, static, figures, a)
     if args.root not in model.hosts:
         raise ParameterError(f"--root {args.root!r} is not a host of the plan "
                              f"({listed(sorted(model.hosts), 8)})")

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 from tomography.model.errors import TomographyError
 from tomography.model.units import parse_bandwidth
 
-__all__ = ["Network", "SharedLink", "lp_example", "four_host_example", "gridlab8"]
+__all__ = ["Network", "SharedLink", "checked_links", "lp_example", "four_host_example", "gridlab8"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ class Network:
                                       "Mbit/s, Gbit/s, MB/s, MiB/s, ... or '' for none") from None
         for array in (out_cap, in_cap, bandwidth):
             array.flags.writeable = False
-        object.__setattr__(self, "shared", _checked_links(self.shared, seen))
+        object.__setattr__(self, "shared", checked_links(self.shared, seen))
         object.__setattr__(self, "nodes", nodes)
         object.__setattr__(self, "out_capacity", out_cap)
         object.__setattr__(self, "in_capacity", in_cap)
@@ -216,8 +216,17 @@ class Network:
                                   f"{', '.join(self.nodes)}") from None
 
 
-def _checked_links(links: Sequence[SharedLink], nodes: set[str]) -> tuple[SharedLink, ...]:
-    """The shared links, each checked: a finite capacity >= 0, pairs of two known nodes."""
+def checked_links(links: Sequence[SharedLink], nodes: set[str], what: str = "node"
+                  ) -> tuple[SharedLink, ...]:
+    """The shared links, each checked: a finite capacity >= 0, pairs of two known ``what``s.
+
+    Examples
+    --------
+    >>> checked_links([SharedLink("x", 1, [("a", "a")])], {"a", "b"}, "cluster")
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.TomographyError: shared link 'x': pair a -> a names one cluster twice
+    """
     out = []
     for link in links:
         if not isinstance(link, SharedLink):
@@ -228,7 +237,7 @@ def _checked_links(links: Sequence[SharedLink], nodes: set[str]) -> tuple[Shared
         for a, b in link.pairs:
             if a not in nodes or b not in nodes or a == b:
                 raise TomographyError(f"shared link {link.name!r}: pair {a} -> {b} names "
-                                      + ("one node twice" if a == b else "an unknown node"))
+                                      + (f"one {what} twice" if a == b else f"an unknown {what}"))
         out.append(link)
     return tuple(out)
 

@@ -135,6 +135,9 @@ def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: P
                                   f"is not in the probe dataset ({len(unknown)} missing)")
         if source in ("auto", "probes"):
             return from_probes(mesh, clusters, host_pairs=host_pairs)
+    each = {h: (h,) for hs in clusters.values() for h in hs}   # figures between hosts
+    if host_pairs and has_figures(dataset, each) and source in ("auto", "figures"):
+        return from_figures(dataset, each)
     if source == "figures" or (source == "auto" and has_figures(dataset, clusters)):
         if dataset is None:
             raise TomographyError("--bandwidth figures needs the dataset's directory")

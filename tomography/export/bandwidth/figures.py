@@ -27,7 +27,10 @@ ROOT = "*"
 
 def _together(test: pd.DataFrame) -> float:
     """What a test's flows side by side carried: their bytes over the test's window, where
-    the run recorded them, else the sum of their rates."""
+    the run recorded them, else the sum of their rates; NaN when one of them failed (the
+    others then had its share)."""
+    if test["bits_per_second"].isna().any():
+        return float("nan")
     if {"bytes", "window_s"} <= set(test.columns) and test["bytes"].notna().all() \
             and test["window_s"].notna().all() and (test["window_s"] > 0).all():
         return float(8 * test["bytes"].sum() / test["window_s"].iloc[0])
@@ -95,7 +98,9 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
           two top-level nodes it joins; on the diagonal, the test inside;
         * shared links: each group whose flows out (in) together got less
           than its clusters' own capacities: one link at what they got, for
-          every pair leaving (entering) the group.
+          every pair leaving (entering) the group;
+        * host pairs, when every cluster is one host (figures measured
+          between hosts): the cluster pairs'.
 
     Raises
     ------
@@ -142,13 +147,14 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
         notes.append(f"{len(failed)} of {len(frame)} test flows failed: "
                      + "; ".join(f"{r.src} -> {r.dst}" for r in failed.head(3).itertuples()))
     ok = frame[frame["bits_per_second"].notna()]
+    whole = frame[~frame["test"].isin(failed["test"])]   # side by side: every flow ran
     inside = {c: float(g["bits_per_second"].median())
               for c, g in ok[ok["kind"] == "host"].groupby("node")}
     # what flows side by side got out of (into) each node: the tests whose every flow left
     # (entered) it; the largest, the test that filled its link best
     leaving: dict[str, float] = {}
     entering: dict[str, float] = {}
-    for _, test in ok[ok["kind"].isin(("out", "in"))].groupby("test"):
+    for _, test in whole[whole["kind"].isin(("out", "in"))].groupby("test"):
         total = _together(test)
         for node, mine in members.items():
             if node == ROOT:
@@ -209,7 +215,13 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
                                "of clusters, where they got less than its clusters' own "
                                "capacities"),
     }
+    pairs = None
+    if all(len(hs) == 1 for hs in measured.values()):   # hosts measured: their own figures
+        order = [index[next(c for c, hs in measured.items() if hs == (h,))] for h in hosts]
+        pairs = bandwidth[np.ix_(order, order)].copy()
+        np.fill_diagonal(pairs, np.nan)
+        sources["host_bandwidth"] = sources["cluster_bandwidth"]
     return BandwidthModel(measured, host_out=host_out, host_in=host_in,
                           cluster_out=cluster_out, cluster_in=cluster_in,
-                          cluster_bandwidth=bandwidth, sources=sources, shared_links=shared,
-                          notes=notes)
+                          cluster_bandwidth=bandwidth, host_bandwidth=pairs, sources=sources,
+                          shared_links=shared, notes=notes)

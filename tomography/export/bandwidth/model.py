@@ -10,7 +10,7 @@ import numpy as np
 
 from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.clusters import check_clusters
-from tomography.planning.network import SharedLink
+from tomography.planning.network import SharedLink, checked_links
 
 __all__ = ["SOURCE_KINDS", "FIGURES", "BASIS", "Source", "BandwidthModel"]
 
@@ -145,17 +145,8 @@ class BandwidthModel:
             raise TomographyError("the timestamp needs a time zone (e.g. datetime.now(timezone.utc))")
         self.notes = [str(note) for note in self.notes]
         if self.shared_links is not None:
-            self.shared_links = list(self.shared_links)
-            for link in self.shared_links:
-                if not isinstance(link, SharedLink):
-                    raise TomographyError(f"shared links must be SharedLink, got {link!r}")
-                if not np.isfinite(link.capacity) or link.capacity < 0:
-                    raise TomographyError(f"shared link {link.name!r}: capacity must be finite "
-                                          f"and >= 0, got {link.capacity}")
-                for a, b in link.pairs:
-                    if a not in self.clusters or b not in self.clusters or a == b:
-                        raise TomographyError(f"shared link {link.name!r}: pair {a} -> {b} is "
-                                              "not two clusters of the model")
+            self.shared_links = list(checked_links(self.shared_links, set(self.clusters),
+                                                   "cluster"))
 
     @property
     def basis(self) -> str:

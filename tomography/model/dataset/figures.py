@@ -24,11 +24,14 @@ row per flow, saying which test each flow belonged to and what it measured:
     start at the same instant, so their rates do not add up to what the
     link carried; their bytes over this window do.
 
-Written row by row, flushed, so that a stopped run keeps what it measured.
+Written row by row, flushed, to ``figures.csv.part``, renamed ``figures.csv``
+once every test ran: a stopped run keeps what it measured there (and in
+``probes.csv``), and no planner takes half the figures for all of them.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -110,7 +113,7 @@ def read_figures(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
 
 
 class FiguresWriter:
-    """Write ``figures.csv``, one flow at a time (each row flushed).
+    """Write ``figures.csv``, one flow at a time (each row flushed), whole at :meth:`close`.
 
     Examples
     --------
@@ -120,12 +123,14 @@ class FiguresWriter:
     >>> w.add({"round": 0, "test": 0, "kind": "pair", "node": "a", "src": "a1", "dst": "b1",
     ...        "src_cluster": "a", "dst_cluster": "b", "bits_per_second": 1e7, "bytes": 2500000,
     ...        "window_s": 2.0, "error": ""})
+    >>> w.close()
     >>> (d / "figures.csv").read_text().splitlines()[1]
     '0,0,pair,a,a1,b1,a,b,10000000.0,2500000,2.0,'
     """
 
     def __init__(self, directory: str | Path) -> None:
-        self.path = Path(directory) / "figures.csv"
+        self.done = Path(directory) / "figures.csv"
+        self.path = Path(directory) / "figures.csv.part"   # figures.csv once whole
         with open(self.path, "w", newline="", encoding="utf-8", opener=file_opener) as fh:
             csv_writer(fh).writerow(FIGURE_COLUMNS)
 
@@ -133,3 +138,9 @@ class FiguresWriter:
         """Append one flow (the columns of :data:`FIGURE_COLUMNS`)."""
         with open(self.path, "a", newline="", encoding="utf-8", opener=file_opener) as fh:
             csv_writer(fh).writerow(["" if row[c] is None else row[c] for c in FIGURE_COLUMNS])
+
+    def close(self) -> None:
+        """The run is whole: ``figures.csv.part`` becomes ``figures.csv``, which the
+        planners read (a stopped run leaves its flows in the ``.part`` file)."""
+        os.replace(self.path, self.done)
+        self.path = self.done
