@@ -26,12 +26,14 @@ __all__ = ["add_parser", "run", "figure_groups", "measure_figures"]
 FIGURES_EPILOG = """\
 The broadcasts found the clusters; a planner also needs what the links carry.
 After them, a few iperf3 tests between one representative host per cluster
-measure it: two hosts of each cluster (the hosts' capacity), each cluster
-pair alone on its path, and for each cluster and group of clusters, flows side
-by side out of it and into it (its local capacity; a link its pairs share when
-together they get less than alone). Tests whose paths share no link of the
-tree of clusters run at once, so the cost grows with the clusters, not the
-hosts: 11 rounds of 2 s for two sites of two clusters.
+measure it: two hosts of each cluster (the hosts' capacity); for each cluster
+and group of clusters, flows side by side out of it and into it, towards its
+siblings (its local capacity; a link all its pairs share, when together they
+get less than its clusters could send); one flow alone between the top-level
+groups. Tests that share no host and no link of the tree of clusters run at
+once, so the cost grows with the clusters, not the hosts: 7 rounds of 2 s for
+two sites of two clusters, whatever their size. --level hosts measures
+between the hosts instead (a grid whose sites are one host each).
 
 Written to DATASET/figures (figures.csv, the runs in probes.csv);
 `tomography export DATASET --format gauge` and `tomography multicast
@@ -40,7 +42,7 @@ Written to DATASET/figures (figures.csv, the runs in probes.csv);
 examples:
   tomography measure figures --testbed two-sites-demo --dataset run
   tomography measure figures --ssh hosts.csv --dataset run --hierarchy-level 2
-  mpiexec -n 21 tomography measure figures --mpi --dataset run"""
+  tomography measure figures --testbed gridlab-8 --dataset run --level hosts"""
 
 
 def add_parser(msub: Any, fmt: Any) -> None:

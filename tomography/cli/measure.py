@@ -79,7 +79,8 @@ def add_parser(sub: Any) -> None:
         "measure", help="measure hosts: BitTorrent broadcasts, or iperf3 / NetPIPE probes",
         formatter_class=fmt, description="Measure the hosts and write a measurement dataset: "
         "instrumented BitTorrent broadcasts (bittorrent), or the pairwise reference probes "
-        "(iperf3, netpipe).",
+        "(iperf3, netpipe); or, once broadcasts found the clusters, the figures a multicast "
+        "planner needs (figures).",
         epilog=MEASURE_EPILOG)
     p.set_defaults(run=run)
     msub = p.add_subparsers(dest="method", metavar="METHOD", required=True)
