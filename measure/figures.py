@@ -205,7 +205,7 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
                 groups: Mapping[str, Sequence[str]] | None = None, *, level: int = 1,
                 launch: Launcher | Transport = local, duration: int = DURATION,
                 max_flows: int = MAX_FLOWS, meta: dict[str, Any] | None = None,
-                overwrite: bool = False,
+                overwrite: bool = False, keep_transport: bool = False,
                 progress: Callable[[int, int], None] | None = None) -> Path:
     """Measure a planner's figures among ``hosts`` and write them into ``dataset/figures``.
 
@@ -226,6 +226,9 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
         Seconds of each iperf3 test.
     overwrite : bool
         Replace figures measured before.
+    keep_transport : bool
+        Leave the transport open for agents of another role once the figures are
+        measured (a multicast after them on the same MPI ranks).
     progress : callable, optional
         ``progress(done, total)`` after each round.
 
@@ -273,4 +276,7 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
             if progress is not None:
                 progress(index + 1, len(rounds))
         writer.close()
+        if keep_transport:   # the probe agents go, the transport stays for the next role
+            agents, run.agents = run.agents, None
+            agents.close(transport=False)
     return out

@@ -210,3 +210,36 @@ def test_multicast_over_a_dataset_without_figures_measures_them_first(tmp_path: 
     # the next run plans on the figures kept: nothing measured again
     assert main([*argv, "-o", str(tmp_path / "mc2")]) == 0
     assert "measuring them" not in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_under_mpiexec_the_figures_are_measured_then_the_multicast_runs(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    from tests.conftest import mpiexec
+    from tomography.model.dataset.multicast import read_multicasts
+    from tomography.model.dataset.write import write_measurement
+    from tomography.model.synthetic import planted_partition
+
+    name = socket.gethostname().split(".")[0]     # the ranks' hosts: NAME-1 ... NAME-4
+    run = tmp_path / "run"
+    write_measurement(planted_partition(4, 2, iterations=4, seed=0, ratio=8), run)
+    for path in run.glob("*.csv"):
+        text = path.read_text()
+        for i in range(4):
+            text = text.replace(f"h00{i}", f"{name}-{i + 1}")
+        path.write_text(text)
+    done = subprocess.run([mpiexec(), "-n", "5", TOMOGRAPHY, "multicast", "--mpi", "--network",
+                           "127.0.0.0/8", "--dataset", str(run), "--root", f"{name}-1",
+                           "--method", "balanced,chain-clusters", "--size", "1MiB",
+                           "--repeats", "1", "-o", str(tmp_path / "mc")],
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "measuring them on the run's hosts first" in done.stderr
+    assert (run / "figures" / "figures.csv").exists()    # the probe agents came and went...
+    meta, runs, _ = read_multicasts(tmp_path / "mc")     # ... and the multicast's followed
+    assert meta["launcher"] == "mpi" and runs["complete"].all()
+    assert {p["basis"] for p in meta["plans"].values()} == {"measured"}
+    for leftover in Path("/dev/shm").glob("mpich_shm_*"):
+        leftover.unlink(missing_ok=True)

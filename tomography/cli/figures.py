@@ -107,9 +107,11 @@ def figure_groups(hierarchy: Hierarchy, level: int, *, hosts: bool = False
 
 def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any,
                     dataset: Path, hierarchy: Hierarchy, level: int, *,
-                    duration: int = 2, force: bool = False, each_host: bool = False) -> Path:
+                    duration: int = 2, force: bool = False, each_host: bool = False,
+                    keep_transport: bool = False) -> Path:
     """Run :func:`measure.figures.run_figures` for ``dataset``'s clusters with a progress
-    bar; say what it cost beside the broadcasts."""
+    bar; say what it cost beside the broadcasts.  ``keep_transport``: agents of another
+    role follow on the same transport (``multicast --dataset``)."""
     import time
 
     from measure.figures import run_figures
@@ -125,6 +127,7 @@ def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: An
     try:
         out = run_figures(hosts, dataset, clusters, groups, level=min(level, hierarchy.depth),
                           launch=transport, duration=duration, overwrite=force,
+                          keep_transport=keep_transport,
                           progress=lambda done, total: bar.set(done, total=total))
     finally:
         bar.close()

@@ -429,7 +429,7 @@ def _measured_model(args: argparse.Namespace, hosts: pd.DataFrame,
     with dataset_writer(args.dataset / "figures"):
         figures = measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
                                   args.hierarchy_level, force=True,
-                                  each_host=args.level == "hosts")
+                                  each_host=args.level == "hosts", keep_transport=True)
     model = _model(args, static, figures, a)
     if args.root not in model.hosts:
         raise ParameterError(f"--root {args.root!r} is not a host of the plan "
