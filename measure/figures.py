@@ -115,10 +115,14 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
     members, children = figure_tree(names, groups)
     hosts = {c: sorted(hs) for c, hs in clusters.items()}
 
+    def interleaved(lists: list[list[str]]) -> list[str]:
+        """The first of each list, then the second of each, ..."""
+        return [h for i in range(max(map(len, lists))) for hs in lists for h in hs[i:i + 1]]
+
     def spread(node: str, last: bool = False) -> list[str]:
-        """The hosts of a node, one of each of its clusters in turn."""
-        inside = [hosts[c][::-1] if last else hosts[c] for c in names if c in members[node]]
-        return [h for i in range(max(map(len, inside))) for hs in inside for h in hs[i:i + 1]]
+        """The hosts of a node, one of each of its clusters in turn (from the last host)."""
+        return interleaved([hosts[c][::-1] if last else hosts[c] for c in names
+                            if c in members[node]])
 
     where = {h: c for c, hs in hosts.items() for h in hs}
     tests = [FigureTest("host", c, ((hs[0], hs[1], c, c),)) for c, hs in hosts.items()
@@ -128,9 +132,7 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
             continue
         for kid in kids:   # flows side by side out of it, and into it, from its siblings
             sources = spread(kid)
-            there = [h for i in range(len(names) * max(map(len, hosts.values())))
-                     for other in kids if other != kid
-                     for h in spread(other, last=True)[i:i + 1]]
+            there = interleaved([spread(other, last=True) for other in kids if other != kid])
             count = min(max_flows, len(there))
             out = tuple((sources[i % len(sources)], there[i]) for i in range(count))
             for kind, flows in (("out", out), ("in", tuple((d, s) for s, d in out))):
@@ -139,8 +141,9 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
                 tests.append(FigureTest(kind, kid, tuple(
                     (s, d, where[s], where[d]) for s, d in flows)))
         if parent == ROOT:  # one flow alone across the widest links
-            tests += [FigureTest("pair", a, ((spread(a)[0], spread(b)[0],
-                                              where[spread(a)[0]], where[spread(b)[0]]),))
+            first = {kid: spread(kid)[0] for kid in kids}
+            tests += [FigureTest("pair", a, ((first[a], first[b], where[first[a]],
+                                              where[first[b]]),))
                       for a in kids for b in kids if a != b]
     above = {c: [x for x, mine in members.items() if c in mine and x != ROOT] for c in names}
 
