@@ -5,23 +5,23 @@ group (the hierarchy); they do not say what a link carries.  A planner needs
 that: the hosts' capacity, each cluster pair's bandwidth, and which pairs
 share a link.  Hosts of a bandwidth cluster are alike, so one representative
 of each cluster (and of each group of clusters) stands for all, and the
-tests grow with the clusters, not the hosts.  With ``k`` clusters:
+tests grow with the clusters, not the hosts.  On the tree of clusters (the
+clusters, the groups of them on the hierarchy's higher levels, the whole
+network):
 
 ``host``
-    In each cluster of two hosts or more, its first host to its second and
-    back: the hosts' capacity (the path inside a cluster is its hosts'
-    network cards).  Every cluster at once: two rounds.
-``pair``
-    The first host of cluster A to the first of B, alone on its path:
-    ``k (k - 1)`` tests, packed into rounds of tests whose paths share no
-    link of the tree of clusters (the pairs inside each group at once).
+    In each cluster of two hosts or more, its first host to its second: the
+    hosts' capacity (the path inside a cluster is its hosts' network cards).
 ``out``, ``in``
-    For each cluster and each group of clusters below the whole network:
-    flows side by side from its hosts to hosts in up to ``MAX_FLOWS`` other
-    clusters (or back).  Together they get the node's local capacity; when
-    they get less than the sum of their pairs alone, the pairs leaving the
-    node share a link of that capacity (the concurrency test, once per
-    node of the tree instead of once per two clusters).
+    For each node with siblings, up to ``MAX_FLOWS`` flows side by side from
+    its hosts to its siblings' hosts (``out``) and back (``in``; with one
+    sibling, the sibling's ``out``).  Together they get the node's local
+    capacity; when a group's flows get less than its clusters could send, its
+    pairs share a link of that capacity (the concurrency test, once per node
+    of the tree instead of once per two clusters).
+``pair``
+    One flow alone between every two top-level nodes: what one connection
+    gets across the widest links.
 
 :func:`figure_tests` chooses the tests and their rounds (pure; tested
 without a network), :func:`run_figures` runs them on any launcher and writes
@@ -48,11 +48,10 @@ from tomography.model.errors import ParameterError
 __all__ = ["FigureTest", "figure_tests", "run_figures", "MAX_FLOWS", "DURATION"]
 
 MAX_FLOWS = 8
-"""Flows side by side in an ``out`` or ``in`` test, at most (one per other cluster)."""
+"""Flows side by side in an ``out`` or ``in`` test, at most."""
 
 DURATION = 2
 """Seconds of one iperf3 test (whole seconds, iperf3's ``-t``)."""
-
 
 
 @dataclass(frozen=True)

@@ -371,7 +371,12 @@ def run(args: argparse.Namespace) -> int:
     parallel = _parallel(args.parallel)   # read once, refused before anything starts
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
-    model = _model(args, static) if not args.check else None   # a bad plan source fails before any start
+    planned = None   # the dataset's analysis, made once
+    if args.dataset is not None and static and not args.check:
+        from tomography.cli.common import analysis
+
+        planned = analysis(args, dataset=args.dataset)
+    model = _model(args, static, a=planned) if not args.check else None   # a bad plan source fails before any start
     terminate_as_interrupt(args.output, "multicasts")
     with ExitStack() as held:
         if not args.check and args.output is not None:  # one writer, before anything starts
@@ -391,7 +396,7 @@ def run(args: argparse.Namespace) -> int:
                 raise TomographyError("-o/--output DIR is needed (or --check for the "
                                       "preflight alone)")
             if model is None and args.dataset is not None and static:
-                model = _measured_model(args, hosts, transport, static)
+                model = _measured_model(args, hosts, transport, static, planned)
             from tomography.planning.deliveries import deliveries
 
             left_out: dict[str, str] = {}
@@ -417,15 +422,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _measured_model(args: argparse.Namespace, hosts: pd.DataFrame,
-                    transport: Any, static: list[str]):
-    """Measure ``--dataset``'s figures on the run's own hosts, then its model over them."""
+                    transport: Any, static: list[str], a: Any):
+    """Measure ``--dataset``'s figures on the run's own hosts, then its model over them
+    (``a``: the dataset's analysis)."""
     from tomography.cli.broadcasts import dataset_writer
-    from tomography.cli.common import analysis
     from tomography.cli.figures import measure_figures
 
     print(f"note: {args.dataset} has no figures for its clusters: measuring them on the "
           "run's hosts first (tomography measure figures)", file=sys.stderr)
-    a = analysis(args, dataset=args.dataset)
     with dataset_writer(args.dataset / "figures"):
         figures = measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
                                   args.hierarchy_level, force=True,

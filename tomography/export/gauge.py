@@ -43,7 +43,8 @@ extension of den Burger's Gauge: the links that several cluster pairs cross,
 each with one capacity for all of them.  Den Burger's model cannot express
 them (it gives every pair its bandwidth alone); a reader that ignores the
 element over-predicts trees that cross such a link side by side, and a
-model that has none to say, but was not looked at for them, writes none.  Each group states its ``unit`` (rates in ``bit/s``,
+model that has none to say, but was not looked at for them, writes none.
+Each group states its ``unit`` (rates in ``bit/s``,
 ``kbit/s``, ``Mbit/s``, ``Gbit/s``, ``B/s``, ``KiB/s``, ``MiB/s`` or
 ``GiB/s``; the "MB/s" of den Burger's tables, MB = 2^20 bytes, is
 ``MiB/s``; delays in ``s``, ``ms``, ``us`` or ``ns``) and the ``source``

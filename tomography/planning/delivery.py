@@ -471,7 +471,8 @@ def chain_prediction(network: Network, order: Sequence[str], cluster_of: Mapping
         best = min(best, network.in_capacity[network.index(node)]
                    / sum(1 for _, b in hops if b == node))
     for link in network.shared:
-        crossing = sum(1 for hop in hops if hop in set(link.pairs))
+        pairs = set(link.pairs)
+        crossing = sum(1 for hop in hops if hop in pairs)
         if crossing:
             best = min(best, link.capacity / crossing)
     return float(best)
