@@ -14,7 +14,8 @@ Prints, as Markdown for ``benchmarks/RESULTS.md``, per network and planner the
 prediction, what it rests on, the achieved throughput (median of ``--repeats``) and
 achieved/predicted, and the figures' cost.  Networks: the built-in ``two-sites-demo`` and
 ``gridlab-8``, and two defined here: ``regions-3`` (the loop benchmark's three levels) and
-``shuffled-sites`` (two sites of two clusters, host names in no order).  GridLab is planned
+``shuffled-sites`` (two sites of two clusters, host names in no order; ``shuffled-sites-32``,
+the same with 32 hosts).  ``--cost-only`` stops after step 2 and prints the times.  GridLab is planned
 between hosts (``--level hosts``: its sites are one host each).  Needs root; about 10
 minutes a network.
 
@@ -22,6 +23,8 @@ Run::
 
     sudo .venv/bin/python benchmarks/prediction_accuracy.py
     sudo .venv/bin/python benchmarks/prediction_accuracy.py --networks two-sites-demo --repeats 1
+    sudo .venv/bin/python benchmarks/prediction_accuracy.py --cost-only \
+        --networks two-sites-demo,shuffled-sites,regions-3,gridlab-8,shuffled-sites-32
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ def _run(argv: list[str], log: Path) -> float:
 
 def _topology(name: str, out: Path) -> str:
     """A topology argument: a built-in name, or a file written for the networks defined here."""
-    spec = {"regions-3": REGIONS, "shuffled-sites": shuffled_network(5, seed=3)}.get(name)
+    spec = {"regions-3": REGIONS, "shuffled-sites": shuffled_network(5, seed=3),
+            "shuffled-sites-32": {**shuffled_network(8, seed=3), "name": "shuffled-sites-32"}
+            }.get(name)
     if spec is None:
         return name
     path = out / f"{name}.yaml"
@@ -117,6 +122,8 @@ def one_network(name: str, out: Path, args) -> dict:
         figures = json.loads((run / "figures" / "meta.json").read_text())["figures"]
         result["clusters"] = len(figures["clusters"])
         result["rounds"] = figures["rounds"]
+        if args.cost_only:
+            return result
         common = ["multicast", *bed, "--root", root, "--size", args.size,
                   "--repeats", str(args.repeats), "--force"]
         _run([*common, "--dataset", str(run), *level, "--max-nodes", "8",
@@ -150,8 +157,8 @@ def from_logs(name: str, out: Path) -> dict:
             "measured": _table(out / "measured"), "true": _table(out / "true")}
 
 
-def report(results: list[dict], args, seconds: float) -> None:
-    print("### Predicted against achieved, from measured and from true figures\n")
+def cost_table(results: list[dict], seconds: float) -> None:
+    """The figures' time beside the broadcasts', per network."""
     print(f"Command: `{command_line()}`  ")
     print(machine_line(["numpy", "scipy", "libtorrent"])
           + (f" {seconds / 60:.0f} min." if seconds else "") + "\n")
@@ -163,6 +170,11 @@ def report(results: list[dict], args, seconds: float) -> None:
               f"{r['broadcast_s']:.0f} ({r['broadcast_wall_s']:.0f} wall) | {r['rounds']}, "
               f"{r['figures_wall_s']:.0f} | {r['figures_wall_s'] / r['broadcast_wall_s']:.2f} |")
     print()
+
+
+def report(results: list[dict], args, seconds: float) -> None:
+    print("### Predicted against achieved, from measured and from true figures\n")
+    cost_table(results, seconds)
     for r in results:
         measured, true = r["measured"], r["true"]
         best = measured["achieved"].max()
@@ -199,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="8MiB", help="multicast payload (8MiB)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("/tmp/prediction-accuracy"))
+    parser.add_argument("--cost-only", action="store_true",
+                        help="measure the broadcasts and the figures only, and print their "
+                             "times (no multicast)")
     parser.add_argument("--report-only", action="store_true",
                         help="print the report of networks run before into --out")
     args = parser.parse_args(argv)
@@ -212,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.networks.split(","):
         results.append(one_network(name, args.out / name, args))
         print(f"{name} done, {time.time() - started:.0f} s so far", file=sys.stderr, flush=True)
-    report(results, args, time.time() - started)
+    if args.cost_only:
+        cost_table(results, time.time() - started)
+    else:
+        report(results, args, time.time() - started)
     return 0
 
 

@@ -59,12 +59,13 @@ from measure.concurrency import ConcurrencyTest, verdict
 from measure.coordinator import AgentGroup, checked_agents, host_frame, transport_of
 from measure.preflight import HostCheck
 from measure.probetools import (IPERF3_DEFAULTS, NETPIPE_DEFAULTS, Credentials, hockney_fit,
-                                iperf3_credentials)
+                                iperf3_credentials, parse_netpipe)
 from measure.session import Run, Summary
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.model.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
 from tomography.model.dataset.concurrency import CONCURRENCY_COLUMNS, ConcurrencyWriter
+from tomography.model.dataset.iperf3 import parse_iperf3
 from tomography.model.dataset.lock import DIR_MODE, file_opener
 from tomography.model.dataset.meta import refuse_other_run
 from tomography.model.dataset.validation import read_csv
@@ -479,7 +480,7 @@ class _Mesh:
 
     def _write(self, src: str, dst: str, repeat: int, concurrent: int,
                event: dict[str, Any]) -> tuple[float | None, str]:
-        result = event.get("result", {})
+        result = _result(self.options.tool, event)
         error = result.get("error", "")
         row: dict[str, Any] = {"src": src, "dst": dst, "tool": self.options.tool,
                                "streams": self.options.parallel if self.options.tool ==
@@ -517,6 +518,31 @@ class _Mesh:
         self.writer.add_probe(row)
         self.last[(src, dst)] = {**row, "end": float(event["end"])}
         return (None if error else row.get("bits_per_second")), error
+
+
+def _result(tool: str, event: dict[str, Any]) -> dict[str, Any]:
+    """A ``probed`` event's figures, read from the tool's output the agent sent (the agents
+    stay light: they parse nothing); ``error`` is "" when the test ran.
+
+    Examples
+    --------
+    >>> _result("iperf3", {"error": "timeout after 22 s", "raw": ""})
+    {'error': 'timeout after 22 s'}
+    >>> _result("netpipe", {"raw": "1 0.5 0.001" + chr(10) + "2 0.9 0.002"})["curve"]
+    [[1.0, 0.001, 524288.0], [2.0, 0.002, 943718.4]]
+    >>> _result("netpipe", {"raw": "garbage"})["error"]
+    "NetPIPE output line 1 is not 'bytes Mbps seconds': 'garbage'"
+    """
+    if "result" in event:   # a failure the coordinator wrote itself
+        return event["result"]
+    if event.get("error"):
+        return {"error": str(event["error"])}
+    if tool == "iperf3":
+        return parse_iperf3(str(event.get("raw", "")))
+    try:
+        return {"curve": parse_netpipe(str(event.get("raw", ""))).tolist(), "error": ""}
+    except ProbeError as exc:
+        return {"error": str(exc)}
 
 
 def _start(run: Run, frame: pd.DataFrame, options: MeshOptions, launch: Launcher | Transport,

@@ -21,8 +21,10 @@ MPI), it speaks the agents' JSON-lines protocol (``hello``, ``clock``,
 ``{"cmd": "probe", "id": k, "tool":    run one test from this host to ``dst``
 T, "dst": IP, "port": P, "duration":   (in a thread: several may run at once);
 s, "parallel": n, "omit": s,           answer ``{"event": "probed", "id": k,
-"upper": bytes, "samples": n}``        "start": t0, "end": t1, "result": {...},
-                                       "raw": text}``.
+"upper": bytes, "samples": n}``        "start": t0, "end": t1, "raw": text}``
+                                       (iperf3's JSON, NetPIPE's output file),
+                                       with ``"error"`` when the tool failed;
+                                       the coordinator reads the figures.
 ``{"cmd": "unserve", "tool": T}``      stop T's server.
 =====================================  ==========================================
 
@@ -30,7 +32,8 @@ s, "parallel": n, "omit": s,           answer ``{"event": "probed", "id": k,
 ``missing`` (the tools the run needs that are not there) and
 ``iperf3_auth`` (whether this iperf3 can check credentials: 3.5 or later,
 built with OpenSSL).  It needs no
-libtorrent: neither this module nor :mod:`measure.agent` imports it.
+libtorrent, numpy or pandas: neither this module nor :mod:`measure.agent`
+imports them, so that tens of agents start at once on a small machine.
 """
 
 from __future__ import annotations
@@ -47,8 +50,7 @@ from typing import Any, TextIO
 from measure.agent import (Send, check_address, event_sender, hello_event, host_facts, serve,
                            work_directory)
 from measure.probetools import (Credentials, iperf3_client, iperf3_server, netpipe_receiver,
-                                netpipe_transmitter, parse_netpipe)
-from tomography.model.dataset.iperf3 import parse_iperf3
+                                netpipe_transmitter)
 
 __all__ = ["TOOLS", "tool_versions", "iperf3_authenticates", "Prober", "serve_probes",
            "add_arguments", "run"]
@@ -229,22 +231,17 @@ class Prober:
         event: dict[str, Any] = {"event": "probed", "id": command["id"], "start": start,
                                  "end": end}
         if timed_out:
-            event["result"] = {"error": f"timeout after {timeout:g} s"}
+            event["error"] = f"timeout after {timeout:g} s"
             event["raw"] = stdout
         elif tool == "iperf3":
-            event["result"], event["raw"] = parse_iperf3(stdout), stdout
+            event["raw"] = stdout
         else:
             text = output.read_text() if output is not None and output.exists() else ""
             if output is not None:
                 output.unlink(missing_ok=True)
             if proc.returncode != 0 or not text.strip():
-                event["result"] = {"error": f"NPtcp exited with status {proc.returncode}: "
-                                   f"{(stderr or stdout).strip()[-200:]}"}
-            else:
-                try:
-                    event["result"] = {"curve": parse_netpipe(text).tolist(), "error": ""}
-                except ValueError as exc:
-                    event["result"] = {"error": str(exc)}
+                event["error"] = (f"NPtcp exited with status {proc.returncode}: "
+                                  f"{(stderr or stdout).strip()[-200:]}")
             event["raw"] = text
         return event
 

@@ -27,10 +27,12 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tomography.model.errors import ParameterError, ProbeError
+
+if TYPE_CHECKING:   # numpy loads where curves are read (the coordinator), not in the agents
+    import numpy as np
 
 __all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "Credentials", "iperf3_credentials",
            "iperf3_server", "iperf3_client",
@@ -262,6 +264,8 @@ def parse_netpipe(text: str) -> np.ndarray:
         rows.append((size, seconds, mbps * 2**20))
     if not rows:
         raise ProbeError("NetPIPE wrote no measurement")
+    import numpy as np
+
     return np.array(rows)
 
 
@@ -283,11 +287,14 @@ def hockney_fit(curve: np.ndarray) -> tuple[float, float]:
 
     Examples
     --------
+    >>> import numpy as np
     >>> m = np.array([1, 16, 64, 1e3, 1e4, 1e5, 1e6, 2e6, 4e6])
     >>> alpha, beta = hockney_fit(np.c_[m, 50e-6 + m * 8 / 1e9])   # 50 us, 1 Gbit/s
     >>> round(alpha * 1e6, 3), round(8 / beta / 1e9, 3)
     (50.008, 1.0)
     """
+    import numpy as np
+
     sizes, times = curve[:, 0], curve[:, 1]
     if len(sizes) < 3:
         raise ProbeError("a Hockney fit needs at least three message sizes")

@@ -84,3 +84,11 @@ def test_a_peer_starts_without_pandas_or_numpy() -> None:
     _, loaded = _import("measure.peer")
     assert "libtorrent" in loaded
     assert not loaded & {"pandas", "numpy"}, sorted(loaded & {"pandas", "numpy"})
+
+
+def test_the_probe_agent_loads_no_numeric_library() -> None:
+    # tens of probe agents start at once on a host of a few cores: each one is a
+    # Python process, and NumPy, pandas and networkx cost 0.6 s of CPU apiece
+    _, loaded = _import("measure.prober")
+    heavy = loaded & {"numpy", "pandas", "networkx", "libtorrent"}
+    assert not heavy, f"import measure.prober loads {sorted(heavy)}"
