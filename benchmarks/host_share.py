@@ -118,10 +118,10 @@ def analyse(topo: Topology, path: Path, connections: int, t0: float, real: bool 
     # the contrast at the link in question: the first two truth clusters (A and B, the
     # first pod's racks, N2's R1R2 and R3R4), pairs inside them against pairs between them
     first, second = sorted(set(finest))[:2]
-    pairs = list(zip(edges["src"], edges["dst"]))
+    pairs = list(zip(edges["source"], edges["target"]))
     inside = np.array([truth[a] == truth[b] in (first, second) for a, b in pairs])
     between = np.array([{truth[a], truth[b]} == {first, second} for a, b in pairs])
-    w = edges["w_n"].to_numpy()
+    w = edges["weight"].to_numpy()
     contrast = f"{w[inside].mean() / w[between].mean():.2f}"
     return (f"| {topo.name}{' (testbed)' if real else ''} | {connections} | {len(set(finest))} | "
             f"{len(set(reveal))} | {flat.n_clusters} (NMI {nmi(finest, flat.labels):.2f} / "

@@ -108,9 +108,9 @@ def pair_weights(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
     m = read_measurement(path)
     edges = m.edges()
-    w = edges["w_n"].to_numpy()
+    w = edges["weight"].to_numpy()
     cluster = {h: m.labels.get(h, "") for h in m.host_names}
-    same = np.array([cluster[a] == cluster[b] for a, b in zip(edges["src"], edges["dst"])])
+    same = np.array([cluster[a] == cluster[b] for a, b in zip(edges["source"], edges["target"])])
     return w / w.mean(), same
 
 

@@ -26,7 +26,7 @@ from cluster.parallel import effective_jobs, fork_map
 from tomography.model.dataset import Measurement
 from tomography.model.errors import ParameterError
 from tomography.model.hierarchy import Hierarchy
-from tomography.model.truth_labels import labels_at_depth, truth_depth
+from tomography.model.truth_labels import as_truth, labels_at_depth, truth_depth
 from tomography.model.weights import mean_weights, rounds
 
 __all__ = ["nmi", "overlapping_nmi", "hierarchy_nmi", "convergence", "partition_to_cover"]
@@ -182,7 +182,7 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
     Parameters
     ----------
     hierarchy : Hierarchy
-    truth : dict of host to label path (``site/cluster``)
+    truth : mapping host -> label path (``site/cluster``), Measurement or truth file
 
     Returns
     -------
@@ -209,9 +209,10 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
     2      3            1  1.00           1      1.00
     """
     hosts = hierarchy.hosts
-    if not isinstance(truth, dict):
-        raise ParameterError(f"truth: expected a dict of host -> label path (m.labels), got "
-                             f"{type(truth).__name__}")
+    truth = as_truth(truth)
+    if truth is None:
+        raise ParameterError("truth: give the ground truth, e.g. truth=m (the dataset's "
+                             "labels)")
     missing = [h for h in hosts if h not in truth]
     if missing:
         raise ParameterError(f"truth: host {missing[0]!r} of the hierarchy has no label")
@@ -248,7 +249,7 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
     Parameters
     ----------
     measurement : Measurement
-    truth : dict of host to label path
+    truth : mapping host -> label path, Measurement, "labels" (the dataset's) or truth file
     iterations : int, optional
         Largest ``n``; all iterations by default.
     engine : str, default "igraph"
@@ -283,6 +284,10 @@ def convergence(measurement: Measurement, truth: dict[str, str], *,
     total = rounds(measurement)  # iterations, or a probe dataset's repeats
     last = total if iterations is None else min(iterations, total)
     hosts = measurement.host_names
+    truth = as_truth(truth, measurement)
+    if not truth:
+        raise ParameterError("truth: the dataset has no labels; give the ground truth (a "
+                             "mapping host -> label path, or a truth file)")
     flat_truth = labels_at_depth(truth, truth_depth(truth), hosts)
 
     def row_of(n: int) -> dict[str, float]:

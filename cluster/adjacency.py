@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Hashable
 
@@ -26,17 +27,20 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
 
     Parameters
     ----------
-    graph : sparse array or matrix, ndarray, pandas.DataFrame, networkx.Graph, EdgeWeights or Measurement
+    graph : sparse array or matrix, ndarray, pandas.DataFrame, networkx.Graph, EdgeWeights, Measurement or path
         Square, symmetric, finite and non-negative weights.  The diagonal
-        holds self-loops.  A dataset gives its ``w_n`` (a probe dataset its
-        bandwidths) in its host order.  A networkx graph is read in sorted node order with
-        its ``weight`` attribute; a square DataFrame whose
-        index and columns name the same hosts in its row order; an
+        holds self-loops.  A dataset (or its directory) gives its ``w_n`` (a
+        probe dataset its bandwidths) in its host order.  A networkx graph is
+        read in sorted node order with its ``weight`` attribute; a square
+        DataFrame whose index and columns name the same hosts in its row
+        order; any other DataFrame as an edge list
+        (:func:`tomography.model.interop.from_pandas`: ``m.edges()``,
+        ``networkx.to_pandas_edgelist(g)``); an
         :class:`tomography.model.interop.EdgeWeights` (or anything with ``matrix``
         and ``hosts``) in its own host order.
     weight : str or None, default "weight"
         The edge attribute of a networkx graph that holds the weight, as in
-        networkx; None reads every edge as 1.  A graph whose edges lack it
+        networkx (or an edge list's weight column); None reads every edge as 1.  A graph whose edges lack it
         but carry another number is refused
         (:func:`tomography.model.interop.check_weight_attribute`).
 
@@ -72,13 +76,18 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
         from tomography.model.weights import mean_weights
 
         return checked_matrix(mean_weights(graph), graph.host_names), graph.host_names
+    if isinstance(graph, (str, os.PathLike)):   # a dataset directory, as analyze() takes
+        from tomography.model.dataset import read_measurement
+
+        return as_adjacency(read_measurement(graph), weight=weight)
     if pandas is not None and isinstance(graph, pandas.DataFrame):
         if graph.shape[0] != graph.shape[1] or list(graph.index) != list(graph.columns):
-            raise GraphError("a DataFrame must be a square adjacency whose index and columns "
-                             "name the same hosts in the same order; for an edge list (one "
-                             "row per pair) use tomography.model.interop.from_pandas(df, ...)")
-        nodes = list(graph.index)
-        graph = graph.to_numpy(dtype=float)
+            from tomography.model.interop import from_pandas   # an edge list
+
+            graph = from_pandas(graph, weight=None if weight == "weight" else weight)
+        else:
+            nodes = list(graph.index)
+            graph = graph.to_numpy(dtype=float)
     if hasattr(graph, "matrix") and hasattr(graph, "hosts"):
         nodes = list(graph.hosts)
         matrix = sparse.csr_array(graph.matrix)
@@ -108,11 +117,20 @@ def weight_unit_of(graph: Any) -> dict[str, str]:
     --------
     >>> from tomography.model.interop import from_pandas
     >>> import pandas as pd
-    >>> df = pd.DataFrame({"src": ["a"], "dst": ["b"], "weight": [9.0]})
+    >>> df = pd.DataFrame({"source": ["a"], "target": ["b"], "weight": [9.0]})
     >>> weight_unit_of(from_pandas(df, unit="Mbit/s")), weight_unit_of(np.eye(2))
     ({'weight_unit': 'Mbit/s'}, {})
+    >>> df.attrs["unit"] = "Mbit/s"
+    >>> weight_unit_of(df)
+    {'weight_unit': 'Mbit/s'}
     """
-    unit = getattr(graph, "unit", None)
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(graph, pandas.DataFrame):
+        from tomography.model.interop import edge_unit
+
+        unit = edge_unit(graph)
+    else:
+        unit = getattr(graph, "unit", None)
     return {"weight_unit": unit} if isinstance(unit, str) and unit != "weight" else {}
 
 

@@ -201,17 +201,12 @@ class Analysis:
     def truth(self) -> dict[str, str]:
         """The ground truth (host to label path) that :func:`analyze` was given, checked
         to label every host; ``{}`` when none was given."""
-        from tomography.model.truth_labels import read_truth_file
+        from tomography.model.truth_labels import as_truth
 
         source = self.truth_source
         if source is None:
             return {}
-        if isinstance(source, dict):
-            labels = source
-        elif isinstance(source, str) and source == "labels":
-            labels = self.measurement.labels
-        else:
-            labels = read_truth_file(source)
+        labels = as_truth(source, self.measurement)
         if not labels:
             raise TomographyError("no ground truth: hosts.csv has no labels; give a truth "
                                   "file (a CSV with columns host,label)")
@@ -407,9 +402,12 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
         best partition; 0: the hosts).
     flat_level : {"best", "finest"}, default "best"
         Louvain dendrogram level of :attr:`Analysis.flat`.
-    truth : dict, "labels" or path, optional
-        The ground truth for :attr:`Analysis.accuracy`: host to label path,
-        ``"labels"`` for the dataset's own labels, or a CSV file ``host,label``.
+    truth : mapping, Measurement, "labels" or path, optional
+        The ground truth for :attr:`Analysis.accuracy`: host to label path
+        (a mapping or pandas Series), a dataset (its labels), ``"labels"`` for
+        the analysed dataset's own labels, or a CSV file ``host,label``; the
+        same forms as every ``truth=`` of the toolkit
+        (:func:`tomography.model.truth_labels.as_truth`).
     topology, host_connections
         Deprecated, ignored: which truth levels the broadcasts show is judged
         on the data (:attr:`Analysis.observability`), not on a model of the
@@ -466,6 +464,10 @@ def analyze(data: "Measurement | str | os.PathLike[str]", *, iterations: int | N
         warnings.warn("analyze(topology=, host_connections=) is ignored: which truth levels "
                       "the broadcasts show is judged on the data (Analysis.observability)",
                       FutureWarning, stacklevel=2)
+    if truth is not None and not isinstance(truth, (str, os.PathLike)):
+        from tomography.model.truth_labels import as_truth
+
+        truth = as_truth(truth)   # refused now, not at first use, when it is no truth
     extra = {"truth_source": truth}
     notes: list[str] = []
     if is_probe_dataset(m):

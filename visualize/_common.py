@@ -4,6 +4,7 @@ confidences."""
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
@@ -12,7 +13,8 @@ import numpy as np
 
 from tomography.model.errors import ParameterError
 
-__all__ = ["natural_key", "cluster_map", "truth_summary", "truth_labels", "group_order",
+__all__ = ["natural_key", "cluster_map", "truth_summary", "truth_labels", "dataset_of",
+           "analysed", "group_order",
            "weight_input"]
 
 
@@ -175,9 +177,11 @@ def weight_input(data: Any, hosts: Sequence[str] | None, *, weight: str | None,
     """
     from tomography.model.interop import as_weights
 
+    if isinstance(data, (str, os.PathLike)):
+        data = dataset_of(data, "a figure")
     w = as_weights(data, None if hosts is None else list(hosts), weight=weight,
                    iterations=iterations)
-    truth = truth_labels(truth)
+    truth = truth_labels(truth, data if hasattr(data, "transfers") else None)
     if truth is None:
         if hasattr(data, "transfers") and hasattr(data, "labels"):
             truth = data.labels
@@ -186,14 +190,10 @@ def weight_input(data: Any, hosts: Sequence[str] | None, *, weight: str | None,
     return w, ({str(h): str(v) for h, v in truth.items()} or None) if truth else None
 
 
-def truth_labels(truth: Any) -> dict[str, str] | None:
-    """The ground truth a text or figure was given, as host -> label: a mapping, a dataset
-    (its labels) or None.
-
-    Raises
-    ------
-    ParameterError
-        For anything else, saying what to give.
+def truth_labels(truth: Any, dataset: Any = None) -> dict[str, str] | None:
+    """The ground truth a text or figure was given, as host -> label
+    (:func:`tomography.model.truth_labels.as_truth`: a mapping, a dataset, ``"labels"``
+    with a dataset at hand, a truth file, or None).
 
     Examples
     --------
@@ -202,16 +202,61 @@ def truth_labels(truth: Any) -> dict[str, str] | None:
     >>> truth_labels(["x", "y"])
     Traceback (most recent call last):
     ...
-    tomography.model.errors.ParameterError: truth= is a mapping host -> label or a Measurement (its labels), got list
+    tomography.model.errors.ParameterError: truth= takes a mapping or pandas Series host -> label path, a Measurement (its labels), 'labels' (the labels of the dataset at hand) or a CSV file with columns host,label; got list
     """
-    if truth is None:
-        return None
-    if hasattr(truth, "labels") and hasattr(truth, "host_names"):   # a Measurement
-        return dict(truth.labels) or None
-    if isinstance(truth, Mapping):
-        return {str(h): str(v) for h, v in truth.items()}
-    raise ParameterError(f"truth= is a mapping host -> label or a Measurement (its labels), "
-                         f"got {type(truth).__name__}")
+    from tomography.model.truth_labels import as_truth
+
+    labels = as_truth(truth, dataset)
+    return labels or None
+
+
+def dataset_of(data: Any, function: str) -> Any:
+    """A dataset given by its directory, read; a Measurement as it is; anything else refused,
+    naming ``function`` and what it takes.
+
+    Examples
+    --------
+    >>> dataset_of(3, "plot_edge_weight")
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.ParameterError: plot_edge_weight takes a dataset: a Measurement or its directory (as analyze() takes), got int
+    """
+    if isinstance(data, (str, os.PathLike)):
+        from tomography.model.dataset import read_measurement
+
+        return read_measurement(data)
+    if hasattr(data, "transfers") and hasattr(data, "host_names"):
+        return data
+    raise ParameterError(f"{function} takes a dataset: a Measurement or its directory (as "
+                         f"analyze() takes), got {type(data).__name__}")
+
+
+def analysed(data: Any, kind: type, attribute: str, function: str, truth: Any = None
+             ) -> tuple[Any, Any]:
+    """What a figure of a ``kind`` (Hierarchy, ClusterTree) draws, from that or from what
+    :func:`tomography.analyze` takes: an Analysis (its ``attribute``, and its truth when
+    ``truth`` is None), a Measurement or a dataset directory (analysed with the defaults).
+
+    Returns
+    -------
+    (object, truth)
+    """
+    if isinstance(data, kind):
+        return data, truth
+    from tomography.pipeline import Analysis, analyze
+
+    if isinstance(data, (str, os.PathLike)) or (hasattr(data, "transfers")
+                                                and hasattr(data, "host_names")):
+        dataset = dataset_of(data, function)
+        data = analyze(dataset)
+        truth = truth_labels(truth, dataset)
+    if isinstance(data, Analysis):
+        if truth is None and data.truth_source is not None:
+            truth = data.truth
+        return getattr(data, attribute), truth
+    raise ParameterError(f"{function} takes a {kind.__name__}, an Analysis, or a dataset (a "
+                         f"Measurement or its directory, as analyze() takes), got "
+                         f"{type(data).__name__}")
 
 
 def below(confidence: float) -> float:

@@ -23,7 +23,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, MaxNLocator
 
 from tomography.model.errors import ParameterError
-from visualize._common import natural_key
+from visualize._common import dataset_of, natural_key
 from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
 
 __all__ = ["plot_convergence"]
@@ -50,6 +50,22 @@ def _series(table: pd.DataFrame, levels: bool, overlapping: bool) -> list[tuple[
     return out
 
 
+def _table(table: object) -> pd.DataFrame:
+    """A convergence table, from a table or from what :func:`tomography.analyze` takes."""
+    if isinstance(table, pd.DataFrame):
+        return table
+    from tomography.pipeline import Analysis, analyze
+
+    if not isinstance(table, Analysis):
+        try:
+            table = analyze(dataset_of(table, "plot_convergence"), truth="labels")
+        except ParameterError:
+            raise ParameterError(f"plot_convergence takes a convergence table (a DataFrame), "
+                                 f"an Analysis with a truth, or a dataset (a Measurement or "
+                                 f"its directory), got {type(table).__name__}") from None
+    return table.convergence()
+
+
 def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels: bool = True,
                      overlapping: bool = False, kind: str = "line",
                      width: str | float = "single", ax: Axes | None = None) -> Figure:
@@ -57,9 +73,12 @@ def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels
 
     Parameters
     ----------
-    table : DataFrame, or mapping name -> DataFrame
+    table : DataFrame, Analysis, dataset, or a mapping name -> one of them
         :func:`cluster.accuracy.convergence` output (columns ``n``, ``nmi``,
-        optionally ``overlapping_nmi`` and ``level_<k>_nmi``).  With a
+        optionally ``overlapping_nmi`` and ``level_<k>_nmi``), or what
+        :func:`tomography.analyze` takes: an Analysis (its
+        :meth:`~tomography.pipeline.Analysis.convergence`, against its truth)
+        or a dataset or its directory (against its own labels).  With a
         mapping, every table gets its colour and every curve kind its line
         style.
     levels : bool, default True
@@ -92,7 +111,8 @@ def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels
     """
     if kind not in ("line", "bar"):
         raise ParameterError(f"kind must be 'line' or 'bar', got {kind!r}")
-    tables = dict(table) if isinstance(table, Mapping) else {"": table}
+    tables = {name: _table(t) for name, t in
+              (table.items() if isinstance(table, Mapping) else [("", table)])}
     if not tables:
         raise ParameterError("no convergence table to plot")
     if kind == "bar" and len(tables) > 1:

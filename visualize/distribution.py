@@ -26,6 +26,7 @@ from tomography.model.deprecation import renamed_parameter
 from tomography.model.errors import ParameterError, TomographyError
 from tomography.model.units import listed
 from tomography.model.weights import mean_weights
+from visualize._common import dataset_of
 from visualize.style import (NEUTRAL, PALETTE, block_unit, figure_of, new_figure, paper_style,
                              set_info)
 
@@ -72,7 +73,7 @@ def plot_edge_weight(measurement: Measurement, a: str, b: str, *, hist: bool = T
 
     Parameters
     ----------
-    measurement : Measurement
+    measurement : Measurement or dataset directory
     a, b : str
         The two hosts of the edge.
     hist : bool, default True
@@ -96,6 +97,7 @@ def plot_edge_weight(measurement: Measurement, a: str, b: str, *, hist: bool = T
     >>> info["edge"], len(info["w"]), info["iterations"]
     (('h000', 'h001'), 4, [0, 1, 2, 3])
     """
+    measurement = dataset_of(measurement, "plot_edge_weight")
     w, wn = edge_series(measurement, a, b)
     ids = measurement.iteration_ids
     unit = block_unit(measurement.meta)
@@ -160,8 +162,8 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
 
     Parameters
     ----------
-    measurement : Measurement
-    *others : Measurement
+    measurement : Measurement or dataset directory
+    *others : Measurement or dataset directory
         More datasets drawn over the first (e.g. simulated against real).
     names : sequence of str, optional
         Legend names; by default the method and topology of each dataset.
@@ -195,7 +197,7 @@ def plot_weight_distribution(measurement: Measurement, *others: Measurement,
     >>> info["names"], info["pairs"], 0 <= info["ks"] <= 1
     (['a', 'b'], [120, 120], True)
     """
-    datasets = [measurement, *others]
+    datasets = [dataset_of(m, "plot_weight_distribution") for m in (measurement, *others)]
     if names is None:
         names = [_name(m) for m in datasets]
         if len(set(names)) < len(names):

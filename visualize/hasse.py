@@ -35,8 +35,8 @@ from matplotlib.figure import Figure
 
 from tomography.model.deprecation import keyword_only, renamed_parameter
 from tomography.model.errors import expect
-from tomography.model.hierarchy import Hierarchy
-from visualize._common import below, truth_labels, truth_summary
+from tomography.model.hierarchy import ClusterTree, Hierarchy
+from visualize._common import analysed, below, truth_labels, truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, SINGLE, figure_of, inches,
                              paper_style, set_info, text_size, tint)
 
@@ -383,8 +383,10 @@ def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
 
     Parameters
     ----------
-    hierarchy : Hierarchy
-    truth : mapping host -> true label, or a Measurement, optional
+    hierarchy : Hierarchy, Analysis, Measurement or dataset directory
+        The hierarchy, or what :func:`tomography.analyze` takes (its
+        hierarchy is drawn, with an Analysis's truth).
+    truth : mapping host -> true label, Measurement, "labels" or truth file, optional
         The ground truth (a dataset's labels); each box then names the
         label its hosts share.
     ids : bool, default True
@@ -436,7 +438,9 @@ def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
     >>> info["rows"] > 1, info["size"][0] <= 7.0, info["fontsize"] >= 6.0, info["folded"]
     (True, True, True, {})
     """
-    expect(hierarchy, Hierarchy, "a ClusterTree is drawn by plot_tree")
+    if isinstance(hierarchy, ClusterTree):
+        expect(hierarchy, Hierarchy, "a ClusterTree is drawn by plot_tree")
+    hierarchy, truth = analysed(hierarchy, Hierarchy, "hierarchy", "plot_hasse", truth)
     truth = truth_labels(truth)
     show_top = top and len(hierarchy.levels[-1]) > 1
     texts: dict[str, str] = {}

@@ -14,6 +14,7 @@ out (``one in 3 named``, ``small groups unnamed``).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -25,8 +26,8 @@ from tomography.model.dataset import Measurement
 from tomography.model.deprecation import renamed_parameter
 from tomography.model.errors import ParameterError, TomographyError
 from tomography.model.weights import directed_counts, mean_weights
-from visualize._common import (cluster_map, group_order, truth_labels, truth_summary,
-                               weight_input)
+from visualize._common import (cluster_map, dataset_of, group_order, truth_labels,
+                               truth_summary, weight_input)
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_style,
                              set_info, text_size)
 
@@ -45,8 +46,8 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
 
     Parameters
     ----------
-    data : Measurement, or weights as the analysis takes them
-        A broadcast dataset (its block counts), a probe dataset (its measured
+    data : Measurement, dataset directory, or weights as the analysis takes them
+        A broadcast dataset or its directory (its block counts), a probe dataset (its measured
         bandwidth, Mbit/s), or a weight matrix with ``hosts``, a square
         DataFrame, an edge list, a networkx graph, EdgeWeights
         (:func:`tomography.model.interop.as_weights`): then the symmetric weights.
@@ -65,7 +66,7 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
         Logarithmic colour scale (zero cells stay at the bottom colour).
     hosts : list of str, optional
         The rows of a matrix input.
-    truth : mapping host -> label, optional
+    truth : mapping host -> label, Measurement, "labels" or truth file, optional
         Ground truth to order by and name groups with (default: the dataset's
         labels, or a graph's ``label`` node attributes).
     weight : str or None, default "weight"
@@ -101,13 +102,15 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
     """
     if weights not in ("received", "w"):
         raise ParameterError(f"weights must be 'received' or 'w', got {weights!r}")
+    if isinstance(data, (str, os.PathLike)):
+        data = dataset_of(data, "plot_heatmap")
     broadcast = isinstance(data, Measurement) and bool(data.iteration_ids)
     if broadcast:
         if hosts is not None:
             raise ParameterError("hosts= names a matrix's rows; a dataset names its own")
         matrix, label = _counts(data, iterations, iteration, weights)
         hosts = data.host_names
-        truth = data.labels if truth is None else truth_labels(truth)
+        truth = data.labels if truth is None else truth_labels(truth, data)
         truth = truth or None
     else:
         if iteration is not None:

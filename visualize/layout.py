@@ -179,8 +179,8 @@ def plot_layout(data: Any, *, clusters: Any = None,
 
     Parameters
     ----------
-    data : Measurement, or weights as the analysis takes them
-        A dataset (hosts, ground-truth labels, ``w_n`` or a probe dataset's
+    data : Measurement, dataset directory, or weights as the analysis takes them
+        A dataset or its directory (hosts, ground-truth labels, ``w_n`` or a probe dataset's
         bandwidths), or a weight matrix with ``hosts``, a square DataFrame,
         an edge list, a networkx graph, EdgeWeights
         (:func:`tomography.model.interop.as_weights`).
@@ -204,7 +204,7 @@ def plot_layout(data: Any, *, clusters: Any = None,
         true label, or the reverse.  The legend says which.
     hosts : list of str, optional
         The rows of a matrix input.
-    truth : mapping host -> label, optional
+    truth : mapping host -> label, Measurement, "labels" or truth file, optional
         Ground truth (default: the dataset's labels, or a graph's ``label``
         node attributes).
     weight : str or None, default "weight"

@@ -8,13 +8,15 @@ measured left grey.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tomography.model.errors import ParameterError
 from tomography.model.weights import tcp_probes
+from visualize._common import dataset_of
 from visualize.style import PALETTE, SEQUENTIAL, new_figure, paper_style
 
 __all__ = ["probe_grid", "plot_probe_grid", "failed_tests"]
@@ -64,9 +66,17 @@ def probe_grid(probes: pd.DataFrame, hosts: Sequence[str]
     return grid, some_failed, int(failed.sum())
 
 
-def plot_probe_grid(probes: pd.DataFrame, hosts: Sequence[str]) -> Figure:
+def plot_probe_grid(probes: Any, hosts: Sequence[str] | None = None) -> Figure:
     """The grid of :func:`probe_grid` as a figure: hosts named up to 40 of them, a test that
     failed marked with a cross, a pair whose every test failed in its own colour.
+
+    Parameters
+    ----------
+    probes : DataFrame, Measurement or dataset directory
+        A probe table (``src, dst, bits_per_second, error``), or a probe
+        dataset (its probes and hosts).
+    hosts : sequence of str, optional
+        The hosts of the grid, in order; a dataset's own by default.
 
     Examples
     --------
@@ -79,6 +89,15 @@ def plot_probe_grid(probes: pd.DataFrame, hosts: Sequence[str]) -> Figure:
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
+    if not isinstance(probes, pd.DataFrame):
+        m = dataset_of(probes, "plot_probe_grid")
+        if m.probes is None:
+            raise ParameterError("plot_probe_grid draws a probe dataset's tests (iperf3, "
+                                 "NetPIPE); this dataset has none")
+        probes, hosts = m.probes, m.host_names if hosts is None else hosts
+    if hosts is None:
+        raise ParameterError("plot_probe_grid(probes, hosts): a probe table needs the hosts "
+                             "of its grid")
     n = len(hosts)
     grid, some_failed, _ = probe_grid(probes, hosts)
     only_failed = some_failed & np.isnan(grid)

@@ -21,9 +21,9 @@ from matplotlib.figure import Figure
 
 from tomography.model.deprecation import keyword_only, renamed_parameter
 from tomography.model.errors import expect
-from tomography.model.hierarchy import ClusterTree
+from tomography.model.hierarchy import ClusterTree, Hierarchy
 from tomography.model.units import format_weight
-from visualize._common import natural_key, truth_labels, truth_summary
+from visualize._common import analysed, natural_key, truth_labels, truth_summary
 from visualize.style import (MIN_FONT, NEUTRAL, PALETTE, box_layout, figure_of,
                              paper_style, set_info, tint)
 
@@ -74,9 +74,11 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
 
     Parameters
     ----------
-    tree : ClusterTree
-        From :func:`cluster.spanning_tree.cluster_tree`.
-    truth : mapping host -> true label, or a Measurement, optional
+    tree : ClusterTree, Analysis, Measurement or dataset directory
+        From :func:`cluster.spanning_tree.cluster_tree`, or what
+        :func:`tomography.analyze` takes (its tree is drawn, with an
+        Analysis's truth).
+    truth : mapping host -> true label, Measurement, "labels" or truth file, optional
         The ground truth (a dataset's labels); each node then names the label its hosts share.
     width : {"single", "double"} or float, optional
         Figure width; by default one column when the boxes fit in it at 6 pt,
@@ -100,9 +102,11 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
     >>> info["roots"], info["edge_labels"]
     (['L1C1'], ['8', '2.5'])
     """
+    if isinstance(tree, Hierarchy):
+        expect(tree, ClusterTree, "cluster.hierarchy_tree(W, h) gives a hierarchy's tree; "
+                                  "plot_hasse draws a Hierarchy")
+    tree, truth = analysed(tree, ClusterTree, "tree", "plot_tree", truth)
     truth = truth_labels(truth)
-    expect(tree, ClusterTree, "cluster.hierarchy_tree(W, h) gives a hierarchy's tree; "
-                              "plot_hasse draws a Hierarchy")
     pos, roots = _layout(tree)
     depth = int(-min((y for _, y in pos.values()), default=0.0))
     slots = max((x for x, _ in pos.values()), default=0.0) + 1

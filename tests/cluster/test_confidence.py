@@ -143,14 +143,14 @@ def test_interop_round_trips() -> None:
     m = planted_hierarchy((2, 2), 10, iterations=3, seed=4)
     edges = m.edges()
     W, hosts = m.weight_matrix()
-    assert edges["w_n"].sum() == pytest.approx(W.sum() / 2)
+    assert edges["weight"].sum() == pytest.approx(W.sum() / 2)
     per = m.edges(per_iteration=True)
     assert per["weight"].sum() == pytest.approx(m.transfers["blocks"].sum())
     # the same partition from the DataFrame, from networkx and from the matrix
-    w = from_pandas(edges, weight="w_n", unit="blocks per iteration")
+    w = from_pandas(edges)
     assert w.hosts == hosts and abs(w.matrix - W).max() < 1e-9
-    g = nx.Graph()
-    g.add_weighted_edges_from(edges[["src", "dst", "w_n"]].itertuples(index=False))
+    assert w.unit == "blocks per iteration"
+    g = nx.from_pandas_edgelist(edges, edge_attr=True)
     assert abs(from_networkx(g).matrix - W).max() < 1e-9
     h = averaged_edge_hierarchy(w, seed=0)
     back = Hierarchy.from_networkx(h.to_networkx())
@@ -159,7 +159,7 @@ def test_interop_round_trips() -> None:
     frame = h.to_frame()
     assert len(frame) == h.depth * len(hosts)
     # repeated rounds resample like iterations
-    rounds = from_pandas(per, source="src", target="dst", weight="weight", round="iteration")
+    rounds = from_pandas(per)
     assert abs(rounds.matrix - W).max() < 1e-9
     assert rounds.iteration_weights().n_iterations == 3
 

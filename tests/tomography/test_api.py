@@ -45,10 +45,11 @@ def test_edges_of_a_probe_dataset_are_its_weight_matrix(probes):
     W, hosts = probes.weight_matrix()
     assert len(edges) == W.nnz // 2 == 2
     for row in edges.itertuples():
-        assert row.w_n == pytest.approx(W[hosts.index(row.src), hosts.index(row.dst)])
-    assert edges.set_index(["src", "dst"]).loc[("h000", "h001"), "iterations"] == 2
+        assert row.weight == pytest.approx(W[hosts.index(row.source), hosts.index(row.target)])
+    assert edges.attrs["unit"] == "Mbit/s"
+    assert edges.set_index(["source", "target"]).loc[("h000", "h001"), "iterations"] == 2
     # the UDP test (h002 -> h000) changes nothing: h000-h002 is its TCP test alone
-    assert edges.set_index(["src", "dst"]).loc[("h000", "h002"), "w_n"] == 100.0
+    assert edges.set_index(["source", "target"]).loc[("h000", "h002"), "weight"] == 100.0
     per = probes.edges(per_iteration=True)
     assert per[per["iteration"] == 1]["weight"].tolist() == [800.0]
 
@@ -250,7 +251,7 @@ def test_truth_is_accepted_as_a_dataset_and_the_wrong_object_is_named(planted):
     for function in (visualize.cluster_tree_text, visualize.plot_tree):
         with pytest.raises(TomographyError, match="expected a ClusterTree, got Hierarchy"):
             function(h)
-    with pytest.raises(TomographyError, match="truth= is a mapping host -> label"):
+    with pytest.raises(TomographyError, match="truth= takes a mapping or pandas Series"):
         visualize.hasse_text(h, truth=["a"])
     # both former spellings of the truth work everywhere they were used, with a warning
     for function, data in ((visualize.hasse_text, h), (visualize.cluster_tree_text, tree),

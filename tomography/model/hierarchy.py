@@ -634,7 +634,8 @@ def tree_members_frame(tree: ClusterTree) -> pd.DataFrame:
 def tree_edges_frame(tree: ClusterTree) -> pd.DataFrame:
     """The tree's edges: ``source, target, weight, unit, confidence``, heaviest first.
 
-    ``confidence`` is NaN where none was measured.
+    ``confidence`` is NaN where none was measured; ``attrs["unit"]`` is the
+    unit too, as in every edge list of the toolkit.
 
     Examples
     --------
@@ -652,7 +653,9 @@ def tree_edges_frame(tree: ClusterTree) -> pd.DataFrame:
     rows = [(e.source, e.target, float(e.weight), unit,
              float("nan") if e.confidence is None else float(e.confidence))
             for e in sorted(tree.edges, key=lambda e: -e.weight)]
-    return pd.DataFrame(rows, columns=["source", "target", "weight", "unit", "confidence"])
+    frame = pd.DataFrame(rows, columns=["source", "target", "weight", "unit", "confidence"])
+    frame.attrs["unit"] = unit
+    return frame
 
 
 def hierarchy_from_graph(graph: "nx.DiGraph") -> Hierarchy:

@@ -15,6 +15,7 @@ from a networkx graph (:func:`from_networkx`) or an edge list
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 
     from tomography.model.dataset import Measurement
 
-__all__ = ["EdgeWeights", "as_weights", "from_networkx", "from_pandas", "weight_graph",
+__all__ = ["EdgeWeights", "EDGE_COLUMNS", "edge_unit", "as_weights", "from_networkx",
+           "from_pandas", "weight_graph",
            "to_networkx", "edges_frame", "hierarchy_frame", "hierarchy_graph",
            "hierarchy_from_graph", "tree_graph", "tree_members_frame", "tree_edges_frame",
            "check_weight_attribute"]
@@ -56,7 +58,7 @@ class EdgeWeights:
     unit : str
         What a weight is (``"blocks per iteration"``, ``"Mbit/s"``, ...).
     rounds : pandas.DataFrame or None
-        Columns ``round, src, dst, weight``: the repeated measurements whose
+        Columns ``round, source, target, weight``: the repeated measurements whose
         mean is ``matrix`` (each undirected pair once per round), or None.
     """
 
@@ -78,29 +80,81 @@ class EdgeWeights:
         index = pd.Index(self.hosts)
         ids = pd.Index(sorted(self.rounds["round"].unique()))
         return IterationWeights(self.matrix, self.hosts, ids.get_indexer(self.rounds["round"]),
-                                index.get_indexer(self.rounds["src"]),
-                                index.get_indexer(self.rounds["dst"]),
+                                index.get_indexer(self.rounds["source"]),
+                                index.get_indexer(self.rounds["target"]),
                                 self.rounds["weight"].to_numpy(dtype=float), len(ids))
 
 
-def from_pandas(frame: pd.DataFrame, *, source: str = "src", target: str = "dst",
-                weight: str = "weight", round: str | None = None, hosts: list[str] | None = None,
-                unit: str = "weight") -> EdgeWeights:
-    """Weights from an edge list, e.g. another tool's pairwise bandwidths.
+EDGE_COLUMNS = {"source": ("source", "src"), "target": ("target", "dst"),
+                "weight": ("weight", "w_n"), "round": ("iteration", "round")}
+"""The columns an edge list is read from, each the first of its names present: networkx's
+``source, target, weight`` (what the toolkit writes), or the older ``src, dst, w_n``;
+repeated measurements numbered by ``iteration`` or ``round``."""
+
+
+def _column(frame: pd.DataFrame, role: str, given: str | None, *, needed: bool = True
+            ) -> str | None:
+    """The column of ``frame`` that plays ``role``: ``given``, else the first of its names."""
+    if given is not None:
+        if given not in frame.columns:
+            raise TomographyError(f"the edge list has no column {given!r} ({role}=; columns: "
+                                  f"{', '.join(map(str, frame.columns))})")
+        return given
+    found = next((c for c in EDGE_COLUMNS[role] if c in frame.columns), None)
+    if found is None and needed:
+        raise TomographyError(f"the edge list has no {role} column: looked for "
+                              f"{' or '.join(map(repr, EDGE_COLUMNS[role]))} (columns: "
+                              f"{', '.join(map(str, frame.columns))}); give {role}=COLUMN "
+                              "(a DataFrame is a square adjacency when its index and columns "
+                              "name the same hosts, else an edge list)")
+    return found
+
+
+def edge_unit(frame: pd.DataFrame) -> str | None:
+    """The unit an edge list states: ``frame.attrs["unit"]``, else its ``unit`` column's one
+    value; None when it states none.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"source": ["a"], "target": ["b"], "weight": [9.0]})
+    >>> edge_unit(df) is None
+    True
+    >>> df.attrs["unit"] = "Mbit/s"
+    >>> edge_unit(df)
+    'Mbit/s'
+    """
+    if frame.attrs.get("unit"):
+        return str(frame.attrs["unit"])
+    if "unit" in frame.columns and frame["unit"].nunique() == 1:
+        return str(frame["unit"].iloc[0])
+    return None
+
+
+def from_pandas(frame: pd.DataFrame, *, source: str | None = None, target: str | None = None,
+                weight: str | None = None, round: str | None = None,
+                hosts: list[str] | None = None, unit: str | None = None) -> EdgeWeights:
+    """Weights from an edge list: the toolkit's own tables, networkx's, another tool's.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         One row per measured pair (either direction; both directions add up,
         and so do repeated rows, with a warning, unless ``round`` numbers them).
-    source, target, weight : str
-        Column names.
+    source, target, weight : str, optional
+        Column names; by default networkx's ``source``, ``target`` and
+        ``weight`` (:data:`EDGE_COLUMNS`: ``src``, ``dst`` and ``w_n`` too),
+        so that ``m.edges()``, ``tree.edges_frame()`` and
+        ``networkx.to_pandas_edgelist(g)`` go in as they are.
     round : str, optional
-        Column numbering repeated measurements; the weight is then the mean
-        over rounds (Eq 4.2) and the rounds can be resampled for a confidence.
+        Column numbering repeated measurements (default: ``iteration`` or
+        ``round`` when there is one, as in ``m.edges(per_iteration=True)``);
+        the weight is then the mean over rounds (Eq 4.2) and the rounds can be
+        resampled for a confidence.
     hosts : list of str, optional
         Every host, isolated ones included (default: those in the edge list, sorted).
-    unit : str, default "weight"
+    unit : str, optional
+        What a weight is; by default what the frame states (:func:`edge_unit`),
+        else ``"weight"``.
 
     Returns
     -------
@@ -114,7 +168,7 @@ def from_pandas(frame: pd.DataFrame, *, source: str = "src", target: str = "dst"
 
     Examples
     --------
-    >>> df = pd.DataFrame({"src": ["a", "b", "a"], "dst": ["b", "c", "c"],
+    >>> df = pd.DataFrame({"source": ["a", "b", "a"], "target": ["b", "c", "c"],
     ...                    "weight": [10.0, 9.0, 1.0]})
     >>> w = from_pandas(df, unit="Mbit/s")
     >>> w.hosts, w.matrix.toarray().tolist()
@@ -122,12 +176,16 @@ def from_pandas(frame: pd.DataFrame, *, source: str = "src", target: str = "dst"
     >>> from cluster.louvain import louvain
     >>> louvain(w, seed=0).nodes
     ['a', 'b', 'c']
+    >>> from_pandas(df.rename(columns={"weight": "mbps"}))
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.TomographyError: the edge list has no weight column: looked for 'weight' or 'w_n' (columns: source, target, mbps); give weight=COLUMN (a DataFrame is a square adjacency when its index and columns name the same hosts, else an edge list)
     """
-    wanted = [source, target, weight] + ([round] if round else [])
-    missing = [c for c in wanted if c not in frame.columns]
-    if missing:
-        raise TomographyError(f"the edge list has no column {missing[0]!r} "
-                              f"(columns: {', '.join(map(str, frame.columns))})")
+    source = _column(frame, "source", source)
+    target = _column(frame, "target", target)
+    weight = _column(frame, "weight", weight)
+    round = _column(frame, "round", round, needed=False)
+    unit = unit or edge_unit(frame) or "weight"
     src, dst = frame[source].astype(str), frame[target].astype(str)
     values = pd.to_numeric(frame[weight], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values) | (values < 0)
@@ -160,8 +218,8 @@ def from_pandas(frame: pd.DataFrame, *, source: str = "src", target: str = "dst"
     matrix.eliminate_zeros()
     rounds = None
     if round:
-        rounds = pd.DataFrame({"round": frame[round].to_numpy(), "src": src.to_numpy(),
-                               "dst": dst.to_numpy(), "weight": values})
+        rounds = pd.DataFrame({"round": frame[round].to_numpy(), "source": src.to_numpy(),
+                               "target": dst.to_numpy(), "weight": values})
     return EdgeWeights(matrix=matrix, hosts=names, unit=unit, rounds=rounds)
 
 
@@ -243,22 +301,12 @@ def from_networkx(graph: "nx.Graph", *, weight: str | None = "weight", unit: str
     check_weight_attribute(graph, weight)
     rows = [(str(u), str(v), 1.0 if weight is None else d.get(weight, 1.0))
             for u, v, d in graph.edges(data=True) if u != v]
-    frame = pd.DataFrame(rows, columns=["src", "dst", "weight"])
+    frame = pd.DataFrame(rows, columns=["source", "target", "weight"])
     return from_pandas(frame, hosts=sorted(str(node) for node in graph.nodes), unit=unit)
 
 
 def _is_measurement(data: object) -> bool:
     return hasattr(data, "transfers") and hasattr(data, "host_names")
-
-
-def _edge_list_columns(frame: pd.DataFrame, weight: str | None) -> dict[str, str | None]:
-    """:func:`from_pandas`'s columns for an edge list, the toolkit's own tables included:
-    ``w_n`` (:func:`edges_frame`) when there is no ``weight`` column, and the rounds of
-    ``edges_frame(..., per_iteration=True)`` (its ``iteration`` column)."""
-    column = weight or "weight"
-    if column == "weight" and "weight" not in frame.columns and "w_n" in frame.columns:
-        column = "w_n"
-    return {"weight": column, "round": "iteration" if "iteration" in frame.columns else None}
 
 
 def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | None = "weight",
@@ -267,12 +315,13 @@ def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | No
 
     Parameters
     ----------
-    data : Measurement, EdgeWeights, networkx.Graph, pandas.DataFrame, sparse array or ndarray
-        A dataset (its ``w_n``, or a probe dataset's bandwidths, over the first
-        ``iterations``); weights already converted; an undirected graph
-        (:func:`from_networkx`); a square DataFrame whose index and columns
-        name the hosts, or an edge list with ``src``, ``dst`` and ``weight``
-        columns (:func:`from_pandas`); a symmetric matrix, its rows named by
+    data : Measurement, path, EdgeWeights, networkx.Graph, pandas.DataFrame, sparse array or ndarray
+        A dataset or its directory (its ``w_n``, or a probe dataset's
+        bandwidths, over the first ``iterations``); weights already converted;
+        an undirected graph (:func:`from_networkx`); a square DataFrame whose
+        index and columns name the hosts, or an edge list with ``source``,
+        ``target`` and ``weight`` columns (:func:`from_pandas`, which also
+        reads ``src``, ``dst``, ``w_n``); a symmetric matrix, its rows named by
         ``hosts`` (``h00, h01, ...`` without).
     hosts : list of str, optional
         The rows of a matrix; for the inputs that name their hosts, the same
@@ -308,6 +357,10 @@ def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | No
     """
     import sys
 
+    if isinstance(data, (str, os.PathLike)):   # a dataset directory, as analyze() takes
+        from tomography.model.dataset import read_measurement
+
+        data = read_measurement(data)
     if iterations is not None and not _is_measurement(data):
         raise TomographyError("iterations= selects a dataset's iterations; the weights given "
                               "are already averaged")
@@ -326,7 +379,8 @@ def as_weights(data: object, hosts: list[str] | None = None, *, weight: str | No
             out = EdgeWeights(sparse.csr_array(data.to_numpy(dtype=float)),
                               [str(h) for h in data.index])
         else:
-            out = from_pandas(data, **_edge_list_columns(data, weight), hosts=hosts)
+            out = from_pandas(data, weight=None if weight == "weight" else weight,
+                              hosts=hosts)
     elif hasattr(data, "matrix") and hasattr(data, "hosts"):   # SharedGraph
         out = EdgeWeights(sparse.csr_array(data.matrix), row_names(data.matrix.shape[0],
                                                                    data.hosts))
@@ -438,21 +492,20 @@ def _probe_edges(measurement: "Measurement", iterations: int | None,
     src, dst = runs["src"].astype(str), runs["dst"].astype(str)
     low, high = np.where(src < dst, src, dst), np.where(src < dst, dst, src)
     repeat = runs["repeat"].to_numpy() if "repeat" in runs else np.zeros(len(runs), dtype=int)
-    per = pd.DataFrame({"iteration": repeat, "src": low, "dst": high, "sender": src.to_numpy(),
+    per = pd.DataFrame({"iteration": repeat, "source": low, "target": high,
+                        "sender": src.to_numpy(),
                         "weight": runs["bits_per_second"].to_numpy(dtype=float) / 1e6})
     if per_iteration:
-        directions = per.groupby(["iteration", "src", "dst", "sender"], as_index=False)[
+        directions = per.groupby(["iteration", "source", "target", "sender"], as_index=False)[
             "weight"].median()
-        out = directions.groupby(["iteration", "src", "dst"], as_index=False)["weight"].mean()
-        return out.sort_values(["iteration", "src", "dst"]).reset_index(drop=True)
+        return directions.groupby(["iteration", "source", "target"], as_index=False)[
+            "weight"].mean()
     matrix, hosts = mean_weights(measurement, iterations), measurement.host_names
-    upper = sparse.triu(matrix, k=1, format="coo")   # hosts are sorted: src < dst
-    out = pd.DataFrame({"src": [hosts[i] for i in upper.row],
-                        "dst": [hosts[j] for j in upper.col], "w_n": upper.data})
-    counts = per.groupby(["src", "dst"])["iteration"].nunique().rename("iterations")
-    out = out.join(counts, on=["src", "dst"])
-    return out.sort_values(["w_n", "src", "dst"], ascending=[False, True, True]).reset_index(
-        drop=True)
+    upper = sparse.triu(matrix, k=1, format="coo")   # hosts are sorted: source < target
+    out = pd.DataFrame({"source": [hosts[i] for i in upper.row],
+                        "target": [hosts[j] for j in upper.col], "weight": upper.data})
+    counts = per.groupby(["source", "target"])["iteration"].nunique().rename("iterations")
+    return out.join(counts, on=["source", "target"])
 
 
 @renamed_parameter("n", "iterations")
@@ -460,50 +513,64 @@ def edges_frame(measurement: "Measurement", iterations: int | None = None, *,
                 per_iteration: bool = False) -> pd.DataFrame:
     """The edges of ``w_n`` (a probe dataset: of its measured bandwidth) as a tidy DataFrame.
 
+    The columns are networkx's (``networkx.from_pandas_edgelist(e, edge_attr=True)``
+    reads it), and every function that takes weights takes the frame back.
+
     Parameters
     ----------
     measurement : Measurement
     iterations : int, optional
         The first ``iterations`` iterations (all by default; ``n=``, deprecated).
     per_iteration : bool, default False
-        One row per iteration and pair (``iteration, src, dst, weight``, Eq 4.1)
-        instead of one per pair.
+        One row per iteration and pair (``iteration, source, target, weight``,
+        Eq 4.1) instead of one per pair.
 
     Returns
     -------
     pandas.DataFrame
-        ``src, dst, w_n, iterations`` (``src < dst``; ``iterations``: in how
-        many of those iterations the pair exchanged blocks), heaviest first.
-        A probe dataset gives the same columns for its weight matrix:
-        ``w_n`` in Mbit/s (per direction the median of its successful TCP
-        tests, per pair the mean of both directions, as
-        :func:`tomography.model.weights.probe_weights`), ``iterations`` the repeats
-        with a successful test of the pair; ``per_iteration`` gives one row
-        per repeat and pair (``iteration`` = the repeat, ``weight`` the mean
-        of the directions measured in it).
+        ``source, target, weight, iterations`` (``source < target``; ``weight``
+        is ``w_n``; ``iterations``: in how many of those iterations the pair
+        exchanged blocks), heaviest first; ``attrs["unit"]`` says what a
+        weight is (``"blocks per iteration"``).  A probe dataset gives the same
+        columns for its weight matrix: ``weight`` in Mbit/s (per direction the
+        median of its successful TCP tests, per pair the mean of both
+        directions, as :func:`tomography.model.weights.probe_weights`),
+        ``iterations`` the repeats with a successful test of the pair;
+        ``per_iteration`` gives one row per repeat and pair (``iteration`` =
+        the repeat, ``weight`` the mean of the directions measured in it).
 
     Examples
     --------
     >>> from tomography.model.synthetic import planted_partition
     >>> m = planted_partition(6, 2, iterations=2, seed=0)
     >>> e = edges_frame(m)
-    >>> list(e.columns), bool(abs(e["w_n"].sum() - m.transfers["blocks"].sum() / 2) < 1e-9)
-    (['src', 'dst', 'w_n', 'iterations'], True)
+    >>> list(e.columns), e.attrs["unit"]
+    (['source', 'target', 'weight', 'iterations'], 'blocks per iteration')
+    >>> bool(abs(e["weight"].sum() - m.transfers["blocks"].sum() / 2) < 1e-9)
+    True
+    >>> from cluster.louvain import louvain
+    >>> louvain(e, seed=0).n_clusters == louvain(m, seed=0).n_clusters
+    True
     """
-    if measurement.probes is not None and not measurement.iteration_ids:
-        return _probe_edges(measurement, iterations, per_iteration)
-    ids = measurement.iteration_ids[:iterations]
-    t = measurement.transfers[measurement.transfers["iteration"].isin(ids)]
-    a, b = t["receiver"].astype(str), t["sender"].astype(str)
-    low = np.where(a < b, a, b)
-    high = np.where(a < b, b, a)
-    pairs = pd.DataFrame({"iteration": t["iteration"].to_numpy(), "src": low, "dst": high,
-                          "weight": t["blocks"].to_numpy(dtype=float)})
-    per = pairs.groupby(["iteration", "src", "dst"], as_index=False)["weight"].sum()
+    probe = measurement.probes is not None and not measurement.iteration_ids
+    if probe:
+        out = _probe_edges(measurement, iterations, per_iteration)
+    else:
+        ids = measurement.iteration_ids[:iterations]
+        t = measurement.transfers[measurement.transfers["iteration"].isin(ids)]
+        a, b = t["receiver"].astype(str), t["sender"].astype(str)
+        pairs = pd.DataFrame({"iteration": t["iteration"].to_numpy(),
+                              "source": np.where(a < b, a, b), "target": np.where(a < b, b, a),
+                              "weight": t["blocks"].to_numpy(dtype=float)})
+        out = pairs.groupby(["iteration", "source", "target"], as_index=False)["weight"].sum()
+        if not per_iteration:
+            out = out.groupby(["source", "target"], as_index=False).agg(
+                weight=("weight", "sum"), iterations=("iteration", "nunique"))
+            out["weight"] = out["weight"] / max(len(ids), 1)
     if per_iteration:
-        return per.sort_values(["iteration", "src", "dst"]).reset_index(drop=True)
-    out = per.groupby(["src", "dst"], as_index=False).agg(
-        w_n=("weight", "sum"), iterations=("iteration", "nunique"))
-    out["w_n"] = out["w_n"] / max(len(ids), 1)
-    return out.sort_values(["w_n", "src", "dst"], ascending=[False, True, True]).reset_index(
-        drop=True)
+        out = out.sort_values(["iteration", "source", "target"])
+    else:
+        out = out.sort_values(["weight", "source", "target"], ascending=[False, True, True])
+    out = out.reset_index(drop=True)
+    out.attrs["unit"] = WEIGHT_UNITS["probe" if probe else "broadcast"]
+    return out

@@ -11,10 +11,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tomography.model.dataset.validation import read_csv
-from tomography.model.errors import DatasetError
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["truth_depth", "labels_at_depth", "read_truth_file"]
+from tomography.model.dataset.validation import read_csv
+from tomography.model.errors import DatasetError, ParameterError
+
+__all__ = ["truth_depth", "labels_at_depth", "read_truth_file", "as_truth", "TRUTH_FORMS"]
+
+TRUTH_FORMS = ("a mapping or pandas Series host -> label path, a Measurement (its labels), "
+               "'labels' (the labels of the dataset at hand) or a CSV file with columns "
+               "host,label")
+"""What ``truth=`` takes, everywhere it is taken."""
 
 
 def truth_depth(paths: dict[str, str]) -> int:
@@ -66,3 +74,56 @@ def read_truth_file(path: str | os.PathLike[str]) -> dict[str, str]:
         raise DatasetError(f"duplicate host {frame['host'][dup[0]]!r}", path=path,
                            line=int(dup[0]) + 2, field="host")
     return dict(zip(frame["host"].str.strip(), frame["label"].str.strip()))
+
+
+def as_truth(truth: Any, dataset: Any = None) -> dict[str, str] | None:
+    """What ``truth=`` means everywhere: the ground truth as host -> label path, or None.
+
+    Parameters
+    ----------
+    truth : mapping, pandas.Series, Measurement, "labels", path or None
+        A mapping (or Series) host -> label path; a dataset (its labels);
+        ``"labels"``: the labels of ``dataset``; any other string or path: a
+        CSV file with columns ``host,label`` (:func:`read_truth_file`).
+    dataset : Measurement, optional
+        The dataset at hand, whose labels ``"labels"`` names.
+
+    Raises
+    ------
+    ParameterError
+        For another type, or ``"labels"`` without a dataset, saying what to pass.
+    DatasetError
+        For a truth file that is missing or malformed.
+
+    Examples
+    --------
+    >>> as_truth({"a": "s1/c1"}), as_truth(None)
+    ({'a': 's1/c1'}, None)
+    >>> import pandas as pd
+    >>> as_truth(pd.Series({"a": "s1"}))
+    {'a': 's1'}
+    >>> as_truth("labels")
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.ParameterError: truth='labels' means the labels of the dataset at hand, and there is none here: pass the dataset (truth=m) or a mapping host -> label
+    >>> as_truth(["s1", "s2"])
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.ParameterError: truth= takes a mapping or pandas Series host -> label path, a Measurement (its labels), 'labels' (the labels of the dataset at hand) or a CSV file with columns host,label; got list
+    """
+    if truth is None:
+        return None
+    if hasattr(truth, "labels") and hasattr(truth, "host_names"):   # a Measurement
+        return {str(h): str(v) for h, v in truth.labels.items()}
+    if isinstance(truth, str) and truth == "labels":
+        if dataset is None:
+            raise ParameterError("truth='labels' means the labels of the dataset at hand, and "
+                                 "there is none here: pass the dataset (truth=m) or a mapping "
+                                 "host -> label")
+        return as_truth(dataset)
+    if isinstance(truth, (str, os.PathLike)):
+        return read_truth_file(truth)
+    if isinstance(truth, Mapping) or (hasattr(truth, "to_dict") and hasattr(truth, "index")
+                                      and getattr(truth, "ndim", 0) == 1):
+        return {str(h): str(v) for h, v in dict(truth).items()}
+    raise ParameterError(f"truth= takes {TRUTH_FORMS}; got {type(truth).__name__}")

@@ -1,0 +1,82 @@
+"""Every figure takes what analyze() takes, and truth= means the same everywhere."""
+
+from __future__ import annotations
+
+import matplotlib
+import pandas as pd
+import pytest
+
+import tomography
+import visualize
+from tomography.model.dataset import write_measurement
+from tomography.model.errors import ParameterError
+from tomography.model.synthetic import planted_hierarchy
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    m = planted_hierarchy((2, 2), 5, iterations=3, seed=1)
+    path = tmp_path_factory.mktemp("inputs") / "run"
+    write_measurement(m, path)
+    return m, path
+
+
+def test_every_plot_takes_a_dataset_directory_and_an_analysis(run) -> None:
+    m, path = run
+    a, b = m.host_names[0], m.host_names[1]
+    figures = [visualize.plot_heatmap(path), visualize.plot_layout(str(path)),
+               visualize.plot_edge_weight(path, a, b),
+               visualize.plot_weight_distribution(path, m),
+               visualize.plot_hasse(path), visualize.plot_tree(path),
+               visualize.plot_hasse(tomography.analyze(path, truth="labels")),
+               visualize.plot_convergence(path)]
+    for fig in figures:
+        assert fig.axes
+        matplotlib.pyplot.close(fig)
+
+
+def test_a_wrong_first_argument_names_the_function_and_what_it_takes() -> None:
+    with pytest.raises(ParameterError, match="plot_edge_weight takes a dataset: a Measurement "
+                                             "or its directory"):
+        visualize.plot_edge_weight(3, "a", "b")
+    with pytest.raises(ParameterError, match="plot_hasse takes a Hierarchy, an Analysis, or a "
+                                             "dataset"):
+        visualize.plot_hasse(3)
+    with pytest.raises(ParameterError, match="plot_convergence takes a convergence table"):
+        visualize.plot_convergence(3)
+    with pytest.raises(ParameterError, match="plot_probe_grid.*needs the hosts"):
+        visualize.plot_probe_grid(pd.DataFrame({"src": [], "dst": []}))
+
+
+TRUTHS = {"mapping": lambda m, p: dict(m.labels), "Series": lambda m, p: pd.Series(m.labels),
+          "dataset": lambda m, p: m, "truth file": lambda m, p: p / "truth.csv"}
+
+
+@pytest.mark.parametrize("form", sorted(TRUTHS))
+def test_truth_has_one_meaning_everywhere(run, form: str) -> None:
+    m, path = run
+    pd.DataFrame({"host": list(m.labels), "label": list(m.labels.values())}).to_csv(
+        path / "truth.csv", index=False)
+    truth = TRUTHS[form](m, path)
+    a = tomography.analyze(m, truth=truth)
+    expected = tomography.analyze(m, truth="labels")
+    assert a.truth == expected.truth
+    assert a.accuracy["nmi"].tolist() == expected.accuracy["nmi"].tolist()
+    assert visualize.hasse_text(a.hierarchy, truth=truth) == \
+        visualize.hasse_text(a.hierarchy, truth=m.labels)
+    fig = visualize.plot_heatmap(m, truth=truth)
+    matplotlib.pyplot.close(fig)
+
+
+def test_a_truth_of_the_wrong_kind_is_refused_at_once_and_says_what_to_pass(run) -> None:
+    m, _ = run
+    with pytest.raises(ParameterError, match="truth= takes a mapping or pandas Series host -> "
+                                             "label path, a Measurement"):
+        tomography.analyze(m, truth=["a", "b"])
+    h = tomography.analyze(m).hierarchy
+    with pytest.raises(ParameterError, match="truth='labels' means the labels of the dataset "
+                                             "at hand.*pass the dataset"):
+        visualize.hasse_text(h, truth="labels")
+    assert visualize.hasse_text(h, truth=m) == visualize.hasse_text(h, truth=m.labels)
