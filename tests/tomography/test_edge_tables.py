@@ -3,6 +3,7 @@ that takes weights, and so do networkx's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib
@@ -97,3 +98,24 @@ def test_an_edge_list_without_known_columns_says_which_to_name(data) -> None:
 def test_a_path_that_is_no_dataset_is_named(tmp_path: Path) -> None:
     with pytest.raises(Exception, match=str(tmp_path / "nothing")):
         louvain(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize("writer", ["graphml", "gexf"])
+def test_the_graphs_networkx_writes_as_they_are(data, tmp_path: Path, writer: str) -> None:
+    from tomography.model.hierarchy import Hierarchy
+
+    m = data["m"]
+    a = __import__("tomography").analyze(m, resamples=20)
+    write = getattr(nx, f"write_{writer}")
+    read = getattr(nx, f"read_{writer}")
+    for name, graph in (("hierarchy", a.hierarchy.to_networkx()),
+                        ("tree", a.tree.to_networkx()), ("hosts", to_networkx(m))):
+        write(graph, tmp_path / f"{name}.{writer}")
+        back = read(tmp_path / f"{name}.{writer}")
+        assert sorted(map(str, back.nodes)) == sorted(map(str, graph.nodes)), name
+    if writer == "graphml":   # the hierarchy comes back from its GraphML file
+        back = Hierarchy.from_networkx(nx.read_graphml(tmp_path / "hierarchy.graphml"))
+        assert [len(level) for level in back.levels] == \
+            [len(level) for level in a.hierarchy.levels]
+        assert back.labels(1).tolist() == a.hierarchy.labels(1).tolist()
+        assert back.params == json.loads(json.dumps(a.hierarchy.params, default=str))

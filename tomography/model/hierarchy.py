@@ -562,24 +562,29 @@ def hierarchy_graph(hierarchy: Hierarchy, unit: str | None = None) -> "nx.DiGrap
     cluster to each cluster it merges, edges ``kind="linkage"`` join clusters
     of one level with their averaged weight (``weight``, ``unit``), stored
     once, from the smaller id to the larger (the weight is symmetric).
+    Every attribute is a number or a string, so that ``networkx.write_graphml``
+    and ``write_gexf`` (Gephi) write the graph as it is: ``hosts`` is the
+    hosts' names separated by spaces, ``confidence`` is left out where none
+    was measured, and the graph's ``params`` are JSON text.
 
     Examples
     --------
     >>> from tomography.model.hierarchy import Hierarchy
     >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
-    >>> sorted(hierarchy_graph(h).successors("L2C0"))
-    ['L1C0', 'L1C1']
+    >>> g = hierarchy_graph(h)
+    >>> sorted(g.successors("L2C0")), g.nodes["L1C0"]["hosts"]
+    (['L1C0', 'L1C1'], 'a b')
     """
+
     import networkx as nx
 
     from tomography.model.units import WEIGHT_UNITS
 
     unit = unit or hierarchy.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
-    g = nx.DiGraph(unit=unit, params=dict(hierarchy.params))
+    g = nx.DiGraph(unit=unit, params=json.dumps(hierarchy.params, default=str))
     for number, level in enumerate(hierarchy.levels, start=1):
         for c in level:
-            g.add_node(c.id, level=number, hosts=list(c.hosts), size=len(c.hosts),
-                       internal=c.internal, confidence=c.confidence)
+            g.add_node(c.id, **_node_attributes(c), level=number)
     for level in hierarchy.levels:
         for c in level:
             for child in c.children:
@@ -592,7 +597,8 @@ def hierarchy_graph(hierarchy: Hierarchy, unit: str | None = None) -> "nx.DiGrap
 
 def tree_graph(tree: ClusterTree, unit: str | None = None) -> "nx.Graph":
     """The cluster tree as a networkx Graph (``hosts``, ``size``, ``confidence`` on nodes;
-    ``weight``, ``unit``, ``confidence`` on edges).
+    ``weight``, ``unit``, ``confidence`` on edges), written to GraphML and GEXF as it is
+    (the attributes as in :func:`hierarchy_graph`).
 
     Examples
     --------
@@ -609,11 +615,17 @@ def tree_graph(tree: ClusterTree, unit: str | None = None) -> "nx.Graph":
     unit = unit or tree.params.get("weight_unit", WEIGHT_UNITS["broadcast"])
     g = nx.Graph(unit=unit)
     for c in tree.clusters:
-        g.add_node(c.id, hosts=list(c.hosts), size=len(c.hosts), internal=c.internal,
-                   confidence=c.confidence)
+        g.add_node(c.id, **_node_attributes(c))
     for e in tree.edges:
-        g.add_edge(e.source, e.target, weight=e.weight, unit=unit, confidence=e.confidence)
+        g.add_edge(e.source, e.target, weight=float(e.weight), unit=unit,
+                   **({} if e.confidence is None else {"confidence": float(e.confidence)}))
     return g
+
+
+def _node_attributes(c: Cluster) -> dict[str, Any]:
+    """A cluster's node attributes, numbers and strings only (GraphML, GEXF)."""
+    return {"hosts": " ".join(c.hosts), "size": len(c.hosts), "internal": float(c.internal),
+            **({} if c.confidence is None else {"confidence": float(c.confidence)})}
 
 
 def tree_members_frame(tree: ClusterTree) -> pd.DataFrame:
@@ -679,7 +691,8 @@ def hierarchy_from_graph(graph: "nx.DiGraph") -> Hierarchy:
                 weights[v if u == node else u] = float(d["weight"])
         try:
             levels.setdefault(int(data["level"]), []).append(Cluster(
-                id=str(node), level=int(data["level"]), hosts=tuple(sorted(data["hosts"])),
+                id=str(node), level=int(data["level"]), hosts=tuple(sorted(
+                    data["hosts"].split() if isinstance(data["hosts"], str) else data["hosts"])),
                 children=tuple(children), parent=parents[0] if parents else None,
                 internal=float(data.get("internal", 0.0)), weights=weights,
                 confidence=data.get("confidence")))
@@ -689,5 +702,8 @@ def hierarchy_from_graph(graph: "nx.DiGraph") -> Hierarchy:
         tail = c.id.rsplit("C", 1)[-1]
         return (int(tail), c.id) if tail.isdigit() else (0, c.id)
 
+    params = graph.graph.get("params", {})
+    if isinstance(params, str):
+        params = json.loads(params)
     return Hierarchy(levels=[sorted(levels[k], key=order) for k in sorted(levels)],
-                     params=dict(graph.graph.get("params", {})))
+                     params=dict(params))
