@@ -26,12 +26,15 @@ from scipy import sparse
 
 from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph, upper_edges
 from cluster.modularity import canonical_labels, modularity
+from tomography.model.display import some, span
 from tomography.model.errors import EmptyGraphError, ParameterError
 from tomography.model.options import OPTIONS, check_options
 from tomography.model.seeding import Seed, random_state, spawn_seeds
+from tomography.model.units import counted
 
 if TYPE_CHECKING:
     import igraph
+    import pandas as pd
 
 __all__ = ["FlatClustering", "louvain", "multilevel", "leiden", "ENGINES"]
 
@@ -76,6 +79,43 @@ class FlatClustering:
     def n_clusters(self) -> int:
         """Number of clusters."""
         return int(self.labels.max()) + 1 if self.labels.size else 0
+
+    def __repr__(self) -> str:
+        """One line whatever the size.
+
+        Examples
+        --------
+        >>> w = np.array([[0, 9, 1, 0], [9, 0, 0, 1], [1, 0, 0, 9], [0, 1, 9, 0]], dtype=float)
+        >>> louvain(w, seed=0)
+        FlatClustering(4 hosts in 2 clusters of 2, modularity 0.40, engine igraph, seed 0)
+        """
+        sizes = span(np.bincount(self.labels).tolist()) if self.labels.size else "0"
+        return (f"FlatClustering({counted(len(self.labels), 'host')} in "
+                f"{counted(self.n_clusters, 'cluster')} of {sizes}, modularity "
+                f"{self.modularity:.2f}, engine {self.engine}, seed {self.seed})")
+
+    def _repr_html_(self) -> str:
+        from tomography.model.display import html_view
+
+        frame = self.to_frame() if self.nodes is not None else None
+        return html_view(repr(self), [("resolution", self.resolution), ("level", self.level)],
+                         None if frame is None else frame.groupby("cluster").agg(
+                             hosts=("host", "size"),
+                             members=("host", lambda h: some(list(h), 6))).reset_index())
+
+    def to_frame(self, hosts: Sequence[Hashable] | None = None) -> "pd.DataFrame":
+        """One row per host: ``host, cluster`` (the input's nodes, or ``hosts``).
+
+        Examples
+        --------
+        >>> w = np.array([[0, 9, 1, 0], [9, 0, 0, 1], [1, 0, 0, 9], [0, 1, 9, 0]], dtype=float)
+        >>> louvain(w, seed=0).to_frame(["a", "b", "c", "d"])["cluster"].tolist()
+        [0, 0, 1, 1]
+        """
+        import pandas as pd
+
+        member = self.membership(hosts)
+        return pd.DataFrame({"host": list(member), "cluster": list(member.values())})
 
     def clusters(self) -> list[np.ndarray]:
         """Node indices of each cluster, in cluster order."""

@@ -76,6 +76,35 @@ class FlatResult:
     method: str | None = None
     resamples: int = 0
 
+    def __repr__(self) -> str:
+        """One line whatever the size.
+
+        Examples
+        --------
+        >>> from tomography.model.synthetic import planted_partition
+        >>> analyze(planted_partition(8, 2, iterations=3, seed=0), resamples=0).flat
+        FlatResult(FlatClustering(8 hosts in 2 clusters of 4, modularity 0.23, engine igraph, seed 0), no confidence)
+        """
+        from tomography.model.display import span
+
+        if self.confidence is None:
+            return f"FlatResult({self.clustering!r}, no confidence)"
+        return (f"FlatResult({self.clustering!r}, confidence {span(self.confidence)}, "
+                f"overall {self.overall:.2f} ({self.method}, {self.resamples} resamples))")
+
+    def to_frame(self) -> "pd.DataFrame":
+        """One row per host: ``host, cluster, confidence`` (its cluster's; NaN without)."""
+        frame = self.clustering.to_frame()
+        confidence = self.confidence or []
+        frame["confidence"] = [confidence[c] if c < len(confidence) else float("nan")
+                               for c in frame["cluster"]]
+        return frame
+
+    def _repr_html_(self) -> str:
+        from tomography.model.display import html_view
+
+        return html_view(repr(self), [], self.to_frame())
+
 
 @dataclass(repr=False)
 class Analysis:
@@ -128,6 +157,17 @@ class Analysis:
         done = [k for k in ("flat", "hierarchy", "tree", "accuracy") if k in self.__dict__]
         return (f"Analysis({data}{'; ' + changed if changed else ''}; "
                 f"computed: {', '.join(done) or 'nothing yet'})")
+
+    def _repr_html_(self) -> str:
+        from tomography.model.display import html_view
+
+        m = self.measurement
+        facts = [("data", ", ".join(m._facts())), ("weights", self.weight_unit)]
+        facts += [(name, repr(self.__dict__[name])) for name in ("flat", "hierarchy", "tree")
+                  if name in self.__dict__]
+        facts += [("note", note) for note in self.notes]
+        return html_view(repr(self), facts,
+                         self.__dict__.get("accuracy") if "accuracy" in self.__dict__ else None)
 
     @property
     def hosts(self) -> list[str]:

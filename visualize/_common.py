@@ -233,9 +233,9 @@ def dataset_of(data: Any, function: str) -> Any:
 
 def analysed(data: Any, kind: type, attribute: str, function: str, truth: Any = None
              ) -> tuple[Any, Any]:
-    """What a figure of a ``kind`` (Hierarchy, ClusterTree) draws, from that or from what
-    :func:`tomography.analyze` takes: an Analysis (its ``attribute``, and its truth when
-    ``truth`` is None), a Measurement or a dataset directory (analysed with the defaults).
+    """What a figure of a ``kind`` (Hierarchy, ClusterTree) draws: that, or an Analysis's
+    ``attribute`` (with its truth when ``truth`` is None).  A dataset is refused with how
+    to analyse it: the views do not run the clustering themselves.
 
     Returns
     -------
@@ -243,20 +243,15 @@ def analysed(data: Any, kind: type, attribute: str, function: str, truth: Any = 
     """
     if isinstance(data, kind):
         return data, truth
-    from tomography.pipeline import Analysis, analyze
-
-    if isinstance(data, (str, os.PathLike)) or (hasattr(data, "transfers")
-                                                and hasattr(data, "host_names")):
-        dataset = dataset_of(data, function)
-        data = analyze(dataset)
-        truth = truth_labels(truth, dataset)
-    if isinstance(data, Analysis):
-        if truth is None and data.truth_source is not None:
+    if hasattr(data, attribute) and hasattr(data, "measurement"):   # an Analysis
+        if truth is None and getattr(data, "truth_source", None) is not None:
             truth = data.truth
         return getattr(data, attribute), truth
-    raise ParameterError(f"{function} takes a {kind.__name__}, an Analysis, or a dataset (a "
-                         f"Measurement or its directory, as analyze() takes), got "
-                         f"{type(data).__name__}")
+    dataset = isinstance(data, (str, os.PathLike)) or hasattr(data, "transfers")
+    raise ParameterError(f"{function} takes a {kind.__name__} or an Analysis, got "
+                         f"{type(data).__name__}" + (
+                             f": draw a dataset's with {function}(tomography.analyze(data))"
+                             if dataset else ""))
 
 
 def below(confidence: float) -> float:

@@ -13,6 +13,7 @@ above the plot takes up to three columns, as many as fit the figure.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Mapping
 
@@ -23,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, MaxNLocator
 
 from tomography.model.errors import ParameterError
-from visualize._common import dataset_of, natural_key
+from visualize._common import natural_key
 from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
 
 __all__ = ["plot_convergence"]
@@ -51,19 +52,16 @@ def _series(table: pd.DataFrame, levels: bool, overlapping: bool) -> list[tuple[
 
 
 def _table(table: object) -> pd.DataFrame:
-    """A convergence table, from a table or from what :func:`tomography.analyze` takes."""
+    """A convergence table, from a table or an Analysis (its convergence against its truth)."""
     if isinstance(table, pd.DataFrame):
         return table
-    from tomography.pipeline import Analysis, analyze
-
-    if not isinstance(table, Analysis):
-        try:
-            table = analyze(dataset_of(table, "plot_convergence"), truth="labels")
-        except ParameterError:
-            raise ParameterError(f"plot_convergence takes a convergence table (a DataFrame), "
-                                 f"an Analysis with a truth, or a dataset (a Measurement or "
-                                 f"its directory), got {type(table).__name__}") from None
-    return table.convergence()
+    if hasattr(table, "convergence") and hasattr(table, "measurement"):   # an Analysis
+        return table.convergence()
+    dataset = isinstance(table, (str, os.PathLike)) or hasattr(table, "transfers")
+    raise ParameterError("plot_convergence takes a convergence table (a DataFrame) or an "
+                         f"Analysis with a truth, got {type(table).__name__}" + (
+                             ": draw a dataset's with plot_convergence(tomography.analyze("
+                             "data, truth='labels'))" if dataset else ""))
 
 
 def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels: bool = True,
@@ -73,12 +71,10 @@ def plot_convergence(table: pd.DataFrame | Mapping[str, pd.DataFrame], *, levels
 
     Parameters
     ----------
-    table : DataFrame, Analysis, dataset, or a mapping name -> one of them
+    table : DataFrame, Analysis, or a mapping name -> one of them
         :func:`cluster.accuracy.convergence` output (columns ``n``, ``nmi``,
-        optionally ``overlapping_nmi`` and ``level_<k>_nmi``), or what
-        :func:`tomography.analyze` takes: an Analysis (its
-        :meth:`~tomography.pipeline.Analysis.convergence`, against its truth)
-        or a dataset or its directory (against its own labels).  With a
+        optionally ``overlapping_nmi`` and ``level_<k>_nmi``), or an Analysis
+        with a truth (its :meth:`~tomography.pipeline.Analysis.convergence`).  With a
         mapping, every table gets its colour and every curve kind its line
         style.
     levels : bool, default True

@@ -383,9 +383,9 @@ def plot_hasse(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None,
 
     Parameters
     ----------
-    hierarchy : Hierarchy, Analysis, Measurement or dataset directory
-        The hierarchy, or what :func:`tomography.analyze` takes (its
-        hierarchy is drawn, with an Analysis's truth).
+    hierarchy : Hierarchy or Analysis
+        The hierarchy, or an analysis (its hierarchy, with its truth):
+        ``plot_hasse(tomography.analyze("run"))``.
     truth : mapping host -> true label, Measurement, "labels" or truth file, optional
         The ground truth (a dataset's labels); each box then names the
         label its hosts share.

@@ -74,10 +74,9 @@ def plot_tree(tree: ClusterTree, *, truth: Mapping[str, str] | None = None,
 
     Parameters
     ----------
-    tree : ClusterTree, Analysis, Measurement or dataset directory
-        From :func:`cluster.spanning_tree.cluster_tree`, or what
-        :func:`tomography.analyze` takes (its tree is drawn, with an
-        Analysis's truth).
+    tree : ClusterTree or Analysis
+        From :func:`cluster.spanning_tree.cluster_tree`, or an analysis (its
+        tree, with its truth): ``plot_tree(tomography.analyze("run"))``.
     truth : mapping host -> true label, Measurement, "labels" or truth file, optional
         The ground truth (a dataset's labels); each node then names the label its hosts share.
     width : {"single", "double"} or float, optional

@@ -1,6 +1,9 @@
-"""Every figure takes what analyze() takes, and truth= means the same everywhere."""
+"""Every figure of data takes what analyze() takes, every figure of results an Analysis, and
+truth= means the same everywhere."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import matplotlib
 import pandas as pd
@@ -29,9 +32,9 @@ def test_every_plot_takes_a_dataset_directory_and_an_analysis(run) -> None:
     figures = [visualize.plot_heatmap(path), visualize.plot_layout(str(path)),
                visualize.plot_edge_weight(path, a, b),
                visualize.plot_weight_distribution(path, m),
-               visualize.plot_hasse(path), visualize.plot_tree(path),
                visualize.plot_hasse(tomography.analyze(path, truth="labels")),
-               visualize.plot_convergence(path)]
+               visualize.plot_tree(tomography.analyze(str(path))),
+               visualize.plot_convergence(tomography.analyze(m, truth="labels"))]
     for fig in figures:
         assert fig.axes
         matplotlib.pyplot.close(fig)
@@ -41,9 +44,12 @@ def test_a_wrong_first_argument_names_the_function_and_what_it_takes() -> None:
     with pytest.raises(ParameterError, match="plot_edge_weight takes a dataset: a Measurement "
                                              "or its directory"):
         visualize.plot_edge_weight(3, "a", "b")
-    with pytest.raises(ParameterError, match="plot_hasse takes a Hierarchy, an Analysis, or a "
-                                             "dataset"):
+    with pytest.raises(ParameterError, match="plot_hasse takes a Hierarchy or an Analysis, "
+                                             "got int$"):
         visualize.plot_hasse(3)
+    with pytest.raises(ParameterError, match=r"got PosixPath: draw a dataset's with "
+                                             r"plot_tree\(tomography.analyze\(data\)\)"):
+        visualize.plot_tree(Path("run"))
     with pytest.raises(ParameterError, match="plot_convergence takes a convergence table"):
         visualize.plot_convergence(3)
     with pytest.raises(ParameterError, match="plot_probe_grid.*needs the hosts"):

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import numpy as np
 
+from tomography.model.display import some, span
 from tomography.model.errors import TomographyError
+from tomography.model.units import counted
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -64,6 +66,18 @@ class Cluster:
     internal: float = 0.0
     weights: dict[str, float] = field(default_factory=dict)
     confidence: float | None = None
+
+    def __repr__(self) -> str:
+        """One line whatever the size.
+
+        Examples
+        --------
+        >>> Cluster("L1C0", 1, tuple(f"h{i}" for i in range(32)), confidence=0.9)
+        Cluster('L1C0', level 1, 32 hosts: h0, h1, h2, ... (32), confidence 0.90)
+        """
+        confidence = "" if self.confidence is None else f", confidence {self.confidence:.2f}"
+        return (f"Cluster({self.id!r}, level {self.level}, {counted(len(self.hosts), 'host')}: "
+                f"{some(self.hosts)}{confidence})")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -135,6 +149,61 @@ class Hierarchy:
     def depth(self) -> int:
         """Number of levels."""
         return len(self.levels)
+
+    def __len__(self) -> int:
+        """Number of levels, as :attr:`depth`."""
+        return len(self.levels)
+
+    def __iter__(self) -> Iterator[list[Cluster]]:
+        """The levels, level 1 (the finest) first."""
+        return iter(self.levels)
+
+    def __getitem__(self, key: int | str) -> list[Cluster] | Cluster:
+        """``h[k]``: the clusters of level ``k``, numbered 1 (the finest) to ``len(h)`` as
+        everywhere (:meth:`level`); ``h["L2C0"]``: that cluster (:meth:`cluster`).
+
+        Examples
+        --------
+        >>> h = Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+        >>> len(h), [c.id for c in h[1]], h["L2C0"].hosts
+        (2, ['L1C0', 'L1C1'], ('a', 'b', 'c'))
+        >>> h[0]
+        Traceback (most recent call last):
+        ...
+        IndexError: no level 0: levels are numbered 1 (the finest) to 2, as h.labels(k) and the command line number them
+        """
+        if isinstance(key, str):
+            return self.cluster(key)
+        if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
+            raise TypeError(f"a hierarchy is indexed by level number (1 to {self.depth}) or "
+                            f"cluster id, not {type(key).__name__}")
+        if not 1 <= key <= self.depth:
+            raise IndexError(f"no level {key}: levels are numbered 1 (the finest) to "
+                             f"{self.depth}, as h.labels(k) and the command line number them")
+        return self.levels[key - 1]
+
+    def __repr__(self) -> str:
+        """One line whatever the size.
+
+        Examples
+        --------
+        >>> Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
+        Hierarchy(3 hosts, 2 levels of 2/1 clusters from the finest up)
+        """
+        return (f"Hierarchy({len(self.hosts)} hosts, {counted(self.depth, 'level')} of "
+                f"{'/'.join(str(len(level)) for level in self.levels)} clusters from the "
+                f"finest up)")
+
+    def _repr_html_(self) -> str:
+        import pandas as pd
+
+        from tomography.model.display import html_view
+
+        rows = [{"level": k, "clusters": len(level),
+                 "hosts per cluster": span(len(c.hosts) for c in level),
+                 "confidence": span(c.confidence for c in level if c.confidence is not None)}
+                for k, level in enumerate(self.levels, start=1)]
+        return html_view(repr(self), [("hosts", some(self.hosts))], pd.DataFrame(rows))
 
     def level(self, number: int) -> list[Cluster]:
         """The clusters of level ``number`` (1 is the finest)."""
@@ -433,6 +502,26 @@ class ClusterTree:
     def is_connected(self) -> bool:
         """True when the edges span every cluster."""
         return len(self.edges) == len(self.clusters) - 1
+
+    def __repr__(self) -> str:
+        """One line whatever the size.
+
+        Examples
+        --------
+        >>> ClusterTree([Cluster("L1C0", 1, ("a",)), Cluster("L1C1", 1, ("b", "c"))],
+        ...             [TreeEdge("L1C0", "L1C1", 3.0)])
+        ClusterTree(2 clusters of 3 hosts, 1 edge, connected)
+        """
+        hosts = sum(len(c.hosts) for c in self.clusters)
+        return (f"ClusterTree({counted(len(self.clusters), 'cluster')} of "
+                f"{counted(hosts, 'host')}, {counted(len(self.edges), 'edge')}, "
+                f"{'connected' if self.is_connected else 'a forest (not connected)'})")
+
+    def _repr_html_(self) -> str:
+        from tomography.model.display import html_view
+
+        return html_view(repr(self), [("weights", self.weight_caption)],
+                         tree_edges_frame(self))
 
     @property
     def total_weight(self) -> float:

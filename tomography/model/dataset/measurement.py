@@ -64,6 +64,41 @@ class Measurement:
         """Iteration numbers in increasing order."""
         return [int(i) for i in self.iterations["iteration"]]
 
+    def __repr__(self) -> str:
+        """One line whatever the size.
+
+        Examples
+        --------
+        >>> from tomography.model.synthetic import planted_partition
+        >>> planted_partition(12, 3, iterations=2, seed=1)
+        Measurement(12 hosts: h000, h001, h002, ... (12), 2 iterations (synthetic), labelled)
+        """
+        return f"Measurement({', '.join(self._facts())})"
+
+    def _facts(self) -> list[str]:
+        from tomography.model.display import some
+        from tomography.model.units import counted
+
+        facts = [f"{counted(self.n_hosts, 'host')}: {some(self.host_names)}"]
+        method = self.meta.get("method", "?")
+        if self.iteration_ids:
+            facts.append(f"{counted(len(self.iteration_ids), 'iteration')} ({method})")
+        if self.probes is not None:
+            facts.append(f"{counted(len(self.probes), 'probe')} ({method})")
+        if self.meta.get("topology"):
+            facts.append(f"topology {self.meta['topology']}")
+        if self.labels:
+            facts.append("labelled")
+        return facts
+
+    def _repr_html_(self) -> str:
+        from tomography.model.display import html_view
+
+        facts = [("hosts", self._facts()[0])] + [("", f) for f in self._facts()[1:]]
+        if self.iteration_ids:
+            facts.append(("blocks received", int(self.transfers["blocks"].sum())))
+        return html_view("Measurement", facts, self.hosts)
+
     @property
     def labels(self) -> dict[str, str]:
         """Ground-truth label per host, for the hosts that have one."""
@@ -72,16 +107,16 @@ class Measurement:
     @renamed_parameter("n", "iterations")
     def edges(self, iterations: int | None = None, *, per_iteration: bool = False
               ) -> pd.DataFrame:
-        """The edges of ``w_n``: ``src, dst, w_n, iterations``
-        (see :func:`tomography.model.interop.edges_frame`).
+        """The edges of ``w_n``: ``source, target, weight, iterations``, the unit in
+        ``attrs["unit"]`` (see :func:`tomography.model.interop.edges_frame`).
 
         Examples
         --------
         >>> from tomography.model.synthetic import planted_partition
         >>> planted_partition(6, 2, iterations=2, seed=0).edges().columns.tolist()
-        ['src', 'dst', 'w_n', 'iterations']
+        ['source', 'target', 'weight', 'iterations']
         """
-        from tomography.model.interop import edges_frame
+        from tomography.model.edges import edges_frame
 
         return edges_frame(self, iterations, per_iteration=per_iteration)
 
