@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.write_gauge}")
         return 0
     if args.report:
-        from measure.multicast import summary_table
+        from tomography.model.dataset.multicast import summary_table
         from tomography.model.dataset.multicast import read_multicasts
 
         tables = {}

@@ -80,7 +80,7 @@ def _topology(name: str, out: Path) -> str:
 
 
 def _table(directory: Path) -> pd.DataFrame:
-    from measure.multicast import summary_table
+    from tomography.model.dataset.multicast import summary_table
     from tomography.model.dataset.multicast import read_multicasts
 
     meta, runs, _ = read_multicasts(directory)

@@ -54,7 +54,7 @@ from measure.multicaster import PACINGS, payload_digest
 from measure.session import Run, Summary
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
-from tomography.model.dataset.multicast import MulticastWriter, prepare_output
+from tomography.model.dataset.multicast import MulticastWriter, prepare_output, summary_table
 from tomography.model.errors import ParameterError
 from tomography.model.units import listed
 from tomography.planning.delivery import Delivery
@@ -670,53 +670,3 @@ def _row(result: MulticastResult, root: str, size: int, streams: int, pacing: st
             "completion_s": result.completion, "complete": result.complete,
             "receivers_complete": sum(r["complete"] for r in result.receivers),
             "started": started, "note": "; ".join(result.notes)}
-
-
-def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20,
-                  basis: dict[str, str] | None = None) -> pd.DataFrame:
-    """Per method: predicted, achieved median and spread, achieved/predicted, completion time.
-
-    Parameters
-    ----------
-    runs : DataFrame
-        ``multicasts.csv``.
-    unit_bytes : float
-        Bytes/s of the unit the throughputs are given in (default MiB/s).
-    basis : dict, optional
-        Method -> what its prediction rests on (``meta.json``'s plans).
-
-    Returns
-    -------
-    DataFrame
-        ``method, runs, complete, basis, predicted, achieved, low, high, ratio,
-        completion_s``,
-        best achieved first; ``low``/``high`` are the smallest and largest
-        achieved of the complete multicasts.
-
-    Examples
-    --------
-    >>> runs = pd.DataFrame({"method": ["a", "a", "b"], "predicted_Bps": [2**21] * 3,
-    ...                      "achieved_Bps": [2**21, 2**20, 2**19], "completion_s": [1, 2, 4],
-    ...                      "complete": [True, True, True]})
-    >>> summary_table(runs)[["method", "achieved", "ratio"]].values.tolist()
-    [['a', 1.5, 0.75], ['b', 0.5, 0.25]]
-    """
-    rows = []
-    basis = basis or {}
-    for method, g in runs.groupby("method", sort=False):
-        ok = g[g["complete"].astype(bool)]
-        achieved = ok["achieved_Bps"].astype(float) / unit_bytes
-        predicted = float(g["predicted_Bps"].astype(float).median()) / unit_bytes
-        median = float(achieved.median()) if len(ok) else float("nan")
-        rows.append({"method": method, "runs": len(g), "complete": len(ok),
-                     "basis": basis.get(method) or ("-" if predicted != predicted else ""),
-                     "predicted": predicted, "achieved": median,
-                     "low": float(achieved.min()) if len(ok) else float("nan"),
-                     "high": float(achieved.max()) if len(ok) else float("nan"),
-                     "ratio": median / predicted if predicted > 0 else float("nan"),
-                     "completion_s": float(ok["completion_s"].astype(float).median())
-                     if len(ok) else float("nan")})
-    table = pd.DataFrame(rows, columns=["method", "runs", "complete", "basis", "predicted",
-                                        "achieved", "low", "high", "ratio", "completion_s"])
-    return table.sort_values("achieved", ascending=False, na_position="last",
-                             kind="stable").reset_index(drop=True)

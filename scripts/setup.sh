@@ -63,7 +63,7 @@ stamp=.venv/.installed-$(cat pyproject.toml | cksum | cut -d' ' -f1)
 if [ ! -e "$stamp" ]; then
     echo "setup: installing the toolkit and its dependencies into .venv (pip; a few minutes" \
          "the first time)" >&2
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,mpi]'
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,all]'
     rm -f .venv/.installed-* && touch "$stamp"
     echo "setup: done" >&2
 fi

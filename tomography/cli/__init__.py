@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+import traceback
 from typing import Sequence
 
-from tomography.cli import (cluster, demo, evaluate, export, hierarchy, import_results, info,
-                            measure, multicast, plan, plot, report, simulate, synthetic, testbed,
-                            tree, truth)
+from tomography.cli import (cluster, common, completion, demo, evaluate, export, hierarchy,
+                            import_results, info, measure, multicast, plan, plot, report,
+                            simulate, synthetic, testbed, tree, truth)
+from tomography.cli.common import add_verbosity_options
 from tomography.model.errors import TomographyError
 
 __all__ = ["main", "build_parser"]
@@ -46,8 +49,11 @@ iterations.csv (the README's section "The measurement dataset" lists every colum
 
 
 COMMANDS = (info, cluster, hierarchy, tree, evaluate, truth, import_results, synthetic,
-            simulate, measure, testbed, demo, export, plan, multicast, plot, report)
+            simulate, measure, testbed, demo, export, plan, multicast, plot, report, completion)
 """The command modules, in the order ``--help`` lists them."""
+
+EXTRAS = {"libtorrent": "measure", "numba": "simulate", "mpi4py": "mpi"}
+"""The optional libraries, each with the extra that installs it: the analysis needs none."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.add_parser(sub)
+    for each in common.parsers(parser):
+        add_verbosity_options(each)
+    sub.choices["completion"].set_defaults(root=parser)   # the script covers every command
     return parser
 
 
@@ -92,16 +101,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     args = build_parser().parse_args(argv)
+    common.verbosity = getattr(args, "verbosity", common.NORMAL)
     _import_igraph_without_pyplot()
+    started = time.perf_counter()
     try:
-        return args.run(args)
+        status = args.run(args)
+        common.say(f"tomography {args.command}: {time.perf_counter() - started:.1f} s",
+                   verbose=True)
+        return status
     except TomographyError as exc:
+        if common.verbosity == common.VERBOSE:
+            traceback.print_exc()
         for line in str(exc).splitlines():  # one line per problem (a preflight's hosts)
             print(f"tomography: error: {line}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"tomography: error: tomography {args.command} needs {exc.name}, which this "
+              f"installation does not have: pip install 'bandwidth-tomography[{extra}]'",
+              file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     except OSError as exc:   # a file the user named: missing directory, no permission, full disk
+        if common.verbosity == common.VERBOSE:
+            traceback.print_exc()
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"tomography: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2

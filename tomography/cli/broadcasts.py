@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from tomography.cli.common import Progress, positive_int
+from tomography.cli import common
+from tomography.cli.common import Progress, positive_int, say
 from tomography.model.errors import ParameterError, TomographyError
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ def resuming(resume: bool, output: Path) -> bool:
     False
     """
     if resume and not (Path(output) / "meta.json").exists():
-        print(f"note: no dataset in {output} to resume: starting a new one", file=sys.stderr)
+        say(f"note: no dataset in {output} to resume: starting a new one")
     return resume
 
 
@@ -193,7 +194,8 @@ def stop_rule(output: Path, k: int | None = None, *, seed: int = 0) -> Callable[
     from cluster.stability import dataset_stop_rule
 
     return dataset_stop_rule(output, k, seed=seed,
-                             say=lambda text: tqdm.write(text, file=sys.stderr))
+                             say=lambda text: common.verbosity == common.QUIET
+                             or tqdm.write(text, file=sys.stderr))
 
 
 def simulation_step(bar: Progress) -> Callable[[int, Any], None]:

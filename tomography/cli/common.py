@@ -98,9 +98,62 @@ def analysis(args: argparse.Namespace, dataset: Any = None, **arguments: Any):
 
     given = cli_arguments(args)
     result = analyze(args.dataset if dataset is None else dataset, **{**given, **arguments})
+    say(f"read {args.dataset if dataset is None else dataset}: {result.measurement!r}",
+        verbose=True)
     for note in result.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     return result
+
+
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+verbosity = NORMAL
+"""How much a command says on standard error (``-q``/``--quiet``, ``-v``/``--verbose``):
+set once by :func:`tomography.cli.main` from the command line."""
+
+
+def add_verbosity_options(parser: argparse.ArgumentParser) -> None:
+    """``-q``/``--quiet`` and ``-v``/``--verbose``, given before or after the command's name.
+
+    Both store into ``verbosity`` only when given (``argparse.SUPPRESS``), so that a
+    command's parser does not reset what the main parser read.
+    """
+    group = parser.add_argument_group("output")
+    either = group.add_mutually_exclusive_group()
+    either.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
+                        default=argparse.SUPPRESS,
+                        help="print only results and errors: no progress, notes or warnings")
+    either.add_argument("-v", "--verbose", dest="verbosity", action="store_const",
+                        const=VERBOSE, default=argparse.SUPPRESS,
+                        help="also say what was read and how long it took, and show the "
+                             "traceback of an error")
+
+
+def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every command's parser under it, sub-commands included."""
+    out = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):   # aliases once
+                out += parsers(child)
+    return out
+
+
+def say(text: str, *, verbose: bool = False) -> None:
+    """A message for the user on standard error (a note, a warning, a summary): not under
+    ``--quiet``; with ``verbose``, only under ``--verbose``.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> err = io.StringIO()
+    >>> with contextlib.redirect_stderr(err):
+    ...     say("note: shown"); say("how long it took", verbose=True)
+    >>> err.getvalue().splitlines()
+    ['note: shown']
+    """
+    if verbosity == QUIET or (verbose and verbosity < VERBOSE):
+        return
+    print(text, file=sys.stderr, flush=True)
 
 
 def emit(text: str) -> None:
@@ -159,7 +212,8 @@ class Progress:
         self.started = self.last = self._clock()
         self.printed = -1
         self.bar = None
-        if getattr(self.stream, "isatty", lambda: False)():
+        self.quiet = verbosity == QUIET and stream is None
+        if not self.quiet and getattr(self.stream, "isatty", lambda: False)():
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream)
@@ -169,6 +223,8 @@ class Progress:
         self.done, self.note = done, note
         if total is not None:
             self.total = total
+        if self.quiet:
+            return
         if self.bar is not None:
             self.bar.total, self.bar.n = self.total, done
             self.bar.set_postfix_str(note, refresh=False)
@@ -189,5 +245,5 @@ class Progress:
         nothing was done: a run that failed before its first unit says why itself)."""
         if self.bar is not None:
             self.bar.close()
-        elif self.done and self.printed != self.done:
+        elif self.done and self.printed != self.done and not self.quiet:
             self._line(self._clock())

@@ -21,7 +21,7 @@ from measure.swarm import MEASURE_QUOTA
 from tomography.cli.broadcasts import (dataset_writer, interrupted,
                                        measure_broadcasts, parse_option, simulation_step,
                                        stop_rule, terminate_as_interrupt)
-from tomography.cli.common import Progress, command, positive_int
+from tomography.cli.common import Progress, command, positive_int, say
 from tomography.model.units import counted
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def _report(data: Path, out: Path, seed: int) -> Any:
 
     a = analyze(data, seed=seed)
     for note in a.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     truth, hosts = a.measurement.labels, a.hosts
     flat = a.flat.clustering
     print(f"\nflat clustering (Louvain): {counted(flat.n_clusters, 'cluster')}, modularity "

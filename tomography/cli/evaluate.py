@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_format_option, add_hierarchy_options,
-                                   analysis, command, emit, positive_int)
+                                   analysis, command, emit, positive_int, say)
 
 __all__ = ["add_parser", "run"]
 
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from tomography.model.units import counted
 
     if args.topology is not None or args.host_connections is not None:
-        print("evaluate: --topology and --host-connections are no longer used: which truth "
-              "levels the broadcasts show is judged on the data", file=sys.stderr)
+        say("evaluate: --topology and --host-connections are no longer used: which truth "
+            "levels the broadcasts show is judged on the data")
     a = analysis(args, truth=args.truth)
     h, levels = a.hierarchy, a.accuracy
     seen = a.observability

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
-                                   add_tree_level_option, analysis, emit, positive_int)
+                                   add_tree_level_option, analysis, emit, positive_int, say)
 from tomography.model.errors import TomographyError
 from tomography.model.units import counted
 
@@ -110,7 +109,7 @@ def gauge_model(a: Any, *, level: int = 1, source: str = "auto", probes: Path | 
     model = analysis_model(a, level=level, source=source, probes=probes, topology=topology,
                            host_pairs=host_pairs, iterations=iterations, dataset=dataset)
     for note in model.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     return model
 
 
@@ -166,7 +165,6 @@ def run(args: argparse.Namespace) -> int:
         _write(args.output, text)
     if args.output != "-":
         level = min(args.level, h.depth) if kind in ("gauge", "simgrid") else 1
-        print(f"wrote {kind} of {len(hosts)} hosts, {counted(len(h.level(level)), 'cluster')} "
-              f"on level {level}, {counted(h.depth, 'level')} -> {args.output}",
-              file=sys.stderr)
+        say(f"wrote {kind} of {len(hosts)} hosts, {counted(len(h.level(level)), 'cluster')} "
+            f"on level {level}, {counted(h.depth, 'level')} -> {args.output}")
     return 0

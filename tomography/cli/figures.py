@@ -7,12 +7,11 @@ no figures for the clusters it plans over.
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomography.cli.common import Progress, positive_int
+from tomography.cli.common import Progress, positive_int, say
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.model.errors import ParameterError
 
@@ -136,8 +135,7 @@ def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: An
     broadcasts = float(spent.sum()) if spent is not None else float("nan")
     share = f", {seconds / broadcasts:.0%} of the broadcasts' {broadcasts:.0f} s" \
         if broadcasts == broadcasts and broadcasts > 0 else ""
-    print(f"figures of {len(clusters)} clusters measured in {seconds:.0f} s{share}: {out}",
-          file=sys.stderr)
+    say(f"figures of {len(clusters)} clusters measured in {seconds:.0f} s{share}: {out}")
     return out
 
 

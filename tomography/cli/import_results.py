@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from tomography.cli.common import emit
+from tomography.cli.common import emit, say
 
 __all__ = ["add_parser", "run"]
 
@@ -60,5 +59,5 @@ def run(args: argparse.Namespace) -> int:
         summary = import_pscheduler(args.files, args.output, hosts=hosts, overwrite=args.force)
         emit(summary.describe("pScheduler throughput run"))
     for warning in summary.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}")
     return 0

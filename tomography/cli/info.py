@@ -136,7 +136,7 @@ def _probes(args: argparse.Namespace, m: Any) -> int:
 
 def _multicast(args: argparse.Namespace) -> int:
     """A multicast dataset: how it was made and the table of ``tomography multicast``."""
-    from measure.multicast import summary_table
+    from tomography.model.dataset.multicast import summary_table
     from tomography.model.dataset.multicast import read_multicasts
     from tomography.cli.multicast import multicast_table
 

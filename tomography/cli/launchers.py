@@ -10,12 +10,11 @@ transport that starts their agents and what ``meta.json`` records of it.
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tomography.cli.common import positive_int
+from tomography.cli.common import positive_int, say
 from tomography.model.errors import DatasetError, TomographyError
 
 if TYPE_CHECKING:
@@ -147,7 +146,7 @@ def open_launcher(args: argparse.Namespace, held: ExitStack, comm: Any = None
         transport = ProcessTransport(bed.command, name="testbed")
         meta = {"topology": bed.topology.name, "testbed": bed.to_meta()}
         if not bed.latency_applied:
-            print(f"note: {bed.latency_note}", file=sys.stderr)
+            say(f"note: {bed.latency_note}")
         if schedule is not None:
             meta["testbed"]["changes"] = schedule.to_meta()
             _reshape(bed, schedule, args.output, held)
@@ -191,8 +190,8 @@ def _reshape(bed: Testbed, schedule: Any, output: Path | None, held: ExitStack) 
     def stop() -> None:
         error = reshaper.stop()
         if error is not None:
-            print(f"warning: the network changes stopped early: {error}", file=sys.stderr)
-        print(f"note: {len(reshaper.applied)} network change(s) applied", file=sys.stderr)
+            say(f"warning: the network changes stopped early: {error}")
+        say(f"note: {len(reshaper.applied)} network change(s) applied")
 
     reshaper.start()
     held.callback(stop)
@@ -259,7 +258,7 @@ def _mpi_setup(args: argparse.Namespace, comm: Any
                                            for r in bad))
         hosts, warnings = mpi.rank_table([r for r in reports if "error" not in r], args.port)
         for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+            say(f"warning: {warning}")
         transport = mpi.MpiTransport(comm, dict(zip(hosts["host"], hosts["rank"])))
     except BaseException:
         mpi.MpiTransport.release(comm)

@@ -5,7 +5,6 @@ concurrency test for shared bottlenecks (``iperf3 --concurrency``)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -15,7 +14,7 @@ from tomography.cli.broadcasts import (add_swarm_options, dataset_writer,
                                        interrupted, measure_broadcasts, parse_option, resuming,
                                        say_stopped, stop_rule, swarm_params,
                                        terminate_as_interrupt)
-from tomography.cli.common import Progress, port_range, positive_int
+from tomography.cli.common import Progress, port_range, positive_int, say
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.model.errors import TomographyError
 
@@ -306,8 +305,8 @@ def _concurrency(args: argparse.Namespace, hosts: pd.DataFrame, transport: Trans
         source = f"the flat clustering of {args.concurrency}"
     tests = choose_tests(clusters_of(labels), bandwidth)
     repeats = args.repeats if args.repeats > 1 else 3
-    print(f"concurrency test: {len(tests)} pairs of pairs from {source}, {repeats} repeats "
-          "alone and together", file=sys.stderr)
+    say(f"concurrency test: {len(tests)} pairs of pairs from {source}, {repeats} repeats "
+        "alone and together")
     bar = Progress("concurrency", total=len(tests), unit="test")
 
     def step(done: int, total: int) -> None:

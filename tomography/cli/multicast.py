@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tomography.cli.broadcasts import dataset_writer, parse_option, resuming, say_stopped
-from tomography.cli.common import Progress, positive_int
+from tomography.cli.common import Progress, positive_int, say
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.model.errors import DatasetError, ParameterError, TomographyError
 from tomography.model.units import counted, listed
@@ -157,9 +156,8 @@ def _methods(text: str, planned: bool, clustered: bool
         wanted = [m for m in ALL_METHODS if planned or m in ("chain-hosts", "bittorrent")
                   or (clustered and m in SWARM_METHODS)]
         if not planned:
-            print("note: without --gauge or --dataset only chain-hosts, bittorrent (and mob, "
-                  "robber with --clusters) run (the planners and chain-clusters need a plan)",
-                  file=sys.stderr)
+            say("note: without --gauge or --dataset only chain-hosts, bittorrent (and mob, "
+                "robber with --clusters) run (the planners and chain-clusters need a plan)")
     needs_plan = [m for m in wanted if m in METHODS or m == "chain-clusters"]
     if needs_plan and not planned:
         raise ParameterError(f"--method {needs_plan[0]} needs a plan: give --gauge FILE or "
@@ -366,8 +364,7 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("--file goes with the planned methods, chain-hosts, mob and "
                                  "robber; bittorrent sends its synthetic payload only")
         bittorrent = False
-        print("note: bittorrent left out: it sends only its synthetic payload, not --file",
-              file=sys.stderr)
+        say("note: bittorrent left out: it sends only its synthetic payload, not --file")
     parallel = _parallel(args.parallel)   # read once, refused before anything starts
     if not args.check and args.root is None:
         raise ParameterError("--root HOST is needed (the sending host)")
@@ -404,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
                                level=args.level, max_nodes=args.max_nodes,
                                parallel=parallel, left_out=left_out)
             for method, why in left_out.items():
-                print(f"note: {method} left out: {why}", file=sys.stderr)
+                say(f"note: {method} left out: {why}")
             meta = {**meta, "left_out": left_out}
             if swarms:
                 from tomography.planning.swarms import swarm_plan
@@ -428,8 +425,8 @@ def _measured_model(args: argparse.Namespace, hosts: pd.DataFrame,
     from tomography.cli.broadcasts import dataset_writer
     from tomography.cli.figures import measure_figures
 
-    print(f"note: {args.dataset} has no figures for its clusters: measuring them on the "
-          "run's hosts first (tomography measure figures)", file=sys.stderr)
+    say(f"note: {args.dataset} has no figures for its clusters: measuring them on the "
+        "run's hosts first (tomography measure figures)")
     with dataset_writer(args.dataset / "figures"):
         figures = measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
                                   args.hierarchy_level, force=True,
@@ -502,7 +499,7 @@ def _interrupted(output: Path | None) -> int:
 
 def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s") -> str:
     """The table of a multicast dataset: method, predicted, achieved (median, range), ratio."""
-    from measure.multicast import summary_table
+    from tomography.model.dataset.multicast import summary_table
     from tomography.model.dataset.multicast import read_multicasts
 
     meta, runs, _ = read_multicasts(output)

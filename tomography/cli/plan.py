@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from tomography.cli.common import add_format_option, emit, positive_int
+from tomography.cli.common import add_format_option, emit, positive_int, say
 from tomography.model.errors import TomographyError
 from tomography.model.units import listed
 
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.root
     if args.level == "clusters" and root not in net.nodes and root in model.cluster_of:
         root = model.cluster_of[root]
-        print(f"root host {args.root} is in cluster {root}", file=sys.stderr)
+        say(f"root host {args.root} is in cluster {root}")
     if root not in net.nodes:  # a clear error before any planning
         clusters = args.level == "clusters"
         raise TomographyError(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
-                                   add_tree_level_option, analysis, positive_int)
+                                   add_tree_level_option, analysis, positive_int, say)
 from tomography.model.errors import TomographyError
 from tomography.model.units import counted
 
@@ -150,8 +150,7 @@ def _figure(args: argparse.Namespace) -> tuple[Any, str]:
         h = a.hierarchy
         level = min(args.level, h.depth)
         if args.level > h.depth:
-            print(f"note: the hierarchy has {h.depth} levels; using level {h.depth}",
-                  file=sys.stderr)
+            say(f"note: the hierarchy has {h.depth} levels; using level {h.depth}")
         if kind == "layout":
             fig = visualize.plot_layout(m, clusters=h.level(level), iterations=args.iterations,
                                         top=args.top, engine=args.layout, seed=args.seed,
@@ -217,6 +216,5 @@ def run(args: argparse.Namespace) -> int:
     fig.savefig(args.output, format=fmt, dpi=args.dpi, bbox_inches="tight", pad_inches=0.02,
                 metadata=metadata)
     w, h = fig.get_size_inches()
-    print(f"wrote {args.kind} ({note}; {w:.1f} x {h:.1f} in) -> {args.output}",
-          file=sys.stderr)
+    say(f"wrote {args.kind} ({note}; {w:.1f} x {h:.1f} in) -> {args.output}")
     return 0

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
-                                   add_tree_level_option, analysis, command, positive_int)
+                                   add_tree_level_option, analysis, command, positive_int, say)
 
 __all__ = ["add_parser", "run"]
 
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                           multicast=False if args.no_multicast else args.multicast,
                           stop_k=args.stop_k, max_rows=args.max_rows or MAX_ROWS,
                           title=args.title or _name(args.dataset))
-    print(replace(report, seconds=time.perf_counter() - started).describe(), file=sys.stderr)
+    say(replace(report, seconds=time.perf_counter() - started).describe())
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from tomography.cli.broadcasts import (add_swarm_options, dataset_writer, parse_option,
                                        resuming, say_stopped, simulation_step,
                                        swarm_params, terminate_as_interrupt)
-from tomography.cli.common import Progress, command, positive_int
+from tomography.cli.common import Progress, command, positive_int, say
 from tomography.model.errors import TomographyError
+from tomography.model.scenarios import network_help
 from tomography.model.units import counted
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
                  "sharing",
                  "tomography evaluate n2                        # NMI against the topology's "
                  "labels"])
-    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
+    p.add_argument("topology", help=network_help())
     p.add_argument("-o", "--output", type=Path, required=True, help="dataset directory")
     p.add_argument("--iterations", "-n", type=positive_int, default=5,
                    help="broadcasts, each from the next root (--roots) (default 5)")
@@ -186,7 +186,7 @@ def _simulate(args: argparse.Namespace) -> int:
           f"({counted(len(topo.hosts), 'host')}) to {args.output}"
           + (f" ({added[-1] + 1} in all)" if added[0] > 0 else ""))
     if incomplete:
-        print(f"warning: {counted(len(incomplete), 'iteration')} of {len(added)} hit the time "
-              f"limit ({args.time_limit}) before every peer had the file: marked incomplete, "
-              "counts kept (tomography info lists them)", file=sys.stderr)
+        say(f"warning: {counted(len(incomplete), 'iteration')} of {len(added)} hit the time "
+            f"limit ({args.time_limit}) before every peer had the file: marked incomplete, "
+            "counts kept (tomography info lists them)")
     return 0

@@ -9,6 +9,7 @@ from typing import Any
 from tomography.cli.common import command
 from tomography.cli.launchers import DEFAULT_TESTBED, add_testbed_scale
 from tomography.model.errors import TomographyError
+from tomography.model.scenarios import network_help
 
 __all__ = ["add_parser", "run", "format_testbeds"]
 
@@ -34,7 +35,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("action", choices=("up", "down", "status"),
                    help="up: raise the topology; down: remove it; status: what is up")
     p.add_argument("topology", nargs="?",
-                   help="topology file or scenario name (for up)")
+                   help=network_help() + " (for up)")
     p.add_argument("--all", action="store_true",
                    help="with down: remove every testbed this tool made (tomo-*)")
     p.add_argument("--force", action="store_true",

@@ -10,6 +10,7 @@ import numpy as np
 
 from tomography.cli.common import add_format_option, add_host_connections_option, command, emit
 from tomography.model.errors import TomographyError
+from tomography.model.scenarios import network_help
 
 __all__ = ["add_parser", "run"]
 
@@ -28,7 +29,7 @@ def add_parser(sub: Any) -> None:
                 ["tomography truth N1", "tomography truth my-site.yaml --format json",
                  "tomography truth N2 --host-connections 9   # as the simulator's peers (8 + 1)",
                  "tomography truth N2 --host-connections 1   # the NIC unshared, as published"])
-    p.add_argument("topology", help="a topology file or a built-in scenario name (N1, ...)")
+    p.add_argument("topology", help=network_help())
     p.add_argument("--min-gap", type=float, default=1.5,
                    help="bandwidth ratio across a threshold for an acceptable truth "
                         "(default 1.5)")

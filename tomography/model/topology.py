@@ -63,6 +63,7 @@ import yaml
 
 from tomography.model.errors import ParameterError, TomographyError
 from tomography.model.safe_load import DocumentError, load_yaml, read_bounded
+from tomography.model.scenarios import builtin_networks
 from tomography.model.units import parse_bandwidth, parse_time
 
 __all__ = ["Topology", "Link", "HostGroup", "Host", "TopologyError", "read_topology",
@@ -401,7 +402,7 @@ def read_topology(path: str | os.PathLike[str]) -> Topology:
     except DocumentError as exc:
         raise TopologyError(exc.reason, path=exc.path, line=exc.line, field=exc.field) from None
     try:
-        return parse_topology(data, source=str(file))
+        return parse_topology(data, source=str(Path(file).resolve()))   # found from anywhere
     except TopologyError as exc:
         if exc.field is None or exc.line is not None:
             raise
@@ -440,7 +441,7 @@ _COMPOSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _scenarios() -> dict[str, Path]:
-    return {p.stem: p for p in SCENARIO_DIR.glob("*.yaml")} if SCENARIO_DIR.exists() else {}
+    return {name: SCENARIO_DIR / f"{name}.yaml" for name in builtin_networks()}
 
 
 def scenario_path(name: str) -> Path | None:

@@ -407,7 +407,7 @@ def _probes(a: Analysis, max_rows: int) -> str:
 
 
 def _multicasts(where: Path, max_rows: int) -> str:
-    from measure.multicast import summary_table
+    from tomography.model.dataset.multicast import summary_table
     from tomography.model.dataset.multicast import read_multicasts
 
     meta, runs, _ = read_multicasts(where)     # every file checked: errors name the file

@@ -30,10 +30,12 @@ __all__ = ["analysis_model", "shared_links", "has_figures"]
 def _topology_of(m: Any, path: "str | Topology | None"):
     """The topology a simulated or emulated dataset ran on, as it ran (scaled)."""
     from tomography.model.scaling import scaled
-    from tomography.model.topology import Topology, read_topology
+    from tomography.model.topology import Topology, parse_topology, read_topology
 
     if isinstance(path, Topology):   # read already (--topology)
         topo = path
+    elif path is None and isinstance(m.meta.get("topology_model"), dict):
+        topo = parse_topology(m.meta["topology_model"])   # a simulated dataset's own model
     else:
         name = path or m.meta.get("topology")
         if not name:

@@ -51,7 +51,7 @@ from tomography.model.errors import DatasetError
 
 __all__ = ["FORMAT", "FILES", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
            "read_meta", "read_tables", "read_multicasts", "is_multicast_dataset",
-           "prepare_output", "MulticastWriter", "MAX_STREAMS_PER_PLAN"]
+           "prepare_output", "MulticastWriter", "MAX_STREAMS_PER_PLAN", "summary_table"]
 
 FORMAT = "tomography-multicast/1"
 """The ``format`` of a multicast dataset's ``meta.json``."""
@@ -464,3 +464,53 @@ def _cell(value: Any) -> Any:
     if isinstance(value, float):
         return "" if value != value else f"{value:.6g}" if abs(value) < 1e5 else f"{value:.0f}"
     return value
+
+
+def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20,
+                  basis: dict[str, str] | None = None) -> pd.DataFrame:
+    """Per method: predicted, achieved median and spread, achieved/predicted, completion time.
+
+    Parameters
+    ----------
+    runs : DataFrame
+        ``multicasts.csv``.
+    unit_bytes : float
+        Bytes/s of the unit the throughputs are given in (default MiB/s).
+    basis : dict, optional
+        Method -> what its prediction rests on (``meta.json``'s plans).
+
+    Returns
+    -------
+    DataFrame
+        ``method, runs, complete, basis, predicted, achieved, low, high, ratio,
+        completion_s``,
+        best achieved first; ``low``/``high`` are the smallest and largest
+        achieved of the complete multicasts.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame({"method": ["a", "a", "b"], "predicted_Bps": [2**21] * 3,
+    ...                      "achieved_Bps": [2**21, 2**20, 2**19], "completion_s": [1, 2, 4],
+    ...                      "complete": [True, True, True]})
+    >>> summary_table(runs)[["method", "achieved", "ratio"]].values.tolist()
+    [['a', 1.5, 0.75], ['b', 0.5, 0.25]]
+    """
+    rows = []
+    basis = basis or {}
+    for method, g in runs.groupby("method", sort=False):
+        ok = g[g["complete"].astype(bool)]
+        achieved = ok["achieved_Bps"].astype(float) / unit_bytes
+        predicted = float(g["predicted_Bps"].astype(float).median()) / unit_bytes
+        median = float(achieved.median()) if len(ok) else float("nan")
+        rows.append({"method": method, "runs": len(g), "complete": len(ok),
+                     "basis": basis.get(method) or ("-" if predicted != predicted else ""),
+                     "predicted": predicted, "achieved": median,
+                     "low": float(achieved.min()) if len(ok) else float("nan"),
+                     "high": float(achieved.max()) if len(ok) else float("nan"),
+                     "ratio": median / predicted if predicted > 0 else float("nan"),
+                     "completion_s": float(ok["completion_s"].astype(float).median())
+                     if len(ok) else float("nan")})
+    table = pd.DataFrame(rows, columns=["method", "runs", "complete", "basis", "predicted",
+                                        "achieved", "low", "high", "ratio", "completion_s"])
+    return table.sort_values("achieved", ascending=False, na_position="last",
+                             kind="stable").reset_index(drop=True)
