@@ -391,6 +391,25 @@ def test_example_runs_under_mpiexec(tmp_path):
     assert wrong.returncode == 2 and "describes 4 ranks; this communicator has 3" in wrong.stderr
 
 
+@pytest.mark.slow  # needs MPI (the installed mpiexec)
+def test_the_one_machine_recipe_of_docs_mpi(tmp_path):
+    """docs/mpi.md's recipe: a simulated network, each rank told its host by TOMOGRAPHY_HOST
+    from its rank (PMI_RANK: the set-up's mpiexec is MPICH's)."""
+    from tomography.cli import main
+
+    assert main(["simulate", "two-sites-demo", "-o", str(tmp_path / "sim"), "-n", "4",
+                 "--size", "4MiB", "-q"]) == 0
+    line = ('TOMOGRAPHY_HOST=$(sed -n "$((PMI_RANK * 2 + 2))p" sim/hosts.csv | cut -d, -f1) '
+            f'exec {sys.executable} {EXAMPLE} sim 8')
+    assert line.replace(sys.executable, "python").replace(str(EXAMPLE),
+                                                          "docs/examples/hierarchical_bcast.py") \
+        in " ".join((EXAMPLE.parent.parent / "mpi.md").read_text().replace("\\\n", "").split())
+    done = subprocess.run([mpiexec(), "-n", "8", "sh", "-c", line], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "to 8 ranks (2 levels" in done.stdout and "all ranks got the data" in done.stdout
+
+
 @pytest.mark.slow  # over 2 s
 def test_cli_export(tmp_path, planted):
     from tomography.cli import main
