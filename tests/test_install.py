@@ -7,6 +7,7 @@ that need an extra say which one.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +20,14 @@ pytestmark = pytest.mark.slow
 
 
 def test_the_analysis_only_install_runs_cluster_hierarchy_and_report(tmp_path: Path) -> None:
+    source = tmp_path / "source"   # a copy: building writes build/ beside the sources
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "out", "build", "*.egg-info", "__pycache__", ".hypothesis",
+        ".pytest_cache", "notebooks", "benchmarks", "tests", "datasets"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
-                          "--disable-pip-version-check", str(ROOT)],
+                          "--disable-pip-version-check", str(source)],
                          capture_output=True, text=True, timeout=900)
     if pip.returncode and ("Could not find a version" in pip.stderr
                            or "NewConnectionError" in pip.stderr):

@@ -102,7 +102,11 @@ def _self_contained(page: str) -> None:
     assert loads, "the page loads nothing?"
     remote = [x for x in loads if not (x.startswith("data:") or x.startswith("#"))]
     assert remote == []
-    assert "<script" not in page and "@import" not in page and "url(" not in page
+    assert "@import" not in page and "url(" not in page
+    # its scripts are inline and fetch nothing
+    assert not re.search(r"<script[^>]*\bsrc\s*=", page)
+    for call in ("fetch(", "XMLHttpRequest", "import(", "http://", "https://"):
+        assert call not in page, call
 
 
 # --------------------------------------------------------------------------- content, no browser
@@ -111,12 +115,13 @@ def _self_contained(page: str) -> None:
 def test_broadcast_report_sections(planted, tmp_path):
     r = write_report(planted, tmp_path / "run.html", resamples=2, seed=0)
     page = r.path.read_text(encoding="utf-8")
-    assert r.sections == ["measured", "heatmap", "clusters", "hierarchy", "tree", "convergence",
-                          "accuracy"]
+    assert r.sections == ["measured", "heatmap", "hosts", "clusters", "hierarchy", "tree",
+                          "convergence", "accuracy"]
     for sid in r.sections:
         assert f'<section id="{sid}">' in page and f'href="#{sid}"' in page
     _self_contained(page)
-    assert page.count("data:image/png;base64,") == 1            # the heat map, a raster
+    assert page.count('<canvas id="heatmap-canvas"') == 1        # the heat map, drawn in place
+    assert page.count("data:image/png;base64,") == 0
     assert page.count("data:image/svg+xml;base64,") == 3        # Hasse, tree, convergence
     assert "Verdict: the stop rule" in page and "synthetic" in page
     assert "confidence" in page and 'id="probes"' not in page and 'id="multicast"' not in page
@@ -234,7 +239,7 @@ def test_udp_tests_are_listed_but_never_coloured_as_bandwidth(tmp_path):
                         tmp_path / "udp.html").path.read_text()
     assert "50 UDP tests kept apart (not bandwidths)" in page
     assert "<th>protocol</th>" in page and "<td>udp</td>" in page
-    caption = re.compile(r'alt="probe grid".*?<figcaption>([^<]+)</figcaption>', re.S)
+    caption = re.compile(r'data-figure="probe grid".*?<figcaption>([^<]+)</figcaption>', re.S)
     assert caption.search(page).group(1) == caption.search(tcp).group(1)
     assert "90 ordered pairs measured" in caption.search(page).group(1)
     clusters = re.compile(r'<section id="clusters">.*?</section>', re.S)
@@ -323,6 +328,14 @@ return Array.from(document.images).map(img => {
 });"""
 
 
+HEATMAP_JS = """
+const c = document.getElementById('heatmap-canvas');
+const r = c.getBoundingClientRect();
+const pixel = c.getContext('2d').getImageData(c.width - 20, c.height - 20, 1, 1).data;
+return {figure: c.closest('figure').dataset.figure, width: r.width, height: r.height,
+        painted: pixel[3] === 255};"""
+
+
 OVERFLOW_JS = """
 return {page: Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
         boxes: Array.from(document.querySelectorAll('div.wide'))
@@ -350,6 +363,7 @@ def test_report_in_headless_chromium(kind, simulated, probes, tmp_path):
         driver.get(page.as_uri())
         assert driver.title.endswith("bandwidth tomography report")
         figures = driver.execute_script(FIGURES_JS)
+        heatmap = driver.execute_script(HEATMAP_JS)
         sections = driver.execute_script(
             "return Array.from(document.querySelectorAll('section')).map(s => s.id)")
         overflow = driver.execute_script(OVERFLOW_JS)
@@ -360,9 +374,10 @@ def test_report_in_headless_chromium(kind, simulated, probes, tmp_path):
         driver.quit()
     errors = [e for e in log if e["level"] in ("SEVERE", "ERROR")]
     assert errors == [], errors
-    expected = {"heatmap" if kind == "bittorrent" else "probe grid", "hasse", "tree",
-                *(["convergence"] if kind == "bittorrent" else [])}
+    expected = {"hasse", "tree", *(["convergence"] if kind == "bittorrent" else [])}
     assert {f["name"] for f in figures} == expected
+    assert heatmap["figure"] == ("heatmap" if kind == "bittorrent" else "probe grid")
+    assert heatmap["width"] > 400 and heatmap["height"] > 400 and heatmap["painted"], heatmap
     for f in figures:
         assert f["complete"] and f["natural"] > 50 and f["naturalHeight"] > 50, f
         assert f["width"] > 100 and f["height"] > 50 and f["bytes"] > 1000, f
@@ -371,6 +386,59 @@ def test_report_in_headless_chromium(kind, simulated, probes, tmp_path):
     assert "measured" in sections and "tree" in sections
     assert ("probes" in sections) == (kind == "probes")
     assert shot.stat().st_size > 10_000
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copy(shot, SCREENSHOTS / shot.name)
+    print(f"screenshot: {SCREENSHOTS / shot.name}")
+
+
+FIND_JS = """
+const box = document.getElementById('host-search');
+box.value = arguments[0];
+box.dispatchEvent(new Event('input'));
+const shown = Array.from(document.querySelectorAll('#host-table tbody tr'))
+                   .filter(r => !r.hidden).map(r => r.cells[0].textContent);
+return {count: document.getElementById('host-count').textContent, shown: shown};"""
+
+POINT_JS = """
+const c = document.getElementById('heatmap-canvas'), spec = JSON.parse(
+    document.getElementById('heatmap-data').textContent);
+const row = window.tomographyMark(arguments[0]);
+const r = c.getBoundingClientRect(), scale = c.width / r.width;
+const side = Math.min(820, Math.max(480, spec.n * 6)), cell = side / spec.n;
+const x = r.left + (110 + (spec.n - 0.5) * cell) / scale, y = r.top + (110 + (row + 0.5) * cell) / scale;
+c.dispatchEvent(new MouseEvent('mousemove', {clientX: x, clientY: y, bubbles: true}));
+const tip = document.getElementById('heatmap-tip');
+return {row: row, tip: tip.textContent, hidden: tip.hidden, unit: spec.unit, block: spec.block};"""
+
+
+@pytest.mark.slow   # a 1024-host analysis and a browser
+@pytest.mark.parametrize("hosts", [128, 1024])
+def test_a_named_host_is_found_on_a_large_report(hosts, tmp_path):
+    driver = _browser()
+    branching, size = ((2, 4), 16) if hosts == 128 else ((4, 4), 64)
+    m = planted_hierarchy(branching, size, iterations=4, seed=5)
+    m.iterations["duration_s"] = 10.0          # durations: the heat map in Mbit/s
+    write_measurement(m, tmp_path / "data")
+    page = tmp_path / f"hosts-{hosts}.html"
+    assert main(["report", str(tmp_path / "data"), "-o", str(page), "-q"]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert all(f"<td>{h}</td>" in text for h in m.host_names)   # every host is on the page
+    _self_contained(text)
+    wanted = m.host_names[hosts // 2 + 3]
+    try:
+        driver.get(page.as_uri())
+        found = driver.execute_script(FIND_JS, wanted)
+        pointed = driver.execute_script(POINT_JS, wanted)
+        driver.execute_script("document.getElementById('heatmap').scrollIntoView()")
+        shot = tmp_path / f"hosts-{hosts}.png"
+        driver.save_screenshot(str(shot))
+        log = driver.get_log("browser")
+    finally:
+        driver.quit()
+    assert [e for e in log if e["level"] in ("SEVERE", "ERROR")] == []
+    assert found == {"count": f"1 of {hosts} hosts match", "shown": [wanted]}, found
+    assert pointed["row"] is not None and not pointed["hidden"] and pointed["unit"] == "Mbit/s"
+    assert pointed["tip"].startswith(wanted) and "Mbit/s" in pointed["tip"], pointed
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     shutil.copy(shot, SCREENSHOTS / shot.name)
     print(f"screenshot: {SCREENSHOTS / shot.name}")

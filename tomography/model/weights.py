@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from tomography.model.dataset import Measurement
     import networkx as nx
 
-__all__ = ["directed_counts", "iteration_weights", "mean_weights", "probe_weights", "rounds",
-           "tcp_probes", "successful_probes", "IterationWeights"]
+__all__ = ["directed_counts", "iteration_weights", "mean_weights", "exchange_rates",
+           "probe_weights", "rounds", "tcp_probes", "successful_probes", "IterationWeights"]
 
 
 def directed_counts(measurement: Measurement, iterations: Iterable[int] | None = None
@@ -138,6 +138,44 @@ def mean_weights(measurement: Measurement, iterations: int | None = None) -> spa
                               f"dataset), got {n}")
     counts = directed_counts(measurement, ids[:n])
     return ((counts + counts.T) / n).tocsr()
+
+
+def exchange_rates(measurement: Measurement, iterations: int | None = None
+                   ) -> sparse.csr_array | None:
+    """What every two hosts exchanged, in Mbit/s: ``w_n`` with each iteration's blocks over
+    its duration, or a probe dataset's measured bandwidths; None without durations.
+
+    A broadcast pair's rate is the bytes the two hosts sent each other directly
+    in an iteration (whole 16 KiB blocks) over the iteration's ``duration_s``,
+    averaged over the first ``iterations``: what the swarm moved between them,
+    a lower bound on what their path carries.
+
+    Examples
+    --------
+    >>> from tomography.model.synthetic import planted_partition
+    >>> m = planted_partition(4, 2, iterations=2, seed=0, file_size=16 * 16384)
+    >>> exchange_rates(m) is None          # a synthetic dataset records no durations
+    True
+    >>> m.iterations["duration_s"] = 2.0
+    >>> r, w = exchange_rates(m), mean_weights(m)
+    >>> bool(abs(r - w * 16384 * 8 / 2.0 / 1e6).max() < 1e-9)
+    True
+    """
+    if measurement.probes is not None and not measurement.iteration_ids:
+        return probe_weights(measurement, iterations)
+    ids = measurement.iteration_ids[:iterations]
+    if not ids or "duration_s" not in measurement.iterations:
+        return None
+    durations = measurement.iterations.set_index("iteration").loc[ids, "duration_s"]
+    seconds = durations.to_numpy(dtype=float)
+    if not (np.isfinite(seconds).all() and (seconds > 0).all()):
+        return None
+    bits = 8.0 * int(measurement.meta.get("block_size", 16384))
+    total = sparse.csr_array((measurement.n_hosts, measurement.n_hosts))
+    for i, d in zip(ids, seconds):
+        counts = directed_counts(measurement, [i])
+        total = total + (counts + counts.T) * (bits / d / 1e6)
+    return (total / len(ids)).tocsr()
 
 
 def rounds(measurement: Measurement) -> int:

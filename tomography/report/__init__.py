@@ -40,12 +40,14 @@ from typing import Any
 from tomography.model.errors import ParameterError
 from tomography.pipeline import Analysis, analyze, is_probe_dataset, refuse_nothing_exchanged
 from tomography.report.html import _CSS, _TEMPLATE, MAX_ROWS, _e
-from tomography.report.sections import (HEATMAP_PIXELS, MAX_TREE_NODES, _accuracy, _clusters,
-                                        _convergence, _heatmap, _hierarchy, _measured,
-                                        _multicasts, _probe_grid, _probes, _tree)
+from tomography.report.interactive import CSS as INTERACTIVE_CSS
+from tomography.report.interactive import MAX_CELLS
+from tomography.report.sections import (MAX_TREE_NODES, _accuracy, _clusters, _convergence,
+                                        _heatmap, _hierarchy, _host_table, _measured,
+                                        _multicasts, _probe_grid, _probes, _tree, rates)
 
 __all__ = ["write_report", "report_html", "find_multicasts", "Report", "MAX_ROWS",
-           "MAX_TREE_NODES", "HEATMAP_PIXELS"]
+           "MAX_TREE_NODES", "MAX_CELLS"]
 
 MULTICAST_PLACES = ("multicast", "../multicast")
 """Where a multicast run is looked for, relative to the dataset: inside it, or beside it
@@ -157,7 +159,7 @@ def write_report(data: "str | os.PathLike[str] | Analysis", output: str | os.Pat
     >>> write_measurement(planted_partition(8, 2, iterations=2, seed=0), d / "data")
     >>> r = write_report(d / "data", d / "run.html", resamples=0)
     >>> r.sections[:3], r.path.read_text().startswith("<!DOCTYPE html>")
-    (['measured', 'heatmap', 'clusters'], True)
+    (['measured', 'heatmap', 'hosts'], True)
     """
     started = time.perf_counter()
     if isinstance(data, Analysis):
@@ -232,13 +234,17 @@ def _page(a: Analysis, *, dataset: Path | None, multicast: Any, stop_k: int | No
                      f"{m.meta.get('method', 'dataset')} dataset")
     if name == "dataset" and dataset is not None:
         name = dataset.resolve().parent.name or name
+    exchanged = rates(a)
     sections: list[tuple[str, str, str]] = [("measured", "What was measured, and how",
                                              _measured(a, dataset))]
-    sections.append(("heatmap", "Bandwidth between hosts" if probe else "Heat map of w_n",
-                     _probe_grid(a) if probe else _heatmap(a)))
-    sections.append(("clusters", "Bandwidth clusters (Louvain)", _clusters(a, max_rows)))
+    sections.append(("heatmap", "Bandwidth between hosts" if probe else
+                     "What the hosts exchanged" if exchanged is not None else "Heat map of w_n",
+                     _probe_grid(a) if probe else _heatmap(a, exchanged)))
+    sections.append(("hosts", "Hosts", _host_table(a, exchanged)))
+    sections.append(("clusters", "Bandwidth clusters (Louvain)",
+                     _clusters(a, max_rows, exchanged)))
     sections.append(("hierarchy", "Hierarchy (Hasse diagram)", _hierarchy(a, max_rows)))
-    sections.append(("tree", "Tree of clusters", _tree(a, max_rows)))
+    sections.append(("tree", "Tree of clusters", _tree(a, max_rows, exchanged)))
     sections.append(("convergence", "Convergence and the stop rule",
                      _convergence(a, stop_k, max_rows)))
     if a.truth:
@@ -252,7 +258,7 @@ def _page(a: Analysis, *, dataset: Path | None, multicast: Any, stop_k: int | No
     nav = " &middot; ".join(f'<a href="#{sid}">{_e(head)}</a>' for sid, head, _ in sections)
     body = "\n".join(f'<section id="{sid}">\n<h2>{_e(head)}</h2>\n{content}\n</section>'
                      for sid, head, content in sections)
-    page = _TEMPLATE.format(title=_e(name), css=_CSS, nav=nav, body=body,
+    page = _TEMPLATE.format(title=_e(name), css=_CSS + INTERACTIVE_CSS, nav=nav, body=body,
                             footer=_e(f"tomography {__version__} report; "
                                       f"{a.measurement.n_hosts} hosts; every number comes "
                                       "from tomography.pipeline.analyze with the options "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+import numpy as np
+
 from tomography.pipeline import Analysis, is_probe_dataset
 from tomography.report.html import (MAX_ROWS, _e, _empty, _flat, _frame_table, _image,
                                     _missing, _note, _numeric, _rows, _seconds, _table, _value)
@@ -22,8 +24,6 @@ if TYPE_CHECKING:
 
 MAX_TREE_NODES = 150
 """Clusters above which the tree is given as a table only (its drawing would be unreadable)."""
-HEATMAP_PIXELS = 1400
-"""Largest side, in pixels, of the heat map's image: at 4096 hosts a few hosts share a pixel."""
 _META_ORDER = ("method", "topology", "created", "launcher", "testbed", "software", "params")
 
 
@@ -144,48 +144,112 @@ def _host_facts(per_host: dict[str, dict[str, Any]], n_hosts: int) -> list[str]:
     return out
 
 
-def _heatmap(a: Analysis) -> str:
-    import visualize
+def rates(a: Analysis) -> "np.ndarray | None":
+    """What every two hosts exchanged in Mbit/s (:func:`exchange_rates`), dense, in the
+    analysis's host order; None when the dataset has no durations."""
+    from tomography.model.weights import exchange_rates
 
-    m, h = a.measurement, a.hierarchy
-    fig = visualize.plot_heatmap(m, iterations=a.options["iterations"], clusters=h.level(1),
-                                 weights="w", width="double")
-    dpi = _raster_dpi(fig, m.n_hosts)
-    return _image(fig, "png", "heatmap",
-                  f"w_n (Eq 4.2), the blocks two hosts exchanged per iteration, of "
-                  f"{m.n_hosts} x {m.n_hosts} hosts ordered by the level-1 clusters of the "
-                  "hierarchy (white lines between clusters)", dpi=dpi, scale=100)
+    r = exchange_rates(a.measurement, a.options["iterations"])
+    return None if r is None else r.toarray()
 
 
-def _raster_dpi(fig: "Figure", n: int) -> float:
-    """A resolution at which the figure's longest side is at most :data:`HEATMAP_PIXELS`."""
-    longest = max(fig.get_size_inches())
-    return max(72.0, min(200.0, HEATMAP_PIXELS / longest)) if n > 64 else 150.0
+def _ordered(a: Analysis) -> tuple[list[str], list[tuple[str, int, int]], list[int]]:
+    """The hosts grouped by the hierarchy's level-1 clusters, the groups, and each ordered
+    host's row in the analysis."""
+    from visualize._common import group_order
+
+    cluster = {host: c.id for c in a.hierarchy.level(1) for host in c.hosts}
+    order, groups = group_order(a.hosts, cluster)
+    row = {h: i for i, h in enumerate(a.hosts)}
+    return order, groups, [row[h] for h in order]
+
+
+def _heatmap(a: Analysis, exchanged: "np.ndarray | None") -> str:
+    """The heat map of what every two hosts exchanged: Mbit/s where the iterations have
+    durations, else w_n; the hosts grouped by the level-1 clusters."""
+    from tomography.report.interactive import heatmap_html
+
+    m = a.measurement
+    order, groups, rows = _ordered(a)
+    if exchanged is not None:
+        matrix, unit = exchanged, "Mbit/s"
+        what = ("what two hosts exchanged in Mbit/s: the blocks they sent each other in an "
+                "iteration over its duration, averaged over the iterations (a lower bound on "
+                "their path's bandwidth)")
+    else:
+        matrix, unit = a.graph.matrix.toarray(), "blocks per iteration"
+        what = ("w_n (Eq 4.2), the blocks two hosts exchanged per iteration (the dataset "
+                "records no durations, so no Mbit/s)")
+    matrix = np.asarray(matrix)[np.ix_(rows, rows)]
+    return heatmap_html(matrix, order, groups, unit,
+                        f"{what}, of {m.n_hosts} x {m.n_hosts} hosts grouped by the level-1 "
+                        "clusters of the hierarchy (white lines between clusters).")
 
 
 def _probe_grid(a: Analysis) -> str:
-    """perfSONAR MaDDash's grid: sources in rows, destinations in columns, Mbit/s in colour
-    (:func:`visualize.probe_grid.plot_probe_grid`)."""
-    import numpy as np
-
-    from visualize.probe_grid import plot_probe_grid, probe_grid
+    """perfSONAR MaDDash's grid: sources in rows, destinations in columns, Mbit/s in colour,
+    values and hosts under the pointer (:func:`visualize.probe_grid.probe_grid`)."""
+    from tomography.report.interactive import heatmap_html
+    from visualize.probe_grid import probe_grid
 
     m = a.measurement
     hosts = m.host_names
     n = len(hosts)
     grid, some_failed, failed = probe_grid(m.probes, hosts)
-    fig = plot_probe_grid(m.probes, hosts)
+    order, groups, rows = _ordered(a)
     measured = int((~np.isnan(grid)).sum())
     only_failed = int((some_failed & np.isnan(grid)).sum())
-    return _image(fig, "svg" if n <= 40 else "png", "probe grid",
-                  f"median bandwidth of the successful TCP tests from each source (row) to each "
-                  f"destination (column), as perfSONAR's MaDDash grids show them; "
-                  f"{measured} of {n * (n - 1)} ordered pairs measured, "
-                  f"{failed} failed test(s), {only_failed} pair(s) "
-                  "with no successful test", dpi=_raster_dpi(fig, n), scale=100)
+    return heatmap_html(grid[np.ix_(rows, rows)], order, groups, "Mbit/s",
+                        f"median bandwidth of the successful TCP tests from each source (row) "
+                        f"to each destination (column), as perfSONAR's MaDDash grids show them;"
+                        f" {measured} of {n * (n - 1)} ordered pairs measured, {failed} failed "
+                        f"test(s), {only_failed} pair(s) with no successful test (grey; the "
+                        "probe tests below list them).", directed=True, name="probe grid")
 
 
-def _clusters(a: Analysis, max_rows: int) -> str:
+def _host_table(a: Analysis, exchanged: "np.ndarray | None") -> str:
+    """Every host: its address and label, its cluster on every level, what it exchanged."""
+    import pandas as pd
+
+    from tomography.report.interactive import hosts_html
+
+    m, h = a.measurement, a.hierarchy
+    frame = m.hosts.set_index("host").reindex(a.hosts)
+    table = pd.DataFrame({"host": a.hosts})
+    if frame["address"].astype(str).str.len().gt(0).any():
+        table["address"] = frame["address"].fillna("").to_numpy()
+    if frame["label"].astype(str).str.len().gt(0).any():
+        table["label"] = frame["label"].fillna("").to_numpy()
+    table["flat cluster"] = [f"C{int(c)}" for c in a.flat.clustering.labels]
+    for k in range(1, h.depth + 1):
+        cluster = {host: c.id for c in h.level(k) for host in c.hosts}
+        table[f"level {k}"] = [cluster.get(x, "") for x in a.hosts]
+    matrix = exchanged if exchanged is not None else a.graph.matrix.toarray()
+    unit = "Mbit/s" if exchanged is not None else "blocks per iteration"
+    table[f"exchanged with all ({unit})"] = np.asarray(matrix).sum(axis=1)
+    return hosts_html(table.sort_values("host", key=_natural).reset_index(drop=True))
+
+
+def _natural(column: "pd.Series") -> "pd.Series":
+    from visualize._common import natural_key
+
+    return column.map(natural_key)
+
+
+def _between(a: Analysis, exchanged: "np.ndarray", one: Sequence[str],
+             other: Sequence[str]) -> float:
+    """The mean of ``exchanged`` over the host pairs of two groups (inside one: ``one`` twice),
+    NaN with no pair."""
+    row = {h: i for i, h in enumerate(a.hosts)}
+    i, j = [row[h] for h in one], [row[h] for h in other]
+    block = exchanged[np.ix_(i, j)]
+    if one is other:
+        pairs = len(i) * (len(i) - 1)
+        return float(block.sum() / pairs) if pairs else float("nan")
+    return float(block.mean()) if block.size else float("nan")
+
+
+def _clusters(a: Analysis, max_rows: int, exchanged: "np.ndarray | None" = None) -> str:
     f = a.flat
     c = f.clustering
     members: dict[int, list[str]] = {}
@@ -196,8 +260,11 @@ def _clusters(a: Analysis, max_rows: int) -> str:
         sure = (f"; overall confidence (mean NMI with {f.resamples} {f.method} resamples) "
                 f"{f.overall:.3f}")
     rows = [(k, len(hosts), f.confidence[k] if f.confidence is not None else None,
+             *([_between(a, exchanged, hosts, hosts)] if exchanged is not None else []),
              _hosts(hosts)) for k, hosts in sorted(members.items())]
-    header = ["cluster", "hosts", "confidence", "members"]
+    header = ["cluster", "hosts", "confidence",
+              *(["inside (Mbit/s, mean of its pairs)"] if exchanged is not None else []),
+              "members"]
     return (f"<p>{counted(c.n_clusters, 'cluster')}, modularity {c.modularity:.3f}{_e(sure)}."
             "</p>" + _table(header, rows, max_rows, total=len(rows), what="clusters"))
 
@@ -246,7 +313,7 @@ def _support(value: bool | None) -> str | None:
     return {True: "yes", False: "no", None: None}[value]
 
 
-def _tree(a: Analysis, max_rows: int) -> str:
+def _tree(a: Analysis, max_rows: int, exchanged: "np.ndarray | None" = None) -> str:
     import visualize
     from tomography.model.units import format_weight
 
@@ -272,11 +339,16 @@ def _tree(a: Analysis, max_rows: int) -> str:
         out.append(_note(f"{caption}. The tree of {len(t.clusters)} nodes is too large to "
                          f"draw readably (more than {MAX_TREE_NODES}); its edges follow."))
     size = {c.id: len(c.hosts) for c in t.clusters}
+    members = {c.id: list(c.hosts) for c in t.clusters}
     edges = sorted(t.edges, key=lambda e: -e.weight)
     rows = [(e.source, size.get(e.source, ""), e.target, size.get(e.target, ""), e.weight,
+             *([_between(a, exchanged, members[e.source], members[e.target])]
+               if exchanged is not None else []),
              e.confidence) for e in edges]
-    out.append(_table(["from", "hosts", "to", "hosts", "weight", "confidence"], rows, max_rows,
-                      total=len(rows), what="edges"))
+    out.append(_table(["from", "hosts", "to", "hosts", "weight",
+                       *(["exchanged (Mbit/s, mean of its host pairs)"]
+                         if exchanged is not None else []), "confidence"],
+                      rows, max_rows, total=len(rows), what="edges"))
     return "\n".join(out)
 
 
