@@ -65,6 +65,8 @@ def cluster_map(clusters: Any, hosts: Sequence[str]) -> dict[str, str] | None:
     """
     if clusters is None:
         return None
+    if _is_analysis(clusters):   # an Analysis: its hierarchy
+        clusters = clusters.hierarchy
     if hasattr(clusters, "levels") and hasattr(clusters, "level"):  # a Hierarchy
         clusters = clusters.level(1)
     if isinstance(clusters, Mapping):
@@ -177,7 +179,7 @@ def weight_input(data: Any, hosts: Sequence[str] | None, *, weight: str | None,
     """
     from tomography.model.interop import as_weights
 
-    if isinstance(data, (str, os.PathLike)):
+    if isinstance(data, (str, os.PathLike)) or _is_analysis(data):
         data = dataset_of(data, "a figure")
     w = as_weights(data, None if hosts is None else list(hosts), weight=weight,
                    iterations=iterations)
@@ -210,6 +212,12 @@ def truth_labels(truth: Any, dataset: Any = None) -> dict[str, str] | None:
     return labels or None
 
 
+def _is_analysis(data: Any) -> bool:
+    """An :class:`~tomography.pipeline.Analysis` (known by its parts: the views do not import
+    the pipeline)."""
+    return hasattr(data, "measurement") and hasattr(data, "hierarchy") and hasattr(data, "flat")
+
+
 def dataset_of(data: Any, function: str) -> Any:
     """A dataset given by its directory, read; a Measurement as it is; anything else refused,
     naming ``function`` and what it takes.
@@ -225,6 +233,8 @@ def dataset_of(data: Any, function: str) -> Any:
         from tomography.model.dataset import read_measurement
 
         return read_measurement(data)
+    if _is_analysis(data):
+        return data.measurement
     if hasattr(data, "transfers") and hasattr(data, "host_names"):
         return data
     raise ParameterError(f"{function} takes a dataset: a Measurement or its directory (as "
@@ -243,10 +253,10 @@ def analysed(data: Any, kind: type, attribute: str, function: str, truth: Any = 
     """
     if isinstance(data, kind):
         return data, truth
-    if hasattr(data, attribute) and hasattr(data, "measurement"):   # an Analysis
+    if _is_analysis(data):
         if truth is None and getattr(data, "truth_source", None) is not None:
             truth = data.truth
-        return getattr(data, attribute), truth
+        return getattr(data, attribute), truth_labels(truth, data.measurement)
     dataset = isinstance(data, (str, os.PathLike)) or hasattr(data, "transfers")
     raise ParameterError(f"{function} takes a {kind.__name__} or an Analysis, got "
                          f"{type(data).__name__}" + (

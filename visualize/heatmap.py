@@ -102,8 +102,8 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
     """
     if weights not in ("received", "w"):
         raise ParameterError(f"weights must be 'received' or 'w', got {weights!r}")
-    if isinstance(data, (str, os.PathLike)):
-        data = dataset_of(data, "plot_heatmap")
+    if isinstance(data, (str, os.PathLike)) or hasattr(data, "measurement"):
+        data = dataset_of(data, "plot_heatmap")   # a directory, or an Analysis's dataset
     broadcast = isinstance(data, Measurement) and bool(data.iteration_ids)
     if broadcast:
         if hosts is not None:

@@ -8,7 +8,7 @@ from tomography.model.deprecation import keyword_only, renamed_parameter
 from tomography.model.errors import expect
 from tomography.model.hierarchy import Cluster, ClusterTree, Hierarchy
 from tomography.model.units import counted, format_weight
-from visualize._common import below, truth_labels, truth_summary
+from visualize._common import analysed, below, truth_labels, truth_summary
 
 __all__ = ["hasse_text", "hierarchy_text", "cluster_tree_text", "describe_hosts",
            "confidence_note"]
@@ -78,7 +78,9 @@ def hasse_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = None) 
                   │        ┌───┴───┐
     level 1    L1C0(2)  L1C1(1) L1C2(1)
     """
-    expect(hierarchy, Hierarchy, "a ClusterTree is printed by cluster_tree_text")
+    if isinstance(hierarchy, ClusterTree):
+        expect(hierarchy, Hierarchy, "a ClusterTree is printed by cluster_tree_text")
+    hierarchy, truth = analysed(hierarchy, Hierarchy, "hierarchy", "hasse_text", truth)
     truth = truth_labels(truth)
     top = hierarchy.levels[-1]
     width: dict[str, int] = {}
@@ -193,7 +195,9 @@ def hierarchy_text(hierarchy: Hierarchy, *, truth: Mapping[str, str] | None = No
     ├── L1C0 (1 hosts): a
     └── L1C1 (2 hosts): b, c
     """
-    expect(hierarchy, Hierarchy, "a ClusterTree is printed by cluster_tree_text")
+    if isinstance(hierarchy, ClusterTree):
+        expect(hierarchy, Hierarchy, "a ClusterTree is printed by cluster_tree_text")
+    hierarchy, truth = analysed(hierarchy, Hierarchy, "hierarchy", "hierarchy_text", truth)
     truth = truth_labels(truth)
     lines = [f"network ({len(hierarchy.hosts)} hosts)"]
     note = confidence_note(hierarchy)
@@ -230,7 +234,9 @@ def cluster_tree_text(tree: ClusterTree, *, truth: Mapping[str, str] | None = No
     ├── 8 ── L1C0 (1 hosts): a
     └── 2 ── L1C2 (1 hosts): c
     """
-    expect(tree, ClusterTree, "a Hierarchy is printed by hasse_text or hierarchy_text")
+    if isinstance(tree, Hierarchy):
+        expect(tree, ClusterTree, "a Hierarchy is printed by hasse_text or hierarchy_text")
+    tree, truth = analysed(tree, ClusterTree, "tree", "cluster_tree_text", truth)
     truth = truth_labels(truth)
     by_id = {c.id: c for c in tree.clusters}
     adjacent: dict[str, list[tuple[str, float, float | None]]] = {c.id: [] for c in tree.clusters}

@@ -49,3 +49,15 @@ def test_flat_clusterings_have_a_frame(large) -> None:
     frame = a.flat.clustering.to_frame()
     assert list(frame.columns) == ["host", "cluster"] and len(frame) == m.n_hosts
     assert list(a.flat.to_frame().columns) == ["host", "cluster", "confidence"]
+
+
+def test_smaller_objects_print_short_too(large) -> None:
+    from tomography.model.interop import as_weights, from_pandas
+
+    m, a = large
+    h = a.hierarchy
+    assert h[-1] == h.levels[-1]
+    assert "<table>" in h[1][0]._repr_html_()
+    assert repr(as_weights(m)).startswith("EdgeWeights(1024 hosts, ")
+    rounds = from_pandas(m.edges(per_iteration=True))
+    assert len(repr(rounds)) < 120 and "3 rounds" in repr(rounds)

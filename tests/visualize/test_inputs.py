@@ -86,3 +86,15 @@ def test_a_truth_of_the_wrong_kind_is_refused_at_once_and_says_what_to_pass(run)
                                              "at hand.*pass the dataset"):
         visualize.hasse_text(h, truth="labels")
     assert visualize.hasse_text(h, truth=m) == visualize.hasse_text(h, truth=m.labels)
+
+
+def test_an_analysis_goes_wherever_its_parts_go(run) -> None:
+    m, path = run
+    a = tomography.analyze(path, truth="labels")
+    for fig in (visualize.plot_heatmap(a), visualize.plot_heatmap(m, clusters=a),
+                visualize.plot_layout(a), visualize.plot_hasse(a, truth="labels")):
+        matplotlib.pyplot.close(fig)
+    assert visualize.hasse_text(a) == visualize.hasse_text(a.hierarchy, truth=m)
+    assert visualize.cluster_tree_text(a) == visualize.cluster_tree_text(a.tree, truth=m)
+    # a dataset's directory is a truth too: its labels
+    assert tomography.analyze(m, truth=path).truth == m.labels

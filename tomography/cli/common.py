@@ -4,6 +4,7 @@ the one call that turns them into :func:`tomography.pipeline.analyze`'s argument
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 import time
@@ -98,8 +99,8 @@ def analysis(args: argparse.Namespace, dataset: Any = None, **arguments: Any):
 
     given = cli_arguments(args)
     result = analyze(args.dataset if dataset is None else dataset, **{**given, **arguments})
-    say(f"read {args.dataset if dataset is None else dataset}: {result.measurement!r}",
-        verbose=True)
+    where = dataset if isinstance(dataset, (str, os.PathLike)) else args.dataset
+    say(f"read {where}: {result.measurement!r}", verbose=True)
     for note in result.notes:
         say(f"note: {note}")
     return result
@@ -121,7 +122,8 @@ def add_verbosity_options(parser: argparse.ArgumentParser) -> None:
     either = group.add_mutually_exclusive_group()
     either.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=QUIET,
                         default=argparse.SUPPRESS,
-                        help="print only results and errors: no progress, notes or warnings")
+                        help="print only results (and what was written where) and errors: no "
+                             "progress, notes or warnings")
     either.add_argument("-v", "--verbose", dest="verbosity", action="store_const",
                         const=VERBOSE, default=argparse.SUPPRESS,
                         help="also say what was read and how long it took, and show the "
@@ -138,9 +140,10 @@ def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     return out
 
 
-def say(text: str, *, verbose: bool = False) -> None:
+def say(text: str, *, verbose: bool = False, result: bool = False) -> None:
     """A message for the user on standard error (a note, a warning, a summary): not under
-    ``--quiet``; with ``verbose``, only under ``--verbose``.
+    ``--quiet``; with ``verbose``, only under ``--verbose``; with ``result`` (what a
+    command wrote, where), always.
 
     Examples
     --------
@@ -151,7 +154,7 @@ def say(text: str, *, verbose: bool = False) -> None:
     >>> err.getvalue().splitlines()
     ['note: shown']
     """
-    if verbosity == QUIET or (verbose and verbosity < VERBOSE):
+    if not result and (verbosity == QUIET or (verbose and verbosity < VERBOSE)):
         return
     print(text, file=sys.stderr, flush=True)
 
@@ -170,12 +173,19 @@ def add_host_connections_option(p: argparse.ArgumentParser, default: str) -> Non
                         "as the thesis published it)")
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, lines never broken inside a hyphenated name (``two-sites-demo``)."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def command(sub: Any, name: str, summary: str, description: str,
             examples: list[str]) -> argparse.ArgumentParser:
     """A sub-command with its one-line summary, a description and examples in ``--help``."""
     return sub.add_parser(name, help=summary, description=textwrap.fill(description, 78),
                           epilog="examples:\n" + "\n".join(f"  {e}" for e in examples),
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+                          formatter_class=HelpFormatter)
 
 
 def add_format_option(p: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:

@@ -166,5 +166,5 @@ def run(args: argparse.Namespace) -> int:
     if args.output != "-":
         level = min(args.level, h.depth) if kind in ("gauge", "simgrid") else 1
         say(f"wrote {kind} of {len(hosts)} hosts, {counted(len(h.level(level)), 'cluster')} "
-            f"on level {level}, {counted(h.depth, 'level')} -> {args.output}")
+            f"on level {level}, {counted(h.depth, 'level')} -> {args.output}", result=True)
     return 0

@@ -135,7 +135,7 @@ def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: An
     broadcasts = float(spent.sum()) if spent is not None else float("nan")
     share = f", {seconds / broadcasts:.0%} of the broadcasts' {broadcasts:.0f} s" \
         if broadcasts == broadcasts and broadcasts > 0 else ""
-    say(f"figures of {len(clusters)} clusters measured in {seconds:.0f} s{share}: {out}")
+    say(f"figures of {len(clusters)} clusters measured in {seconds:.0f} s{share}: {out}", result=True)
     return out
 
 

@@ -216,5 +216,5 @@ def run(args: argparse.Namespace) -> int:
     fig.savefig(args.output, format=fmt, dpi=args.dpi, bbox_inches="tight", pad_inches=0.02,
                 metadata=metadata)
     w, h = fig.get_size_inches()
-    say(f"wrote {args.kind} ({note}; {w:.1f} x {h:.1f} in) -> {args.output}")
+    say(f"wrote {args.kind} ({note}; {w:.1f} x {h:.1f} in) -> {args.output}", result=True)
     return 0

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                           multicast=False if args.no_multicast else args.multicast,
                           stop_k=args.stop_k, max_rows=args.max_rows or MAX_ROWS,
                           title=args.title or _name(args.dataset))
-    say(replace(report, seconds=time.perf_counter() - started).describe())
+    say(replace(report, seconds=time.perf_counter() - started).describe(), result=True)
     return 0
 
 

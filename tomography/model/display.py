@@ -19,18 +19,20 @@ ROWS = 12
 """Rows of a table a notebook view shows before saying how many more there are."""
 
 
-def some(names: Sequence[str], limit: int = 3) -> str:
-    """The first ``limit`` names, and how many there are in all.
+def some(names: Sequence[str], limit: int = 3, *, count: bool = True) -> str:
+    """The first ``limit`` names, and (``count``) how many there are in all.
 
     Examples
     --------
     >>> some(["a", "b"]), some([f"h{i}" for i in range(40)])
     ('a, b', 'h0, h1, h2, ... (40)')
+    >>> some([f"h{i}" for i in range(40)], count=False)
+    'h0, h1, h2, ...'
     """
     names = [str(n) for n in names]
     if len(names) <= limit:
         return ", ".join(names)
-    return f"{', '.join(names[:limit])}, ... ({len(names)})"
+    return f"{', '.join(names[:limit])}, ..." + (f" ({len(names)})" if count else "")
 
 
 def span(values: Iterable[float]) -> str:
@@ -59,9 +61,10 @@ def html_view(title: str, facts: Iterable[tuple[str, object]],
     >>> "<th>hosts</th><td>3</td>" in html, "18 more rows" in html
     (True, True)
     """
+    lines = "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
+                    for k, v in facts)
     parts = [f"<div class='tomography-view'><strong>{escape(title)}</strong>",
-             "<table>" + "".join(f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
-                                 for k, v in facts) + "</table>"]
+             f"<table>{lines}</table>" if lines else ""]
     if frame is not None and len(frame):
         parts.append(frame.head(rows).to_html(index=False, border=0))
         if len(frame) > rows:

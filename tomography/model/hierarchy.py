@@ -73,11 +73,18 @@ class Cluster:
         Examples
         --------
         >>> Cluster("L1C0", 1, tuple(f"h{i}" for i in range(32)), confidence=0.9)
-        Cluster('L1C0', level 1, 32 hosts: h0, h1, h2, ... (32), confidence 0.90)
+        Cluster('L1C0', level 1, 32 hosts: h0, h1, h2, ..., confidence 0.90)
         """
         confidence = "" if self.confidence is None else f", confidence {self.confidence:.2f}"
         return (f"Cluster({self.id!r}, level {self.level}, {counted(len(self.hosts), 'host')}: "
-                f"{some(self.hosts)}{confidence})")
+                f"{some(self.hosts, count=False)}{confidence})")
+
+    def _repr_html_(self) -> str:
+        from tomography.model.display import html_view
+
+        return html_view(repr(self), [
+            ("parent", self.parent or "-"), ("children", ", ".join(self.children) or "-"),
+            ("hosts", some(self.hosts, 24, count=False))])
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -170,16 +177,21 @@ class Hierarchy:
         >>> h[0]
         Traceback (most recent call last):
         ...
-        IndexError: no level 0: levels are numbered 1 (the finest) to 2, as h.labels(k) and the command line number them
+        IndexError: no level 0: levels are numbered 1 (the finest) to 2, as h.labels(k) and the command line number them (h[-1] is the top)
+        >>> [c.id for c in h[-1]]
+        ['L2C0']
         """
         if isinstance(key, str):
             return self.cluster(key)
         if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
             raise TypeError(f"a hierarchy is indexed by level number (1 to {self.depth}) or "
                             f"cluster id, not {type(key).__name__}")
+        if -self.depth <= key <= -1:   # from the top, as Python counts from the end
+            return self.levels[key]
         if not 1 <= key <= self.depth:
             raise IndexError(f"no level {key}: levels are numbered 1 (the finest) to "
-                             f"{self.depth}, as h.labels(k) and the command line number them")
+                             f"{self.depth}, as h.labels(k) and the command line number them "
+                             "(h[-1] is the top)")
         return self.levels[key - 1]
 
     def __repr__(self) -> str:
@@ -190,9 +202,11 @@ class Hierarchy:
         >>> Hierarchy.from_partitions(["a", "b", "c"], [[0, 0, 1], [0, 0, 0]])
         Hierarchy(3 hosts, 2 levels of 2/1 clusters from the finest up)
         """
-        return (f"Hierarchy({len(self.hosts)} hosts, {counted(self.depth, 'level')} of "
-                f"{'/'.join(str(len(level)) for level in self.levels)} clusters from the "
-                f"finest up)")
+        sizes = "/".join(str(len(level)) for level in self.levels)
+        return (f"Hierarchy({counted(len(self.hosts), 'host')}, "
+                f"{counted(self.depth, 'level')} of {sizes} "
+                f"{'cluster' if sizes == '1' else 'clusters'}"
+                f"{' from the finest up' if self.depth > 1 else ''})")
 
     def _repr_html_(self) -> str:
         import pandas as pd

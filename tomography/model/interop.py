@@ -73,6 +73,21 @@ class EdgeWeights:
         """Number of hosts."""
         return len(self.hosts)
 
+    def __repr__(self) -> str:
+        """One line whatever the size.
+
+        Examples
+        --------
+        >>> EdgeWeights(sparse.csr_array(np.array([[0, 2.0], [2.0, 0]])), ["a", "b"], "Mbit/s")
+        EdgeWeights(2 hosts, 1 edge, Mbit/s)
+        """
+        from tomography.model.units import counted
+
+        rounds = ("" if self.rounds is None else
+                  f", {counted(int(self.rounds['round'].nunique()), 'round')}")
+        return (f"EdgeWeights({counted(self.n_hosts, 'host')}, "
+                f"{counted(int(sparse.triu(self.matrix, k=1).nnz), 'edge')}, {self.unit}{rounds})")
+
     def iteration_weights(self) -> IterationWeights | None:
         """The rounds as :class:`tomography.model.weights.IterationWeights`, for a resampled
         confidence (None without at least two rounds)."""
@@ -192,8 +207,8 @@ def from_pandas(frame: pd.DataFrame, *, source: str | None = None, target: str |
     bad = ~np.isfinite(values) | (values < 0)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise TomographyError(f"row {row}: weight {frame[weight].iloc[row]!r} is not a finite "
-                              "number >= 0")
+        raise GraphError(f"row {row}: weight {frame[weight].tolist()[row]!r} is not a finite "
+                         "number >= 0")
     same = (src == dst).to_numpy()
     if same.any():
         row = int(np.flatnonzero(same)[0])

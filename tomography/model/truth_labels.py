@@ -82,9 +82,10 @@ def as_truth(truth: Any, dataset: Any = None) -> dict[str, str] | None:
     Parameters
     ----------
     truth : mapping, pandas.Series, Measurement, "labels", path or None
-        A mapping (or Series) host -> label path; a dataset (its labels);
-        ``"labels"``: the labels of ``dataset``; any other string or path: a
-        CSV file with columns ``host,label`` (:func:`read_truth_file`).
+        A mapping (or Series) host -> label path; a dataset or its directory
+        (its labels); ``"labels"``: the labels of ``dataset``; any other
+        string or path: a CSV file with columns ``host,label``
+        (:func:`read_truth_file`).
     dataset : Measurement, optional
         The dataset at hand, whose labels ``"labels"`` names.
 
@@ -122,6 +123,10 @@ def as_truth(truth: Any, dataset: Any = None) -> dict[str, str] | None:
                                  "host -> label")
         return as_truth(dataset)
     if isinstance(truth, (str, os.PathLike)):
+        if Path(truth).is_dir():   # a dataset's directory: its labels
+            from tomography.model.dataset import read_measurement
+
+            return as_truth(read_measurement(truth))
         return read_truth_file(truth)
     if isinstance(truth, Mapping) or (hasattr(truth, "to_dict") and hasattr(truth, "index")
                                       and getattr(truth, "ndim", 0) == 1):

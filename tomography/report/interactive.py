@@ -37,11 +37,15 @@ _SCRIPT = r"""
   const value = k => k === 0 ? 0 : (spec.log
       ? Math.exp(Math.log(spec.lo) + (k - 1) / 254 * (Math.log(spec.hi) - Math.log(spec.lo)))
       : spec.lo + (k - 1) / 254 * (spec.hi - spec.lo));
-  const side = Math.min(820, Math.max(480, n * 6)), left = 110, top = 110;
-  const cell = side / n;
+  const side = Math.min(820, Math.max(480, n * 6)), cell = side / n;
+  const ctx = canvas.getContext('2d');
+  ctx.font = '11px system-ui, sans-serif';
+  const names = cell >= 10 && spec.block === 1 ? spec.first : spec.groups.map(g => g[0]);
+  const margin = Math.min(110, 12 + Math.max(0, ...names.map(s => ctx.measureText(s).width)));
+  const left = margin, top = margin;
+  canvas.dataset.margin = margin; canvas.dataset.cell = cell;   // where the cells are
   canvas.width = left + side + 10; canvas.height = top + side + 10;
   canvas.style.maxWidth = '100%';
-  const ctx = canvas.getContext('2d');
   const image = new ImageData(n, n);
   for (let i = 0; i < n * n; i++) {
     const c = spec.colours[q[i]];
@@ -123,14 +127,18 @@ _SEARCH = r"""
   const box = document.getElementById('host-search');
   const rows = Array.from(document.querySelectorAll('#host-table tbody tr'));
   const count = document.getElementById('host-count');
+  const cells = rows.map(r => Array.from(r.cells).map(c => c.textContent.toLowerCase()));
   box.addEventListener('input', () => {
     const text = box.value.trim().toLowerCase();
+    // a cell exactly the text (a host, a cluster id) wins over cells that contain it
+    const exactly = text && cells.some(row => row.indexOf(text) >= 0);
     let shown = 0;
-    for (const row of rows) {
-      const hit = !text || row.textContent.toLowerCase().indexOf(text) >= 0;
+    rows.forEach((row, i) => {
+      const hit = !text || (exactly ? cells[i].indexOf(text) >= 0
+                                    : cells[i].some(c => c.indexOf(text) >= 0));
       row.hidden = !hit;
       if (hit) shown++;
-    }
+    });
     count.textContent = text ? shown + ' of ' + rows.length + ' hosts match' : rows.length + ' hosts';
     const exact = rows.find(r => !r.hidden && r.cells[0].textContent.toLowerCase() === text);
     if (window.tomographyMark) window.tomographyMark(exact ? exact.cells[0].textContent : null);
@@ -265,6 +273,15 @@ def hosts_html(frame: "pd.DataFrame") -> str:
 
 
 def _cell(value: object) -> str:
+    """A table cell: numbers with three significant digits, never in e-notation.
+
+    Examples
+    --------
+    >>> _cell(4137.2), _cell(6.6412), _cell(0.01234), _cell(float("nan"))
+    ('4137', '6.64', '0.0123', '')
+    """
     if isinstance(value, float):
-        return "" if value != value else f"{value:.3g}"
+        if value != value:
+            return ""
+        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
     return "" if value is None else str(value)

@@ -224,9 +224,15 @@ def _host_table(a: Analysis, exchanged: "np.ndarray | None") -> str:
     for k in range(1, h.depth + 1):
         cluster = {host: c.id for c in h.level(k) for host in c.hosts}
         table[f"level {k}"] = [cluster.get(x, "") for x in a.hosts]
-    matrix = exchanged if exchanged is not None else a.graph.matrix.toarray()
-    unit = "Mbit/s" if exchanged is not None else "blocks per iteration"
-    table[f"exchanged with all ({unit})"] = np.asarray(matrix).sum(axis=1)
+    if is_probe_dataset(m):   # one-way tests: a host's mean bandwidth to the others measured
+        grid = np.asarray(a.graph.matrix.toarray())
+        measured = (grid > 0).sum(axis=1)
+        table["mean bandwidth to the others (Mbit/s)"] = np.divide(
+            grid.sum(axis=1), measured, out=np.full(len(grid), np.nan), where=measured > 0)
+    else:
+        matrix = exchanged if exchanged is not None else a.graph.matrix.toarray()
+        unit = "Mbit/s" if exchanged is not None else "blocks per iteration"
+        table[f"exchanged with all ({unit})"] = np.asarray(matrix).sum(axis=1)
     return hosts_html(table.sort_values("host", key=_natural).reset_index(drop=True))
 
 
@@ -259,7 +265,7 @@ def _clusters(a: Analysis, max_rows: int, exchanged: "np.ndarray | None" = None)
     if f.confidence is not None:
         sure = (f"; overall confidence (mean NMI with {f.resamples} {f.method} resamples) "
                 f"{f.overall:.3f}")
-    rows = [(k, len(hosts), f.confidence[k] if f.confidence is not None else None,
+    rows = [(f"C{k}", len(hosts), f.confidence[k] if f.confidence is not None else None,
              *([_between(a, exchanged, hosts, hosts)] if exchanged is not None else []),
              _hosts(hosts)) for k, hosts in sorted(members.items())]
     header = ["cluster", "hosts", "confidence",

@@ -71,7 +71,7 @@ class Measurement:
         --------
         >>> from tomography.model.synthetic import planted_partition
         >>> planted_partition(12, 3, iterations=2, seed=1)
-        Measurement(12 hosts: h000, h001, h002, ... (12), 2 iterations (synthetic), labelled)
+        Measurement(12 hosts: h000, h001, h002, ..., 2 iterations (synthetic), labelled)
         """
         return f"Measurement({', '.join(self._facts())})"
 
@@ -79,7 +79,7 @@ class Measurement:
         from tomography.model.display import some
         from tomography.model.units import counted
 
-        facts = [f"{counted(self.n_hosts, 'host')}: {some(self.host_names)}"]
+        facts = [f"{counted(self.n_hosts, 'host')}: {some(self.host_names, count=False)}"]
         method = self.meta.get("method", "?")
         if self.iteration_ids:
             facts.append(f"{counted(len(self.iteration_ids), 'iteration')} ({method})")
@@ -94,7 +94,11 @@ class Measurement:
     def _repr_html_(self) -> str:
         from tomography.model.display import html_view
 
-        facts = [("hosts", self._facts()[0])] + [("", f) for f in self._facts()[1:]]
+        names = {"iteration": "measured", "probe": "measured", "topology": "topology",
+                 "labelled": "truth"}
+        facts = [("hosts", self._facts()[0])] + [
+            (next((v for k, v in names.items() if k in f), "facts"),
+             "hosts.csv has labels" if f == "labelled" else f) for f in self._facts()[1:]]
         if self.iteration_ids:
             facts.append(("blocks received", int(self.transfers["blocks"].sum())))
         return html_view("Measurement", facts, self.hosts)
