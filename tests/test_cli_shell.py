@@ -95,3 +95,8 @@ def test_a_topology_file_is_found_again_from_another_directory(capsys, tmp_path:
     from tomography.model.topology import read_topology
 
     assert os.path.isabs(read_topology(str(here / "my-net.yaml")).source)
+
+
+def test_a_directory_that_is_no_dataset_is_called_so(capsys, tmp_path: Path) -> None:
+    code, _, err = run(capsys, "hierarchy", tmp_path)
+    assert code == 2 and "not a dataset directory: it has no meta.json and no hosts.csv" in err

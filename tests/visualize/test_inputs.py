@@ -98,3 +98,14 @@ def test_an_analysis_goes_wherever_its_parts_go(run) -> None:
     assert visualize.cluster_tree_text(a) == visualize.cluster_tree_text(a.tree, truth=m)
     # a dataset's directory is a truth too: its labels
     assert tomography.analyze(m, truth=path).truth == m.labels
+
+
+def test_a_former_spelling_warns_at_the_callers_line(run) -> None:
+    import warnings
+
+    m, _ = run
+    h = tomography.analyze(m).hierarchy
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        visualize.hasse_text(h, labels=m.labels)
+    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tomography.cli.common import add_format_option, command, emit
+from tomography.cli.common import add_format_option, command, emit, say
 
 __all__ = ["add_parser", "run"]
 
@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if is_multicast_dataset(args.dataset):
         return _multicast(args)
     m = read_measurement(args.dataset)
+    say(f"read {args.dataset}: {m!r}", verbose=True)
     if m.probes is not None and not m.iteration_ids:
         return _probes(args, m)
     it = m.iterations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import warnings
 from typing import Any, Callable, TypeVar
 
@@ -12,6 +13,15 @@ from tomography.model.errors import ParameterError
 __all__ = ["renamed_parameter", "keyword_only"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _caller() -> int:
+    """The ``stacklevel`` of the first frame outside this module: the user's call, however
+    many of these wrappers a function wears."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def renamed_parameter(old: str, new: str, *, since: str = "0.1") -> Callable[[F], F]:
@@ -50,7 +60,7 @@ def renamed_parameter(old: str, new: str, *, since: str = "0.1") -> Callable[[F]
                 if new in kwargs:
                     raise ParameterError(f"{name}() got both {old}= and {new}=; use {new}=")
                 warnings.warn(f"{name}({old}=...) is deprecated since {since}: use {new}=...",
-                              DeprecationWarning, stacklevel=2)
+                              DeprecationWarning, stacklevel=_caller())
                 kwargs[new] = kwargs.pop(old)
             return function(*args, **kwargs)
 
@@ -97,7 +107,7 @@ def keyword_only(*names: str, since: str = "0.1") -> Callable[[F], F]:
                     kwargs[name] = value
                 warnings.warn(f"{function.__name__}({first}, {', '.join(moved)}) is deprecated "
                               f"since {since}: give {', '.join(n + '=...' for n in moved)} by "
-                              "keyword", DeprecationWarning, stacklevel=2)
+                              "keyword", DeprecationWarning, stacklevel=_caller())
             return function(*args[:1], **kwargs)
 
         return wrapper  # type: ignore[return-value]

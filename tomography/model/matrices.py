@@ -46,7 +46,8 @@ def checked_matrix(matrix: Any, nodes: Sequence[Hashable] | None = None) -> spar
     big = np.abs(diff.data) > 1e-9 * max(1.0, float(np.abs(matrix.data).max(initial=0)))
     if np.any(big):
         i, j = int(diff.row[big][0]), int(diff.col[big][0])
-        raise GraphError(f"the weight matrix is not symmetric: w[{i}, {j}] = {matrix[i, j]} "
-                         f"but w[{j}, {i}] = {matrix[j, i]}")
+        a, b = (i, j) if nodes is None else (repr(nodes[i]), repr(nodes[j]))
+        raise GraphError(f"the weight matrix is not symmetric: w[{a}, {b}] = {matrix[i, j]} "
+                         f"but w[{b}, {a}] = {matrix[j, i]}")
     matrix.eliminate_zeros()
     return matrix

@@ -455,10 +455,10 @@ def _last_row(a: Analysis, table: "pd.DataFrame") -> str:
 
 
 _OBSERVABLE = (
-    "truth_separation: how clearly these broadcasts set the truth depth's clusters apart "
+    "truth_separation: how clearly the data set the truth depth's clusters apart "
     "(the weakest inside cut of any of its clusters over the strongest tie between any two); "
     "observable: whether it reaches the minimum; nmi_observable: the NMI against the finest "
-    "coarsening of the truth depth that the broadcasts do set apart.")
+    "coarsening of the truth depth that the data do set apart.")
 
 
 def _accuracy(a: Analysis) -> str:

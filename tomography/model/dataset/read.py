@@ -86,6 +86,9 @@ def read_measurement(path: str | os.PathLike[str]) -> Measurement:
         raise DatasetError(f"is a file; give the dataset directory ({root.parent})", path=root)
     if not root.is_dir():
         raise DatasetError("no such dataset directory", path=root)
+    if not (root / "meta.json").exists() and not (root / "hosts.csv").exists():
+        raise DatasetError("not a dataset directory: it has no meta.json and no hosts.csv "
+                           "(a dataset is what measure, simulate or import write)", path=root)
     check_files(root)
     meta = read_meta(root / "meta.json")
     hosts = read_hosts(root / "hosts.csv")
