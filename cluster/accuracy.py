@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -169,7 +169,7 @@ def overlapping_nmi(cover_a: Iterable[Iterable[int]], cover_b: Iterable[Iterable
                               + _normalized_conditional_entropy(B, A, n)))
 
 
-def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
+def hierarchy_nmi(hierarchy: Hierarchy, truth: Any) -> pd.DataFrame:
     """NMI of every hierarchy level against the matching depth of a hierarchical truth.
 
     Level 1 (the finest) is compared with the full labels, level 2 with the
@@ -234,7 +234,7 @@ def hierarchy_nmi(hierarchy: Hierarchy, truth: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def convergence(measurement: Measurement, truth: dict[str, str], *,
+def convergence(measurement: Measurement, truth: Any, *,
                 iterations: int | None = None, engine: str = "igraph",
                 hierarchy: bool = True, seed: int = 0, progress: bool = False,
                 n_jobs: int | None = None, resolution: float = 1.0, restarts: int = 1,

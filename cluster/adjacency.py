@@ -76,18 +76,15 @@ def as_adjacency(graph: sparse.sparray | sparse.spmatrix | np.ndarray | "nx.Grap
         from tomography.model.weights import mean_weights
 
         return checked_matrix(mean_weights(graph), graph.host_names), graph.host_names
-    if isinstance(graph, (str, os.PathLike)):   # a dataset directory, as analyze() takes
-        from tomography.model.dataset import read_measurement
+    edges = (pandas is not None and isinstance(graph, pandas.DataFrame)
+             and (graph.shape[0] != graph.shape[1] or list(graph.index) != list(graph.columns)))
+    if edges or isinstance(graph, (str, os.PathLike)):   # an edge list, a dataset's directory
+        from tomography.model.interop import as_weights
 
-        return as_adjacency(read_measurement(graph), weight=weight)
-    if pandas is not None and isinstance(graph, pandas.DataFrame):
-        if graph.shape[0] != graph.shape[1] or list(graph.index) != list(graph.columns):
-            from tomography.model.interop import from_pandas   # an edge list
-
-            graph = from_pandas(graph, weight=None if weight == "weight" else weight)
-        else:
-            nodes = list(graph.index)
-            graph = graph.to_numpy(dtype=float)
+        graph = as_weights(graph, weight=weight)
+    elif pandas is not None and isinstance(graph, pandas.DataFrame):
+        nodes = list(graph.index)
+        graph = graph.to_numpy(dtype=float)
     if hasattr(graph, "matrix") and hasattr(graph, "hosts"):
         nodes = list(graph.hosts)
         matrix = sparse.csr_array(graph.matrix)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_help import ALL
-from tomography.cli import build_parser, common, main
+from tomography.cli import common, main
 from tomography.model.scenarios import builtin_networks
 
 

@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, MaxNLocator
 
 from tomography.model.errors import ParameterError
-from visualize._common import natural_key
+from visualize._common import _is_analysis, natural_key
 from visualize.style import PALETTE, figure_of, marker_of, paper_style, set_info
 
 __all__ = ["plot_convergence"]
@@ -55,7 +55,7 @@ def _table(table: object) -> pd.DataFrame:
     """A convergence table, from a table or an Analysis (its convergence against its truth)."""
     if isinstance(table, pd.DataFrame):
         return table
-    if hasattr(table, "convergence") and hasattr(table, "measurement"):   # an Analysis
+    if _is_analysis(table):
         return table.convergence()
     dataset = isinstance(table, (str, os.PathLike)) or hasattr(table, "transfers")
     raise ParameterError("plot_convergence takes a convergence table (a DataFrame) or an "

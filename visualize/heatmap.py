@@ -26,8 +26,8 @@ from tomography.model.dataset import Measurement
 from tomography.model.deprecation import renamed_parameter
 from tomography.model.errors import ParameterError, TomographyError
 from tomography.model.weights import directed_counts, mean_weights
-from visualize._common import (cluster_map, dataset_of, group_order, truth_labels,
-                               truth_summary, weight_input)
+from visualize._common import (_is_analysis, cluster_map, dataset_of, group_order,
+                               truth_labels, truth_summary, weight_input)
 from visualize.style import (MIN_FONT, SEQUENTIAL, block_unit, figure_of, paper_style,
                              set_info, text_size)
 
@@ -102,7 +102,7 @@ def plot_heatmap(data: Any, *, iterations: int | None = None,
     """
     if weights not in ("received", "w"):
         raise ParameterError(f"weights must be 'received' or 'w', got {weights!r}")
-    if isinstance(data, (str, os.PathLike)) or hasattr(data, "measurement"):
+    if isinstance(data, (str, os.PathLike)) or _is_analysis(data):
         data = dataset_of(data, "plot_heatmap")   # a directory, or an Analysis's dataset
     broadcast = isinstance(data, Measurement) and bool(data.iteration_ids)
     if broadcast:

@@ -39,8 +39,6 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the NMI of every level and after every iteration, and which truth levels the
     broadcasts do not set apart."""
-    import sys
-
     from tomography.model.units import counted
 
     if args.topology is not None or args.host_connections is not None:

@@ -9,9 +9,8 @@ depth the finest.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from tomography.model.dataset.validation import read_csv

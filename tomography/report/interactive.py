@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from tomography.report.html import _e
+from tomography.report.html import _e, _number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -236,9 +236,9 @@ def heatmap_html(matrix: np.ndarray, hosts: Sequence[str],
     pooled_note = (f" Each cell pools {block} x {block} hosts (their mean); the pointer names "
                    "the first and last." if block > 1 else "")
     scale = "log" if log else "linear"
-    legend = (f'<div class="legend"><span>{_number(lo)}</span><span class="bar" style="'
+    legend = (f'<div class="legend"><span>{lo:.3g}</span><span class="bar" style="'
               f'background:linear-gradient(to right,{colours[1]},{colours[128]},{colours[255]})'
-              f'"></span><span>{_number(hi)} {_e(unit)} ({scale} scale)</span></div>'
+              f'"></span><span>{hi:.3g} {_e(unit)} ({scale} scale)</span></div>'
               if hi > 0 else "")
     return (f'<figure data-figure="{_e(name)}"><canvas id="heatmap-canvas" role="img" '
             f'aria-label="{_e(caption)}"></canvas>{legend}<figcaption>{_e(caption)} Point at a '
@@ -246,10 +246,6 @@ def heatmap_html(matrix: np.ndarray, hosts: Sequence[str],
             f'</figcaption></figure><div id="heatmap-tip" hidden></div>'
             f'<script type="application/json" id="heatmap-data">{data}</script>'
             f"<script>{_SCRIPT}</script>")
-
-
-def _number(x: float) -> str:
-    return f"{x:.3g}"
 
 
 def hosts_html(frame: "pd.DataFrame") -> str:
@@ -263,25 +259,10 @@ def hosts_html(frame: "pd.DataFrame") -> str:
     True
     """
     head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
-    body = "".join("<tr>" + "".join(f"<td>{_e(_cell(v))}</td>" for v in row) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td>{_e(_number(v))}</td>" for v in row) + "</tr>"
                    for row in frame.itertuples(index=False))
     return (f'<p><input id="host-search" type="search" placeholder="find a host, a label, a '
             f'cluster" aria-label="find a host"> <span id="host-count" class="note">'
             f"{len(frame)} hosts</span></p>"
             f'<div class="hosts"><table id="host-table"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div><script>{_SEARCH}</script>")
-
-
-def _cell(value: object) -> str:
-    """A table cell: numbers with three significant digits, never in e-notation.
-
-    Examples
-    --------
-    >>> _cell(4137.2), _cell(6.6412), _cell(0.01234), _cell(float("nan"))
-    ('4137', '6.64', '0.0123', '')
-    """
-    if isinstance(value, float):
-        if value != value:
-            return ""
-        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
-    return "" if value is None else str(value)

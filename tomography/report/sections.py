@@ -20,7 +20,6 @@ from visualize.probe_grid import failed_tests
 
 if TYPE_CHECKING:
     import pandas as pd
-    from matplotlib.figure import Figure
 
 MAX_TREE_NODES = 150
 """Clusters above which the tree is given as a table only (its drawing would be unreadable)."""
