@@ -43,6 +43,16 @@ def small_dataset(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def small_planted(tmp_path_factory) -> tuple:
+    """A planted 2 x 2 hierarchy of 6-host groups, 3 iterations: the Measurement and its
+    directory (read only: the inputs every API function takes)."""
+    m = planted_hierarchy((2, 2), 6, iterations=3, seed=4)
+    path = tmp_path_factory.mktemp("planted") / "run"
+    write_measurement(m, path)
+    return m, path
+
+
+@pytest.fixture(scope="session")
 def hierarchy_dataset(tmp_path_factory) -> Path:
     """A planted 3 x 3 hierarchy of 16-host groups, 6 iterations, on disk."""
     path = tmp_path_factory.mktemp("data") / "planted"

@@ -15,18 +15,14 @@ import pytest
 from cluster.averaged_edge import averaged_edge_hierarchy
 from cluster.louvain import louvain
 from cluster.spanning_tree import cluster_tree
-from tomography.model.dataset import write_measurement
 from tomography.model.interop import as_weights, from_pandas, to_networkx
-from tomography.model.synthetic import planted_hierarchy
 
 matplotlib.use("Agg")
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory) -> dict:
-    m = planted_hierarchy((2, 2), 6, iterations=3, seed=4)
-    path = tmp_path_factory.mktemp("edges") / "run"
-    write_measurement(m, path)
+def data(small_planted) -> dict:
+    m, path = small_planted
     W, hosts = m.weight_matrix()
     return {"m": m, "path": path, "W": W.toarray(), "hosts": hosts}
 

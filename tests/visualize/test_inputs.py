@@ -11,19 +11,14 @@ import pytest
 
 import tomography
 import visualize
-from tomography.model.dataset import write_measurement
 from tomography.model.errors import ParameterError
-from tomography.model.synthetic import planted_hierarchy
 
 matplotlib.use("Agg")
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    m = planted_hierarchy((2, 2), 5, iterations=3, seed=1)
-    path = tmp_path_factory.mktemp("inputs") / "run"
-    write_measurement(m, path)
-    return m, path
+def run(small_planted):
+    return small_planted
 
 
 def test_every_plot_takes_a_dataset_directory_and_an_analysis(run) -> None:
@@ -57,15 +52,15 @@ def test_a_wrong_first_argument_names_the_function_and_what_it_takes() -> None:
 
 
 TRUTHS = {"mapping": lambda m, p: dict(m.labels), "Series": lambda m, p: pd.Series(m.labels),
-          "dataset": lambda m, p: m, "truth file": lambda m, p: p / "truth.csv"}
+          "dataset": lambda m, p: m, "truth file": lambda m, p: p}
 
 
 @pytest.mark.parametrize("form", sorted(TRUTHS))
-def test_truth_has_one_meaning_everywhere(run, form: str) -> None:
-    m, path = run
+def test_truth_has_one_meaning_everywhere(run, form: str, tmp_path: Path) -> None:
+    m, _ = run
     pd.DataFrame({"host": list(m.labels), "label": list(m.labels.values())}).to_csv(
-        path / "truth.csv", index=False)
-    truth = TRUTHS[form](m, path)
+        tmp_path / "truth.csv", index=False)
+    truth = TRUTHS[form](m, tmp_path / "truth.csv")
     a = tomography.analyze(m, truth=truth)
     expected = tomography.analyze(m, truth="labels")
     assert a.truth == expected.truth
