@@ -12,7 +12,8 @@ default: ``tomography measure bittorrent``'s file size and block quota, spread
 roots, 35 peers per host, libtorrent's piece size, for :data:`ITERATIONS`
 broadcasts and each seed, into ``<root>/<name>/seed<s>`` (default root
 ``benchmarks/_data/large-family``, ignored by git; complete datasets are
-reused, partial ones continued).  ``calibration.py --part large`` analyses them.
+reused, partial ones continued; the smallest networks first, so a run cut
+short keeps the most networks).  ``calibration.py --part large`` analyses them.
 
 Run::
 
@@ -70,7 +71,8 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=LARGE_ROOT)
     parser.add_argument("--list", action="store_true", help="print the networks, simulate nothing")
     args = parser.parse_args()
-    networks = [large_network(i) for i in range(args.count)]
+    networks = sorted((large_network(i) for i in range(args.count)),   # cheapest first:
+                      key=lambda t: sum(c["hosts"] for c in t["clusters"]))  # a cut run keeps most
     if args.list:
         for t in networks:
             s = summary(t)

@@ -7,7 +7,8 @@ the clusters with it.  :class:`StableHierarchy` is the stop rule of
 with its confidence, and stops once the levels supported in ``k + 1``
 iterations in a row are the same two iterations running; a level whose
 support comes and goes is reported as unstable instead of holding the rule
-back.  :class:`StablePartition`, the
+back, while a level whose confidence is climbing towards support holds it
+back an iteration or two.  :class:`StablePartition`, the
 earlier rule, watches the flat partition only.
 """
 
@@ -28,7 +29,7 @@ from tomography.model.units import counted
 from tomography.model.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
-           "FAINT", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta"]
+           "FAINT", "RISING", "HOLDS", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta"]
 
 SAME_LEVEL = 0.95
 """NMI at which a level supported at one iteration is the same as one supported at another."""
@@ -51,6 +52,17 @@ FLAT_AFTER = 7
 FAINT = 0.2
 """Confidence no level may reach in :data:`FLAT_AFTER` iterations for "no hierarchy"
 (of the family's levels below 0.2, 4 % were right)."""
+
+RISING = 0.3
+"""Confidence from which an unsupported level that has risen since the iteration before holds
+the rule back one iteration (at most :data:`HOLDS` times in a run).  Chosen on the training
+networks of the calibration family (``benchmarks/calibration.py``, benchmarks/RESULTS.md,
+2026-11-28): the most right levels supported when the rule stops, then the fewest iterations.
+Without it the rule stopped on real broadcasts of the demo's network one iteration before the
+four clusters reached support in 2 seeds of 10."""
+
+HOLDS = 2
+"""Iterations a run may be held back by rising levels (:data:`RISING`)."""
 
 
 class StablePartition:
@@ -137,6 +149,11 @@ class StableHierarchy:
         confidence of ``faint`` in ``flat_after`` iterations in a row (with a
         confidence), the network shows no hierarchy (one cluster) and the
         rule stops there (:attr:`flat`).
+    rising, holds : float and int, default RISING and HOLDS
+        Where the rule would stop, an unsupported level whose confidence is
+        at least ``rising`` and higher than the same level's one iteration
+        before (or new) holds it back one iteration, at most ``holds`` times
+        in a run (0: never).
     **options
         Passed to :func:`cluster.averaged_edge.averaged_edge_hierarchy`.
 
@@ -165,13 +182,18 @@ class StableHierarchy:
 
     def __init__(self, k: int = DEFAULT_STABLE, *, seed: int = 0,
                  tolerance: float = SAME_LEVEL, flat_after: int = FLAT_AFTER,
-                 faint: float = FAINT, **options) -> None:
+                 faint: float = FAINT, rising: float = RISING, holds: int = HOLDS,
+                 **options) -> None:
         if k < 1:
             raise ParameterError(f"k must be >= 1, got {k}")
         if flat_after < 1 or not 0 <= faint <= 1:
             raise ParameterError(f"flat_after must be >= 1 and faint in [0, 1], got "
                                  f"{flat_after} and {faint}")
+        if holds < 0 or not 0 <= rising <= 1:
+            raise ParameterError(f"holds must be >= 0 and rising in [0, 1], got {holds} "
+                                 f"and {rising}")
         self.flat_after, self.faint = flat_after, faint
+        self.rising, self.holds, self.held = rising, holds, 0
         if not 0 < tolerance <= 1:
             raise ParameterError(f"tolerance is an NMI in (0, 1], got {tolerance}")
         self.k, self.seed, self.options = k, seed, options
@@ -183,6 +205,7 @@ class StableHierarchy:
         self._settled_before: list[np.ndarray] | None = None
         self._measured: list[bool] = []
         self._strongest: list[float] = []
+        self._found_before: list[tuple[np.ndarray, float]] = []
         self.flat = False
         self.held_back = "no iteration yet"
 
@@ -208,11 +231,15 @@ class StableHierarchy:
             h = hierarchy_confidence(h, sampler, seed=self.seed)
         reported = tuple(canonical_labels(h.labels(k)) for k in range(1, h.depth + 1)
                          if not measured or h.supported(k))
+        found = [(h.labels(k), h.confidence[k - 1]) for k in range(1, h.depth + 1)
+                 if measured and h.confidence]
         return self.observe(reported, measured,
-                            strongest=max(h.confidence) if measured and h.confidence else 0.0)
+                            strongest=max(h.confidence) if measured and h.confidence else 0.0,
+                            found=found)
 
     def observe(self, reported: Sequence[np.ndarray], measured: bool = True, *,
-                strongest: float | None = None) -> bool:
+                strongest: float | None = None,
+                found: Sequence[tuple[np.ndarray, float]] = ()) -> bool:
         """Take the levels supported after one more iteration; true once they have settled.
 
         :meth:`update` calls it with the supported levels of ``w_n``; given
@@ -227,6 +254,10 @@ class StableHierarchy:
         strongest : float, optional
             The highest confidence of any level, supported or not (for the
             verdict "no hierarchy"; by default 1 when a level is reported, else 0).
+        found : sequence of (array of int, float), optional
+            Every level found, supported or not, with its confidence: an
+            unsupported one rising towards support holds the rule back
+            (``rising``, ``holds``).
 
         Examples
         --------
@@ -238,8 +269,18 @@ class StableHierarchy:
         [False, False, True, True]
         >>> len(rule.settled), len(rule.unstable)
         (1, 1)
+
+        A level climbing towards support holds it back (here once):
+
+        >>> rule = StableHierarchy(k=1, holds=1)
+        >>> [rule.observe([a], found=[(a, 1.0), (b, c)]) for c in (0.2, 0.4, 0.6, 0.7)]
+        [False, False, False, True]
+        >>> rule.held
+        1
         """
         reported = tuple(canonical_labels(np.asarray(level)) for level in reported)
+        found = [(canonical_labels(np.asarray(level)), float(c)) for level, c in found]
+        found_before, self._found_before = self._found_before, found
         self.history.append(reported)
         self._measured.append(measured)
         self._strongest.append((1.0 if reported else 0.0) if strongest is None
@@ -278,8 +319,25 @@ class StableHierarchy:
                               f"iteration to see {'it' if len(self.settled) == 1 else 'them'} "
                               "stay")
             return False
+        climbing = self._climbing(reported, found, found_before)
+        if climbing is not None and self.held < self.holds:
+            self.held += 1
+            level, c = climbing
+            self.held_back = (f"a level of {counted(len(np.unique(level)), 'cluster')} is at "
+                              f"confidence {c:.2f} and rising; waiting one iteration more "
+                              f"({self.held} of {self.holds})")
+            return False
         self.held_back = ""
         return True
+
+    def _climbing(self, reported: Sequence[np.ndarray], found: list[tuple[np.ndarray, float]],
+                  before: list[tuple[np.ndarray, float]]) -> tuple[np.ndarray, float] | None:
+        """The most confident unsupported level at ``rising`` or more whose confidence rose
+        since the iteration before (or that is new), if any."""
+        rising = [(level, c) for level, c in found
+                  if c >= self.rising and not self._among(level, reported)
+                  and all(c > c0 for level0, c0 in before if self._same(level, level0))]
+        return max(rising, key=lambda item: item[1]) if rising else None
 
 
 def stop_rule_meta(k: int | None = None, *, seed: int = 0) -> dict[str, Any]:
@@ -291,7 +349,8 @@ def stop_rule_meta(k: int | None = None, *, seed: int = 0) -> dict[str, Any]:
     (2, 1)
     """
     return {"option": "--until-converged", "k": DEFAULT_STABLE if k is None else k,
-            "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT}
+            "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT, "rising": RISING,
+            "holds": HOLDS}
 
 
 def dataset_stop_rule(output: str | os.PathLike[str], k: int | None = None, *, seed: int = 0,

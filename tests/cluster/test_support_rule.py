@@ -13,6 +13,7 @@ from cluster.confidence import (SUPPORT_THRESHOLD, IterationSampler, hierarchy_c
 from cluster.separation import separation, weakest_cuts
 from cluster.stability import StableHierarchy
 from tests.cluster.helpers import joined
+from tomography.model.errors import ParameterError
 from tomography.model.synthetic import planted_hierarchy
 from tomography.model.weights import mean_weights
 
@@ -108,6 +109,28 @@ def test_the_stop_rule_waits_while_a_supported_level_changes() -> None:
     assert rule.held_back.startswith("no level supported in 2 iterations")
     assert not rule.observe([np.repeat([0, 1, 2, 3], 4)])      # settled now, not yet confirmed
     assert rule.observe([np.repeat([0, 1, 2, 3], 4)])
+
+
+def test_a_level_climbing_towards_support_holds_the_stop_back() -> None:
+    """The demo's case: the sites have settled while the four clusters climb from 0.55 to 0.82;
+    the rule waits for them (at most ``holds`` times), and not for a level that is falling or
+    faint."""
+    sites, groups = np.repeat([0, 1], 8), np.repeat([0, 1, 2, 3], 4)
+
+    def run(confidences, **options):
+        rule = StableHierarchy(k=2, **options)
+        stops = [rule.observe([sites] + ([groups] if c >= 0.9 else []),
+                              found=[(sites, 1.0), (groups, c)]) for c in confidences]
+        return stops.index(True) + 1 if True in stops else None, rule
+
+    assert run([0.0, 0.25, 0.55, 0.8], holds=0)[0] == 4        # stops with the sites alone
+    n, rule = run([0.0, 0.25, 0.55, 0.8, 0.93])
+    assert n == 5 and rule.held == 1 and len(rule.unstable) == 1   # waited, then shown
+    assert run([0.0, 0.25, 0.55, 0.6, 0.7, 0.8, 0.85])[0] == 6     # at most 2 holds
+    assert run([0.0, 0.25, 0.85, 0.6])[0] == 4                     # falling: no wait
+    assert run([0.0, 0.1, 0.2, 0.25], rising=0.3)[0] == 4           # faint: no wait
+    with pytest.raises(ParameterError, match="holds"):
+        StableHierarchy(holds=-1)
 
 
 def test_a_network_without_hierarchy_stops_flat() -> None:
