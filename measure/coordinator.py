@@ -162,10 +162,11 @@ class RunSummary(Summary):
                 lines.append(f"iteration {r.iteration}: {len(r.warnings)} libtorrent "
                              f"warning(s), first: {r.warnings[0]}")
         if self.converged_at is not None:
-            lines.append(f"converged after {self.converged_at + 1} iterations (the stop rule "
-                         f"held after iteration {self.converged_at})")
+            lines.append(f"converged: the stop rule ended the run after iteration "
+                         f"{self.converged_at + 1}")
         elif self.stop_rule:
-            lines.append("not converged: the stop rule never held; more iterations may help")
+            lines.append("not converged: the stop rule never ended the run; more iterations "
+                         "may help")
         return lines
 
 

@@ -92,3 +92,38 @@ def test_the_probe_agent_loads_no_numeric_library() -> None:
     _, loaded = _import("measure.prober")
     heavy = loaded & {"numpy", "pandas", "networkx", "libtorrent"}
     assert not heavy, f"import measure.prober loads {sorted(heavy)}"
+
+
+def test_every_import_inside_a_function_names_something_that_exists() -> None:
+    """Imports deferred into functions (to keep the packages cheap to import) run only when
+    the function does; a name moved elsewhere breaks them silently until then (the testbed
+    demo's multicast step once imported ``deliveries`` from where it no longer was)."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    ours = ("tomography", "measure", "cluster", "visualize")
+    missing, unavailable = [], set()
+    for package in ours:
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                        and node.module.split(".")[0] in ours):
+                    continue
+                try:
+                    module = importlib.import_module(node.module)
+                except ImportError as exc:     # an optional dependency (an extra) absent
+                    unavailable.add(f"{node.module}: {exc}")
+                    continue
+                for alias in node.names:
+                    if alias.name == "*" or hasattr(module, alias.name):
+                        continue
+                    try:
+                        importlib.import_module(f"{node.module}.{alias.name}")
+                    except ImportError:
+                        missing.append(f"{path.relative_to(root)}:{node.lineno}: "
+                                       f"{alias.name} from {node.module}")
+    assert not missing, "\n".join(missing)
+    if unavailable:
+        print("not checked (a dependency is missing):", *sorted(unavailable), sep="\n  ")

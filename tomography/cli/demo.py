@@ -188,7 +188,8 @@ def _report_and_deliver(bed: Any, data: Path, out: Path, seed: int) -> None:
     from measure.multicast import run_multicasts
     from measure.transport import ProcessTransport
     from tomography.cli.export import gauge_model
-    from tomography.cli.multicast import deliveries, multicast_table
+    from tomography.cli.multicast import multicast_table
+    from tomography.planning.deliveries import deliveries
     from tomography.model.errors import TomographyError
 
     _summary(data)
