@@ -16,6 +16,8 @@ NumPy's per-call overhead and full-array passes per round dominated.
 
 from __future__ import annotations
 
+import heapq
+
 import numba
 import numpy as np
 
@@ -72,17 +74,20 @@ def max_min_rates(capacity: np.ndarray, flow_of: np.ndarray, resource_of: np.nda
 @numba.njit(cache=True, nogil=True)
 def _fill(capacity: np.ndarray, flow_of: np.ndarray, resource_of: np.ndarray,
           w: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Progressive filling (compiled): raise every rising flow's rate by ``step * weight``
-    until a resource fills or a flow meets its cap; freeze those flows; repeat.
+    """Progressive filling (compiled), event by event: every rising flow's rate is ``level *
+    weight``; the next event is the lowest level at which a resource fills (its flows freeze
+    there) or a flow meets its cap (it freezes at its cap).
 
-    Each round costs the resources still loaded plus the flows still rising:
-    the loads drop as flows freeze instead of being summed again.
+    A resource fills at ``(capacity - used) / load`` (``used``: the frozen flows' rates on
+    it; ``load``: the rising flows' weights).  Freezing a flow at a level no higher than a
+    resource's can only raise that resource's, so the resources wait in a heap whose
+    outdated entries are skipped, and each flow is touched once when it freezes: the cost
+    grows with the incidence times the logarithm of the resources, not with the number of
+    events times the flows.
     """
     n_flows, n_res = w.size, capacity.size
     rate = np.zeros(n_flows)
-    remaining = capacity.copy()
     # the flows crossing each resource (CSR) and the resources of each flow (CSR)
-    by_res = np.argsort(resource_of, kind="mergesort")
     res_ptr = np.zeros(n_res + 1, dtype=np.int64)
     flow_ptr = np.zeros(n_flows + 1, dtype=np.int64)
     for k in range(flow_of.size):
@@ -90,59 +95,85 @@ def _fill(capacity: np.ndarray, flow_of: np.ndarray, resource_of: np.ndarray,
         flow_ptr[flow_of[k] + 1] += 1
     res_ptr = np.cumsum(res_ptr)
     flow_ptr = np.cumsum(flow_ptr)
-    res_flows = flow_of[by_res]
-    by_flow = np.argsort(flow_of, kind="mergesort")
-    flow_res = resource_of[by_flow]
+    res_flows = np.empty(flow_of.size, dtype=np.int64)     # a counting sort each way
+    flow_res = np.empty(flow_of.size, dtype=np.int64)
+    res_at, flow_at = res_ptr[:-1].copy(), flow_ptr[:-1].copy()
+    for k in range(flow_of.size):
+        res_flows[res_at[resource_of[k]]] = flow_of[k]
+        res_at[resource_of[k]] += 1
+        flow_res[flow_at[flow_of[k]]] = resource_of[k]
+        flow_at[flow_of[k]] += 1
     active = np.zeros(n_flows, dtype=np.bool_)
-    load = np.zeros(n_res)
+    load = np.zeros(n_res)                           # weight of the rising flows on each
+    used = np.zeros(n_res)                           # rate of the frozen flows on each
     crossing = np.zeros(n_res, dtype=np.int64)       # rising flows on each resource
+    rising = 0
     for f in range(n_flows):
         if flow_ptr[f + 1] > flow_ptr[f]:
             active[f] = True
+            rising += 1
             for k in range(flow_ptr[f], flow_ptr[f + 1]):
                 load[flow_res[k]] += w[f]
                 crossing[flow_res[k]] += 1
         else:                  # a flow that crosses no resource is limited by its cap only
             rate[f] = cap[f] if np.isfinite(cap[f]) else 0.0
-    rising = np.flatnonzero(active)
-    loaded = np.flatnonzero(crossing > 0)
-    tol = 1e-12 * max(1.0, capacity.max() if n_res else 1.0)
-    level = 0.0                # rate per unit weight of every rising flow
-    while rising.size:
-        step, tight, tight_room = np.inf, -1, np.inf
-        for r in loaded:
-            step = min(step, remaining[r] / load[r])
-        for f in rising:
-            room = (cap[f] - rate[f]) / w[f]
-            if room < tight_room:
-                tight, tight_room = f, room
-        step = max(min(step, tight_room), 0.0)
-        if not np.isfinite(step):
+    version = np.zeros(n_res, dtype=np.int64)        # a heap entry of another is outdated
+    heap = [(capacity[r] / load[r], r, np.int64(0)) for r in range(n_res) if crossing[r] > 0]
+    heapq.heapify(heap)
+    by_cap = np.argsort(cap / w)                     # the flows in the order they meet caps
+    next_cap = 0
+    frozen = np.empty(n_flows, dtype=np.int64)
+    changed = np.empty(n_res, dtype=np.int64)        # the resources an event touched
+    stamp = np.zeros(n_res, dtype=np.int64)
+    events = 0
+    while rising > 0:
+        while heap and (crossing[heap[0][1]] == 0 or heap[0][2] != version[heap[0][1]]):
+            heapq.heappop(heap)
+        while next_cap < n_flows and not active[by_cap[next_cap]]:
+            next_cap += 1
+        at_resource = heap[0][0] if heap else np.inf
+        at_cap = (cap[by_cap[next_cap]] / w[by_cap[next_cap]] if next_cap < n_flows
+                  else np.inf)
+        level = min(at_resource, at_cap)
+        if not np.isfinite(level):
             return rate, False
-        level += step
-        for f in rising:
-            rate[f] = level * w[f]
-        frozen = 0
-        for r in loaded:
-            remaining[r] -= step * load[r]
-        for r in loaded:
-            if remaining[r] <= tol:
-                for k in range(res_ptr[r], res_ptr[r + 1]):
-                    f = res_flows[k]
-                    if active[f]:
-                        active[f] = False
-                        frozen += 1
-        for f in rising:
-            if active[f] and rate[f] >= cap[f] - tol:
-                active[f] = False
-                frozen += 1
-        if frozen == 0:        # numerical safety: freeze the tightest flow
-            active[tight if tight >= 0 else rising[0]] = False
-        for f in rising:       # a frozen flow no longer loads its resources
-            if not active[f]:
-                for k in range(flow_ptr[f], flow_ptr[f + 1]):
-                    load[flow_res[k]] -= w[f]
-                    crossing[flow_res[k]] -= 1
-        rising = rising[active[rising]]
-        loaded = loaded[crossing[loaded] > 0]
+        count = 0
+        capped = at_cap <= at_resource
+        if capped:                  # every flow that meets its cap before a resource fills:
+            while next_cap < n_flows:   # freezing them only raises the resources' levels
+                f = by_cap[next_cap]
+                if active[f]:
+                    if cap[f] / w[f] > at_resource:
+                        break
+                    frozen[count] = f
+                    count += 1
+                next_cap += 1
+        else:
+            r = heapq.heappop(heap)[1]
+            for k in range(res_ptr[r], res_ptr[r + 1]):
+                if active[res_flows[k]]:
+                    frozen[count] = res_flows[k]
+                    count += 1
+        events += 1
+        touched = 0
+        for i in range(count):
+            f = frozen[i]
+            active[f] = False
+            rising -= 1
+            rate[f] = cap[f] if capped else min(level * w[f], cap[f])
+            for k in range(flow_ptr[f], flow_ptr[f + 1]):
+                r = flow_res[k]
+                load[r] -= w[f]
+                used[r] += rate[f]
+                crossing[r] -= 1
+                if stamp[r] != events:
+                    stamp[r] = events
+                    changed[touched] = r
+                    touched += 1
+        for i in range(touched):      # each resource's new level once per event
+            r = changed[i]
+            version[r] += 1
+            if crossing[r] > 0:
+                heapq.heappush(heap, (max(capacity[r] - used[r], 0.0) / load[r], r,
+                                      version[r]))
     return rate, True
