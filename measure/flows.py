@@ -9,9 +9,12 @@ inversely proportional to their round-trip time, and its rate is capped at
 ``window / RTT``, the most a TCP window can carry per round trip.  So
 throughput falls as RTT grows, both when flows compete and when they do not.
 
-The filling loop is compiled with Numba: a simulated broadcast calls it once
-or twice per step, thousands of times, on a few thousand flows, where
-NumPy's per-call overhead and full-array passes per round dominated.
+The filling is compiled with Numba and goes event by event (a resource
+fills, or flows meet their caps) with the resources in a heap: a simulated
+broadcast calls it once or twice per step, thousands of times, on thousands
+of flows, and filling round by round, every round over all the rising flows
+and loaded resources, cost 4-6 times more a call at a few hundred hosts
+(``benchmarks/flow_filling.py``).
 """
 
 from __future__ import annotations

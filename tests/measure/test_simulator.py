@@ -67,6 +67,32 @@ def test_fair_sharing_of_a_bottleneck() -> None:
     assert rates.tolist() == pytest.approx([10.0, 80.0])
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_random_sharing_is_weighted_max_min_fair(seed: int) -> None:
+    """The definition, checked on random incidences with weights and caps: no resource is over
+    its capacity, and every flow is at its cap or crosses a full resource on which no flow
+    gets more per unit of weight (its bottleneck)."""
+    rng = np.random.default_rng(seed)
+    n_res, n_flows = int(rng.integers(1, 40)), int(rng.integers(1, 200))
+    capacity = rng.uniform(1, 100, n_res)
+    pairs = [(f, r) for f in range(n_flows)
+             for r in rng.choice(n_res, int(rng.integers(1, min(n_res, 5) + 1)), replace=False)]
+    flow_of, resource_of = (np.array(x, dtype=np.int64) for x in zip(*pairs))
+    w = rng.uniform(0.2, 3.0, n_flows)
+    caps = np.where(rng.random(n_flows) < 0.3, rng.uniform(0.05, 20, n_flows), np.inf)
+    rates = max_min_rates(capacity, flow_of, resource_of, n_flows, weights=w, caps=caps)
+    used = np.bincount(resource_of, weights=rates[flow_of], minlength=n_res)
+    assert np.all(used <= capacity * (1 + 1e-9))
+    full = used >= capacity * (1 - 1e-9)
+    per_weight = rates / w
+    top = np.zeros(n_res)
+    np.maximum.at(top, resource_of, per_weight[flow_of])
+    for f in range(n_flows):
+        mine = resource_of[flow_of == f]
+        bottleneck = full[mine] & (per_weight[f] >= top[mine] * (1 - 1e-9))
+        assert rates[f] >= caps[f] * (1 - 1e-9) or bottleneck.any(), f
+
+
 def test_two_cluster_topology_clusters_into_two(tmp_path: Path) -> None:
     d = simulate(two_clusters(), tmp_path / "sim", iterations=3, file_size=4 * 2**20, seed=2)
     m = read_measurement(d)
