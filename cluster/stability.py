@@ -25,45 +25,14 @@ from cluster.modularity import canonical_labels
 from tomography.model.dataset import Measurement
 from tomography.model.deprecation import renamed_parameter
 from tomography.model.errors import ParameterError
+from tomography.model.stop_rule import (DEFAULT_STABLE, FAINT, FLAT_AFTER, HOLDS, RISING,
+                                        SAME_LEVEL, stop_rule_text)
 from tomography.model.units import counted
 from tomography.model.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
-           "FAINT", "RISING", "HOLDS", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta"]
-
-SAME_LEVEL = 0.95
-"""NMI at which a level supported at one iteration is the same as one supported at another."""
-
-DEFAULT_STABLE = 2
-"""Iterations before the current one in which a level must have been supported to have
-settled (:class:`StableHierarchy`).  On the held-out networks of the calibration family
-(``benchmarks/calibration.py``, benchmarks/RESULTS.md, 2026-11-28) it stops within 15
-iterations in 92 % of the simulated runs (right in 96 % of them) and 90 % of the real ones
-measured on the testbed (right in 89 %); K = 1 stops about one iteration sooner, about as often
-right, which the training networks prefer.  On real broadcasts cut at the block quota
-(``benchmarks/quota_accuracy.py``, the demo's network, 10 seeds) K = 1 stops after 4
-iterations with the sites alone in 10 runs of 10, K = 2 after 5 with the four clusters shown
-too in most: the finer level needs the one iteration more."""
-
-
-FLAT_AFTER = 7
-"""Iterations in a row with no level near support before the rule says "no hierarchy"."""
-
-FAINT = 0.2
-"""Confidence no level may reach in :data:`FLAT_AFTER` iterations for "no hierarchy"
-(of the family's levels below 0.2, 4 % were right)."""
-
-RISING = 0.3
-"""Confidence from which an unsupported level that has risen since the iteration before holds
-the rule back one iteration (at most :data:`HOLDS` times in a run).  Chosen on the training
-networks of the calibration family (``benchmarks/calibration.py``, benchmarks/RESULTS.md,
-2026-11-28): the most right levels supported when the rule stops, then the fewest iterations.
-Without it the rule stopped on real broadcasts of the demo's network one iteration before the
-four clusters reached support in 2 seeds of 10."""
-
-HOLDS = 2
-"""Iterations a run may be held back by rising levels (:data:`RISING`)."""
-
+           "FAINT", "RISING", "HOLDS", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta",
+           "stop_rule_text"]
 
 class StablePartition:
     """Stop rule: the flat Louvain partition of ``w_n`` unchanged for ``k`` iterations.

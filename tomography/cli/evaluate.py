@@ -8,6 +8,7 @@ from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_format_option, add_hierarchy_options,
                                    analysis, command, emit, positive_int, say)
+from tomography.model.stop_rule import stop_rule_text
 
 __all__ = ["add_parser", "run"]
 
@@ -28,8 +29,8 @@ def add_parser(sub: Any) -> None:
     add_hierarchy_options(p)
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
                    help="also say after how many iterations the stop rule of measure "
-                        "--until-converged would have stopped: the levels supported in K + 1 "
-                        "iterations in a row unchanged one iteration later (default K 2)")
+                        f"--until-converged would have stopped: {stop_rule_text()} "
+                        "(default K 2)")
     p.add_argument("--topology", help=argparse.SUPPRESS)          # ignored since the data
     p.add_argument("--host-connections", type=int, help=argparse.SUPPRESS)   # judge it
     add_format_option(p, ("text", "json"))
@@ -91,8 +92,7 @@ def run(args: argparse.Namespace) -> int:
            "the hierarchy (all levels, supported or not) against its own truth depth",
            table.to_string(index=False, float_format=lambda x: f"{x:.4f}")]
     if stop:
-        out += ["", f"stop rule (the levels supported in {stop['k'] + 1} iterations in a row, "
-                "unchanged one iteration later): "
+        out += ["", f"stop rule ({stop_rule_text(stop['k'])}): "
                 + (f"stops after n={stop['stops_at']}" if stop["stops_at"] else
                    f"does not stop within {len(stop['steps'])} iterations")]
         out += [f"  n={s['n']}: {s['levels']} supported level(s), {s['settled']} settled"

@@ -17,6 +17,7 @@ from tomography.cli.broadcasts import (add_swarm_options, dataset_writer,
 from tomography.cli.common import Progress, port_range, positive_int, say
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.model.errors import TomographyError
+from tomography.model.stop_rule import stop_rule_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,9 +95,8 @@ def add_parser(sub: Any) -> None:
                    help="iterations (the most, with --until-converged; default 10)")
     p.add_argument("--until-converged", nargs="?", type=positive_int, const=-1, metavar="K",
                    help="stop once the supported levels of the hierarchy have settled: "
-                        "supported in K + 1 iterations in a row, and the same one iteration "
-                        "later (default K: 2); a level whose support comes and goes is "
-                        "reported as unstable")
+                        f"{stop_rule_text()} (default K: 2); a level whose support comes and "
+                        "goes is reported as unstable")
     p.add_argument("--trace", action="store_true",
                    help="also write trace.csv: every block's time (on this machine's clock, "
                         "hosts' clock offsets removed), sender and receiver")

@@ -8,6 +8,7 @@ from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_hierarchy_options,
                                    add_tree_level_option, analysis, command, positive_int, say)
+from tomography.model.stop_rule import stop_rule_text
 
 __all__ = ["add_parser", "run"]
 
@@ -46,9 +47,8 @@ def add_parser(sub: Any) -> None:
                    help="leave out the multicast table even when a run is found")
     p.add_argument("--until-converged", type=positive_int, default=None, metavar="K",
                    dest="stop_k",
-                   help="the stop rule replayed: the levels supported in K + 1 iterations in a "
-                        "row, unchanged one iteration later (default 2, as measure "
-                        "--until-converged)")
+                   help=f"the stop rule replayed: {stop_rule_text()} (default K 2, as "
+                        "measure --until-converged)")
     p.add_argument("--max-rows", type=positive_int, default=None, metavar="N",
                    help="rows each table shows at most (default 200)")
     p.add_argument("--title", help="the page's title (default: the dataset's name)")

@@ -14,6 +14,7 @@ import numpy as np
 from tomography.pipeline import Analysis, is_probe_dataset
 from tomography.report.html import (MAX_ROWS, _e, _empty, _flat, _frame_table, _image,
                                     _missing, _note, _numeric, _rows, _seconds, _table, _value)
+from tomography.model.stop_rule import stop_rule_text
 from tomography.model.units import counted
 from tomography.model.weights import tcp_probes
 from visualize.probe_grid import failed_tests
@@ -369,8 +370,7 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
     else:
         stop = a.stop_rule(stop_k)
         steps = stop["steps"]
-        verdict = (f"the stop rule (the levels supported in {stop['k'] + 1} iterations in a "
-                   "row, unchanged one iteration later) "
+        verdict = (f"the stop rule ({stop_rule_text(stop['k'])}) "
                    + (f"stops after n = {stop['stops_at']} of {len(steps)} iterations"
                       if stop["stops_at"] else f"does not stop within {len(steps)} "
                                                "iterations: measure more"))
