@@ -66,6 +66,13 @@ def test_completion_scripts_cover_every_command(capsys) -> None:
              "COMP_CWORD=3; _shtab_tomography; echo ${COMPREPLY[@]}")
     done = subprocess.run(["bash", "-c", words], input=script, capture_output=True, text=True)
     assert done.stdout.split() == ["--until-converged"], done.stderr
+    # a topology: the built-in networks by name (and files)
+    words = ("source /dev/stdin; COMP_WORDS=(tomography simulate two-si); COMP_CWORD=2; "
+             "_shtab_tomography; echo ${COMPREPLY[@]}")
+    done = subprocess.run(["bash", "-c", words], input=script, capture_output=True, text=True,
+                          cwd=Path(__file__).parent)
+    assert set(done.stdout.split()) == {n for n in builtin_networks()
+                                        if n.startswith("two-si")}, done.stderr
 
 
 def test_simulate_help_lists_the_built_in_networks() -> None:
