@@ -82,14 +82,14 @@ from cluster.confidence import (IterationSampler, hierarchy_confidence,
                                 resample_plan, root_strata)
 from cluster.modularity import canonical_labels
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
-from cluster.stability import DEFAULT_STABLE, FAINT, FLAT_AFTER, SAME_LEVEL
 from large_family import LARGE_ROOT
 from random_networks import FAMILY_ROOT, iterations_done, random_network
 from real_family import REAL_ROOT
 from tomography.model.dataset import read_measurement
-from truth_model import truth_partitions
+from tomography.model.stop_rule import DEFAULT_STABLE, FAINT, FLAT_AFTER, SAME_LEVEL
 from tomography.model.topology import parse_topology
 from tomography.model.truth_labels import labels_at_depth, truth_depth
+from truth_model import truth_partitions
 
 OUTPUT = Path("/tmp/calibration.md")
 FORMAT = 5
@@ -620,7 +620,7 @@ HOLD_RULES = [(rise, holds) for rise in (0.3, 0.5, 0.7) for holds in (0, 1, 2)]
 DEFAULT_RULE = (DEFAULT_STABLE, SAME_LEVEL, True, FLAT_AFTER, FAINT, 0.0, 0)
 """``--until-converged``'s rule without holds: K stays 2 where the training networks
 prefer 1, because the four clusters of the demo's network need the iteration more on real
-broadcasts cut at the quota (:data:`cluster.stability.DEFAULT_STABLE`)."""
+broadcasts cut at the quota (:data:`tomography.model.stop_rule.DEFAULT_STABLE`)."""
 
 
 def _row_cells(row: str) -> tuple[int, int, int, float, float]:
