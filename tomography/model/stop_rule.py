@@ -16,11 +16,12 @@ SAME_LEVEL = 0.95
 
 DEFAULT_STABLE = 2
 """Iterations before the current one in which a level must have been supported to have
-settled (:class:`cluster.stability.StableHierarchy`).  On the held-out networks of the calibration family
-(``benchmarks/calibration.py``, benchmarks/RESULTS.md, 2026-11-28) it stops within 15
-iterations in 92 % of the simulated runs (right in 96 % of them) and 90 % of the real ones
-measured on the testbed (right in 89 %); K = 1 stops about one iteration sooner, about as often
-right, which the training networks prefer.  On real broadcasts cut at the block quota
+settled (:class:`cluster.stability.StableHierarchy`).  On the held-out networks of the
+calibration family (``benchmarks/calibration.py``, benchmarks/RESULTS.md, 2026-11-28) it stops
+within 15 iterations in 92 % of the small simulated runs (right in 96 % of them), 90 % of the
+real ones measured on the testbed (right in 89 %) and 96 % of the large simulated ones (right
+in all); K = 1 stops about one iteration sooner, about as often right, which the training
+networks prefer.  On real broadcasts cut at the block quota
 (``benchmarks/quota_accuracy.py``, the demo's network, 10 seeds) K = 1 stops after 4
 iterations with the sites alone in 10 runs of 10, K = 2 after 5 with the four clusters shown
 too in most: the finer level needs the one iteration more."""
@@ -38,8 +39,8 @@ RISING = 0.3
 the rule back one iteration (at most :data:`HOLDS` times in a run).  Chosen on the training
 networks of the calibration family (``benchmarks/calibration.py``, benchmarks/RESULTS.md,
 2026-11-28): the most right levels supported when the rule stops, then the fewest iterations.
-Without it the rule stopped on real broadcasts of the demo's network one iteration before the
-four clusters reached support in 2 seeds of 10."""
+On real broadcasts of the demo's network (10 seeds) the rule without it stopped with the sites
+alone in 2 runs, with it in 1 (the other waited one iteration for the four clusters)."""
 
 HOLDS = 2
 """Iterations a run may be held back by rising levels (:data:`RISING`)."""
