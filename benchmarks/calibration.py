@@ -82,6 +82,7 @@ from cluster.confidence import (IterationSampler, hierarchy_confidence,
                                 resample_plan, root_strata)
 from cluster.modularity import canonical_labels
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
+from cluster.stability import StableHierarchy
 from large_family import LARGE_ROOT
 from random_networks import FAMILY_ROOT, iterations_done, random_network
 from real_family import REAL_ROOT
@@ -494,64 +495,31 @@ def _bin(label: str, inside: np.ndarray, right: np.ndarray) -> str:
 
 # ----------------------------------------------------------------------------- stop rule
 
-def _same(a: list[int], b: list[int], tolerance: float) -> bool:
-    return a == b if tolerance >= 1 else nmi(np.asarray(a), np.asarray(b)) >= tolerance
-
-
-def replay(run: list[dict], shown, k: int, tolerance: float, confirm: bool = True,
-           flat: int | None = None, faint=None, confidence_of=None, rising: float = 1.0,
-           holds: int = 0) -> dict:
-    """The stop rule on one run's levels: stop once the levels supported at each of the
-    last ``k + 1`` iterations (settled) are non-empty and (``confirm``) unchanged from the
-    iteration before; or, with ``flat``, once no level has been ``faint`` (``shown``
-    by default) in ``flat`` iterations in a row (the answer: no hierarchy, one cluster).
-    An unsupported level whose confidence (``confidence_of``) is at least ``rising`` and
-    rose since the iteration before holds a stop back, at most ``holds`` times
-    (:class:`cluster.stability.StableHierarchy`)."""
-    faint = faint or shown
+def replay(run: list[dict], shown, rule: tuple, confidence_of) -> dict:
+    """``--until-converged``'s stop rule (:class:`cluster.stability.StableHierarchy` with the
+    parameters of ``rule``, a :data:`STOP_RULES` tuple) fed one run's recorded levels,
+    iteration by iteration: where it stops (``n``, None if not within the run), whether on
+    "no hierarchy" (``flat``), the levels it settled on and the supported ones it did not."""
+    k, tolerance, flat, faint, rising, holds = rule
+    stop = StableHierarchy(k, tolerance=tolerance, flat_after=flat, faint=faint,
+                           rising=rising, holds=holds)
     by_n = defaultdict(list)
     for lv in run:
         by_n[lv["n"]].append(lv)
-    supported = {n: [lv for lv in lvs if "resampled" in lv and shown(lv)]
-                 for n, lvs in sorted(by_n.items())}
-    settled_before: list[dict] | None = None
-    held = 0
-    for n in sorted(supported):
-        if flat and n - flat + 1 >= 2 and not any(
-                faint(lv) for m in range(n - flat + 1, n + 1) for lv in by_n.get(m, [])
-                if "resampled" in lv):
-            return {"n": n, "levels": [], "unstable": [], "flat": True, "held": held}
-        window = [supported.get(m, []) for m in range(n - k, n + 1)]
-        if n - k < 2:
-            continue
-        settled = [lv for lv in window[-1]
-                   if all(any(_same(lv["labels"], o["labels"], tolerance) for o in w)
-                          for w in window[:-1])]
-        if settled and (not confirm or settled_before is not None and len(settled) == len(
-                settled_before) and all(any(_same(a["labels"], b["labels"], tolerance)
-                                            for b in settled_before) for a in settled)):
-            if held < holds and _climbing(by_n[n], by_n.get(n - 1, []), shown,
-                                          confidence_of, rising, tolerance):
-                held += 1
-                settled_before = settled
-                continue
-            return {"n": n, "levels": settled, "flat": False, "held": held,
-                    "unstable": [lv for lv in window[-1] if lv not in settled]}
-        settled_before = settled
-    return {"n": None, "levels": [], "unstable": [], "flat": False, "held": held}
-
-
-def _climbing(now: list[dict], before: list[dict], shown, confidence_of, rising: float,
-              tolerance: float) -> bool:
-    """Whether an unsupported level of ``now`` is at ``rising`` or more and above the same
-    level of ``before`` (or new)."""
-    for lv in now:
-        if "resampled" not in lv or shown(lv) or (c := confidence_of(lv)) < rising:
-            continue
-        if all(c > confidence_of(o) for o in before if "resampled" in o
-               and _same(lv["labels"], o["labels"], tolerance)):
-            return True
-    return False
+    for n in sorted(by_n):
+        measured = [lv for lv in by_n[n] if "resampled" in lv]
+        supported = [lv for lv in measured if shown(lv)]
+        done = stop.observe([np.asarray(lv["labels"]) for lv in supported], bool(measured),
+                            strongest=max(map(confidence_of, measured), default=0.0),
+                            found=[(np.asarray(lv["labels"]), confidence_of(lv))
+                                   for lv in measured])
+        if done:
+            settled = [lv for lv, labels in zip(supported, stop.history[-1])
+                       if any(labels is s for s in stop.settled)]
+            return {"n": n, "flat": stop.flat, "levels": [] if stop.flat else settled,
+                    "unstable": [] if stop.flat else
+                    [lv for lv in supported if not any(lv is s for s in settled)]}
+    return {"n": None, "levels": [], "unstable": [], "flat": False}
 
 
 def stop_table(levels: list[dict], shown, label: str,
@@ -559,18 +527,16 @@ def stop_table(levels: list[dict], shown, label: str,
     """Per stop rule: runs, stopped within 15, right when stopped, mean n, unstable levels,
     and the right levels found at the stop that are supported (what a user is shown).
 
-    A rule is ``(k, same-level NMI, confirmed, iterations for "no hierarchy", faint
-    confidence, rising confidence, holds)``.  A stop on levels is right when every level
+    A rule is a :data:`STOP_RULES` tuple.  A stop on levels is right when every level
     it settled on is right; a stop on "no hierarchy" when the network has no partition
     its long-run data separate (``structured``)."""
     runs = defaultdict(list)
     for lv in levels:
         runs[lv["name"], lv["seed"]].append(lv)
     out = []
-    for k, tol, confirm, flat, low, rise, holds in rules:
-        faint = (lambda lv: confidence(lv, minimum) >= low) if low else None
-        results = [(name, run, replay(run, shown, k, tol, confirm, flat, faint,
-                                      lambda lv: confidence(lv, minimum), rise, holds))
+    for rule in rules:
+        k, tol, flat, low, rise, holds = rule
+        results = [(name, run, replay(run, shown, rule, lambda lv: confidence(lv, minimum)))
                    for (name, _), run in runs.items()]
         if not results:
             continue
@@ -585,9 +551,7 @@ def stop_table(levels: list[dict], shown, label: str,
         mean_n = np.mean([r["n"] for _, _, r in stopped]) if stopped else float("nan")
         unstable = sum(bool(r["unstable"]) for _, _, r in stopped)
         name = (f"supported {k + 1} in a row, {'exact' if tol >= 1 else f'NMI >= {tol}'}"
-                + (", confirmed" if confirm else "")
-                + (f"; no level at {low or 'the threshold'} {flat} in a row: flat"
-                   if flat else "")
+                f", confirmed; no level at {low} {flat} in a row: flat"
                 + (f"; held by a level rising from {rise}, at most {holds}" if holds else ""))
         out.append(f"| {label} | {name} | {len(results)} | {len(stopped)} "
                    f"({len(stopped) / len(results):.1%}) | {flats} | {len(right)} "
@@ -611,13 +575,13 @@ def structure(records: list[dict], levels: list[dict], judges: dict[str, LongRun
     return out
 
 
-STOP_RULES = [(k, 0.95, True, flat, low, 0.0, 0) for k in (1, 2) for flat in (5, 6, 7)
+STOP_RULES = [(k, SAME_LEVEL, flat, low, 1.0, 0) for k in (1, 2) for flat in (5, 6, 7)
               for low in (0.05, 0.1, 0.2)]
-"""(k, same-level NMI, confirmed, iterations for "no hierarchy", faint confidence, rising
-confidence, holds): the first stage, without holds."""
+"""(k, same-level NMI, iterations for "no hierarchy", faint confidence, rising confidence,
+holds) of :class:`cluster.stability.StableHierarchy`: the first stage, without holds."""
 HOLD_RULES = [(rise, holds) for rise in (0.3, 0.5, 0.7) for holds in (0, 1, 2)]
 """(rising confidence, holds), on the defaults' rule (:data:`DEFAULT_RULE`)."""
-DEFAULT_RULE = (DEFAULT_STABLE, SAME_LEVEL, True, FLAT_AFTER, FAINT, 0.0, 0)
+DEFAULT_RULE = (DEFAULT_STABLE, SAME_LEVEL, FLAT_AFTER, FAINT, 1.0, 0)
 """``--until-converged``'s rule without holds: K stays 2 where the training networks
 prefer 1, because the four clusters of the demo's network need the iteration more on real
 broadcasts cut at the quota (:data:`tomography.model.stop_rule.DEFAULT_STABLE`)."""
@@ -655,7 +619,7 @@ def choose_holds(levels: list[dict], shown, minimum: float, structured: dict[str
     train = [lv for lv in levels if lv["split"] == "train"]
     best = None
     for rise, holds in HOLD_RULES:
-        rule = base[:5] + (rise, holds)
+        rule = base[:4] + (rise, holds)
         _, _, _, mean_n, seen = _row_cells(
             stop_table(train, shown, "train", [rule], structured, minimum)[0])
         if best is None or (seen, -mean_n) > best[0]:
@@ -757,14 +721,14 @@ def main() -> None:
               "their long-run data separate; on the others the right answer is \"no "
               "hierarchy\".", "",
               f"The training split's own choice: k = {chosen[0]}, \"no hierarchy\" after "
-              f"{chosen[3]} iterations with no level at {chosen[4]}. On the defaults' rule (k = "
-              f"{DEFAULT_RULE[0]}, \"no hierarchy\" after {DEFAULT_RULE[3]} at {DEFAULT_RULE[4]}) "
+              f"{chosen[2]} iterations with no level at {chosen[3]}. On the defaults' rule (k = "
+              f"{DEFAULT_RULE[0]}, \"no hierarchy\" after {DEFAULT_RULE[2]} at {DEFAULT_RULE[3]}) "
               f"the training split's choice of holds: an unsupported level rising from "
-              f"{held[5]} holds a stop back, at most {held[6]} times.", "",
+              f"{held[4]} holds a stop back, at most {held[5]} times.", "",
               "| part, split | rule | runs | stopped within 15 | of them flat | right when "
               "stopped | mean n | with an unstable level | right levels supported at the "
               "stop |", "|---|---|---|---|---|---|---|---|---|"]
-    holds = [DEFAULT_RULE[:5] + (rise, h) for rise, h in HOLD_RULES if h]
+    holds = [DEFAULT_RULE[:4] + (rise, h) for rise, h in HOLD_RULES if h]
     for part in parts:
         for split in ("train", "held-out"):
             mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
