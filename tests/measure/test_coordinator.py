@@ -52,15 +52,17 @@ def test_counts_conserve_data(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # real libtorrent peers
 def test_time_box_ends_iterations_complete_with_the_blocks_sent(tmp_path: Path) -> None:
+    # a box of 4 s: the first iteration's peers connect inside it, which took over 2 s on a
+    # loaded machine (a fresh clone's test run, the other lane beside it)
     hosts = local_hosts(4, first=210)
     run = run_broadcasts(hosts, tmp_path / "bt", iterations=2, file_size=16 * MiB, seed=2,
-                         upload_limit=2 * MiB, params=SwarmParams(time_box=2.0))
+                         upload_limit=MiB, params=SwarmParams(time_box=4.0))
     m = read_measurement(tmp_path / "bt")
-    assert m.meta["params"]["time_box"] == 2.0
+    assert m.meta["params"]["time_box"] == 4.0
     whole = 3 * 16 * MiB / (16 * 1024)     # blocks of a whole broadcast to 3 downloaders
     for result in run.iterations:
         assert result.complete and not result.notes
-        assert 2.0 <= result.duration < 3.0 and len(result.finished) < 3
+        assert 4.0 <= result.duration < 5.0 and len(result.finished) < 3
         assert 0 < sum(b for b, _ in result.sent.values()) < whole / 2
     assert m.iterations["complete"].all() and m.transfers["blocks"].sum() > 0
 
