@@ -10,8 +10,9 @@ clusters, the groups of them on the hierarchy's higher levels, the whole
 network):
 
 ``host``
-    In each cluster of two hosts or more, its first host to its second: the
-    hosts' capacity (the path inside a cluster is its hosts' network cards).
+    In each cluster of two hosts or more, its second-last host to its last
+    (hosts the ``pair`` tests leave free): the hosts' capacity (the path
+    inside a cluster is its hosts' network cards).
 ``out``, ``in``
     For each node with siblings, up to ``MAX_FLOWS`` flows side by side from
     its hosts to its siblings' hosts (``out``) and back (``in``; with one
@@ -22,6 +23,10 @@ network):
 ``pair``
     One flow alone between every two top-level nodes: what one connection
     gets across the widest links.
+
+Flows side by side (``out``, ``in``) run for ``duration`` seconds
+(:data:`DURATION`); a flow alone (``host``, ``pair``) half as long
+(:func:`single_duration`).
 
 :func:`figure_tests` chooses the tests and their rounds (pure; tested
 without a network), :func:`run_figures` runs them on any launcher and writes
@@ -39,19 +44,24 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from measure.mesh import MeshOptions, _start
+from measure.probetools import FIGURES_DURATION, single_duration
 from measure.session import Run
 from measure.transport import Launcher, Transport, local
 from tomography.export.bandwidth.figures import ROOT, figure_tree
 from tomography.model.dataset.figures import FIGURES_DIR, FiguresWriter
 from tomography.model.errors import ParameterError
 
-__all__ = ["FigureTest", "figure_tests", "run_figures", "MAX_FLOWS", "DURATION"]
+__all__ = ["FigureTest", "figure_tests", "run_figures", "single_duration", "MAX_FLOWS",
+           "DURATION"]
 
 MAX_FLOWS = 8
 """Flows side by side in an ``out`` or ``in`` test, at most."""
 
-DURATION = 2
-"""Seconds of one iperf3 test (whole seconds, iperf3's ``-t``)."""
+DURATION = FIGURES_DURATION
+"""Seconds of a test of flows side by side (whole seconds, iperf3's ``-t``)."""
+
+SIDE_BY_SIDE = ("out", "in")
+"""The kinds of test whose flows run side by side (the others are one flow alone)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,11 @@ class FigureTest:
     kind: str
     node: str
     flows: tuple[tuple[str, str, str, str], ...]
+
+    def duration(self, side_by_side: int = DURATION) -> int:
+        """Its seconds: ``side_by_side`` for flows side by side, :func:`single_duration`
+        of it for a flow alone."""
+        return side_by_side if self.kind in SIDE_BY_SIDE else single_duration(side_by_side)
 
 
 def figure_tests(clusters: Mapping[str, Sequence[str]],
@@ -96,16 +111,27 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
     Examples
     --------
     Two sites of two clusters: the sites' link, out of each site in turn;
-    inside both sites at once; one flow alone each way across; the hosts:
+    inside both sites at once; one flow alone each way across, the hosts
+    beside the first:
 
     >>> clusters = {c: [f"{c}-0{i}" for i in range(3)] for c in ("w1", "w2", "e1", "e2")}
     >>> rounds = figure_tests(clusters, {"w": ["w1", "w2"], "e": ["e1", "e2"]})
     >>> [sorted((t.kind, t.node) for t in r) for r in rounds]  # doctest: +NORMALIZE_WHITESPACE
     [[('out', 'e')], [('out', 'w')], [('out', 'e1'), ('out', 'w1')],
-     [('out', 'e2'), ('out', 'w2')], [('host', 'e2'), ('host', 'w2'), ('pair', 'e')],
-     [('pair', 'w')], [('host', 'e1'), ('host', 'w1')]]
+     [('out', 'e2'), ('out', 'w2')],
+     [('host', 'e1'), ('host', 'e2'), ('host', 'w1'), ('host', 'w2'), ('pair', 'e')],
+     [('pair', 'w')]]
     >>> [f[:2] for f in rounds[2][0].flows]
     [('w1-00', 'w2-02'), ('w1-01', 'w2-01'), ('w1-02', 'w2-00')]
+    >>> [max(t.duration() for t in r) for r in rounds]   # seconds: flows alone run 1
+    [2, 2, 2, 2, 1, 1]
+
+    Two clusters of ten: the hosts' tests beside the flows out, on hosts
+    those leave free:
+
+    >>> big = {c: [f"{c}-{i}" for i in range(10)] for c in ("a", "b")}
+    >>> [sorted((t.kind, t.node) for t in r) for r in figure_tests(big)]
+    [[('host', 'a'), ('out', 'a')], [('host', 'b'), ('out', 'b')], [('pair', 'a')], [('pair', 'b')]]
     """
     names = list(clusters)
     if len(names) < 2:
@@ -124,7 +150,7 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
                             if c in members[node]])
 
     where = {h: c for c, hs in hosts.items() for h in hs}
-    tests = [FigureTest("host", c, ((hs[0], hs[1], c, c),)) for c, hs in hosts.items()
+    tests = [FigureTest("host", c, ((hs[-2], hs[-1], c, c),)) for c, hs in hosts.items()
              if len(hs) > 1]
     for parent, kids in children.items():
         if len(kids) < 2:
@@ -225,7 +251,8 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
     launch : callable or transport
         Where the probe agents run, as for :func:`measure.mesh.run_mesh`.
     duration : int
-        Seconds of each iperf3 test.
+        Seconds of each iperf3 test of flows side by side; a flow alone runs
+        :func:`single_duration` of it.
     overwrite : bool
         Replace figures measured before.
     keep_transport : bool
@@ -253,7 +280,8 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
     out = Path(dataset) / FIGURES_DIR
     spec = {"clusters": {c: sorted(hs) for c, hs in clusters.items()},
             "groups": {g: list(cs) for g, cs in (groups or {}).items()}, "level": level,
-            "duration_s": duration, "rounds": len(rounds),
+            "duration_s": duration, "single_duration_s": single_duration(duration),
+            "rounds": len(rounds),
             "tests": sum(len(r) for r in rounds)}
     with Run(out, resume=False, overwrite=overwrite, resumable=False) as run:
         _, mesh = _start(run, frame[frame["host"].isin(wanted)], options, launch,
@@ -263,7 +291,8 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
         number = 0
         for index, tests in enumerate(rounds):
             flows = [(s, d) for t in tests for s, d, _, _ in t.flows]
-            rates = mesh.measure(flows, index, reverse=_reversed(flows))
+            seconds = {(s, d): t.duration(duration) for t in tests for s, d, _, _ in t.flows}
+            rates = mesh.measure(flows, index, reverse=_reversed(flows), duration=seconds)
             for test in tests:
                 rows = [mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
                 window = _window(rows)

@@ -50,7 +50,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -402,16 +402,18 @@ class _Mesh:
                 if error]
 
     def measure(self, batch: list[tuple[str, str]], repeat: int,
-                reverse: frozenset[tuple[str, str]] = frozenset()
+                reverse: frozenset[tuple[str, str]] = frozenset(),
+                duration: Mapping[tuple[str, str], int] | None = None
                 ) -> dict[tuple[str, str], tuple[float | None, str]]:
         """Run one batch at once, a failed test again up to :data:`ATTEMPTS` times; write the
         rows; each test's rate (bit/s) or its last error.  The pairs of ``reverse`` (iperf3)
         run from a server on their sender to a client on their receiver (``-R``): a host
-        receives several of them at once (it serves one test at a time)."""
+        receives several of them at once (it serves one test at a time).  ``duration``
+        gives pairs seconds of their own (iperf3; the others run the options')."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         todo = list(batch)
         for _ in range(ATTEMPTS):
-            got = self._attempt(todo, repeat, len(batch), reverse)
+            got = self._attempt(todo, repeat, len(batch), reverse, duration or {})
             out.update(got)
             todo = [pair for pair, (_, error) in got.items() if error and _interfered(error)]
             if not todo:
@@ -419,7 +421,8 @@ class _Mesh:
         return out
 
     def _attempt(self, batch: list[tuple[str, str]], repeat: int, concurrent: int,
-                 reverse: frozenset[tuple[str, str]] = frozenset()
+                 reverse: frozenset[tuple[str, str]] = frozenset(),
+                 duration: Mapping[tuple[str, str], int] | None = None
                  ) -> dict[tuple[str, str], tuple[float | None, str]]:
         """One attempt of the tests of ``batch``, at once, each with a server of its own."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
@@ -444,11 +447,14 @@ class _Mesh:
             sent[self.next_id] = (src, dst)
             self.agents.peers[client].send({"cmd": "probe", "id": self.next_id, "tool": o.tool,
                                             "dst": self.agents.address[server],
-                                            "port": self.port[server], "duration": o.duration,
+                                            "port": self.port[server],
+                                            "duration": (duration or {}).get((src, dst),
+                                                                             o.duration),
                                             "parallel": o.parallel, "omit": o.omit,
                                             "upper": o.upper, "samples": o.samples,
                                             "reverse": (src, dst) in reverse})
-        limit = (o.duration + o.omit + 30) if o.tool == "iperf3" else 240
+        limit = (max([o.duration, *(duration or {}).values()]) + o.omit + 30
+                 if o.tool == "iperf3" else 240)
         pending = dict(sent)
         deadline = time.monotonic() + limit
         results: list[dict[str, Any]] = []   # a host may run several tests at once

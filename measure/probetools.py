@@ -41,6 +41,23 @@ __all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "Credentials", "iperf3_credent
 # iperf3's own defaults, stated so the help and meta.json can say them
 IPERF3_DEFAULTS = {"duration": 10, "parallel": 1, "omit": 0}  # whole seconds, as iperf3 reads them
 
+FIGURES_DURATION = 2
+"""Seconds of a figures test of flows side by side (:mod:`measure.figures`; whole seconds,
+iperf3's ``-t``): in one second, their start-up (slow start, losses that strike them
+together, a dropped connection request waiting a second) leaves a shared link 5-30 % short."""
+
+
+def single_duration(duration: int) -> int:
+    """Seconds of a figures test of one flow alone: half those of flows side by side, at
+    least 1 (a flow alone is steady within a second).
+
+    Examples
+    --------
+    >>> single_duration(2), single_duration(5), single_duration(1)
+    (1, 2, 1)
+    """
+    return max(1, int(duration) // 2)
+
 
 TIME_SKEW = 60
 """Seconds an authenticated iperf3 server allows between its clock and its client's

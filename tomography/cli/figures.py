@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from measure.probetools import FIGURES_DURATION
 from tomography.cli.common import Progress, positive_int, say
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.model.errors import ParameterError
@@ -64,8 +65,9 @@ def add_parser(msub: Any, fmt: Any) -> None:
                    help="measure between the clusters (default), or between the hosts, "
                         "each host a cluster of its own (as `multicast --level hosts` plans; "
                         "the tests then grow with the hosts)")
-    g.add_argument("--duration", type=positive_int, default=2, metavar="S",
-                   help="seconds per test (default 2)")
+    g.add_argument("--duration", type=positive_int, default=FIGURES_DURATION, metavar="S",
+                   help=f"seconds of a test of flows side by side (default "
+                        f"{FIGURES_DURATION}); a flow alone runs half as long, at least 1 s")
     g.add_argument("--force", action="store_true", help="replace figures measured before")
     p.set_defaults(run=run)
 
@@ -106,7 +108,8 @@ def figure_groups(hierarchy: Hierarchy, level: int, *, hosts: bool = False
 
 def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any,
                     dataset: Path, hierarchy: Hierarchy, level: int, *,
-                    duration: int = 2, force: bool = False, each_host: bool = False,
+                    duration: int = FIGURES_DURATION, force: bool = False,
+                    each_host: bool = False,
                     keep_transport: bool = False) -> Path:
     """Run :func:`measure.figures.run_figures` for ``dataset``'s clusters with a progress
     bar; say what it cost beside the broadcasts.  ``keep_transport``: agents of another
