@@ -94,6 +94,16 @@ def test_the_probe_agent_loads_no_numeric_library() -> None:
     assert not heavy, f"import measure.prober loads {sorted(heavy)}"
 
 
+def test_the_command_line_starts_without_numeric_libraries() -> None:
+    # every command builds the whole parser first (`tomography --help` too): the planners'
+    # names once loaded NumPy, pandas and SciPy for it, 0.4 s of every command's start
+    done = subprocess.run([sys.executable, "-c", "import sys; from tomography.cli import "
+                           "build_parser; build_parser(); print(' '.join(sorted(sys.modules)))"],
+                          capture_output=True, text=True, check=True, timeout=120)
+    heavy = set(done.stdout.split()) & {"numpy", "pandas", "scipy", "networkx"}
+    assert not heavy, f"building the command line's parser loads {sorted(heavy)}"
+
+
 def test_every_import_inside_a_function_names_something_that_exists() -> None:
     """Imports deferred into functions (to keep the packages cheap to import) run only when
     the function does; a name moved elsewhere breaks them silently until then (the testbed

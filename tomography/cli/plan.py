@@ -31,7 +31,7 @@ examples:
 
 def add_parser(sub: Any) -> None:
     """Add ``plan`` to the ``tomography`` sub-commands."""
-    from tomography.planning import METHODS
+    from tomography.planning.methods import METHODS
 
     p = sub.add_parser("plan", help="plan a multicast over a Gauge file (balanced "
                                     "multicasting and the other trees)",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Any
-
-import numpy as np
 
 from tomography.cli.common import add_format_option, add_host_connections_option, command, emit
 from tomography.model.errors import TomographyError
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     for r in table.itertuples():
         lines.append(f"  {r.link:<32} {format_bandwidth(r.capacity_bps):>11} "
                      f"{f'{r.hosts_a}|{r.hosts_b}':>11} {r.connections:>8.2f} "
-                     f"{format_bandwidth(r.bw_per_connection_bps) if np.isfinite(r.bw_per_connection_bps) else '-':>11}")
+                     f"{format_bandwidth(r.bw_per_connection_bps) if math.isfinite(r.bw_per_connection_bps) else '-':>11}")
     lines += ["", f"partitions by threshold (acceptable: gap >= {args.min_gap} and below the "
               f"NIC share; beyond NIC share: a threshold at or above a NIC's share per "
               f"connection, {format_bandwidth(share)} = the smallest NIC over "
@@ -100,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                   f"{listed(uneven)}"]
     nic = min(min(c.nic_up, c.nic_down) for c in topo.clusters)
     fast = [r.link for r in table.itertuples()
-            if np.isfinite(r.bw_per_connection_bps) and r.bw_per_connection_bps >= nic]
+            if math.isfinite(r.bw_per_connection_bps) and r.bw_per_connection_bps >= nic]
     if fast:
         lines += ["", f"{'links' if len(fast) > 1 else 'link'} {listed(fast)} "
                   f"give{'' if len(fast) > 1 else 's'} a "

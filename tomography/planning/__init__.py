@@ -17,20 +17,22 @@ Examples
 (7.5, 9.0)
 """
 
-from tomography.planning.balanced import (METHODS, Plan, balanced_multicast, compare,
-                                          exact_optimum, plan)
-from tomography.planning.hierarchical import broadcast_schedule
-from tomography.planning.hockney import HockneyModel, binomial_tree, broadcast_time
-from tomography.planning.network import Network, four_host_example, gridlab8, lp_example
-from tomography.planning.throughput import Prediction, Resources, predict, resources
-from tomography.planning.trees import (MethodUnavailable, Tree, arborescences, flat_tree,
-                                       fpfr_trees, max_bottleneck_tree, semi_flat_tree)
+from tomography.model.lazy import lazy_attributes
 
-__all__ = [
-    "Network", "lp_example", "four_host_example", "gridlab8",
-    "Tree", "MethodUnavailable", "flat_tree", "semi_flat_tree", "max_bottleneck_tree",
-    "fpfr_trees", "arborescences",
-    "Resources", "Prediction", "resources", "predict",
-    "Plan", "METHODS", "balanced_multicast", "exact_optimum", "plan", "compare",
-    "broadcast_schedule", "HockneyModel", "binomial_tree", "broadcast_time",
-]
+_NAMES = {
+    **dict.fromkeys(["Network", "lp_example", "four_host_example", "gridlab8"], "network"),
+    **dict.fromkeys(["Tree", "MethodUnavailable", "flat_tree", "semi_flat_tree",
+                     "max_bottleneck_tree", "fpfr_trees", "arborescences"], "trees"),
+    **dict.fromkeys(["Resources", "Prediction", "resources", "predict"], "throughput"),
+    **dict.fromkeys(["Plan", "balanced_multicast", "exact_optimum", "plan", "compare"],
+                    "balanced"),
+    "METHODS": "methods",
+    "broadcast_schedule": "hierarchical",
+    **dict.fromkeys(["HockneyModel", "binomial_tree", "broadcast_time"], "hockney"),
+}
+"""Each public name and the module that defines it: loaded on first use, so that the
+command line, which needs only :data:`METHODS`, does not load NumPy, pandas and SciPy."""
+
+__all__ = list(_NAMES)
+
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES, globals())

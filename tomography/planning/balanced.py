@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from tomography.model.errors import TomographyError
+from tomography.planning.methods import METHODS
 from tomography.planning.network import Network
 from tomography.planning.throughput import predict, resources
 from tomography.planning.trees import (MethodUnavailable, Tree, arborescences, flat_tree,
@@ -25,7 +26,6 @@ from tomography.planning.trees import (MethodUnavailable, Tree, arborescences, f
 
 __all__ = ["Plan", "METHODS", "balanced_multicast", "exact_optimum", "plan", "compare"]
 
-METHODS = ("flat", "semi-flat", "max-bottleneck", "fpfr", "balanced", "exact", "binomial")
 BINOMIAL_MESSAGE = 1 << 20  # bytes: the message the binomial tree is mapped for
 
 
