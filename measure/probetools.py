@@ -44,7 +44,8 @@ IPERF3_DEFAULTS = {"duration": 10, "parallel": 1, "omit": 0}  # whole seconds, a
 FIGURES_DURATION = 2
 """Seconds of a figures test of flows side by side (:mod:`measure.figures`; whole seconds,
 iperf3's ``-t``): in one second, their start-up (slow start, losses that strike them
-together, a dropped connection request waiting a second) leaves a shared link 5-30 % short."""
+together, a dropped connection request waiting a second) leaves a shared link up to a
+third short."""
 
 
 def single_duration(duration: int) -> int:
