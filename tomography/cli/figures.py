@@ -31,9 +31,10 @@ and group of clusters, flows side by side out of it and into it, towards its
 siblings (its local capacity; a link all its pairs share, when together they
 get less than its clusters could send); one flow alone between the top-level
 groups. Tests that share no host and no link of the tree of clusters run at
-once, so the cost grows with the clusters, not the hosts: 7 rounds of 2 s for
-two sites of two clusters, whatever their size. --level hosts measures
-between the hosts instead (a grid whose sites are one host each).
+once, so the cost grows with the clusters, not the hosts: for two sites of
+two clusters, whatever their size, 4 rounds of flows side by side (--duration,
+2 s) and 2 of one flow alone (half as long). --level hosts measures between
+the hosts instead (a grid whose sites are one host each).
 
 Written to DATASET/figures (figures.csv, the runs in probes.csv);
 `tomography export DATASET --format gauge` and `tomography multicast
