@@ -63,6 +63,18 @@ DURATION = FIGURES_DURATION
 SIDE_BY_SIDE = ("out", "in")
 """The kinds of test whose flows run side by side (the others are one flow alone)."""
 
+LATE = 0.4
+"""Seconds a test of flows side by side may last beyond its duration (its window less the
+duration).  Beyond, a flow began late (a connection request lost and sent again a second
+later) and went on alone once the others had ended, held back by its own path: the link
+was idle in part of the window, and the test's bytes over it understate what the link
+carries (measured on emulated GridLab, seven flows out of one host, 1.47 MiB/s: 1.18-1.21
+in windows 0.5-0.7 s too long, 1.43-1.55 within 0.2 s).  Such a test runs again."""
+
+RETRIES = 2
+"""Times a test of flows side by side runs again when it lasted too long (:data:`LATE`);
+the attempt closest to its duration counts."""
+
 
 @dataclass(frozen=True)
 class FigureTest:
@@ -281,6 +293,7 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
     spec = {"clusters": {c: sorted(hs) for c, hs in clusters.items()},
             "groups": {g: list(cs) for g, cs in (groups or {}).items()}, "level": level,
             "duration_s": duration, "single_duration_s": single_duration(duration),
+            "late_s": LATE, "retries": RETRIES,
             "rounds": len(rounds),
             "tests": sum(len(r) for r in rounds)}
     with Run(out, resume=False, overwrite=overwrite, resumable=False) as run:
@@ -290,14 +303,27 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
         writer = FiguresWriter(run.path)
         number = 0
         for index, tests in enumerate(rounds):
-            flows = [(s, d) for t in tests for s, d, _, _ in t.flows]
-            seconds = {(s, d): t.duration(duration) for t in tests for s, d, _, _ in t.flows}
-            rates = mesh.measure(flows, index, reverse=_reversed(flows), duration=seconds)
+            kept: dict[FigureTest, tuple[float, float | None, list[tuple[Any, ...]]]] = {}
+            todo = list(tests)
+            for _ in range(1 + RETRIES):   # a test whose flows did not overlap runs again
+                flows = [(s, d) for t in todo for s, d, _, _ in t.flows]
+                seconds = {(s, d): t.duration(duration) for t in todo for s, d, _, _ in t.flows}
+                rates = mesh.measure(flows, index, reverse=_reversed(flows), duration=seconds)
+                for test in todo:
+                    rows = [mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
+                    window = _window(rows)
+                    late = (window - test.duration(duration) if window is not None
+                            else float("inf"))
+                    if test not in kept or late < kept[test][0]:
+                        kept[test] = (late, window, [(row, *rates.get((s, d), (None, "not run")))
+                                                     for (s, d, _, _), row in
+                                                     zip(test.flows, rows)])
+                todo = [t for t in todo if t.kind in SIDE_BY_SIDE and kept[t][0] > LATE]
+                if not todo:
+                    break
             for test in tests:
-                rows = [mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
-                window = _window(rows)
-                for (s, d, a, b), row in zip(test.flows, rows):
-                    rate, error = rates.get((s, d), (None, "not run"))
+                _, window, results = kept[test]
+                for (s, d, a, b), (row, rate, error) in zip(test.flows, results):
                     writer.add({"round": index, "test": number, "kind": test.kind,
                                 "node": test.node, "src": s, "dst": d, "src_cluster": a,
                                 "dst_cluster": b, "bits_per_second": rate,

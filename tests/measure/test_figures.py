@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -249,3 +250,49 @@ def test_under_mpiexec_the_figures_are_measured_then_the_multicast_runs(tmp_path
     assert {p["basis"] for p in meta["plans"].values()} == {"measured"}
     for leftover in Path("/dev/shm").glob("mpich_shm_*"):
         leftover.unlink(missing_ok=True)
+
+
+def test_a_test_whose_flows_did_not_overlap_runs_again(tmp_path: Path, monkeypatch) -> None:
+    """A flow side by side that began late (its connection request lost) ran partly alone:
+    the test runs again, and the attempt closest to its duration is the one written."""
+    import measure.figures as figures
+
+    class Scripted:
+        """iperf3's results as a test plans them: in its first attempt, the first flow of
+        every test of flows side by side begins 0.7 s late."""
+
+        def __init__(self) -> None:
+            self.last: dict = {}
+            self.attempts: dict = {}
+
+        def measure(self, flows, repeat, reverse=frozenset(), duration=None):
+            out = {}
+            for i, (s, d) in enumerate(flows):
+                n = self.attempts[(s, d)] = self.attempts.get((s, d), 0) + 1
+                seconds = duration[(s, d)]
+                late = 0.7 if n == 1 and seconds == 2 and i % 4 == 0 else 0.0
+                self.last[(s, d)] = {"start": 100.0 * n + late, "duration_s": seconds,
+                                     "end": 100.0 * n + late + seconds + 0.05, "bytes": n}
+                out[(s, d)] = (8.0 * n, "")
+            return out
+
+    mesh = Scripted()
+
+    def start(run, frame, options, launch, meta, *args, **kwargs):
+        run.path.mkdir(parents=True, exist_ok=True)   # the probe dataset, as _start makes it
+        (run.path / "meta.json").write_text(json.dumps(
+            {"format": "tomography-measurement/1", "method": "iperf3", **meta}))
+        return None, mesh
+
+    monkeypatch.setattr(figures, "_start", start)
+    hosts = [(f"{c}{i}", f"127.0.{ord(c)}.{i + 1}", c) for c in "ab" for i in range(4)]
+    clusters = {c: [h for h, _, label in hosts if label == c] for c in "ab"}
+    figures.run_figures(hosts, tmp_path, clusters)
+    frame, spec = read_figures(tmp_path)
+    assert (spec["late_s"], spec["retries"]) == (figures.LATE, figures.RETRIES)
+    sides = frame[frame["kind"] == "out"]
+    # each test of flows side by side ran twice; the second attempt (bytes 2) was kept
+    assert set(mesh.attempts[(s, d)] for s, d in zip(sides["src"], sides["dst"])) == {2}
+    assert (sides["bytes"] == 2).all() and (sides["window_s"] < 2.1).all()
+    alone = frame[frame["kind"] != "out"]   # a flow alone never runs again
+    assert set(mesh.attempts[(s, d)] for s, d in zip(alone["src"], alone["dst"])) == {1}
