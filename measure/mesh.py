@@ -413,7 +413,7 @@ class _Mesh:
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         todo = list(batch)
         for _ in range(ATTEMPTS):
-            got = self._attempt(todo, repeat, len(batch), reverse, duration or {})
+            got = self._attempt(todo, repeat, len(batch), reverse, duration)
             out.update(got)
             todo = [pair for pair, (_, error) in got.items() if error and _interfered(error)]
             if not todo:
@@ -427,6 +427,8 @@ class _Mesh:
         """One attempt of the tests of ``batch``, at once, each with a server of its own."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         o = self.options
+        seconds = {pair: duration.get(pair, o.duration) for pair in batch} if duration \
+            else dict.fromkeys(batch, o.duration)
 
         def ends(pair: tuple[str, str]) -> tuple[str, str]:
             """The test's client and server hosts."""
@@ -448,12 +450,11 @@ class _Mesh:
             self.agents.peers[client].send({"cmd": "probe", "id": self.next_id, "tool": o.tool,
                                             "dst": self.agents.address[server],
                                             "port": self.port[server],
-                                            "duration": (duration or {}).get((src, dst),
-                                                                             o.duration),
+                                            "duration": seconds[(src, dst)],
                                             "parallel": o.parallel, "omit": o.omit,
                                             "upper": o.upper, "samples": o.samples,
                                             "reverse": (src, dst) in reverse})
-        limit = (max([o.duration, *(duration or {}).values()]) + o.omit + 30
+        limit = (max(seconds.values(), default=o.duration) + o.omit + 30
                  if o.tool == "iperf3" else 240)
         pending = dict(sent)
         deadline = time.monotonic() + limit
