@@ -19,8 +19,9 @@ methods (balanced multicasting and the trees it is compared with):
   semi-flat       minimum-height tree over live links, highest throughput
   max-bottleneck  Prim's variant: the tree whose weakest link is strongest
   fpfr            Fast Parallel File Replication trees, sharing capacities uncoordinated
-  balanced        FPFR trees with rates from a linear program (balanced multicasting)
-  exact           the LP over every spanning tree (small networks only)
+  balanced        balanced multicasting: FPFR trees and the trees the LP's prices ask
+                  for, at the LP's rates (the optimum over every spanning tree)
+  exact           the same LP over every spanning tree enumerated (small networks only)
   binomial        MPI's binomial broadcast tree, hosts in the order of their clusters
   all             every method side by side (default)
 

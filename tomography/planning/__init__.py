@@ -3,7 +3,8 @@
 The planners' network model (:mod:`~tomography.planning.network`), the tree
 builders (:mod:`~tomography.planning.trees`), the throughput a set of trees
 gets (:mod:`~tomography.planning.throughput`), balanced multicasting and the
-comparison of methods (:mod:`~tomography.planning.balanced`), model-based
+comparison of methods (:mod:`~tomography.planning.balanced`), the cheapest
+spanning tree its pricing asks for (:mod:`~tomography.planning.arborescence`), model-based
 binomial trees under Hockney's latency-bandwidth model
 (:mod:`~tomography.planning.hockney`), and the
 MPICH-G2 broadcast schedule over a hierarchy
@@ -20,12 +21,14 @@ Examples
 from tomography.model.lazy import lazy_attributes
 
 _NAMES = {
-    **dict.fromkeys(["Network", "lp_example", "four_host_example", "gridlab8"], "network"),
+    **dict.fromkeys(["Network", "SharedLink", "lp_example", "four_host_example", "gridlab8"],
+                    "network"),
     **dict.fromkeys(["Tree", "MethodUnavailable", "flat_tree", "semi_flat_tree",
                      "max_bottleneck_tree", "fpfr_trees", "arborescences"], "trees"),
     **dict.fromkeys(["Resources", "Prediction", "resources", "predict"], "throughput"),
     **dict.fromkeys(["Plan", "balanced_multicast", "exact_optimum", "plan", "compare"],
                     "balanced"),
+    "cheapest_arborescence": "arborescence",
     "METHODS": "methods",
     "broadcast_schedule": "hierarchical",
     **dict.fromkeys(["HockneyModel", "binomial_tree", "broadcast_time"], "hockney"),

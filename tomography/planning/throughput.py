@@ -43,11 +43,17 @@ class Resources:
     usage : scipy.sparse.csr_array, shape (resources, trees)
         Flows of each tree through each resource: the tree's out-degree
         at a node, 1 for a receiver or a link the tree uses.
+    position : array of int
+        Where each resource stands among all of the network's: ``x`` for
+        ``"out x"``, ``n + y`` for ``"in y"``, ``2 n + x n + y`` for
+        ``"x -> y"``, ``2 n + n^2 + s`` for the ``s``-th shared link
+        (``n`` nodes, indices in the network's order).
     """
 
     names: list[str]
     capacity: np.ndarray
     usage: sparse.csr_array
+    position: np.ndarray
 
 
 class Prediction(NamedTuple):
@@ -120,7 +126,7 @@ def resources(network: Network, trees: Sequence[Tree] | np.ndarray) -> Resources
         names += [f"shared {link.name}" for link in network.shared]
         capacity = np.concatenate([capacity, [link.capacity for link in network.shared]])
     used = np.flatnonzero(np.diff(usage.indptr))
-    return Resources([names[i] for i in used], capacity[used], usage[used])
+    return Resources([names[i] for i in used], capacity[used], usage[used], used)
 
 
 def predict(network: Network, trees: Sequence[Tree], rates: ArrayLike | None = None, *,
