@@ -1,15 +1,12 @@
 """Balanced multicasting (den Burger et al. 2005), its exact optimum, the planners side by side.
 
-Balanced multicasting solves a linear program for the rates of a set of
-trees: maximize the sum of the rates such that no resource (outgoing or
-incoming capacity of a node, achievable bandwidth of a link, a shared link)
-carries more than it has (:func:`tomography.planning.throughput.resources`).
-The root then shapes each tree to its rate.  The trees are FPFR's, as in the
-paper, and then every tree the LP's prices say would raise the sum (column
-generation, priced by :func:`tomography.planning.arborescence.cheapest_arborescence`),
-so that the sum is the LP's optimum over every spanning tree.  The exact
-optimum solves the same LP over every spanning tree, enumerated: the check,
-on small networks, that the pricing finds it.
+Balanced multicasting sends over several trees, each shaped at the root to the
+rate a linear program gives it (:mod:`tomography.planning.packing`): the
+largest sum of rates that no resource can refuse.  Its trees are FPFR's, as in
+the paper, and every other spanning tree the program's prices say would raise
+the sum, so that it reaches the optimum over every tree.  The exact optimum
+solves the same program over every spanning tree, enumerated: the check, on
+small networks, that the pricing finds it.
 """
 
 from __future__ import annotations
@@ -22,10 +19,10 @@ import numpy as np
 import pandas as pd
 
 from tomography.model.errors import TomographyError
-from tomography.planning.arborescence import cheapest_arborescence
 from tomography.planning.methods import METHODS
 from tomography.planning.network import Network
-from tomography.planning.throughput import predict, resources
+from tomography.planning.packing import tree_rates
+from tomography.planning.throughput import predict
 from tomography.planning.trees import (MethodUnavailable, Tree, arborescences, flat_tree,
                                        fpfr_trees, max_bottleneck_tree, semi_flat_tree)
 
@@ -83,9 +80,12 @@ def balanced_multicast(network: Network, root: str, *, priced: bool = True) -> P
     (the LP's dual values) of the outgoing capacity of ``u``, the incoming
     capacity of ``v``, the link ``u -> v`` and the shared links it crosses.
     A tree priced below 1 would raise the sum of the rates; the cheapest
-    tree is a minimum spanning arborescence over the edges' prices.  Trees
-    whose rate is zero are left out (den Burger et al. 2005, section 3.1,
-    step 4).
+    tree is a minimum spanning arborescence over the edges' prices.  Of the
+    rates with the highest sum, the plan takes those that leave every
+    resource but the bottlenecks as little full as they can be
+    (:mod:`~tomography.planning.packing`): a figure measured a little high
+    then costs little.  Trees whose rate is zero are left out (den Burger
+    et al. 2005, section 3.1, step 4).
 
     Examples
     --------
@@ -104,12 +104,9 @@ def balanced_multicast(network: Network, root: str, *, priced: bool = True) -> P
     """
     start = time.perf_counter()
     trees, _ = fpfr_trees(network, root)
-    parents = np.array([t.parent for t in trees])
-    if priced:
-        parents = _priced_trees(network, network.index(root), parents)
-    return _shaped_plan("balanced", network, root,
-                        [Tree(network.index(root), tuple(row)) for row in parents],
-                        _optimal_rates(network, parents), start)
+    parents, rates = tree_rates(network, root, np.array([t.parent for t in trees]),
+                                priced=priced)
+    return _shaped_plan("balanced", network, root, parents, rates, start)
 
 
 def exact_optimum(network: Network, root: str, *, max_nodes: int = 7) -> Plan:
@@ -131,11 +128,9 @@ def exact_optimum(network: Network, root: str, *, max_nodes: int = 7) -> Plan:
     9.0
     """
     start = time.perf_counter()
-    parents = arborescences(network, root, max_nodes=max_nodes)
-    rates = _optimal_rates(network, parents)
-    keep = np.flatnonzero(rates > 0)
-    trees = [Tree(network.index(root), tuple(parents[i])) for i in keep]
-    return _shaped_plan("exact", network, root, trees, rates[keep], start)
+    parents, rates = tree_rates(network, root, arborescences(network, root, max_nodes=max_nodes),
+                                priced=False)
+    return _shaped_plan("exact", network, root, parents, rates, start)
 
 
 def plan(network: Network, root: str, method: str, *, max_nodes: int = 7) -> Plan:
@@ -201,7 +196,7 @@ def compare(network: Network, root: str, *, methods: Sequence[str] = METHODS,
        method  throughput  trees
          flat         NaN      0
     semi-flat        0.45      1
-     balanced        1.18      3
+     balanced        1.18      4
     >>> table.note[0]
     "no flat tree from 'n0': dead links to cluster3, ia64, mike4, pegasos; use the semi-flat tree"
     """
@@ -222,76 +217,11 @@ _SINGLE: dict[str, Callable[[Network, str], Tree]] = {
     "flat": flat_tree, "semi-flat": semi_flat_tree, "max-bottleneck": max_bottleneck_tree}
 
 
-def _optimal_rates(network: Network, trees: Sequence[Tree] | np.ndarray) -> np.ndarray:
-    """The LP: rates of ``trees`` of the largest sum that fit every resource.
-
-    Solved by column generation, so that the exact optimum over tens of
-    thousands of trees stays fast: the LP over a batch of trees, then every
-    tree priced with the duals of the resources; the trees that would raise
-    the sum join, until none would.  That is the optimum over all the trees.
-    """
-    res = resources(network, trees)
-    usage = res.usage.tocsc()
-    chosen = np.arange(min(usage.shape[1], _BATCH))
-    while True:
-        rates, prices = _solve(usage[:, chosen], res.capacity)
-        price = usage.T @ prices
-        better = np.setdiff1d(np.flatnonzero(price < 1 - _TOLERANCE), chosen)
-        if not len(better):
-            break
-        chosen = np.concatenate([chosen, better[np.argsort(price[better], kind="stable")[:_BATCH]]])
-    full = np.zeros(usage.shape[1])
-    full[chosen] = rates
-    return np.where(full > 1e-12 * max(float(res.capacity.max()), 1e-300), full, 0.0)
-
-
-def _priced_trees(network: Network, r: int, parents: np.ndarray) -> np.ndarray:
-    """``parents`` and, one at a time, the cheapest tree at the LP's prices while it
-    costs less than 1: it would raise the sum of the rates.  None does at the optimum
-    over every tree."""
-    n = network.size
-    for _ in range(_ROUNDS * n):
-        res = resources(network, parents)
-        _, prices = _solve(res.usage.tocsc(), res.capacity)
-        price = np.zeros(2 * n + n * n + len(network.shared))
-        price[res.position] = prices
-        edge = price[:n, None] + price[None, n:2 * n] + price[2 * n:2 * n + n * n].reshape(n, n)
-        for s, link in enumerate(network.shared):
-            for a, b in link.pairs:
-                edge[network.index(a), network.index(b)] += price[2 * n + n * n + s]
-        edge[~network.live] = np.inf
-        tree = cheapest_arborescence(edge, r)
-        children = np.flatnonzero(tree >= 0)
-        if edge[tree[children], children].sum() >= 1 - _TOLERANCE or \
-                (parents == tree).all(axis=1).any():
-            return parents
-        parents = np.vstack([parents, tree])
-    raise RuntimeError(f"balanced multicasting: the pricing added {_ROUNDS * n} trees "
-                       f"without reaching the optimum")
-
-
-def _solve(usage, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The largest sum of rates with ``usage @ rates <= capacity``: the rates, and each
-    resource's price (its dual value, >= 0)."""
-    from scipy.optimize import linprog   # 0.25 s to import: only when planning
-
-    solution = linprog(-np.ones(usage.shape[1]), A_ub=usage, b_ub=capacity, bounds=(0, None),
-                       method="highs")
-    if solution.status != 0:
-        raise RuntimeError(f"the balanced multicasting LP failed: {solution.message}")
-    return solution.x, -solution.ineqlin.marginals
-
-
-_BATCH = 200
-_TOLERANCE = 1e-9   # a tree priced below 1 - this raises the sum of the rates
-_ROUNDS = 20       # times the nodes: the pricing's rounds, a guard against numerical loops
-
-
-def _shaped_plan(method: str, network: Network, root: str, trees: Sequence[Tree],
+def _shaped_plan(method: str, network: Network, root: str, parents: np.ndarray,
                  rates: np.ndarray, start: float) -> Plan:
-    """A plan of the trees with positive rate, checked to fit the network."""
+    """A plan of the trees (parent rows) with positive rate, checked to fit the network."""
     keep = np.flatnonzero(rates > 0)
-    kept = [trees[i] for i in keep]
+    kept = [Tree(network.index(root), tuple(int(p) for p in parents[i])) for i in keep]
     shaped = predict(network, kept, rates[keep], coordinated=True)
     return Plan(method, root, kept, shaped.rates, shaped.throughput,
                 time.perf_counter() - start)
