@@ -78,7 +78,10 @@ def figure_groups(hierarchy: Hierarchy, level: int, *, hosts: bool = False
     """The clusters of ``level`` and the groups of them on the levels above.
 
     With ``hosts``, every host is a cluster of its own (named after it), and
-    every level's clusters are groups: figures to plan between hosts.
+    every level's clusters are groups: figures to plan between hosts.  A
+    level the data does not support (its confidence below the threshold)
+    gives no groups: the tests take a group's members to be alike and
+    measure no pair inside it.
 
     Examples
     --------
@@ -88,6 +91,9 @@ def figure_groups(hierarchy: Hierarchy, level: int, *, hosts: bool = False
     ({'L1C0': ('a', 'b'), 'L1C1': ('c',), 'L1C2': ('d',)}, {'L2C1': ['L1C1', 'L1C2']})
     >>> figure_groups(h, 1, hosts=True)[1]
     {'L1C0': ['a', 'b'], 'L2C1': ['c', 'd']}
+    >>> h.confidence, h.params["confidence"] = [0.95, 0.2], {"threshold": 0.9}
+    >>> figure_groups(h, 1, hosts=True)[1]           # level 2 is not supported
+    {'L1C0': ['a', 'b']}
     """
     from tomography.export.bandwidth import clusters_from
 
@@ -98,6 +104,8 @@ def figure_groups(hierarchy: Hierarchy, level: int, *, hosts: bool = False
         clusters, first = {h: (h,) for h in sorted(hierarchy.hosts)}, 1
     groups: dict[str, list[str]] = {}
     for above in range(first, hierarchy.depth + 1):
+        if hierarchy.supported(above) is False:
+            continue
         for group in hierarchy.level(above):
             mine = set(group.hosts)
             members = [c for c, hosts in clusters.items() if set(hosts) <= mine]
