@@ -28,7 +28,7 @@ from scipy import sparse
 
 from tomography.planning.arborescence import cheapest_arborescence
 from tomography.planning.network import Network
-from tomography.planning.throughput import Resources, resources
+from tomography.planning.throughput import Resources, edge_prices, resources
 
 __all__ = ["tree_rates"]
 
@@ -134,12 +134,7 @@ class _Priced:
         self.network, self.r, self.left = network, r, _ROUNDS * network.size
 
     def cheaper(self, full: np.ndarray, bar: float, parents: np.ndarray) -> np.ndarray | None:
-        net, n = self.network, self.network.size
-        edge = full[:n, None] + full[None, n:2 * n] + full[2 * n:2 * n + n * n].reshape(n, n)
-        for s, link in enumerate(net.shared):
-            for a, b in link.pairs:
-                edge[net.index(a), net.index(b)] += full[2 * n + n * n + s]
-        edge[~net.live] = np.inf
+        edge = edge_prices(self.network, full)
         tree = cheapest_arborescence(edge, self.r)
         kids = np.flatnonzero(tree >= 0)
         if (self.left <= 0 or edge[tree[kids], kids].sum() >= bar * (1 - _TOLERANCE)

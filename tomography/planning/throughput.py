@@ -24,7 +24,7 @@ from tomography.model.errors import TomographyError
 from tomography.planning.network import Network
 from tomography.planning.trees import Tree
 
-__all__ = ["Resources", "Prediction", "resources", "predict"]
+__all__ = ["Resources", "Prediction", "resources", "edge_prices", "predict"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,17 +116,44 @@ def resources(network: Network, trees: Sequence[Tree] | np.ndarray) -> Resources
     capacity = np.concatenate([network.out_capacity, network.in_capacity,
                                network.bandwidth.ravel()])
     if network.shared:   # a tree uses a shared link once per edge over one of its pairs
-        crossing = sparse.csr_array(
-            (np.ones(sum(len(link.pairs) for link in network.shared)),
-             ([i for i, link in enumerate(network.shared) for _ in link.pairs],
-              [2 * n + network.index(a) * n + network.index(b)
-               for link in network.shared for a, b in link.pairs])),
-            shape=(len(network.shared), 2 * n + n * n))
-        usage = sparse.vstack([usage, crossing @ usage]).tocsr()
+        usage = sparse.vstack([usage, _crossing(network) @ usage]).tocsr()
         names += [f"shared {link.name}" for link in network.shared]
         capacity = np.concatenate([capacity, [link.capacity for link in network.shared]])
     used = np.flatnonzero(np.diff(usage.indptr))
     return Resources([names[i] for i in used], capacity[used], usage[used], used)
+
+
+def edge_prices(network: Network, prices: np.ndarray) -> np.ndarray:
+    """What a flow over each edge ``u -> v`` pays: the prices of the resources it uses.
+
+    Parameters
+    ----------
+    network : Network
+    prices : array of float
+        A price for each of the network's resources, in the order of
+        :attr:`Resources.position` (``2 n + n^2`` plus one per shared link).
+
+    Returns
+    -------
+    array of float, shape (n, n)
+        The price of ``u``'s capacity out, ``v``'s in, the link ``u -> v`` and
+        every shared link the pair crosses; ``inf`` over a dead link.  A tree
+        pays the sum of its edges'.
+
+    Examples
+    --------
+    >>> from tomography.planning.network import lp_example
+    >>> net = lp_example()
+    >>> prices = np.zeros(2 * 3 + 9)
+    >>> prices[0], prices[3 + 2], prices[6 + 0 * 3 + 2] = 1.0, 0.5, 0.25   # out x, in z, x -> z
+    >>> edge_prices(net, prices)[0].tolist()
+    [inf, 1.0, 1.75]
+    """
+    n = network.size
+    edge = prices[:n, None] + prices[None, n:2 * n] + prices[2 * n:2 * n + n * n].reshape(n, n)
+    if network.shared:
+        edge = edge + (_crossing(network).T @ prices[2 * n + n * n:])[2 * n:].reshape(n, n)
+    return np.where(network.live, edge, np.inf)
 
 
 def predict(network: Network, trees: Sequence[Tree], rates: ArrayLike | None = None, *,
@@ -209,6 +236,18 @@ def predict(network: Network, trees: Sequence[Tree], rates: ArrayLike | None = N
         raise TomographyError(f"the rates need {load[worst]:.6g} of {res.names[worst]}, "
                               f"which has {res.capacity[worst]:.6g}")
     return Prediction(float(given.sum()), given)
+
+
+def _crossing(network: Network) -> sparse.csr_array:
+    """Which links each shared link carries: shape (shared links, ``2 n + n^2``), 1 at the
+    position of each of its pairs' links."""
+    n = network.size
+    return sparse.csr_array(
+        (np.ones(sum(len(link.pairs) for link in network.shared)),
+         ([i for i, link in enumerate(network.shared) for _ in link.pairs],
+          [2 * n + network.index(a) * n + network.index(b)
+           for link in network.shared for a, b in link.pairs])),
+        shape=(len(network.shared), 2 * n + n * n))
 
 
 def _parent_rows(network: Network, trees: Sequence[Tree] | np.ndarray) -> np.ndarray:
