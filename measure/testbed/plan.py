@@ -35,6 +35,11 @@ none and no namespace has a route out of the testbed.
   destination would leave the topology's path (only possible when equal
   latencies tie), the routers concerned get a source-specific rule, so that
   every packet follows exactly the path the model gives.
+* Unreachable pairs (:attr:`Topology.unreachable <tomography.model.topology.Topology>`):
+  each router refuses what its hosts send to the other router's hosts (a
+  ``prohibit`` rule ahead of every table, :data:`REFUSAL_PREFERENCE`), as a
+  firewall would: a connection between them fails at once ("no route to
+  host").
 
 Shaping is :mod:`measure.testbed.shaping`'s.
 
@@ -58,17 +63,24 @@ from measure.testbed.names import TestbedError, prefix
 from measure.testbed.shaping import Shaper, shape
 from tomography.model.topology import Topology
 
-__all__ = ["Veth", "Port", "Route", "TestbedPlan", "plan", "ADDRESS_PLAN"]
+__all__ = ["Veth", "Port", "Route", "Refusal", "TestbedPlan", "plan", "ADDRESS_PLAN"]
 
 ADDRESS_PLAN = ("hosts of router r (0-based, topology order): 10.201.<r>.<k+2>/24, k their "
                 "index on the router, gateway (router bridge) 10.201.<r>.1; router link j: "
                 "the j-th /30 of 10.202.0.0/16, .1 at link.a, .2 at link.b")
 SOURCE_TABLE = 1000     # routing table of source router r: SOURCE_TABLE + r
+REFUSAL_PREFERENCE = 100
+"""Preference of the rules refusing unreachable pairs: before the source tables' rules and
+the main table (32766)."""
 
 # Routers forward; reverse-path filtering is off because the topology's routes
 # between two routers may differ by direction (ties) and must not be dropped.
 FORWARDING = ("echo 1 > /proc/sys/net/ipv4/ip_forward && "
+              "echo 0 > /proc/sys/net/ipv4/icmp_ratelimit && "
               "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done")
+# A router refusing an unreachable pair answers each packet at once: with ICMP's rate limit
+# the refusals of several connections at once were dropped, and each waited for its SYN to
+# be sent again (seconds).
 
 # IPv4 only: with IPv6 on, every link that comes up sends router solicitations and
 # duplicate-address probes, traffic that is not the run's (set before any device exists).
@@ -115,6 +127,28 @@ class Route:
     table: int | None = None
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A router's rule refusing packets from one subnet to another (an unreachable pair)."""
+
+    namespace: str
+    source: str
+    destination: str
+
+    def command(self) -> list[str]:
+        """The ``ip rule`` that makes it.
+
+        Examples
+        --------
+        >>> Refusal("tomo-gl-r-n0", "10.201.1.0/24", "10.201.2.0/24").command()
+        ... # doctest: +NORMALIZE_WHITESPACE
+        ['ip', '-n', 'tomo-gl-r-n0', 'rule', 'add', 'pref', '100', 'from', '10.201.1.0/24',
+         'to', '10.201.2.0/24', 'prohibit']
+        """
+        return ["ip", "-n", self.namespace, "rule", "add", "pref", str(REFUSAL_PREFERENCE),
+                "from", self.source, "to", self.destination, "prohibit"]
+
+
 @dataclass
 class TestbedPlan:
     """Everything :func:`measure.testbed.up` builds, computed by :func:`plan` without root.
@@ -131,7 +165,7 @@ class TestbedPlan:
         Host name to its IPv4 address (no prefix length).
     subnets : dict
         Router name to the subnet of its hosts (routers with hosts only).
-    veths, ports, routes, shapers : list
+    veths, ports, routes, shapers, refusals : list
         The pieces, in the order they are made.
     """
 
@@ -147,6 +181,7 @@ class TestbedPlan:
     ports: list[Port] = field(default_factory=list)
     routes: list[Route] = field(default_factory=list)
     shapers: list[Shaper] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
 
     @property
     def namespaces(self) -> list[str]:
@@ -188,8 +223,9 @@ class TestbedPlan:
         ip -n tomo-demo-a-00 addr add 10.201.0.2/24 dev eth0
         ip -n tomo-demo-a-00 link set eth0 up
         ip -n tomo-demo-a-00 route add default via 10.201.0.1
-        ip netns exec tomo-demo-r-A sh -c echo 1 > /proc/sys/net/ipv4/ip_forward && for f in
-            /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 > $f; done
+        ip netns exec tomo-demo-r-A sh -c echo 1 > /proc/sys/net/ipv4/ip_forward && echo 0 >
+            /proc/sys/net/ipv4/icmp_ratelimit && for f in /proc/sys/net/ipv4/conf/*/rp_filter;
+            do echo 0 > $f; done
         tc -n tomo-demo-r-A qdisc add dev h0 root tbf rate 100000000bit burst 15140 limit 1250000
         tc -n tomo-demo-a-00 qdisc add dev eth0 root tbf rate 100000000bit burst 15140
             limit 1250000
@@ -203,6 +239,7 @@ class TestbedPlan:
             out.append(["ip", "-n", ns, "link", "set", "lo", "up"])
             out += [argv for p in self.ports if p.namespace == ns for argv in _port(p)]
             out += [argv for r in self.routes if r.namespace == ns for argv in _route(r)]
+            out += [r.command() for r in self.refusals if r.namespace == ns]
         out += [["ip", "netns", "exec", ns, "sh", "-c", FORWARDING]
                 for ns in self.routers.values()]
         for ns in self.namespaces:
@@ -279,6 +316,8 @@ def plan(topology: Topology, *, name: str = "tb") -> TestbedPlan:
     _plan_hosts(out, number)
     _plan_links(out)
     _plan_routes(out, number)
+    out.refusals = [Refusal(routers[s], subnets[s], subnets[d])
+                    for a, b in topology.unreachable for s, d in ((a, b), (b, a))]
     return out
 
 

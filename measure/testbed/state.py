@@ -211,7 +211,8 @@ def record(testbed: Testbed) -> dict[str, Any]:
     topo = testbed.topology
     model = {"name": topo.name, "description": topo.description, "source": topo.source,
              "routers": topo.routers, "links": [asdict(link) for link in topo.links],
-             "clusters": [asdict(c) for c in topo.clusters]}
+             "clusters": [asdict(c) for c in topo.clusters],
+             "unreachable": [list(pair) for pair in topo.unreachable]}
     return {"format": STATE_FORMAT, "phase": "up",
             **{f.name: getattr(testbed, f.name) for f in fields(testbed) if f.name != "topology"},
             "topology_name": topo.name, "address_plan": ADDRESS_PLAN, "topology": model}
@@ -223,7 +224,8 @@ def _from_record(state: dict[str, Any]) -> Testbed:
                     links=[Link(**link) for link in model["links"]],
                     clusters=[(FirstHosts if "width" in c else HostGroup)(**c)
                               for c in model["clusters"]],
-                    description=model["description"], source=model["source"])
+                    description=model["description"], source=model["source"],
+                    unreachable=tuple(tuple(p) for p in model.get("unreachable", ())))
     return Testbed(state["name"], topo, state["hosts"], state["addresses"], state["subnets"],
                    state["latency_applied"], state["latency_note"], state["scale"],
                    state["created"])

@@ -819,3 +819,55 @@ def test_two_measurements_never_share_a_testbed(as_root, tmp_path: Path, capsys)
     finally:
         first.kill()
         down(name)
+
+
+THREE = {"name": "three", "routers": ["A", "B", "C"],
+         "links": [{"between": ["A", "B"], "capacity": "16Mbit/s", "latency": "1ms"},
+                   {"between": ["B", "C"], "capacity": "16Mbit/s", "latency": "1ms"}],
+         "clusters": [{"name": c, "router": c.upper(), "hosts": 2, "nic": "100Mbit/s"}
+                      for c in "abc"],
+         "unreachable": [["A", "C"]]}
+
+
+def test_plan_refuses_an_unreachable_pair_at_each_senders_router() -> None:
+    p = plan(parse_topology(THREE), name="t3")
+    lines = [line for line in text(p.commands()) if " prohibit" in line]
+    assert lines == [
+        "ip -n tomo-t3-r-A rule add pref 100 from 10.201.0.0/24 to 10.201.2.0/24 prohibit",
+        "ip -n tomo-t3-r-C rule add pref 100 from 10.201.2.0/24 to 10.201.0.0/24 prohibit"]
+    assert not [r for r in plan(two(), name="t3").commands() if "prohibit" in r]
+
+
+def test_state_keeps_the_unreachable_pairs(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(names, "STATE_DIR", tmp_path)
+    tb = made(plan(scaled(parse_topology(THREE), bandwidth=0.5), name="t10"))
+    state.write_state("t10", state.record(tb))
+    back = load("t10").topology
+    assert back.unreachable == (("A", "C"),) and not back.reaches("C", "A")
+    assert back.reaches("A", "B")
+
+
+@pytest.mark.root
+def test_hosts_of_an_unreachable_pair_are_refused_at_once_and_the_others_connect(
+        root_before) -> None:
+    name = fresh_name()
+    tb = up(parse_topology(THREE), name=name)
+    try:
+        servers = [start(tb, h, SERVER, a) for h, a in tb.addresses.items()]
+        try:
+            for host, addr in tb.addresses.items():
+                others = {h: a for h, a in tb.addresses.items() if a != addr}
+                began = time.monotonic()
+                reached = json.loads(run_in(tb, host, CLIENT, "7000", *others.values()))
+                assert time.monotonic() - began < 5, host   # refused, not timed out
+                for other, a in others.items():
+                    refused = {host[0], other[0]} == {"a", "c"}
+                    assert (reached[a] != "ok") == refused, (host, other, reached[a])
+                    if refused:
+                        assert "No route to host" in reached[a]
+        finally:
+            for proc in servers:
+                proc.kill()
+                proc.wait()
+    finally:
+        down(name)

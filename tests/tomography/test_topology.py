@@ -70,6 +70,12 @@ def test_routing_with_cycles_takes_the_lowest_latency() -> None:
     ({"clusters": [{"name": "a", "router": "Q", "hosts": 2, "nic": "1Gbit/s"}]},
      "clusters[0].router", "unknown router"),
     ({"speed": "fast"}, "speed", "unknown key"),
+    ({"unreachable": "A C"}, "unreachable", "list of pairs"),
+    ({"unreachable": [["A"]]}, "unreachable[0]", "pair of routers"),
+    ({"unreachable": [["A", "B"]]}, "unreachable[0]", "'B' is not a router with hosts"),
+    ({"unreachable": [["A", "Z"]]}, "unreachable[0]", "'Z' is not a router with hosts"),
+    ({"unreachable": [["A", "A"]]}, "unreachable[0]", "always reach each other"),
+    ({"unreachable": [["A", "C"], ["C", "A"]]}, "unreachable[1]", "listed twice"),
 ])
 def test_schema_errors_name_the_field(changes, field, words) -> None:
     with pytest.raises(TopologyError) as info:
@@ -292,3 +298,20 @@ def test_a_directory_named_like_a_built_in_scenario_does_not_hide_it(tmp_path, m
     (tmp_path / "two-sites-demo").mkdir()
     monkeypatch.chdir(tmp_path)
     assert len(read_topology("two-sites-demo").hosts) == 20
+
+
+def test_an_unreachable_pair_is_refused_both_ways_and_routed_as_before() -> None:
+    t = parse_topology(variant(unreachable=[["C", "A"]]))
+    assert t.unreachable == (("C", "A"),)
+    assert not t.reaches("A", "C") and not t.reaches("C", "A") and t.reaches("A", "B")
+    assert t.route("A", "C") == [("A", "B"), ("B", "C")]   # the path a firewall cuts
+    assert parse_topology(variant()).unreachable == ()
+
+
+def test_gridlab_8_lists_its_dead_pairs_as_unreachable() -> None:
+    t = read_topology("gridlab-8")
+    dead = {frozenset(p) for p in t.unreachable}
+    assert dead == {frozenset(p) for p in [("n0", "cluster3"), ("n0", "ia64"), ("n0", "pegasos"),
+                                           ("ia64", "pegasos")]}
+    linked = {frozenset((link.a, link.b)) for link in t.links}
+    assert not dead & linked    # a dead pair has no link of its own

@@ -74,7 +74,8 @@ def scaled(topology: Topology, *, bandwidth: float = 1.0,
                     links=[link.scaled(bandwidth) for link in topology.links],
                     clusters=[_scaled_group(c, bandwidth, hosts_per_cluster)
                               for c in topology.clusters],
-                    description=topology.description, source=topology.source)
+                    description=topology.description, source=topology.source,
+                    unreachable=topology.unreachable)
 
 
 def _scaled_group(group: HostGroup, bandwidth: float, keep: int | None) -> HostGroup:

@@ -23,6 +23,8 @@ out::
         host_prefix: r1-                       # optional, default "<name>-"
         nic: 1Gbit/s                           # optional overrides of host_defaults
         latency: 50us
+    unreachable: [[R1, R2]]                    # optional: routers whose hosts cannot
+                                               # reach each other (a firewall between)
 
 Units: see :mod:`tomography.model.units` (``1Gbit/s``, ``100Mbit/s``, ``20ms``,
 ``100us``); a bare number is an error.  Unknown keys are errors, so that a
@@ -37,6 +39,13 @@ router with hosts must still reach every other).  A mapping with two equal
 bandwidths is the same as one bandwidth.  :class:`Link` keeps both
 (:meth:`Link.capacity_from`); its ``capacity`` is then the smaller
 direction.
+
+``unreachable`` lists pairs of routers with hosts whose hosts cannot reach
+each other, either way, whatever the links (as behind a firewall that drops
+their traffic): the testbed refuses it at the sender's router, the model
+gives the pair no bandwidth, the simulator never connects such peers.  A
+pair behind a one-way firewall (connections refused one way, the other way
+live) cannot be written: make its link one-way instead.
 
 Routing: between two routers, the unique path when the router graph is a
 tree; when it has cycles, the shortest path by total latency (Dijkstra; ties
@@ -224,6 +233,22 @@ class Topology:
     description: str = ""
     source: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    unreachable: tuple[tuple[str, str], ...] = ()
+
+    def reaches(self, a: str, b: str) -> bool:
+        """True unless routers ``a`` and ``b`` are a pair of :attr:`unreachable`.
+
+        Examples
+        --------
+        >>> t = read_topology("gridlab-8")
+        >>> t.reaches("n0", "cluster3"), t.reaches("cluster3", "n0"), t.reaches("n0", "fs0")
+        (False, False, True)
+        """
+        return (a, b) not in self._refused
+
+    @cached_property
+    def _refused(self) -> frozenset[tuple[str, str]]:
+        return frozenset(p for a, b in self.unreachable for p in ((a, b), (b, a)))
 
     @cached_property
     def graph(self) -> nx.Graph:
@@ -348,7 +373,8 @@ class Topology:
 
 # --------------------------------------------------------------------------- parsing
 
-_TOP_KEYS = {"name", "description", "host_defaults", "routers", "links", "clusters"}
+_TOP_KEYS = {"name", "description", "host_defaults", "routers", "links", "clusters",
+             "unreachable"}
 _LINK_KEYS = {"between", "capacity", "latency"}
 _CLUSTER_KEYS = {"name", "router", "hosts", "label", "host_prefix", "nic", "nic_up",
                  "nic_down", "latency"}
@@ -621,9 +647,10 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
             hosts_seen.add(h)
         clusters.append(group)
 
-    topo = Topology(name=name, routers=names, links=links, clusters=clusters,
-                    description=str(description), source=source, raw=data)
     used = {c.router for c in clusters}
+    topo = Topology(name=name, routers=names, links=links, clusters=clusters,
+                    description=str(description), source=source, raw=data,
+                    unreachable=_unreachable(data.get("unreachable"), used, fail))
     component = nx.node_connected_component(topo.graph, clusters[0].router)
     stranded = sorted(used - component)
     if stranded:
@@ -649,6 +676,33 @@ def parse_topology(data: Any, *, source: str | None = None) -> Topology:
                 raise fail(f"router {r!r} cannot reach router {cut_off[0]!r}: the one-way "
                            "links (a capacity of none) leave no route that way", "links")
     return topo
+
+
+def _unreachable(value: Any, hosted: set[str], fail) -> tuple[tuple[str, str], ...]:
+    """The ``unreachable`` pairs, checked: two distinct routers with hosts each, once."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise fail("must be a list of pairs of routers, [[R1, R2], ...]", "unreachable")
+    pairs: list[tuple[str, str]] = []
+    seen: set[frozenset[str | None]] = set()
+    for i, item in enumerate(value):
+        where = f"unreachable[{i}]"
+        if not isinstance(item, list) or len(item) != 2:
+            raise fail(f"must be a pair of routers [R1, R2], got {_short(item)}", where)
+        a, b = (str(r) if isinstance(r, (str, int)) and not isinstance(r, bool) else None
+                for r in item)
+        for r, raw in zip((a, b), item):
+            if r not in hosted:
+                raise fail(f"{_short(raw)} is not a router with hosts: only hosts can be "
+                           "unreachable", where)
+        if a == b:
+            raise fail(f"a router's hosts always reach each other: {a!r} twice", where)
+        if frozenset((a, b)) in seen:
+            raise fail(f"the pair {a!r}, {b!r} is listed twice", where)
+        seen.add(frozenset((a, b)))
+        pairs.append((a, b))
+    return tuple(pairs)
 
 
 def _short(value: Any, most: int = 40) -> str:
