@@ -9,7 +9,8 @@ The model of one broadcast (one iteration), stepped in simulated time:
 * **Peers.**  Every host runs one peer.  The root starts with the whole file
   (a seed); the others start empty.  Each peer is given ``peer_list`` other
   peers at random (the list a tracker would return, capped); connections are
-  two-way, so a peer's neighbours are those it lists and those listing it.
+  two-way, so a peer's neighbours are those it lists and those listing it
+  (peers of an unreachable pair of the topology never connect).
 * **Pieces and blocks.**  The file is cut into pieces of ``piece_size``
   bytes, each made of 16 KiB blocks.  A downloader fetches a piece whole from
   one uploader (libtorrent's piece affinity), choosing the **rarest** piece
@@ -184,6 +185,8 @@ class _Network:
                 path = topology.route(routers[a], routers[b])
                 paths.append([directed[e] for e in path])
                 route_lat[a, b] = sum(topology.graph.edges[e]["latency"] for e in path)
+        # router pairs whose hosts can connect (not a pair of topology.unreachable)
+        self.reaches = np.array([[topology.reaches(a, b) for b in routers] for a in routers])
         self.route_len = np.array([len(p) for p in paths], dtype=np.int64)
         self.route_start = np.cumsum(self.route_len) - self.route_len
         self.route_flat = np.array([x for p in paths for x in p], dtype=np.int64)
@@ -296,6 +299,7 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
     listed = np.concatenate(lists).astype(np.int64)
     # connections are two-way: each listed pair in both directions, once, by uploader
     pairs = np.unique(np.concatenate([listing * n + listed, listed * n + listing]))
+    pairs = pairs[net.reaches[net.router_of[pairs // n], net.router_of[pairs % n]]]
     pu, pd = pairs // n, pairs % n                       # uploader, downloader per pair
     E = len(pu)
     counts = np.zeros(E, dtype=np.int64)                  # blocks per pair

@@ -116,6 +116,12 @@ def test_from_topology_of_gridlab_8_is_den_burgers_table():
     np.testing.assert_allclose(m.cluster_bandwidth[live], expected[live] * mib, rtol=1e-12)
     h, k = net.index("helix"), net.index("mike4")
     assert (m.cluster_bandwidth[h, k], m.cluster_bandwidth[k, h]) == (4.76 * mib, 6.39 * mib)
+    # the dead pairs are unreachable, but for n0 -> mike4, which the testbed routes over fs0
+    dead = ~net.live & ~np.eye(net.size, dtype=bool)
+    routed = np.zeros_like(dead)
+    routed[net.index("n0"), k] = True
+    assert (m.cluster_bandwidth[dead & ~routed] == 0).all() and dead.sum() == 9
+    assert m.cluster_bandwidth[routed] == pytest.approx(0.51 * mib)
 
 
 def test_from_topology_unknown_host(two_sites):

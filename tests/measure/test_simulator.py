@@ -39,6 +39,18 @@ def test_conservation_of_blocks() -> None:
     assert r.counts.sum() == blocks * (len(hosts) - 1)
 
 
+def test_peers_of_an_unreachable_pair_never_exchange_a_block() -> None:
+    t = read_topology("gridlab-8")
+    hosts = [h.name for h in t.hosts]
+    r = simulate_broadcast(t, hosts, "n0-00", 2**20, seed=2)
+    router = {h.name: h.router for h in t.hosts}
+    refused = [(i, j) for i, a in enumerate(hosts) for j, b in enumerate(hosts)
+               if not t.reaches(router[a], router[b])]
+    assert r.complete and len(refused) == 8
+    assert all(r.counts[i, j] == 0 for i, j in refused)
+    assert r.counts.sum() == 64 * 7
+
+
 def test_repeatable_with_a_seed() -> None:
     t = two_clusters()
     hosts = sorted(h.name for h in t.hosts)

@@ -45,7 +45,8 @@ def from_topology(topology: Topology, clusters: Mapping[str, Iterable[str]], *,
         * pair bandwidth A -> B: the bottleneck of a route from a host of A
           to a host of B (the sender's NIC up, the router links in the
           direction A -> B, the receiver's NIC down), the median over host
-          pairs: what one flow gets alone on an idle network.  Concurrent flows share links (see
+          pairs: what one flow gets alone on an idle network; 0 (a dead link) between
+          routers the topology lists as unreachable.  Concurrent flows share links (see
           :mod:`tomography.model.ground_truth` for the share during a broadcast);
         * delay A -> B: median over host pairs of the one-way latency (both
           host links and the route);
@@ -137,7 +138,8 @@ def _shared(topology: Topology, names: list[str], where: list[np.ndarray],
                 continue
             for x in {routers[i] for i in mine}:
                 for y in {routers[i] for i in theirs}:
-                    for link in (topology.route(x, y) if x != y else []):
+                    for link in (topology.route(x, y) if x != y and topology.reaches(x, y)
+                                 else []):
                         crossing.setdefault(link, set()).add((a, b))
     out: dict[frozenset, SharedLink] = {}
     for (u, v), pairs in sorted(crossing.items()):
@@ -165,7 +167,8 @@ def _router_matrices(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
         for j, b in enumerate(topology.routers):
             if i != j:
                 path = topology.route(a, b)
-                bottleneck[i, j] = min(topology.link_capacity(u, v) for u, v in path)
+                bottleneck[i, j] = min(topology.link_capacity(u, v) for u, v in path) \
+                    if topology.reaches(a, b) else 0.0
                 latency[i, j] = sum(edges[u, v]["latency"] for u, v in path)
     return bottleneck, latency
 
@@ -186,6 +189,8 @@ def _access(topology: Topology, mine: np.ndarray, others: np.ndarray, *, out: bo
     links: set[tuple[str, str]] = set()     # (from, to): the direction crossed
     for a in own:
         for b in {names[i] for i in others}:
+            if not topology.reaches(a, b):
+                continue
             path = topology.route(a, b) if out else topology.route(b, a)[::-1]
             crossing = [(u, v) for u, v in path if (u in region) != (v in region)]
             if not crossing:
