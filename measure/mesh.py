@@ -65,7 +65,7 @@ from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.model.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
 from tomography.model.dataset.concurrency import CONCURRENCY_COLUMNS, ConcurrencyWriter
-from tomography.model.dataset.iperf3 import parse_iperf3
+from tomography.model.dataset.iperf3 import parse_iperf3, unreachable
 from tomography.model.dataset.lock import DIR_MODE, file_opener
 from tomography.model.dataset.meta import refuse_other_run
 from tomography.model.dataset.validation import read_csv
@@ -342,9 +342,11 @@ def unique_probe_rows(path: str | os.PathLike[str], drop: set[Key] | None = None
 
 
 def _interfered(error: str) -> bool:
-    """Whether a failed test is worth another attempt at once (not a timeout, not a lost agent)."""
+    """Whether a failed test is worth another attempt at once (not a timeout, not a lost agent,
+    not a pair the network refuses)."""
     text = error.lower()
-    return not any(word in text for word in ("timeout", "no result", "hockney"))
+    return not unreachable(text) and not any(word in text for word in
+                                             ("timeout", "no result", "hockney"))
 
 
 class _Mesh:

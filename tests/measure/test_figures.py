@@ -53,27 +53,35 @@ def test_one_cluster_has_nothing_to_measure() -> None:
 
 
 def _simulated(topology_name: str, clusters: dict, groups: dict) -> pd.DataFrame:
-    """The rows a figures run gets on a topology: each test's flows share its links fairly."""
+    """The rows a figures run gets on a topology: each test's flows share its links fairly;
+    a flow between unreachable routers is refused at once, as the testbed refuses it."""
     topo = read_topology(topology_name)
     info = topo.host_index
     rows = []
+    refused = "unable to connect to server: No route to host"
     for r, tests in enumerate(figure_tests(clusters, groups)):
         for t, test in enumerate(tests):
             links: dict[tuple, float] = {}
             use = []
             for s, d, _, _ in test.flows:
                 a, b = info[s], info[d]
+                if not topo.reaches(a.router, b.router):
+                    use.append(None)
+                    continue
                 path = [("up", s), ("down", d)] + [(u, v) for u, v in
                                                    topo.route(a.router, b.router)]
                 links.update({("up", s): a.nic_up, ("down", d): b.nic_down})
                 links.update({(u, v): topo.link_capacity(u, v) for u, v in path[2:]})
                 use.append(path)
             names = list(links)
-            usage = np.array([[p.count(x) for p in use] for x in names], dtype=float)
-            rates = _max_min(usage, np.array([links[x] for x in names]))
+            ran = [path for path in use if path is not None]
+            usage = np.array([[p.count(x) for p in ran] for x in names], dtype=float)
+            shares = iter(_max_min(usage, np.array([links[x] for x in names])) if ran else [])
+            rates = [np.nan if path is None else next(shares) for path in use]
             rows += [{"round": r, "test": 1000 * r + t, "kind": test.kind, "node": test.node,
                       "src": s, "dst": d, "src_cluster": a, "dst_cluster": b,
-                      "bits_per_second": rate, "bytes": np.nan, "window_s": np.nan, "error": ""}
+                      "bits_per_second": rate, "bytes": np.nan, "window_s": np.nan,
+                      "error": refused if rate != rate else ""}
                      for (s, d, a, b), rate in zip(test.flows, rates)]
     return pd.DataFrame(rows, columns=list(FIGURE_COLUMNS))
 
@@ -94,6 +102,22 @@ def test_on_a_known_network_the_figures_are_the_topologys() -> None:
     expected = {frozenset(x.pairs): x.capacity for x in truth.shared_links}
     assert found == pytest.approx(expected)
     assert model.basis == "measured" and model.missing() == []
+
+
+def test_a_pair_the_network_refuses_is_a_dead_link_and_its_tests_still_count() -> None:
+    topo = read_topology("gridlab-8")
+    hosts = {h.name: [h.name] for h in topo.hosts}
+    frame = _simulated("gridlab-8", hosts, {})
+    assert frame["error"].str.contains("No route to host").sum() > 8   # side by side too
+    model = from_figures((frame, {"clusters": hosts, "groups": {}}))
+    truth = from_topology(topo, hosts)
+    np.testing.assert_allclose(model.cluster_bandwidth, truth.cluster_bandwidth)
+    n0, cluster3 = list(model.clusters).index("n0-00"), list(model.clusters).index("cluster3-00")
+    assert model.cluster_bandwidth[n0, cluster3] == model.cluster_bandwidth[cluster3, n0] == 0
+    # n0's flows out to its four live siblings still give its capacity out
+    np.testing.assert_allclose(model.cluster_out[n0], truth.cluster_out[n0])
+    assert any("8 pair(s) the network refused" in note for note in model.notes)
+    assert not any("failed" in note for note in model.notes)
 
 
 def test_figures_are_written_and_read_back(tmp_path: Path) -> None:

@@ -276,3 +276,16 @@ def test_a_port_range_that_is_not_one_is_refused_before_anything_starts(tmp_path
     with pytest.raises(ParameterError, match="not a range of TCP ports"):
         run_mesh(local_hosts(2, first=204), tmp_path / "n",
                  options=MeshOptions(ports=(0, 70000)))
+
+
+@pytest.mark.parametrize("error, again", [
+    ("unable to connect to server: Connection refused", True),      # a server not ready yet
+    ("unable to connect to server: No route to host", False),        # the network refuses it
+    ("unable to connect to server: Network is unreachable", False),
+    ("timeout after 32 s", False),
+    ("no result: the agent on a died", False),
+])
+def test_a_test_runs_again_at_once_unless_the_network_or_the_agent_failed(error, again) -> None:
+    from measure.mesh import _interfered
+
+    assert _interfered(error) is again

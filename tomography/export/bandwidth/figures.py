@@ -11,6 +11,7 @@ import pandas as pd
 from tomography.export.bandwidth.clusters import check_clusters
 from tomography.export.bandwidth.model import BandwidthModel, Source
 from tomography.model.dataset.figures import read_figures
+from tomography.model.dataset.iperf3 import unreachable
 from tomography.model.errors import TomographyError
 from tomography.planning.network import SharedLink
 
@@ -28,13 +29,22 @@ ROOT = "*"
 def _together(test: pd.DataFrame) -> float:
     """What a test's flows side by side carried: their bytes over the test's window, where
     the run recorded them, else the sum of their rates; NaN when one of them failed (the
-    others then had its share)."""
-    if test["bits_per_second"].isna().any():
+    others then had its share).  A flow the network refused (:func:`unreachable`) never
+    took a share: the others' figure stands, unless it was the only one."""
+    test = test[~_refused(test)]
+    if test.empty or test["bits_per_second"].isna().any():
         return float("nan")
     if {"bytes", "window_s"} <= set(test.columns) and test["bytes"].notna().all() \
             and test["window_s"].notna().all() and (test["window_s"] > 0).all():
         return float(8 * test["bytes"].sum() / test["window_s"].iloc[0])
     return float(test["bits_per_second"].sum())
+
+
+def _refused(frame: pd.DataFrame) -> pd.Series:
+    """The rows whose flow the network refused: their pair is dead."""
+    if "error" not in frame.columns:
+        return pd.Series(False, index=frame.index)
+    return frame["bits_per_second"].isna() & frame["error"].map(unreachable)
 
 
 def figure_tree(names: Sequence[str], groups: Mapping[str, Sequence[str]] | None = None
@@ -142,10 +152,15 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
     index = {c: i for i, c in enumerate(names)}
     k = len(names)
     notes = []
-    failed = frame[frame["bits_per_second"].isna()]
+    refused = _refused(frame)
+    failed = frame[frame["bits_per_second"].isna() & ~refused]
     if len(failed):
         notes.append(f"{len(failed)} of {len(frame)} test flows failed: "
                      + "; ".join(f"{r.src} -> {r.dst}" for r in failed.head(3).itertuples()))
+    dead = frame[refused & (frame["kind"] == "pair")]
+    if len(dead):
+        notes.append(f"{len(dead)} pair(s) the network refused, dead links: "
+                     + "; ".join(f"{r.src} -> {r.dst}" for r in dead.head(3).itertuples()))
     ok = frame[frame["bits_per_second"].notna()]
     whole = frame[~frame["test"].isin(failed["test"])]   # side by side: every flow ran
     inside = {c: float(g["bits_per_second"].median())
@@ -166,6 +181,8 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
     top = {c: next(x for x in children[ROOT] if c in members[x]) for c in names}
     alone = {(top[a], top[b]): float(g["bits_per_second"].median()) for (a, b), g in
              ok[ok["kind"] == "pair"].groupby(["src_cluster", "dst_cluster"])}
+    alone.update({(top[a], top[b]): 0.0 for a, b in zip(dead["src_cluster"], dead["dst_cluster"])
+                  if (top[a], top[b]) not in alone})
     size = {c: len(hs) for c, hs in measured.items()}
     cluster_out = np.array([leaving.get(c, inside.get(c, np.nan) * size[c]) for c in names])
     cluster_in = np.array([entering.get(c, inside.get(c, np.nan) * size[c]) for c in names])

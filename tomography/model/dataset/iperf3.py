@@ -36,7 +36,24 @@ from tomography.model.dataset.probe_import import (MAX_RETRANSMITS, MAX_STREAMS,
 from tomography.model.safe_load import MAX_BYTES, DocumentError, load_json, read_bounded
 from tomography.model.topology import MAX_BANDWIDTH
 
-__all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3"]
+__all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3", "unreachable"]
+
+UNREACHABLE = ("no route to host", "network is unreachable")
+"""What the system says (``strerror``) when the network refuses a connection: the host
+cannot be reached from the sender at all, as behind a firewall that rejects the pair."""
+
+
+def unreachable(error: object) -> bool:
+    """Whether a test's error says the network refused the connection (the pair is dead).
+
+    Examples
+    --------
+    >>> unreachable("unable to connect to server: No route to host")
+    True
+    >>> unreachable("unable to connect to server: Connection refused"), unreachable(None)
+    (False, False)
+    """
+    return isinstance(error, str) and any(word in error.lower() for word in UNREACHABLE)
 
 def parse_iperf3(text: str) -> dict[str, Any]:
     """The figures of one iperf3 ``-J`` client test.
