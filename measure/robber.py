@@ -34,7 +34,9 @@ of the peers that chose it, and runs the thesis's phase 3 (den Burger
   the thief tell its local peers *found-work* (they take it back into
   their labor force).
 
-A node with every piece keeps serving its peers until ``finish``.  A peer
+A peer the network refuses (no route to it: a firewall between the two) is
+left out, and the pieces come from the others.  A node with every piece
+keeps serving its peers until ``finish``.  A peer
 whose connection breaks takes its pending requests with it: they go back
 to the node's work (foreign; its foreign peers are told its new desire,
 its mates that it has work) or its wants (local).  A cluster mate that
@@ -54,6 +56,7 @@ order) and the payload: a piece's bytes, or a bit set of the pieces
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
@@ -76,6 +79,8 @@ RATE_WEIGHT = 0.3       # of the newest piece in a peer's rate (exponential aver
 ENDGAME_WAIT = 1.0      # s a piece waits on one peer before the end game asks another
 TICK = 0.25             # s between the decision thread's looks at late pieces
 CONNECT_TIMEOUT = 10.0
+REFUSED = (errno.EHOSTUNREACH, errno.ENETUNREACH)
+"""A connection's errors that say the network refuses the pair (a firewall between)."""
 HEADER = struct.Struct("!BII")
 HAVE, BITFIELD, DESIRE, REQUEST, PIECE, STEAL, WORK, FOUND_WORK = range(8)
 SETS = (BITFIELD, DESIRE, WORK)
@@ -211,6 +216,7 @@ class SwarmNode:
                 self.have |= held
                 self.work &= ~held
         self.links: dict[str, _Link] = {}
+        self.unreachable: list[str] = []     # chosen peers the network refused
         self.labor: set[str] = set()
         self.received: dict[str, int] = {}   # bytes of pieces from each peer
         self.stealing: str | None = None
@@ -234,7 +240,9 @@ class SwarmNode:
 
     # ------------------------------------------------------------- connections
     def connect(self) -> None:
-        """Open a connection to every peer the plan has this host choose."""
+        """Open a connection to every peer the plan has this host choose; leave out a peer
+        the network refuses (:data:`REFUSED`), as a swarm leaves out a peer it cannot
+        reach: the pieces come from the others."""
         for host, (address, port, local, chosen) in self.peers.items():
             if not chosen:
                 continue
@@ -244,6 +252,9 @@ class SwarmNode:
                 sock.sendall(json.dumps({"run": self.run_id, "peer": self.host}).encode()
                              + b"\n")
             except OSError as exc:
+                if exc.errno in REFUSED:
+                    self.unreachable.append(host)
+                    continue
                 raise OSError(f"cannot connect to peer {host} ({address}:{port}): "
                               f"{exc.strerror or exc}") from None
             self.post(("open", _Link(self, host, sock, local)))

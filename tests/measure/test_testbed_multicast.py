@@ -1,5 +1,6 @@
 """Multicasts inside an emulated network (root): every byte arrives, paced trees keep their
-rates on shaped links, a measured plan runs, a dead link in the plan is a recorded failure."""
+rates on shaped links, a measured plan runs, a dead link in the plan is a recorded failure,
+MOB and Robber go round a peer the network refuses."""
 
 from __future__ import annotations
 
@@ -100,6 +101,33 @@ def test_a_dead_link_in_the_plan_is_a_recorded_failure(bed, tmp_path: Path, caps
     assert not runs["complete"].any()
     assert "cannot connect to b-00" in runs["note"].iloc[0]
     assert "flat-0 incomplete" in printed
+
+
+def test_mob_and_robber_leave_out_a_peer_the_network_refuses(bed, tmp_path: Path,
+                                                              capsys) -> None:
+    up, path, gauge = bed
+    pairs = [("a-01", "c-00"), ("c-00", "a-01"), ("b-01", "c-01"), ("c-01", "b-01")]
+
+    def rule(action: str, host: str, other: str) -> list[str]:
+        """The rule of the sender's router refusing ``host -> other``, as the testbed's for an
+        unreachable pair of the topology."""
+        router = testbed.names.prefix(up.name) + "r-" + host[0].upper()
+        return ["ip", "-n", router, "rule", action, "pref", "100", "from",
+                up.addresses[host], "to", up.addresses[other], "prohibit"]
+
+    for host, other in pairs:   # a firewall between them, as between GridLab's dead pairs
+        subprocess.run(rule("add", host, other), check=True)
+    try:
+        code = main(["multicast", "--testbed", str(path), "--name", up.name, "--gauge",
+                     str(gauge), "--root", "a-00", "--method", "mob,robber", "--size", "2MiB",
+                     "--repeats", "1", "-o", str(tmp_path / "mc")])
+    finally:
+        for host, other in pairs:
+            subprocess.run(rule("del", host, other), check=True)
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    _, runs, receivers = read_multicasts(tmp_path / "mc")
+    assert runs["complete"].all() and receivers["digest_ok"].all(), runs
 
 
 def test_measure_then_multicast_over_the_measured_plan(bed, tmp_path: Path, capsys) -> None:
