@@ -193,16 +193,22 @@ def report(results: list[dict], args, seconds: float) -> None:
                     return "| - | - | -"
                 pred = "-" if x.predicted != x.predicted else f"{x.predicted:.2f}"
                 ratio = "-" if x.ratio != x.ratio else f"{x.ratio:.2f}"
-                return f"| {pred} | {x.achieved:.2f} | {ratio}"
+                got = "-" if x.achieved != x.achieved else f"{x.achieved:.2f}"
+                return f"| {pred} | {got} | {ratio}"
             print(f"| {method} {cells(a)} {cells(b)} |")
         within = [m for m in measured.index if measured.loc[m, "ratio"] == measured.loc[m, "ratio"]]
         ok = [m for m in within if 0.85 <= measured.loc[m, "ratio"] <= 1.15]
-        ok_true = [m for m in true.index if 0.85 <= true.loc[m, "ratio"] <= 1.15]
+        within_true = [m for m in true.index if true.loc[m, "ratio"] == true.loc[m, "ratio"]]
+        ok_true = [m for m in within_true if 0.85 <= true.loc[m, "ratio"] <= 1.15]
         balanced = measured.loc["balanced", "achieved"] if "balanced" in measured.index \
             else float("nan")
+        unfinished = [m for m in measured.index if measured.loc[m, "achieved"]
+                      != measured.loc[m, "achieved"]]
         print(f"\nmeasured: {len(ok)} of {len(within)} predictions within 0.85-1.15; true: "
-              f"{len(ok_true)} of {len(true)}; balanced over measured figures / best method: "
-              f"{balanced / best:.2f}\n")
+              f"{len(ok_true)} of {len(within_true)}; balanced over measured figures / best "
+              f"method: {balanced / best:.2f}"
+              + (f"; no multicast complete: {', '.join(unfinished)}" if unfinished else "")
+              + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
