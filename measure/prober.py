@@ -45,6 +45,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import lru_cache
 from typing import Any, TextIO
 
 from measure.agent import (Send, check_address, event_sender, hello_event, host_facts, serve,
@@ -57,6 +58,9 @@ __all__ = ["TOOLS", "tool_versions", "iperf3_authenticates", "Prober", "serve_pr
 
 TOOLS = {"iperf3": "iperf3", "netpipe": "NPtcp"}  # tool -> program
 LISTEN_TIMEOUT = 5.0  # s for a server to listen
+CONNECT_TIMEOUT = 5.0
+"""Seconds an iperf3 client waits for its connection to be answered (three tries of its
+SYN): a pair behind a firewall that drops it fails then, "Connection timed out"."""
 
 
 def tool_versions() -> dict[str, str | None]:
@@ -102,6 +106,26 @@ def iperf3_authenticates() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return "authentication" in text
+
+
+@lru_cache(maxsize=1)
+def iperf3_connect_timeout() -> bool:
+    """Whether this host's iperf3 takes ``--connect-timeout`` (3.6 and later).
+
+    Examples
+    --------
+    >>> isinstance(iperf3_connect_timeout(), bool)
+    True
+    """
+    path = shutil.which(TOOLS["iperf3"])
+    if path is None:
+        return False
+    try:
+        text = subprocess.run([path, "--help"], capture_output=True, text=True,
+                              timeout=5).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--connect-timeout" in text
 
 
 def _listening(pid: int, port: int) -> bool:
@@ -201,7 +225,9 @@ class Prober:
             argv = iperf3_client(self.address, dst, port, duration=duration,
                                  parallel=int(command.get("parallel", 1)), omit=omit,
                                  user=self.user, public_key=self._keys("public.pem"),
-                                 reverse=bool(command.get("reverse", False)))
+                                 reverse=bool(command.get("reverse", False)),
+                                 connect_timeout=CONNECT_TIMEOUT if iperf3_connect_timeout()
+                                 else None)
             timeout = duration + omit + 20
             output = None
         else:

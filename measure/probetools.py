@@ -191,14 +191,17 @@ def iperf3_server(address: str, port: int, *, one_off: bool = False,
 
 def iperf3_client(source: str, destination: str, port: int, *, duration: int = 10,
                   parallel: int = 1, omit: int = 0, user: str | None = None,
-                  public_key: str | None = None, reverse: bool = False) -> list[str]:
+                  public_key: str | None = None, reverse: bool = False,
+                  connect_timeout: float | None = None) -> list[str]:
     """An iperf3 client test from ``source`` to ``destination``, JSON output.
 
     ``duration`` and ``omit`` are whole seconds: iperf3 reads ``-t 0.5`` as
     ``-t 0``, which means "run for ever".  With ``user`` and ``public_key``
     (the run's :class:`Credentials`; the password goes in the environment
     variable ``IPERF3_PASSWORD``, never on the command line) the client
-    authenticates to its server.
+    authenticates to its server.  ``connect_timeout`` (seconds; iperf3 3.6 and
+    later) ends a test whose connection is not answered, as behind a firewall
+    that drops it: "unable to connect to server: Connection timed out".
 
     Examples
     --------
@@ -208,6 +211,8 @@ def iperf3_client(source: str, destination: str, port: int, *, duration: int = 1
     ['--username', 'run', '--rsa-public-key-path', 'k.pub']
     >>> iperf3_client("10.0.0.1", "10.0.0.2", 5201, reverse=True)[-1]
     '-R'
+    >>> iperf3_client("10.0.0.1", "10.0.0.2", 5201, connect_timeout=5)[-2:]
+    ['--connect-timeout', '5000']
     """
     if int(duration) != duration or duration < 1 or int(omit) != omit or omit < 0:
         raise ParameterError(f"iperf3 takes whole seconds: duration >= 1 and omit >= 0, got "
@@ -219,6 +224,8 @@ def iperf3_client(source: str, destination: str, port: int, *, duration: int = 1
                              "public key")
     if user is not None:
         argv += ["--username", user, "--rsa-public-key-path", str(public_key)]
+    if connect_timeout is not None:
+        argv += ["--connect-timeout", str(max(1, round(connect_timeout * 1000)))]
     return argv + (["-R"] if reverse else [])
 
 

@@ -34,7 +34,7 @@ of the peers that chose it, and runs the thesis's phase 3 (den Burger
   the thief tell its local peers *found-work* (they take it back into
   their labor force).
 
-A peer the network refuses (no route to it: a firewall between the two) is
+A peer the network refuses or does not answer (a firewall between the two) is
 left out, and the pieces come from the others.  A node with every piece
 keeps serving its peers until ``finish``.  A peer
 whose connection breaks takes its pending requests with it: they go back
@@ -80,7 +80,8 @@ ENDGAME_WAIT = 1.0      # s a piece waits on one peer before the end game asks a
 TICK = 0.25             # s between the decision thread's looks at late pieces
 CONNECT_TIMEOUT = 10.0
 REFUSED = (errno.EHOSTUNREACH, errno.ENETUNREACH)
-"""A connection's errors that say the network refuses the pair (a firewall between)."""
+"""A connection's errors that say the network refuses the pair (a firewall between); one
+not answered within :data:`CONNECT_TIMEOUT` (a firewall that drops it) is left out too."""
 HEADER = struct.Struct("!BII")
 HAVE, BITFIELD, DESIRE, REQUEST, PIECE, STEAL, WORK, FOUND_WORK = range(8)
 SETS = (BITFIELD, DESIRE, WORK)
@@ -241,8 +242,8 @@ class SwarmNode:
     # ------------------------------------------------------------- connections
     def connect(self) -> None:
         """Open a connection to every peer the plan has this host choose; leave out a peer
-        the network refuses (:data:`REFUSED`), as a swarm leaves out a peer it cannot
-        reach: the pieces come from the others."""
+        the network refuses (:data:`REFUSED`) or does not answer, as a swarm leaves out a
+        peer it cannot reach: the pieces come from the others."""
         for host, (address, port, local, chosen) in self.peers.items():
             if not chosen:
                 continue
@@ -252,7 +253,7 @@ class SwarmNode:
                 sock.sendall(json.dumps({"run": self.run_id, "peer": self.host}).encode()
                              + b"\n")
             except OSError as exc:
-                if exc.errno in REFUSED:
+                if exc.errno in REFUSED or isinstance(exc, TimeoutError):
                     self.unreachable.append(host)
                     continue
                 raise OSError(f"cannot connect to peer {host} ({address}:{port}): "

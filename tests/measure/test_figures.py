@@ -320,3 +320,48 @@ def test_a_test_whose_flows_did_not_overlap_runs_again(tmp_path: Path, monkeypat
     assert (sides["bytes"] == 2).all() and (sides["window_s"] < 2.1).all()
     alone = frame[frame["kind"] != "out"]   # a flow alone never runs again
     assert set(mesh.attempts[(s, d)] for s, d in zip(alone["src"], alone["dst"])) == {1}
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_pairs_a_firewall_refuses_or_drops_are_dead_links_on_a_testbed(as_root,
+                                                                       tmp_path: Path) -> None:
+    """a-c refused by the testbed (unreachable), b-c dropped silently (a blackhole rule):
+    both dead links in the figures, a-b live."""
+    import random
+    import subprocess
+
+    from measure import testbed
+    from measure.figures import run_figures
+    from measure.transport import ProcessTransport
+    from tomography.model.topology import parse_topology
+
+    topo = parse_topology({
+        "name": "fw", "routers": ["A", "B", "C"],
+        "links": [{"between": ["A", "B"], "capacity": "16Mbit/s", "latency": "1ms"},
+                  {"between": ["B", "C"], "capacity": "16Mbit/s", "latency": "1ms"}],
+        "clusters": [{"name": c, "router": c.upper(), "hosts": 1, "nic": "100Mbit/s"}
+                     for c in "abc"],
+        "unreachable": [["A", "C"]]})
+    name = f"fw{random.randrange(10**4):04d}"
+    bed = testbed.up(topo, name=name)
+    try:
+        drop = [["ip", "-n", testbed.names.prefix(name) + "r-" + r, "rule", "add", "pref", "99",
+                 "from", bed.subnets[r], "to", bed.subnets[o], "blackhole"]
+                for r, o in (("B", "C"), ("C", "B"))]
+        for argv in drop:
+            subprocess.run(argv, check=True)
+        hosts = [(h, a, "") for h, a in bed.addresses.items()]
+        run_figures(hosts, tmp_path, {c: [f"{c}-00"] for c in "abc"}, duration=1,
+                    launch=ProcessTransport(bed.command, name="testbed"))
+    finally:
+        testbed.down(name)
+    frame, _ = read_figures(tmp_path)
+    errors = frame.loc[frame["kind"] == "pair"].set_index(["src", "dst"])["error"]
+    assert "No route to host" in errors[("a-00", "c-00")]
+    assert "Connection timed out" in errors[("b-00", "c-00")]
+    model = from_figures(tmp_path)
+    bw = pd.DataFrame(model.cluster_bandwidth, index=list(model.clusters),
+                      columns=list(model.clusters))
+    assert bw.loc["a", "c"] == bw.loc["c", "a"] == bw.loc["b", "c"] == bw.loc["c", "b"] == 0
+    assert bw.loc["a", "b"] > 1e6 and bw.loc["b", "a"] > 1e6

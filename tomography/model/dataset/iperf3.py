@@ -38,9 +38,11 @@ from tomography.model.topology import MAX_BANDWIDTH
 
 __all__ = ["parse_iperf3", "iperf3_endpoints", "read_iperf3", "import_iperf3", "unreachable"]
 
-UNREACHABLE = ("no route to host", "network is unreachable")
-"""What the system says (``strerror``) when the network refuses a connection: the host
-cannot be reached from the sender at all, as behind a firewall that rejects the pair."""
+UNREACHABLE = ("no route to host", "network is unreachable", "connection timed out")
+"""What the system says (``strerror``) when a connection cannot be made: the network
+refuses it (a firewall that rejects the pair), or nothing answers it (one that drops it;
+the probe agents' iperf3 clients give up after
+:data:`measure.prober.CONNECT_TIMEOUT`)."""
 
 
 def unreachable(error: object) -> bool:
@@ -49,6 +51,8 @@ def unreachable(error: object) -> bool:
     Examples
     --------
     >>> unreachable("unable to connect to server: No route to host")
+    True
+    >>> unreachable("unable to connect to server: Connection timed out")
     True
     >>> unreachable("unable to connect to server: Connection refused"), unreachable(None)
     (False, False)
