@@ -150,7 +150,8 @@ def report(tables, args, seconds: float) -> None:
           end="; ")
     print(f"payload {args.size}.\n")
     print(f"Achieved throughput, median of {args.repeats} (MB/s of 2^20 bytes), predicted in "
-          "parentheses; - where a method cannot plan from that root.\n")
+          "parentheses; - where a method cannot plan from that root; fails where no multicast "
+          "completed (a plan over a pair the network refuses, predicted 0).\n")
     print("| root | " + " | ".join(methods) + " |")
     print("|---|" + "---|" * len(methods))
     findings = {"best": [], "ratio": {}, "fpfr_below_tree": []}
@@ -162,7 +163,8 @@ def report(tables, args, seconds: float) -> None:
                 continue
             r = t.loc[m]
             pred = "" if r.predicted != r.predicted else f" ({r.predicted:.2f})"
-            cells.append(f"{r.achieved:.2f}{pred}")
+            got = "fails" if r.achieved != r.achieved else f"{r.achieved:.2f}"
+            cells.append(f"{got}{pred}")
         print(f"| {site} | " + " | ".join(cells) + " |")
         static = t.loc[[m for m in STATIC if m in t.index]]
         best = static["achieved"].idxmax()
