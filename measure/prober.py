@@ -53,8 +53,8 @@ from measure.agent import (Send, check_address, event_sender, hello_event, host_
 from measure.probetools import (Credentials, iperf3_client, iperf3_server, netpipe_receiver,
                                 netpipe_transmitter)
 
-__all__ = ["TOOLS", "tool_versions", "iperf3_authenticates", "Prober", "serve_probes",
-           "add_arguments", "run"]
+__all__ = ["TOOLS", "tool_versions", "iperf3_authenticates", "iperf3_connect_timeout",
+           "Prober", "serve_probes", "add_arguments", "run"]
 
 TOOLS = {"iperf3": "iperf3", "netpipe": "NPtcp"}  # tool -> program
 LISTEN_TIMEOUT = 5.0  # s for a server to listen
@@ -86,6 +86,18 @@ def tool_versions() -> dict[str, str | None]:
     return out
 
 
+def _iperf3_prints(flag: str) -> str:
+    """What this host's iperf3 prints for ``flag`` (``--version``, ``--help``); "" without
+    iperf3."""
+    path = shutil.which(TOOLS["iperf3"])
+    if path is None:
+        return ""
+    try:
+        return subprocess.run([path, flag], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
 def iperf3_authenticates() -> bool:
     """Whether this host's iperf3 can check a client's credentials (``--username``).
 
@@ -97,15 +109,7 @@ def iperf3_authenticates() -> bool:
     >>> isinstance(iperf3_authenticates(), bool)
     True
     """
-    path = shutil.which(TOOLS["iperf3"])
-    if path is None:
-        return False
-    try:
-        text = subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=5).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "authentication" in text
+    return "authentication" in _iperf3_prints("--version")
 
 
 @lru_cache(maxsize=1)
@@ -117,15 +121,7 @@ def iperf3_connect_timeout() -> bool:
     >>> isinstance(iperf3_connect_timeout(), bool)
     True
     """
-    path = shutil.which(TOOLS["iperf3"])
-    if path is None:
-        return False
-    try:
-        text = subprocess.run([path, "--help"], capture_output=True, text=True,
-                              timeout=5).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--connect-timeout" in text
+    return "--connect-timeout" in _iperf3_prints("--help")
 
 
 def _listening(pid: int, port: int) -> bool:
