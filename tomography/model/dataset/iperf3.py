@@ -46,7 +46,8 @@ the probe agents' iperf3 clients give up after
 
 
 def unreachable(error: object) -> bool:
-    """Whether a test's error says the network refused the connection (the pair is dead).
+    """Whether a test's error says the network refused the connection or left it unanswered
+    (the pair is dead).
 
     Examples
     --------
