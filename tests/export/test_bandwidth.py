@@ -177,6 +177,22 @@ def test_from_probes_missing_concurrent_is_solo(tmp_path):
     assert from_probes(back, clusters_from(back.labels)).cluster_bandwidth[0, 1] == 1e8
 
 
+def test_from_probes_a_pair_the_network_refused_is_a_dead_link():
+    m = with_probes([("h000", "h002", "iperf3", 1e8, 1, "", 1.0),
+                     ("h002", "h000", "iperf3", np.nan, 1, "", np.nan),
+                     ("h001", "h003", "iperf3", np.nan, 1, "", np.nan),
+                     ("h003", "h001", "iperf3", np.nan, 1, "", np.nan)])
+    m.probes["error"] = ["", "unable to connect to server: No route to host",
+                         "unable to connect to server: Connection timed out",
+                         "unable to connect to server: Connection refused"]   # not the network
+    g = from_probes(m, clusters_from(m.labels), host_pairs=True)
+    assert g.host_bandwidth[2, 0] == 0 and g.host_bandwidth[1, 3] == 0
+    assert np.isnan(g.host_bandwidth[3, 1]) and g.host_bandwidth[0, 2] == 1e8
+    assert g.cluster_bandwidth[1, 0] == 0     # g1 -> g0: its one probed pair refused
+    assert "2 host pair(s) the network refused, dead links: h001 -> h003; h002 -> h000" \
+        in g.notes
+
+
 def test_from_probes_errors():
     m = planted_partition(4, 2, iterations=1, seed=0)
     with pytest.raises(TomographyError, match="no probes"):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from tomography.model.dataset import Measurement
+from tomography.model.dataset.iperf3 import unreachable
 from tomography.model.errors import TomographyError
 from tomography.export.bandwidth.clusters import indices, known_clusters, pair_medians
 from tomography.export.bandwidth.model import BandwidthModel, Source
@@ -48,8 +49,10 @@ def from_probes(measurement: Measurement, clusters: Mapping[str, Iterable[str]],
           shared access link, so this is an upper bound;
         * pair bandwidth A -> B: median over host pairs (a host of A sending
           to a host of B) of each pair's median probe; on the diagonal,
-          pairs within the cluster.  Pairs never probed are unknown and
-          listed in the notes;
+          pairs within the cluster.  A host pair whose probes the network
+          refused or left unanswered ("No route to host", "Connection timed
+          out"), and that no probe measured, counts as 0 (a dead link).  Pairs
+          never probed are unknown and listed in the notes;
         * no delays (``probes.csv`` holds none).
 
     Raises
@@ -99,6 +102,16 @@ def from_probes(measurement: Measurement, clusters: Mapping[str, Iterable[str]],
     pair = np.full((n, n), np.nan)
     pair[[index[s] for s, _ in per_pair.index], [index[d] for _, d in per_pair.index]] = \
         per_pair.to_numpy()
+    if "error" in probes:   # a pair the network refused, never measured otherwise: dead
+        refused = probes[probes["error"].map(unreachable) & probes["src"].isin(index)
+                         & probes["dst"].isin(index)]
+        dead = {(index[a], index[b]) for a, b in zip(refused["src"], refused["dst"])
+                if np.isnan(pair[index[a], index[b]])}
+        for a, b in dead:
+            pair[a, b] = 0.0
+        if dead:
+            notes.append(f"{len(dead)} host pair(s) the network refused, dead links: "
+                         + "; ".join(f"{hosts[a]} -> {hosts[b]}" for a, b in sorted(dead)[:3]))
     host_out = _by_host(runs.groupby("src")["bits_per_second"].max(), index)
     host_in = _by_host(runs.groupby("dst")["bits_per_second"].max(), index)
     groups = indices(hosts, pool)
