@@ -849,9 +849,17 @@ def test_state_keeps_the_unreachable_pairs(tmp_path: Path, monkeypatch) -> None:
 
 @pytest.mark.root
 def test_hosts_of_an_unreachable_pair_are_refused_at_once_and_the_others_connect(
-        root_before) -> None:
+        root_before, tmp_path: Path, capsys) -> None:
+    import yaml
+
+    from tomography.cli import main
+
     name = fresh_name()
-    tb = up(parse_topology(THREE), name=name)
+    path = tmp_path / "three.yaml"
+    path.write_text(yaml.safe_dump(THREE))
+    assert main(["testbed", "up", str(path), "--name", name]) == 0
+    assert "unreachable (their routers refuse them): A-C" in capsys.readouterr().out
+    tb = load(name)
     try:
         servers = [start(tb, h, SERVER, a) for h, a in tb.addresses.items()]
         try:

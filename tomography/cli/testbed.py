@@ -70,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
                                     "measured bandwidths will show the CPU, not the topology"))
         if not bed.latency_applied:
             print(f"note: {bed.latency_note}")
+        if bed.topology.unreachable:
+            print("unreachable (their routers refuse them): "
+                  + ", ".join(f"{a}-{b}" for a, b in bed.topology.unreachable))
         print(f"run a command on a host: ip netns exec {next(iter(bed.hosts.values()))} ...")
     elif args.action == "down":
         from measure.testbed.claims import describe
