@@ -205,6 +205,7 @@ def test_the_cli_runs_every_planner_and_prints_the_table(tmp_path: Path, capsys)
     for method in ("balanced", "chain-clusters", "flat"):
         assert any(line.split()[:1] == [method] for line in out.splitlines()), out
     assert runs.set_index("method").loc["flat", "streams"] == 2   # two hosts side by side
+    assert "trees sent unpaced" not in out   # no FPFR: no word on unpaced trees
     chain = pd.read_csv(tmp_path / "mc" / "streams.csv").query("run == 'chain-clusters-0'")
     assert dict(zip(chain["receiver"], chain["parent"])) == {"h00": "h01", "h02": "h00",
                                                             "h03": "h02"}
@@ -444,6 +445,24 @@ def test_a_leaf_that_hangs_with_its_data_in_its_buffers_is_found_and_killed(
 
 
 @pytest.mark.slow
+def test_the_table_says_what_fpfrs_prediction_assumes(tmp_path: Path) -> None:
+    from tomography.cli.multicast import multicast_table
+
+    from tomography.planning import Network, plan
+    from tomography.planning.delivery import delivery_of_plan
+
+    hosts = local_hosts(4, first=150)
+    names = sorted(hosts["host"])
+    net = Network(names, [10] * 4, [10] * 4,
+                  [[0, 4, 1, 4], [4, 0, 4, 4], [1, 4, 0, 4], [4, 4, 4, 0]])
+    fpfr = delivery_of_plan(plan(net, names[0], "fpfr"), net, size=MiB, unit_bytes=MiB / 4)
+    assert len(fpfr.streams) > 1
+    run_multicasts(hosts, [fpfr], tmp_path / "mc")
+    table = multicast_table(tmp_path / "mc")
+    assert f"fpfr: {len(fpfr.streams)} trees sent unpaced" in table, table
+    assert "the slowest sets the time" in table
+
+
 def test_every_method_delivers_every_byte(tmp_path: Path) -> None:
     from tomography.cli.multicast import ALL_METHODS
 

@@ -44,7 +44,8 @@ from tomography.planning.network import Network
 from tomography.planning.trees import Tree
 from tomography.model.units import listed
 
-__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "split_payload", "parallel_hosts",
+__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "UNPACED_TREES", "split_payload",
+           "parallel_hosts",
            "delivery_of_plan",
            "chain_delivery", "cluster_order", "chain_prediction"]
 
@@ -52,6 +53,11 @@ SHAPED_METHODS = ("balanced", "exact")
 """The planners whose trees' rates are shaped by the senders (den Burger et al. 2005) when
 they send over several trees; the others send each tree as fast as TCP goes, as the papers
 ran them."""
+
+UNPACED_TREES = ("fpfr",)
+"""The planners that send several trees as fast as TCP goes, the payload split among them in
+advance: their prediction is the trees' fair shares of TCP, which trees that compete do not
+keep (the slowest sets the time)."""
 
 
 @dataclass(frozen=True)
