@@ -136,6 +136,7 @@ def test_plan_gridlab(capsys) -> None:
     rows = {line.split()[0]: line for line in out.splitlines()[3:11] if line.strip()}
     assert "dead links" in rows["flat"]           # n0 cannot reach four sites directly
     assert "trees of exact" in out or "trees of balanced" in out
+    assert "fpfr: " in out and "trees sent unpaced" in out   # what its prediction assumes
     code, out, _ = run(capsys, "plan", GRIDLAB, "--root", "n0", "--method", "balanced",
                        "--format", "json", "--max-nodes", "8")
     plan = json.loads(out)["methods"][0]

@@ -501,7 +501,7 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
     """The table of a multicast dataset: method, predicted, achieved (median, range), ratio."""
     from tomography.model.dataset.multicast import summary_table
     from tomography.model.dataset.multicast import read_multicasts
-    from tomography.planning.delivery import UNPACED_TREES
+    from tomography.planning.delivery import unpaced_note
 
     meta, runs, _ = read_multicasts(output)
     table = summary_table(runs, unit_bytes=unit_bytes,
@@ -527,10 +527,7 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
         lines += ["", "  lower bound: planned over rates the broadcasts reached, not what the "
                   "links carry;", "  measure the figures (tomography measure figures) for a "
                   "forecast"]
-    unpaced = {m: len(p["streams"]) for m, p in meta.get("plans", {}).items()
-               if m in UNPACED_TREES and len(p.get("streams", [])) > 1}
-    for method, trees in sorted(unpaced.items()):
-        lines += ["", f"  {method}: {trees} trees sent unpaced, the payload split among them in "
-                  "advance; its prediction", "  assumes each gets its fair share of TCP: where "
-                  "they compete, the slowest sets the time"]
+    for method, p in sorted(meta.get("plans", {}).items()):
+        note = unpaced_note(method, len(p.get("streams", [])))
+        lines += ["", *(f"  {line}" for line in note)] if note else []
     return "\n".join(lines)

@@ -103,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     """Plan a multicast over a Gauge file with one or every planner and print the throughputs."""
     from tomography.export.gauge import gauge_to_network
     from tomography.planning import METHODS, compare, plan
+    from tomography.planning.delivery import unpaced_note
 
     model = _read_gauge_arg(args.gauge)
     net = gauge_to_network(model, args.level, unit=args.unit)
@@ -148,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
         value = "-" if r.throughput != r.throughput else f"{r.throughput:.4g}"
         ms = "-" if r.seconds != r.seconds else f"{r.seconds * 1e3:.2f}"
         lines.append(f"  {r.method:<15} {value:>11} {r.trees:>6} {ms:>9}  {r.note}")
+    for p in plans.values():
+        note = unpaced_note(p.method, len(p.trees))
+        lines += ["", *(f"  {line}" for line in note)] if note else []
     best = max(plans.values(), key=lambda p: p.throughput, default=None)
     if best is not None:
         lines += ["", f"trees of {best.method} ({best.throughput:.4g} {unit}):"]

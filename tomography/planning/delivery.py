@@ -44,8 +44,8 @@ from tomography.planning.network import Network
 from tomography.planning.trees import Tree
 from tomography.model.units import listed
 
-__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "UNPACED_TREES", "split_payload",
-           "parallel_hosts",
+__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "UNPACED_TREES", "unpaced_note",
+           "split_payload", "parallel_hosts",
            "delivery_of_plan",
            "chain_delivery", "cluster_order", "chain_prediction"]
 
@@ -58,6 +58,25 @@ UNPACED_TREES = ("fpfr",)
 """The planners that send several trees as fast as TCP goes, the payload split among them in
 advance: their prediction is the trees' fair shares of TCP, which trees that compete do not
 keep (the slowest sets the time)."""
+
+
+def unpaced_note(method: str, trees: int) -> list[str]:
+    """What the prediction of a plan of several unpaced trees assumes, as lines of a table's
+    notes; none for any other plan.
+
+    Examples
+    --------
+    >>> print("\\n".join(unpaced_note("fpfr", 3)))
+    fpfr: 3 trees sent unpaced, the payload split among them in advance; its prediction
+    assumes each gets its fair share of TCP: where they compete, the slowest sets the time
+    >>> unpaced_note("balanced", 3), unpaced_note("fpfr", 1)
+    ([], [])
+    """
+    if method not in UNPACED_TREES or trees < 2:
+        return []
+    return [f"{method}: {trees} trees sent unpaced, the payload split among them in advance; "
+            "its prediction", "assumes each gets its fair share of TCP: where they compete, "
+            "the slowest sets the time"]
 
 
 @dataclass(frozen=True)
