@@ -461,6 +461,9 @@ def test_the_table_says_what_fpfrs_prediction_assumes(tmp_path: Path) -> None:
     table = multicast_table(tmp_path / "mc")
     assert f"fpfr: {len(fpfr.streams)} trees sent unpaced" in table, table
     assert "the slowest sets the time" in table
+    from tomography.report.sections import _multicasts   # the report's section says it too
+
+    assert f"fpfr: {len(fpfr.streams)} trees sent unpaced" in _multicasts(tmp_path / "mc", 20)
 
 
 def test_every_method_delivers_every_byte(tmp_path: Path) -> None:

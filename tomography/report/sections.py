@@ -486,6 +486,7 @@ def _probes(a: Analysis, max_rows: int) -> str:
 def _multicasts(where: Path, max_rows: int) -> str:
     from tomography.model.dataset.multicast import summary_table
     from tomography.model.dataset.multicast import read_multicasts
+    from tomography.planning.delivery import unpaced_note
 
     meta, runs, _ = read_multicasts(where)     # every file checked: errors name the file
     table = summary_table(runs, basis={m: p.get("basis", "") for m, p in
@@ -495,4 +496,7 @@ def _multicasts(where: Path, max_rows: int) -> str:
             "throughputs in MiB/s, best achieved first. <i>basis</i>: what each prediction "
             "rests on: <i>measured</i> figures, the <i>topology</i>'s model values, or a "
             "<i>lower bound</i> (rates the broadcasts reached: not a forecast).</p>")
-    return head + _frame_table(table.round(3), max_rows, what="methods")
+    notes = "".join(f"<p>{_e(' '.join(note))}</p>" for note in
+                    (unpaced_note(m, len(p.get("streams", [])))
+                     for m, p in sorted(meta.get("plans", {}).items())) if note)
+    return head + _frame_table(table.round(3), max_rows, what="methods") + notes
