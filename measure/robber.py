@@ -217,7 +217,6 @@ class SwarmNode:
                 self.have |= held
                 self.work &= ~held
         self.links: dict[str, _Link] = {}
-        self.unreachable: list[str] = []     # chosen peers the network refused
         self.labor: set[str] = set()
         self.received: dict[str, int] = {}   # bytes of pieces from each peer
         self.stealing: str | None = None
@@ -254,7 +253,6 @@ class SwarmNode:
                              + b"\n")
             except OSError as exc:
                 if exc.errno in REFUSED or isinstance(exc, TimeoutError):
-                    self.unreachable.append(host)
                     continue
                 raise OSError(f"cannot connect to peer {host} ({address}:{port}): "
                               f"{exc.strerror or exc}") from None
