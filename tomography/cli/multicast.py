@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -528,6 +529,7 @@ def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s"
                   "links carry;", "  measure the figures (tomography measure figures) for a "
                   "forecast"]
     for method, p in sorted(meta.get("plans", {}).items()):
-        note = unpaced_note(method, len(p.get("streams", [])))
-        lines += ["", *(f"  {line}" for line in note)] if note else []
+        if note := unpaced_note(method, len(p.get("streams", []))):
+            lines += ["", *textwrap.wrap(note, 90, initial_indent="  ",
+                                         subsequent_indent="  ")]
     return "\n".join(lines)

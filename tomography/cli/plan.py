@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from typing import Any
 
 from tomography.cli.common import add_format_option, emit, positive_int, say
@@ -150,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
         ms = "-" if r.seconds != r.seconds else f"{r.seconds * 1e3:.2f}"
         lines.append(f"  {r.method:<15} {value:>11} {r.trees:>6} {ms:>9}  {r.note}")
     for p in plans.values():
-        note = unpaced_note(p.method, len(p.trees))
-        lines += ["", *(f"  {line}" for line in note)] if note else []
+        if note := unpaced_note(p.method, len(p.trees)):
+            lines += ["", *textwrap.wrap(note, 90, initial_indent="  ", subsequent_indent="  ")]
     best = max(plans.values(), key=lambda p: p.throughput, default=None)
     if best is not None:
         lines += ["", f"trees of {best.method} ({best.throughput:.4g} {unit}):"]

@@ -60,23 +60,22 @@ advance: their prediction is the trees' fair shares of TCP, which trees that com
 keep (the slowest sets the time)."""
 
 
-def unpaced_note(method: str, trees: int) -> list[str]:
-    """What the prediction of a plan of several unpaced trees assumes, as lines of a table's
-    notes; none for any other plan.
+def unpaced_note(method: str, trees: int) -> str:
+    """What the prediction of a plan of several unpaced trees assumes, for a table's notes;
+    "" for any other plan.
 
     Examples
     --------
-    >>> print("\\n".join(unpaced_note("fpfr", 3)))
-    fpfr: 3 trees sent unpaced, the payload split among them in advance; its prediction
-    assumes each gets its fair share of TCP: where they compete, the slowest sets the time
+    >>> unpaced_note("fpfr", 3).split(";")[0]
+    'fpfr: 3 trees sent unpaced, the payload split among them in advance'
     >>> unpaced_note("balanced", 3), unpaced_note("fpfr", 1)
-    ([], [])
+    ('', '')
     """
     if method not in UNPACED_TREES or trees < 2:
-        return []
-    return [f"{method}: {trees} trees sent unpaced, the payload split among them in advance; "
-            "its prediction", "assumes each gets its fair share of TCP: where they compete, "
-            "the slowest sets the time"]
+        return ""
+    return (f"{method}: {trees} trees sent unpaced, the payload split among them in advance; "
+            "its prediction assumes each gets its fair share of TCP: where they compete, the "
+            "slowest sets the time")
 
 
 @dataclass(frozen=True)

@@ -496,7 +496,7 @@ def _multicasts(where: Path, max_rows: int) -> str:
             "throughputs in MiB/s, best achieved first. <i>basis</i>: what each prediction "
             "rests on: <i>measured</i> figures, the <i>topology</i>'s model values, or a "
             "<i>lower bound</i> (rates the broadcasts reached: not a forecast).</p>")
-    notes = "".join(f"<p>{_e(' '.join(note))}</p>" for note in
+    notes = "".join(f"<p>{_e(note)}</p>" for note in
                     (unpaced_note(m, len(p.get("streams", [])))
                      for m, p in sorted(meta.get("plans", {}).items())) if note)
     return head + _frame_table(table.round(3), max_rows, what="methods") + notes
