@@ -51,14 +51,12 @@ sending to and why (the connection broke, or a child took no data for
 to their children as it arrives, so the stream is pipelined down the tree.
 
 A dealt multicast (``prepare`` carries ``"deal": {"size": n, "chunk": c}``)
-keeps no stream to its byte range: the root deals the payload in chunks of
-``c`` bytes, each stream taking its own range's chunks as it can send them,
-then the last chunks of the range with the most left (:class:`_Dealer`).
-Every chunk travels as a frame (its offset and length, 12 bytes, then its
-bytes), which interior hosts forward whole.  Its streams hold little ahead
-of their slowest child (two frames queued, ``TCP_NOTSENT_LOWAT`` in the
-kernel), so the chunks a starved stream has not taken are left to the
-others, and no stream ends long after them.  Each
+sends no byte ranges: the root deals the payload in chunks of ``c`` bytes,
+each to the first of its streams ready for one, and every chunk travels as
+a frame (its offset and length, 12 bytes, then its bytes), which interior
+hosts forward whole.  Its streams hold little ahead of their slowest child
+(two frames queued, ``TCP_NOTSENT_LOWAT`` in the kernel), so a stream TCP
+starves takes few chunks and no stream ends long after the others.  Each
 receiver puts the chunks in place and, with its last stream's report, gives
 the digest of the whole payload (``payload_digest``).
 
@@ -268,44 +266,28 @@ class _Children:
 
 
 class _Dealer:
-    """The root's chunks of a dealt multicast: each stream takes its planned share's chunks in
-    order, then steals from the end of the share with the most left.
-
-    A stream the network favours thus carries more than its share, and one
-    it starves less, but none takes more than it can send: a stream takes a
-    chunk only when its children have room for one.
-
-    Parameters
-    ----------
-    shares : dict
-        Stream -> ``(offset, length)`` of its planned share of the payload.
-    chunk : int
-        Bytes of a chunk.
+    """The root's chunks of a dealt multicast, each handed to the first stream that asks.
 
     Examples
     --------
-    >>> d = _Dealer({0: (0, 40_000), 1: (40_000, 20_000)}, 16_384)
-    >>> [d.take(1) for _ in range(4)]   # its own two chunks, then the end of stream 0's
-    [(40000, 16384), (56384, 3616), (32768, 7232), (16384, 16384)]
-    >>> d.take(0), d.take(0)
-    ((0, 16384), None)
+    >>> d = _Dealer(40_000, 16_384)
+    >>> [d.take() for _ in range(4)]
+    [(0, 16384), (16384, 16384), (32768, 7232), None]
     """
 
-    def __init__(self, shares: dict[int, tuple[int, int]], chunk: int) -> None:
-        self.left = {k: [(at, min(chunk, offset + length - at))
-                         for at in range(offset + length - 1 - (length - 1) % chunk,
-                                         offset - 1, -chunk)]
-                     for k, (offset, length) in shares.items()}   # last chunk first
+    def __init__(self, size: int, chunk: int) -> None:
+        self.size, self.chunk = size, chunk
+        self.next = 0
         self.lock = threading.Lock()
 
-    def take(self, stream: int) -> tuple[int, int] | None:
-        """The next chunk's offset and length for ``stream``; None once all are dealt."""
+    def take(self) -> tuple[int, int] | None:
+        """The next chunk's offset and length; None once all are dealt."""
         with self.lock:
-            own = self.left.get(stream)
-            if own:
-                return own.pop()
-            most = max(self.left.values(), key=len, default=None)
-            return most.pop(0) if most else None
+            if self.next >= self.size:
+                return None
+            offset = self.next
+            self.next = min(self.size, offset + self.chunk)
+            return offset, self.next - offset
 
 
 def _read_exactly(conn: socket.socket, view: memoryview) -> int:
@@ -440,8 +422,7 @@ class Multicaster:
                          if deal else None)
             self.ended = 0
             if self.deal is not None and any(s["parent"] is None for s in streams.values()):
-                self.dealer = _Dealer({k: (int(s["offset"]), int(s["length"]))
-                                       for k, s in streams.items()}, self.deal["chunk"])
+                self.dealer = _Dealer(self.deal["size"], self.deal["chunk"])
             elif self.deal is not None and self.staging is None:
                 self.assembly = bytearray(self.deal["size"])
         return {"event": "prepared", "run": self.run_id}
@@ -515,7 +496,7 @@ class Multicaster:
             if children is None:
                 raise OSError("not connected")
             framed = self.dealer is not None
-            for piece in self._dealt(k) if framed else \
+            for piece in self._dealt() if framed else \
                     self._chunks(int(s["offset"]), int(s["length"])):
                 children.send(piece)
                 count += len(piece) - (FRAME.size if framed else 0)
@@ -530,10 +511,10 @@ class Multicaster:
                    "start": start, "end": time.time(), "error": error,
                    "dropped": children.dropped if children is not None else {}})
 
-    def _dealt(self, k: int) -> Iterator[bytes]:
-        """The frames of the chunks stream ``k`` takes from the dealer, one taken at a time."""
+    def _dealt(self) -> Iterator[bytes]:
+        """The frames of the chunks this stream takes from the dealer, one taken at a time."""
         dealer = self.dealer
-        while dealer is not None and (taken := dealer.take(k)) is not None:
+        while dealer is not None and (taken := dealer.take()) is not None:
             offset, length = taken
             yield FRAME.pack(offset, length) + b"".join(self._chunks(offset, length))
 

@@ -444,11 +444,12 @@ def test_a_leaf_that_hangs_with_its_data_in_its_buffers_is_found_and_killed(
     assert "hung" in " ".join(result.notes) or "dropped" in " ".join(result.notes)
 
 
-def test_a_dealt_delivery_lets_a_fast_stream_take_a_slow_ones_chunks(tmp_path: Path) -> None:
+def test_a_dealt_delivery_gives_the_chunks_to_the_stream_that_takes_them(tmp_path: Path
+                                                                        ) -> None:
     hosts = local_hosts(4, first=160)
     names = list(hosts["host"])
     # two trees planned half and half, one held to 1 MiB/s: split in advance, it would
-    # carry its 4 MiB for 4 s; dealt, the fast tree takes its share, then the slow one's
+    # carry its 4 MiB for 4 s; dealt, the fast tree takes nearly every chunk
     two = Delivery("two-trees", "h00", names, 8 * MiB + 5, [
         Stream(0, 0, 4 * MiB, 0.0, {"h01": "h00", "h02": "h01", "h03": "h02"}),
         Stream(1, 4 * MiB, 4 * MiB + 5, MiB, {"h03": "h00", "h02": "h03", "h01": "h00"})],
@@ -506,7 +507,7 @@ def test_the_table_says_what_fpfrs_prediction_assumes(tmp_path: Path) -> None:
     run_multicasts(hosts, [fpfr], tmp_path / "mc")
     table = multicast_table(tmp_path / "mc")
     assert f"fpfr: {len(fpfr.streams)} trees sent unpaced" in table, table
-    assert "a tree that is done taking chunks from the others" in table
+    assert "the root dealing chunks to each as it takes them" in table
     from tomography.report.sections import _multicasts   # the report's section says it too
 
     assert f"fpfr: {len(fpfr.streams)} trees sent unpaced" in _multicasts(tmp_path / "mc", 20)

@@ -18,11 +18,10 @@ their names (how Kascade broadcasts on Grid'5000), or cluster after cluster,
 each next cluster the one the last reaches best.
 
 Rates are in bytes per second; a rate of 0 means "as fast as TCP goes"
-(no pacing).  Trees sent unpaced do not keep to their shares: the root
-*deals* the payload's chunks (:attr:`Delivery.dealt`), each tree taking the
-chunks of its own share as it can send them, then the last chunks of the
-share with the most left, so the trees TCP favours carry more and all end
-near together (FPFR multicasts "in fixed-size chunks using all trees").
+(no pacing).  Trees sent unpaced are not given their shares in advance: the
+root *deals* the payload's chunks to them as each takes the next
+(:attr:`Delivery.dealt`), so the trees TCP favours carry more and all end
+together, as FPFR multicasts "in fixed-size chunks using all trees".
 
 Examples
 --------
@@ -62,8 +61,8 @@ DEAL_CHUNK = 1 << 14
 """Bytes of the chunks a root deals to the streams of a dealt delivery (BitTorrent's block)."""
 
 UNPACED_TREES = ("fpfr",)
-"""The planners that send several trees as fast as TCP goes, a tree that is done taking chunks
-from the others (:attr:`Delivery.dealt`): their prediction is the trees' fair shares of TCP."""
+"""The planners that send several trees as fast as TCP goes, the root dealing the payload's
+chunks to each tree as it takes them: their prediction is the trees' fair shares of TCP."""
 
 
 def unpaced_note(method: str, trees: int) -> str:
@@ -73,14 +72,14 @@ def unpaced_note(method: str, trees: int) -> str:
     Examples
     --------
     >>> unpaced_note("fpfr", 3).split(";")[0]
-    'fpfr: 3 trees sent unpaced, a tree that is done taking chunks from the others'
+    'fpfr: 3 trees sent unpaced, the root dealing chunks to each as it takes them'
     >>> unpaced_note("balanced", 3), unpaced_note("fpfr", 1)
     ('', '')
     """
     if method not in UNPACED_TREES or trees < 2:
         return ""
-    return (f"{method}: {trees} trees sent unpaced, a tree that is done taking chunks "
-            "from the others; its prediction assumes each tree gets its fair share of TCP")
+    return (f"{method}: {trees} trees sent unpaced, the root dealing chunks to each as it "
+            "takes them; its prediction assumes each tree gets its fair share of TCP")
 
 
 @dataclass(frozen=True)
@@ -160,11 +159,11 @@ class Delivery:
         ``"topology"``'s model values, or a ``"lower bound"`` (rates the
         broadcasts reached); ``""`` without a prediction.
     dealt : bool
-        The root deals the payload in chunks of :data:`DEAL_CHUNK` bytes: a
-        stream takes its own share's chunks as it can send them, then steals
-        the last chunks of the share with the most left.  Set for two
-        streams or more, none paced (a paced stream keeps its share, a
-        stream as fast as TCP goes takes what it can).
+        The root deals the payload in chunks of :data:`DEAL_CHUNK` bytes to
+        the streams, each chunk to the first stream ready for one, instead
+        of sending each stream its byte range; set for two streams or more,
+        none paced (a paced stream keeps its share, a stream as fast as TCP
+        goes takes what it can).
     """
 
     method: str
