@@ -57,7 +57,7 @@ from measure.transport import Launcher, Transport, local
 from tomography.model.dataset.multicast import MulticastWriter, prepare_output, summary_table
 from tomography.model.errors import ParameterError
 from tomography.model.units import listed
-from tomography.planning.delivery import DEAL_CHUNK, Delivery
+from tomography.planning.delivery import Delivery
 from tomography.planning.swarms import SwarmPlan
 
 __all__ = ["BITTORRENT", "MulticastResult", "MulticastSummary", "method_order",
@@ -273,9 +273,7 @@ def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int,
     run_id = f"{delivery.method}-{repeat}"
     out = _launch(
         group, delivery.hosts, delivery.root, run_id,
-        lambda h: {"seed": seed, "pacing": pacing, "streams": _parts(delivery, h, group),
-                   **({"deal": {"size": delivery.size, "chunk": DEAL_CHUNK}}
-                      if delivery.dealt else {})},
+        lambda h: {"seed": seed, "pacing": pacing, "streams": _parts(delivery, h, group)},
         [delivery.root], {(h, s.index) for s in delivery.streams for h in delivery.hosts},
         stall=stall, time_limit=time_limit, files=files)
     digest = files.digest if files is not None else partial(payload_digest, seed)
@@ -397,13 +395,7 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
     go, reports, failed, notes = out.go, out.reports, out.failed, out.notes
     common = {"run": run_id, "method": delivery.method, "repeat": repeat}
     receivers, streams = [], []
-    if delivery.dealt:   # each stream's bytes are what the root dealt it; the payload is whole
-        whole = digest(0, delivery.size)
-        length = {s.index: int(reports.get((delivery.root, s.index), {}).get("bytes", 0))
-                  for s in delivery.streams}
-    else:
-        length = {s.index: s.length for s in delivery.streams}
-        expected = {s.index: digest(s.offset, s.length) for s in delivery.streams}
+    expected = {s.index: digest(s.offset, s.length) for s in delivery.streams}
     lasts = []
     for h in delivery.hosts:
         if h == delivery.root:
@@ -413,7 +405,7 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
         for s in delivery.streams:
             report = reports.get((h, s.index))
             row = {**common, "stream": s.index, "receiver": h, "parent": s.parent[h],
-                   "bytes": 0, "expected_bytes": length[s.index], "digest_ok": False,
+                   "bytes": 0, "expected_bytes": s.length, "digest_ok": False,
                    "first_s": float("nan"), "last_s": float("nan"), "rate_Bps": float("nan"),
                    "target_Bps": s.rate or float("nan"), "error": ""}
             parent = s.parent[h]
@@ -423,9 +415,8 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
                 row["error"] = failed.get(h) or upstream or "no report"
             else:
                 row["bytes"] = int(report["bytes"])
-                row["digest_ok"] = row["bytes"] == length[s.index] and (
-                    not report.get("error") if delivery.dealt
-                    else report.get("digest") == expected[s.index])
+                row["digest_ok"] = (row["bytes"] == s.length
+                                    and report.get("digest") == expected[s.index])
                 row["error"] = report.get("error") or ""
                 if report.get("first") is not None:
                     row["first_s"] = float(report["first"]) - shift - go
@@ -436,20 +427,15 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
                     row["rate_Bps"] = after / span if span > 0 and after > 0 else float("nan")
                     firsts.append(row["first_s"])
                     host_lasts.append(row["last_s"])
-                if row["bytes"] < length[s.index] and not row["error"]:
+                if row["bytes"] < s.length and not row["error"]:
                     row["error"] = (failed.get(h) or upstream
-                                    or f"{row['bytes']} of {length[s.index]} bytes: the "
-                                    "stream ended short")
+                                    or f"{row['bytes']} of {s.length} bytes: the stream "
+                                    "ended short")
             total += row["bytes"]
             ok = ok and row["digest_ok"]
             if row["error"]:
                 errors.append(f"stream {s.index}: {row['error']}")
             streams.append(row)
-        if delivery.dealt and ok and not any(
-                reports.get((h, s.index), {}).get("payload_digest") == whole
-                for s in delivery.streams):
-            ok = False
-            errors.append("the chunks it received do not make the payload (digest)")
         last = max(host_lasts) if host_lasts else float("nan")
         complete = ok and total == delivery.size and h not in out.unverified
         if h in out.unverified:

@@ -50,16 +50,6 @@ sending to and why (the connection broke, or a child took no data for
 ``stall`` seconds: it died or stopped).  Interior hosts forward each chunk
 to their children as it arrives, so the stream is pipelined down the tree.
 
-A dealt multicast (``prepare`` carries ``"deal": {"size": n, "chunk": c}``)
-sends no byte ranges: the root deals the payload in chunks of ``c`` bytes,
-each to the first of its streams ready for one, and every chunk travels as
-a frame (its offset and length, 12 bytes, then its bytes), which interior
-hosts forward whole.  Its streams hold little ahead of their slowest child
-(two frames queued, ``TCP_NOTSENT_LOWAT`` in the kernel), so a stream TCP
-starves takes few chunks and no stream ends long after the others.  Each
-receiver puts the chunks in place and, with its last stream's report, gives
-the digest of the whole payload (``payload_digest``).
-
 Pacing (``pacing``): ``kernel`` sets ``SO_MAX_PACING_RATE`` on each child's
 connection, and the kernel's TCP pacing (fq, or TCP's own since Linux 4.13)
 spaces the packets at the rate: exact to within a percent, no CPU spent,
@@ -79,7 +69,6 @@ import hashlib
 import json
 import queue
 import socket
-import struct
 import sys
 import threading
 import time
@@ -102,10 +91,6 @@ BLOCK = 1 << 20       # bytes of the pseudo-random block the payload repeats
 CHUNK = 1 << 16       # bytes read, hashed and forwarded at a time
 QUEUE_CHUNKS = 64     # chunks waiting for one child (4 MiB): a child falls this far behind
 SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)   # Linux
-FRAME = struct.Struct("!QI")   # a dealt chunk's offset and length, before its bytes
-DEAL_QUEUE = 2        # frames waiting for one child of a dealt stream
-DEAL_LOWAT = 1 << 15  # unsent bytes a dealt stream's socket holds (TCP_NOTSENT_LOWAT)
-TCP_NOTSENT_LOWAT = getattr(socket, "TCP_NOTSENT_LOWAT", 25)   # Linux
 HEADER_LIMIT = 1024   # bytes of a connection's header line
 HEADER_TIMEOUT = 5.0  # s for a connecting parent to send its header
 CONNECT_TIMEOUT = 10.0
@@ -160,11 +145,10 @@ class _Child(threading.Thread):
     before (a paced child would hold the others back by a chunk's time).
     """
 
-    def __init__(self, host: str, sock: socket.socket, stall: float,
-                 depth: int = QUEUE_CHUNKS) -> None:
+    def __init__(self, host: str, sock: socket.socket, stall: float) -> None:
         super().__init__(daemon=True)
         self.host, self.sock, self.stall = host, sock, stall
-        self.queue: queue.Queue[bytes | memoryview | None] = queue.Queue(maxsize=depth)
+        self.queue: queue.Queue[bytes | memoryview | None] = queue.Queue(maxsize=QUEUE_CHUNKS)
         self.sent = 0
         self.error = ""
         sock.settimeout(stall)
@@ -215,20 +199,16 @@ class _Child(threading.Thread):
 
 
 class _Children:
-    """The connections a host sends one stream on, paced, each dropped when it breaks; a dealt
-    stream's hold little ahead (:data:`DEAL_QUEUE`, :data:`DEAL_LOWAT`)."""
+    """The connections a host sends one stream on, paced, each dropped when it breaks."""
 
     def __init__(self, sockets: dict[str, socket.socket], rate: float, pacing: str,
-                 stall: float, dealt: bool = False) -> None:
+                 stall: float) -> None:
         self.rate, self.pacing, self.stall = rate, pacing, stall
         for sock in sockets.values():
             if rate > 0 and pacing == "kernel":
                 sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE,
                                 int(min(rate, 2**32 - 1)))
-            if dealt:
-                sock.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, DEAL_LOWAT)
-        depth = DEAL_QUEUE if dealt else QUEUE_CHUNKS
-        self.children = {host: _Child(host, sock, stall, depth) for host, sock in sockets.items()}
+        self.children = {host: _Child(host, sock, stall) for host, sock in sockets.items()}
         self.start: float | None = None
         self.count = 0
 
@@ -265,42 +245,6 @@ class _Children:
             child.join(self.stall + 5)
 
 
-class _Dealer:
-    """The root's chunks of a dealt multicast, each handed to the first stream that asks.
-
-    Examples
-    --------
-    >>> d = _Dealer(40_000, 16_384)
-    >>> [d.take() for _ in range(4)]
-    [(0, 16384), (16384, 16384), (32768, 7232), None]
-    """
-
-    def __init__(self, size: int, chunk: int) -> None:
-        self.size, self.chunk = size, chunk
-        self.next = 0
-        self.lock = threading.Lock()
-
-    def take(self) -> tuple[int, int] | None:
-        """The next chunk's offset and length; None once all are dealt."""
-        with self.lock:
-            if self.next >= self.size:
-                return None
-            offset = self.next
-            self.next = min(self.size, offset + self.chunk)
-            return offset, self.next - offset
-
-
-def _read_exactly(conn: socket.socket, view: memoryview) -> int:
-    """Fill ``view`` from ``conn``; the bytes read (fewer at the end of the stream)."""
-    got = 0
-    while got < len(view):
-        n = conn.recv_into(view[got:])
-        if n == 0:
-            break
-        got += n
-    return got
-
-
 class Multicaster:
     """One host's part in multicasts: a listening socket, and the streams of the current run.
 
@@ -333,10 +277,6 @@ class Multicaster:
         self.swarm: SwarmNode | None = None
         self.source: Any = None                # the root's payload of real files
         self.staging: Staging | None = None    # where a receiver's real files arrive
-        self.deal: dict[str, int] | None = None   # a dealt run's size and chunk
-        self.dealer: _Dealer | None = None     # the root's, in a dealt run
-        self.assembly: bytearray | None = None   # a receiver's payload, in a dealt run
-        self.ended = 0                         # the streams a receiver has seen end
         threading.Thread(target=self._accept, daemon=True).start()
 
     # ---------------------------------------------------------------- connections
@@ -410,7 +350,6 @@ class Multicaster:
                 data = bytearray(size)
             self.swarm = SwarmNode({**command["swarm"], "run": command["run"], "seed": seed},
                                    self.address, data, lambda event: self.emit(event), held)
-        deal = command.get("deal")
         with self.lock:
             self.run_id = str(command["run"])
             self.seed = int(command["seed"])
@@ -418,13 +357,6 @@ class Multicaster:
             self.stall = float(command.get("stall", 30.0))
             self.allow = {str(a) for a in command.get("allow", [])}
             self.plan = streams
-            self.deal = ({"size": int(deal["size"]), "chunk": int(deal["chunk"])}
-                         if deal else None)
-            self.ended = 0
-            if self.deal is not None and any(s["parent"] is None for s in streams.values()):
-                self.dealer = _Dealer(self.deal["size"], self.deal["chunk"])
-            elif self.deal is not None and self.staging is None:
-                self.assembly = bytearray(self.deal["size"])
         return {"event": "prepared", "run": self.run_id}
 
     def connect(self) -> dict[str, Any]:
@@ -447,7 +379,7 @@ class Multicaster:
                 sockets[str(host)] = sock
                 self.open.append(sock)
             self.outgoing[k] = _Children(sockets, float(s.get("rate", 0)), self.pacing,
-                                         self.stall, dealt=self.deal is not None)
+                                         self.stall)
         return {"event": "connected", "run": self.run_id}
 
     def go(self) -> None:
@@ -472,7 +404,6 @@ class Multicaster:
         self.source, self.staging = None, None
         with self.lock:
             self.run_id, self.plan, self.allow = None, {}, set()
-            self.deal, self.dealer, self.assembly = None, None, None
             sockets, self.open = self.open, []
             self.incoming, self.outgoing, self.started = {}, {}, set()
         for sock in sockets:
@@ -495,11 +426,9 @@ class Multicaster:
         try:
             if children is None:
                 raise OSError("not connected")
-            framed = self.dealer is not None
-            for piece in self._dealt() if framed else \
-                    self._chunks(int(s["offset"]), int(s["length"])):
+            for piece in self._chunks(int(s["offset"]), int(s["length"])):
                 children.send(piece)
-                count += len(piece) - (FRAME.size if framed else 0)
+                count += len(piece)
                 if not children.live:
                     break
         except OSError as exc:
@@ -510,13 +439,6 @@ class Multicaster:
         self.emit({"event": "sent", "run": run_id, "stream": k, "bytes": count,
                    "start": start, "end": time.time(), "error": error,
                    "dropped": children.dropped if children is not None else {}})
-
-    def _dealt(self) -> Iterator[bytes]:
-        """The frames of the chunks this stream takes from the dealer, one taken at a time."""
-        dealer = self.dealer
-        while dealer is not None and (taken := dealer.take()) is not None:
-            offset, length = taken
-            yield FRAME.pack(offset, length) + b"".join(self._chunks(offset, length))
 
     def _chunks(self, offset: int, length: int) -> Iterator[memoryview]:
         """The root's bytes of one stream: real files', or the synthetic payload's."""
@@ -540,31 +462,33 @@ class Multicaster:
         return {"event": "verified", "run": self.run_id, **staging.finish()}
 
     def _relay(self, run_id: str, k: int, conn: socket.socket) -> None:
-        """Receive one stream, hash it, put it in place and forward each chunk to the
-        children as it comes."""
+        """Receive one stream, hash it and forward each chunk to the children as it comes."""
         with self.lock:
             offset = int(self.plan[k]["offset"]) if k in self.plan else 0
-            staging, deal, assembly = self.staging, self.deal, self.assembly
-        target = staging.buffer if staging is not None else assembly
+            staging = self.staging
         digest = hashlib.blake2b()
+        buffer = bytearray(CHUNK)
+        view = memoryview(buffer)
         first = last = None
         count, first_bytes, error = 0, 0, ""
         children = None
         try:
-            for at, data, forward in (_frames(conn, deal) if deal is not None
-                                      else _reads(conn, offset)):
+            while True:
+                n = conn.recv_into(buffer)
+                if n == 0:
+                    break
                 last = time.time()
                 if first is None:
-                    first, first_bytes = last, len(data)
+                    first, first_bytes = last, n
                     children = self.outgoing.get(k)
-                digest.update(data)
-                if target is not None:
-                    if at + len(data) > len(target):
+                digest.update(view[:n])
+                if staging is not None:
+                    if offset + count + n > len(staging.buffer):
                         raise OSError("the stream is longer than the files")
-                    target[at:at + len(data)] = data
-                count += len(data)
+                    staging.buffer[offset + count:offset + count + n] = view[:n]
+                count += n
                 if children is not None:
-                    children.send(forward)
+                    children.send(bytes(view[:n]))
         except OSError as exc:
             error = f"connection from the parent broke: {exc.strerror or exc}"
         except ValueError:   # the run finished under it: its staging file is closed
@@ -573,46 +497,10 @@ class Multicaster:
             children = children or self.outgoing.get(k)
             if children is not None:
                 children.close()
-        event = {"event": "received", "run": run_id, "stream": k, "bytes": count,
-                 "first_bytes": first_bytes, "digest": digest.hexdigest(), "first": first,
-                 "last": last, "error": error,
-                 "dropped": children.dropped if children is not None else {}}
-        if deal is not None:
-            with self.lock:
-                self.ended += 1
-                whole = self.ended == len(self.plan) and run_id == self.run_id
-            if whole and target is not None:   # the last of its streams: the payload is here
-                try:
-                    event["payload_digest"] = hashlib.blake2b(target).hexdigest()
-                except ValueError:   # the run finished under it
-                    pass
-        self.emit(event)
-
-
-def _reads(conn: socket.socket, offset: int) -> Iterator[tuple[int, memoryview, bytes]]:
-    """A stream's bytes as they come: where they go in the payload, them, what to forward."""
-    buffer = bytearray(CHUNK)
-    view = memoryview(buffer)
-    while (n := conn.recv_into(buffer)) > 0:
-        data = view[:n]
-        yield offset, data, bytes(data)
-        offset += n
-
-
-def _frames(conn: socket.socket, deal: dict[str, int]
-            ) -> Iterator[tuple[int, memoryview, bytes]]:
-    """A dealt stream's chunks, frame by frame: where each goes, its bytes, the frame."""
-    head = bytearray(FRAME.size)
-    buffer = bytearray(deal["chunk"])
-    while (got := _read_exactly(conn, memoryview(head))) > 0:
-        at, n = FRAME.unpack(head) if got == FRAME.size else (0, -1)
-        if not 0 <= n <= deal["chunk"] or at + n > deal["size"]:
-            raise OSError("a frame out of the payload" if n >= 0 else
-                          "the stream ended inside a frame")
-        data = memoryview(buffer)[:n]
-        if _read_exactly(conn, data) < n:
-            raise OSError("the stream ended inside a frame")
-        yield at, data, bytes(head) + bytes(data)
+        self.emit({"event": "received", "run": run_id, "stream": k, "bytes": count,
+                   "first_bytes": first_bytes, "digest": digest.hexdigest(), "first": first,
+                   "last": last, "error": error,
+                   "dropped": children.dropped if children is not None else {}})
 
 
 def add_arguments(parser: argparse._ActionsContainer) -> None:

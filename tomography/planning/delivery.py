@@ -18,10 +18,7 @@ their names (how Kascade broadcasts on Grid'5000), or cluster after cluster,
 each next cluster the one the last reaches best.
 
 Rates are in bytes per second; a rate of 0 means "as fast as TCP goes"
-(no pacing).  Trees sent unpaced are not given their shares in advance: the
-root *deals* the payload's chunks to them as each takes the next
-(:attr:`Delivery.dealt`), so the trees TCP favours carry more and all end
-together, as FPFR multicasts "in fixed-size chunks using all trees".
+(no pacing).
 
 Examples
 --------
@@ -47,7 +44,7 @@ from tomography.planning.network import Network
 from tomography.planning.trees import Tree
 from tomography.model.units import listed
 
-__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "UNPACED_TREES", "DEAL_CHUNK", "unpaced_note",
+__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "UNPACED_TREES", "unpaced_note",
            "split_payload", "parallel_hosts",
            "delivery_of_plan",
            "chain_delivery", "cluster_order", "chain_prediction"]
@@ -57,12 +54,10 @@ SHAPED_METHODS = ("balanced", "exact")
 they send over several trees; the others send each tree as fast as TCP goes, as the papers
 ran them."""
 
-DEAL_CHUNK = 1 << 14
-"""Bytes of the chunks a root deals to the streams of a dealt delivery (BitTorrent's block)."""
-
 UNPACED_TREES = ("fpfr",)
-"""The planners that send several trees as fast as TCP goes, the root dealing the payload's
-chunks to each tree as it takes them: their prediction is the trees' fair shares of TCP."""
+"""The planners that send several trees as fast as TCP goes, the payload split among them in
+advance: their prediction is the trees' fair shares of TCP, which trees that compete do not
+keep (the slowest sets the time)."""
 
 
 def unpaced_note(method: str, trees: int) -> str:
@@ -72,14 +67,15 @@ def unpaced_note(method: str, trees: int) -> str:
     Examples
     --------
     >>> unpaced_note("fpfr", 3).split(";")[0]
-    'fpfr: 3 trees sent unpaced, the root dealing chunks to each as it takes them'
+    'fpfr: 3 trees sent unpaced, the payload split among them in advance'
     >>> unpaced_note("balanced", 3), unpaced_note("fpfr", 1)
     ('', '')
     """
     if method not in UNPACED_TREES or trees < 2:
         return ""
-    return (f"{method}: {trees} trees sent unpaced, the root dealing chunks to each as it "
-            "takes them; its prediction assumes each tree gets its fair share of TCP")
+    return (f"{method}: {trees} trees sent unpaced, the payload split among them in advance; "
+            "its prediction assumes each gets its fair share of TCP: where they compete, the "
+            "slowest sets the time")
 
 
 @dataclass(frozen=True)
@@ -91,8 +87,7 @@ class Stream:
     index : int
         The stream's number in its delivery.
     offset, length : int
-        The bytes of the payload it carries (in a dealt delivery, its planned
-        share: the root deals the chunks as the stream takes them).
+        The bytes of the payload it carries.
     rate : float
         Bytes/s every sender of the stream paces each child's connection to;
         0 for no pacing.
@@ -158,12 +153,6 @@ class Delivery:
         What the prediction rests on: ``"measured"`` figures, the
         ``"topology"``'s model values, or a ``"lower bound"`` (rates the
         broadcasts reached); ``""`` without a prediction.
-    dealt : bool
-        The root deals the payload in chunks of :data:`DEAL_CHUNK` bytes to
-        the streams, each chunk to the first stream ready for one, instead
-        of sending each stream its byte range; set for two streams or more,
-        none paced (a paced stream keeps its share, a stream as fast as TCP
-        goes takes what it can).
     """
 
     method: str
@@ -174,7 +163,6 @@ class Delivery:
     predicted: float = float("nan")
     notes: list[str] = field(default_factory=list)
     basis: str = ""
-    dealt: bool = False
 
     def __post_init__(self) -> None:
         if self.root not in self.hosts:
@@ -210,7 +198,7 @@ class Delivery:
         """
         return {"method": self.method, "root": self.root, "size": self.size,
                 "predicted_Bps": None if self.predicted != self.predicted else self.predicted,
-                "basis": self.basis, "notes": list(self.notes), "dealt": self.dealt,
+                "basis": self.basis, "notes": list(self.notes),
                 "streams": [{"rate": s.rate, "offset": s.offset, "length": s.length,
                              "edges": [list(e) for e in s.edges()]} for s in self.streams]}
 
@@ -424,8 +412,7 @@ def delivery_of_plan(plan: Plan, network: Network, *, size: int, unit_bytes: flo
         notes.append("hosts side by side per cluster, tree by tree: "
                      + ", ".join(map(str, counts)))
     return Delivery(plan.method, root_host, hosts, size, streams,
-                    float(plan.throughput) * unit_bytes, notes,
-                    dealt=len(streams) > 1 and not shaped)
+                    float(plan.throughput) * unit_bytes, notes)
 
 
 def cluster_order(network: Network, root: str) -> list[str]:
