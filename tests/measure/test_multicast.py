@@ -136,14 +136,15 @@ def _run_and_signal(hosts, delivery, out: Path, address: str, sig: int, *, time_
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGSTOP], ids=["killed", "stopped"])
 def test_a_receiver_that_dies_or_stops_ends_its_subtree_and_the_run(tmp_path: Path,
                                                                      sig: int) -> None:
-    hosts = local_hosts(4, first=120)
+    first = 120 if sig == signal.SIGKILL else 124   # the two may run side by side
+    hosts = local_hosts(4, first=first)
     names = list(hosts["host"])
     chain = Delivery("slow-chain", "h00", names, 16 * MiB,
                      [Stream(0, 0, 16 * MiB, 2 * MiB, {"h01": "h00", "h02": "h01",
                                                       "h03": "h00"})])
     started = time.monotonic()
-    run = _run_and_signal(hosts, chain, tmp_path / "mc", "127.0.0.121", sig, time_limit=60,
-                          repeats=2)
+    run = _run_and_signal(hosts, chain, tmp_path / "mc", f"127.0.0.{first + 1}", sig,
+                          time_limit=60, repeats=2)
     assert time.monotonic() - started < 50   # neither the time limit nor a hang
     assert run.results[1].complete   # the next multicast has the agent started afresh
     result = run.results[0]
@@ -431,11 +432,11 @@ def test_bittorrent_alone_and_a_resume_with_another_plan(tmp_path: Path, capsys)
 @pytest.mark.slow
 def test_a_leaf_that_hangs_with_its_data_in_its_buffers_is_found_and_killed(
         tmp_path: Path) -> None:
-    hosts = local_hosts(3, first=160)
+    hosts = local_hosts(3, first=230)   # addresses no other test's agents use: it stops one
     chain = Delivery("paced-chain", "h00", list(hosts["host"]), MiB // 2,
                      [Stream(0, 0, MiB // 2, 128 * 1024, {"h01": "h00", "h02": "h01"})])
     started = time.monotonic()
-    run = _run_and_signal(hosts, chain, tmp_path / "mc", "127.0.0.162", signal.SIGSTOP,
+    run = _run_and_signal(hosts, chain, tmp_path / "mc", "127.0.0.232", signal.SIGSTOP,
                           time_limit=120)
     assert time.monotonic() - started < 40   # found by the watchdog, not the time limit
     result = run.results[0]
