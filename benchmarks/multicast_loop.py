@@ -2,13 +2,15 @@
 
 For each network, from nothing: raise the testbed, run BitTorrent broadcasts
 of ``--measure-size`` until the stop rule holds (``tomography measure
-bittorrent --until-converged``), infer the hierarchy, export its finest level
-as a Gauge file with absolute figures from the broadcasts' own bytes and
-durations (``export --bandwidth broadcasts``: nothing from the topology),
-and multicast ``--size`` bytes from the first host with
+bittorrent --until-converged``), infer the hierarchy, measure the absolute
+figures of its finest level's clusters (``tomography measure figures``: the
+iperf3 tests between cluster representatives that ``multicast --dataset``
+runs by default), and multicast ``--size`` bytes from the first host with
 
-(a) the plans from the *measured* topology: balanced multicasting and the
-    cluster-by-cluster chain;
+(a) the plans from the *measured* topology and its figures: balanced
+    multicasting and the cluster-by-cluster chain; the same over the
+    broadcasts' own rates (``export --bandwidth broadcasts``, lower bounds:
+    ``bounds-``);
 (b) the same plans from the *true* topology file (its clusters, its
     figures);
 (c) the topology-oblivious methods: the root sending to every host (flat),
@@ -99,6 +101,8 @@ def loop(topo, out: Path, args) -> dict:
     from measure.swarm import SwarmParams
     from measure.transport import ProcessTransport
     from cluster.stability import dataset_stop_rule
+    from measure.figures import run_figures
+    from tomography.cli.figures import figure_groups
     from tomography.export.bandwidth import analysis_model
     from tomography.planning.deliveries import deliveries
     from tomography.export.bandwidth import from_topology
@@ -123,11 +127,17 @@ def loop(topo, out: Path, args) -> dict:
             else None
         a = analyze(data, seed=0)
         figures["levels"] = a.hierarchy.depth
-        measured = analysis_model(a, level=1, source="broadcasts")
+        clusters, groups = figure_groups(a.hierarchy, 1)
+        started = time.time()
+        run_figures(hosts, data, clusters, groups, level=1, overwrite=True,
+                    launch=ProcessTransport(bed.command, name="testbed"))
+        figures["figures_s"] = time.time() - started
+        measured = analysis_model(a, level=1, source="figures", dataset=data)
+        bounds = analysis_model(a, level=1, source="broadcasts")
         truth = from_topology(topo, {g.name: g.host_names for g in topo.clusters})
         size = parse_size(args.size)
         plans = []
-        for prefix, model in (("measured", measured), ("true", truth)):
+        for prefix, model in (("measured", measured), ("bounds", bounds), ("true", truth)):
             for d in deliveries(["balanced", "chain-clusters"], names, root, size, model):
                 plans.append(dataclasses.replace(d, method=f"{prefix}-{d.method}"))
         plans += oblivious(names, root, size, seed=1)
@@ -179,14 +189,16 @@ def report(results: list[dict], args, seconds: float) -> None:
         t = f["table"]
         print(f"**{f['network']}**: measured with BitTorrent broadcasts of {args.measure_size} "
               f"until the stop rule held ({f['iterations']} iterations, {f['measure_s']:.0f} s); "
-              f"{f['levels']} level(s) inferred, {f['clusters']} clusters on level 1. "
+              f"{f['levels']} level(s) inferred, {f['clusters']} clusters on level 1; their "
+              f"figures measured in {f['figures_s']:.0f} s. "
               f"Multicasts of {args.size}, median of {args.repeats} (MiB/s):\n")
-        print("| method | predicted | achieved | range | complete |")
-        print("|---|---|---|---|---|")
+        print("| method | predicted | basis | achieved | ach/pred | range | complete |")
+        print("|---|---|---|---|---|---|---|")
         for method, r in t.iterrows():
-            pred = "-" if r.predicted != r.predicted else f"{r.predicted:.2f}"
-            print(f"| {method} | {pred} | {r.achieved:.2f} | {r.low:.2f}-{r.high:.2f} | "
-                  f"{r.complete}/{r.runs} |")
+            pred = f"{r.predicted:.2f}" if r.predicted == r.predicted else "-"
+            ratio = f"{r.ratio:.2f}" if r.ratio == r.ratio else "-"
+            print(f"| {method} | {pred} | {r.basis or '-'} | {r.achieved:.2f} | {ratio} | "
+                  f"{r.low:.2f}-{r.high:.2f} | {r.complete}/{r.runs} |")
         a = t.loc[[m for m in t.index if m.startswith("measured")], "achieved"]
         b = t.loc[[m for m in t.index if m.startswith("true")], "achieved"]
         best = a.max()
@@ -201,7 +213,8 @@ def report(results: list[dict], args, seconds: float) -> None:
                 continue
             other = t.loc[method, "achieved"]
             saved = gib / other - gib / best
-            repay = (f"{f['measure_s'] / saved:.2f} (each saves {saved:.0f} s)" if saved > 1
+            spent = f["measure_s"] + f["figures_s"]
+            repay = (f"{spent / saved:.2f} (each saves {saved:.0f} s)" if saved > 1
                      else "none: as fast")
             print(f"| {method} | {best / other:.2f} | {repay} |")
         print()
