@@ -144,8 +144,9 @@ def loop(topo, out: Path, args) -> dict:
         run_multicasts(hosts, plans, out / "multicasts", launch=ProcessTransport(
             bed.command, name="testbed"), repeats=args.repeats, bittorrent=True, resume=True,
             time_limit=900, meta={"topology": topo.name, "measured_with": str(data)})
-        _, runs, _ = read_multicasts(out / "multicasts")
-        figures["table"] = summary_table(runs).set_index("method")
+        meta, runs, _ = read_multicasts(out / "multicasts")
+        figures["table"] = summary_table(runs, basis={
+            m: p.get("basis", "") for m, p in meta["plans"].items()}).set_index("method")
         figures["clusters"] = len(measured.clusters)
     finally:
         testbed.down("loop")
