@@ -26,7 +26,8 @@ thesis's "exact initial emulated bandwidth values"), the cluster chain,
 MOB and Robber over the four clusters, and BitTorrent; on request
 (``--methods ...,balanced-measured``) balanced over the figures of a
 measurement: BitTorrent broadcasts on the fast network until the stop rule
-holds, the finest level's clusters and the broadcasts' own figures.  Prints, as
+holds, the finest level's clusters and their figures measured on it
+(``tomography measure figures``, as ``multicast --dataset`` does).  Prints, as
 Markdown for ``benchmarks/RESULTS.md``, each method's throughput per
 scenario, its share of its static (fast links) throughput, and the
 balanced plan's prediction (the LP's maximum over the initial figures).
@@ -86,11 +87,14 @@ def scenarios(scale: float, at: float, every: float) -> dict[str, dict]:
 
 
 def _measured(bed, hosts, members: dict[str, list[str]], out: Path):
-    """The fast network measured with BitTorrent broadcasts; the Gauge model of what was found."""
+    """The fast network measured with BitTorrent broadcasts, then its clusters' figures; the
+    Gauge model of what was found."""
     from cluster.stability import dataset_stop_rule
     from measure.coordinator import run_broadcasts
+    from measure.figures import run_figures
     from measure.swarm import SwarmParams
     from measure.transport import ProcessTransport
+    from tomography.cli.figures import figure_groups
     from tomography.export.bandwidth import analysis_model
     from tomography.pipeline import analyze
 
@@ -99,7 +103,11 @@ def _measured(bed, hosts, members: dict[str, list[str]], out: Path):
                    launch=ProcessTransport(bed.command, name="testbed"),
                    params=SwarmParams(time_limit=300), resume=True,
                    stop=dataset_stop_rule(data))
-    model = analysis_model(analyze(data, seed=0), level=1, source="broadcasts")
+    a = analyze(data, seed=0)
+    clusters, groups = figure_groups(a.hierarchy, 1)
+    run_figures(hosts, data, clusters, groups, level=1, overwrite=True,
+                launch=ProcessTransport(bed.command, name="testbed"))
+    model = analysis_model(a, level=1, source="figures", dataset=data)
     print(f"measured: {len(model.clusters)} clusters", file=sys.stderr, flush=True)
     return model
 
@@ -119,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", default="balanced,chain-clusters,mob,robber,bittorrent",
                         help=f"comma-separated, among {', '.join(METHODS)} (all but "
                              "balanced-measured, which first measures the fast network with "
-                             "BitTorrent broadcasts until the stop rule holds and plans over "
-                             "the figures the broadcasts give)")
+                             "BitTorrent broadcasts until the stop rule holds, then its "
+                             "clusters' figures, and plans over them)")
     parser.add_argument("--scenarios", default="all",
                         help="comma-separated scenario numbers 1-5 (all)")
     parser.add_argument("--repeats", type=int, default=1,
