@@ -242,7 +242,7 @@ def _figures_wanted(args: argparse.Namespace, a: Any) -> bool:
     """Whether ``--dataset`` lacks the figures its plan needs, which are then measured on
     the run's hosts first: ``--bandwidth figures``, or ``auto`` on a dataset with neither
     figures for the clusters planned over nor probes."""
-    from tomography.cli.figures import figure_groups
+    from tomography.export.bandwidth import figure_groups
     from tomography.export.bandwidth import has_figures
 
     if args.bandwidth not in ("auto", "figures") or args.probes is not None:

@@ -28,7 +28,8 @@ unit they write.  ``NaN`` means unknown; ``0`` means a dead link.
 module              holds
 ==================  ===============================================================
 ``model``           :class:`BandwidthModel`, :class:`Source`, the kinds of figure
-``clusters``        :func:`clusters_from` a result; cluster figures from host pairs
+``clusters``        :func:`clusters_from` a result; :func:`figure_groups` the clusters and
+                    groups the figures are measured for; cluster figures from host pairs
 ``topology_model``  :func:`from_topology`
 ``probes``          :func:`from_probes`
 ``figures``         :func:`from_figures`
@@ -42,7 +43,7 @@ Every public name is importable from ``tomography.export.bandwidth`` itself.
 from __future__ import annotations
 
 from tomography.export.bandwidth.broadcasts import from_broadcasts
-from tomography.export.bandwidth.clusters import clusters_from
+from tomography.export.bandwidth.clusters import clusters_from, figure_groups
 from tomography.export.bandwidth.model import BASIS, FIGURES, SOURCE_KINDS, BandwidthModel, Source
 from tomography.export.bandwidth.probes import from_probes
 from tomography.export.bandwidth.figures import from_figures
@@ -51,5 +52,6 @@ from tomography.export.bandwidth.analysis import (analysis_model, has_figures,  
                                                   shared_links)
 
 __all__ = ["SOURCE_KINDS", "FIGURES", "BASIS", "Source", "BandwidthModel", "clusters_from",
+           "figure_groups",
            "from_topology", "from_probes", "from_broadcasts", "from_figures", "analysis_model",
            "has_figures", "shared_links"]

@@ -9,7 +9,8 @@ import numpy as np
 from tomography.model.errors import TomographyError
 from tomography.model.hierarchy import ClusterTree, Hierarchy
 
-__all__ = ["clusters_from", "check_clusters", "known_clusters", "indices", "pair_medians"]
+__all__ = ["clusters_from", "figure_groups", "check_clusters", "known_clusters", "indices",
+           "pair_medians"]
 
 
 def check_clusters(clusters: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
@@ -95,3 +96,43 @@ def pair_medians(matrix: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
             if values.size:
                 out[a, b] = float(np.median(values))
     return out
+
+
+def figure_groups(hierarchy: Hierarchy, level: int, *, hosts: bool = False
+                  ) -> tuple[dict[str, tuple[str, ...]], dict[str, list[str]]]:
+    """The clusters of ``level`` and the groups of them on the levels above.
+
+    With ``hosts``, every host is a cluster of its own (named after it), and
+    every level's clusters are groups: figures to plan between hosts.  A
+    level the data does not support (its confidence below the threshold)
+    gives no groups: the tests take a group's members to be alike and
+    measure no pair inside it.
+
+    Examples
+    --------
+    >>> from tomography.model.hierarchy import Hierarchy
+    >>> h = Hierarchy.from_partitions(list("abcd"), [[0, 0, 1, 2], [0, 0, 1, 1]])
+    >>> figure_groups(h, 1)
+    ({'L1C0': ('a', 'b'), 'L1C1': ('c',), 'L1C2': ('d',)}, {'L2C1': ['L1C1', 'L1C2']})
+    >>> figure_groups(h, 1, hosts=True)[1]
+    {'L1C0': ['a', 'b'], 'L2C1': ['c', 'd']}
+    >>> h.confidence, h.params["confidence"] = [0.95, 0.2], {"threshold": 0.9}
+    >>> figure_groups(h, 1, hosts=True)[1]           # level 2 is not supported
+    {'L1C0': ['a', 'b']}
+    """
+    level = min(level, hierarchy.depth)
+    clusters = clusters_from(hierarchy, level=level)
+    first = level + 1
+    if hosts:
+        clusters, first = {h: (h,) for h in sorted(hierarchy.hosts)}, 1
+    groups: dict[str, list[str]] = {}
+    for above in range(first, hierarchy.depth + 1):
+        if hierarchy.supported(above) is False:
+            continue
+        for group in hierarchy.level(above):
+            mine = set(group.hosts)
+            members = [c for c, hosts in clusters.items() if set(hosts) <= mine]
+            if 1 < len(members) < len(clusters) and \
+                    sorted(members) not in [sorted(m) for m in groups.values()]:
+                groups[group.id] = members
+    return clusters, groups
