@@ -94,8 +94,7 @@ def _measured(bed, hosts, members: dict[str, list[str]], out: Path):
     from measure.figures import run_figures
     from measure.swarm import SwarmParams
     from measure.transport import ProcessTransport
-    from tomography.export.bandwidth import figure_groups
-    from tomography.export.bandwidth import analysis_model
+    from tomography.export.bandwidth import analysis_model, figure_groups
     from tomography.pipeline import analyze
 
     data = out / "measured"

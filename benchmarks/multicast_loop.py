@@ -102,8 +102,7 @@ def loop(topo, out: Path, args) -> dict:
     from measure.transport import ProcessTransport
     from cluster.stability import dataset_stop_rule
     from measure.figures import run_figures
-    from tomography.export.bandwidth import figure_groups
-    from tomography.export.bandwidth import analysis_model
+    from tomography.export.bandwidth import analysis_model, figure_groups
     from tomography.planning.deliveries import deliveries
     from tomography.export.bandwidth import from_topology
     from tomography.pipeline import analyze
