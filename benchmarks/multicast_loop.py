@@ -96,8 +96,8 @@ def loop(topo, out: Path, args) -> dict:
     """One network through the loop; its figures."""
     from measure import testbed
     from measure.coordinator import run_broadcasts
-    from measure.multicast import run_multicasts, summary_table
-    from tomography.model.dataset.multicast import read_multicasts
+    from measure.multicast import run_multicasts
+    from tomography.model.dataset.multicast import read_summary
     from measure.swarm import SwarmParams
     from measure.transport import ProcessTransport
     from cluster.stability import dataset_stop_rule
@@ -143,9 +143,7 @@ def loop(topo, out: Path, args) -> dict:
         run_multicasts(hosts, plans, out / "multicasts", launch=ProcessTransport(
             bed.command, name="testbed"), repeats=args.repeats, bittorrent=True, resume=True,
             time_limit=900, meta={"topology": topo.name, "measured_with": str(data)})
-        meta, runs, _ = read_multicasts(out / "multicasts")
-        figures["table"] = summary_table(runs, basis={
-            m: p.get("basis", "") for m, p in meta["plans"].items()}).set_index("method")
+        figures["table"] = read_summary(out / "multicasts")[1].set_index("method")
         figures["clusters"] = len(measured.clusters)
     finally:
         testbed.down("loop")

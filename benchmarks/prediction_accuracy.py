@@ -80,12 +80,9 @@ def _topology(name: str, out: Path) -> str:
 
 
 def _table(directory: Path) -> pd.DataFrame:
-    from tomography.model.dataset.multicast import summary_table
-    from tomography.model.dataset.multicast import read_multicasts
+    from tomography.model.dataset.multicast import read_summary
 
-    meta, runs, _ = read_multicasts(directory)
-    return summary_table(runs, basis={m: p.get("basis", "") for m, p in
-                                      meta.get("plans", {}).items()}).set_index("method")
+    return read_summary(directory)[1].set_index("method")
 
 
 def one_network(name: str, out: Path, args) -> dict:

@@ -242,8 +242,7 @@ def _figures_wanted(args: argparse.Namespace, a: Any) -> bool:
     """Whether ``--dataset`` lacks the figures its plan needs, which are then measured on
     the run's hosts first: ``--bandwidth figures``, or ``auto`` on a dataset with neither
     figures for the clusters planned over nor probes."""
-    from tomography.export.bandwidth import figure_groups
-    from tomography.export.bandwidth import has_figures
+    from tomography.export.bandwidth import figure_groups, has_figures
 
     if args.bandwidth not in ("auto", "figures") or args.probes is not None:
         return False
@@ -500,13 +499,10 @@ def _interrupted(output: Path | None) -> int:
 
 def multicast_table(output: Path, unit_bytes: float = 2**20, unit: str = "MiB/s") -> str:
     """The table of a multicast dataset: method, predicted, achieved (median, range), ratio."""
-    from tomography.model.dataset.multicast import summary_table
-    from tomography.model.dataset.multicast import read_multicasts
+    from tomography.model.dataset.multicast import read_summary
     from tomography.planning.delivery import unpaced_note
 
-    meta, runs, _ = read_multicasts(output)
-    table = summary_table(runs, unit_bytes=unit_bytes,
-                          basis={m: p.get("basis", "") for m, p in meta.get("plans", {}).items()})
+    meta, table = read_summary(output, unit_bytes=unit_bytes)
     width = max([15, *map(len, table["method"])])
 
     def number(x: float) -> str:

@@ -484,14 +484,11 @@ def _probes(a: Analysis, max_rows: int) -> str:
 
 
 def _multicasts(where: Path, max_rows: int) -> str:
-    from tomography.model.dataset.multicast import summary_table
-    from tomography.model.dataset.multicast import read_multicasts
+    from tomography.model.dataset.multicast import read_summary
     from tomography.planning.delivery import unpaced_note
 
-    meta, runs, _ = read_multicasts(where)     # every file checked: errors name the file
-    table = summary_table(runs, basis={m: p.get("basis", "") for m, p in
-                                       meta.get("plans", {}).items()})
-    head = (f"<p>{counted(len(runs), 'multicast')} in {_e(where)} (launcher "
+    meta, table = read_summary(where)     # every file checked: errors name the file
+    head = (f"<p>{counted(int(table['runs'].sum()), 'multicast')} in {_e(where)} (launcher "
             f"{_e(meta.get('launcher', '?'))}, created {_e(meta.get('created', '?'))}); "
             "throughputs in MiB/s, best achieved first. <i>basis</i>: what each prediction "
             "rests on: <i>measured</i> figures, the <i>topology</i>'s model values, or a "

@@ -51,7 +51,8 @@ from tomography.model.errors import DatasetError
 
 __all__ = ["FORMAT", "FILES", "MULTICAST_COLUMNS", "RECEIVER_COLUMNS", "STREAM_COLUMNS",
            "read_meta", "read_tables", "read_multicasts", "is_multicast_dataset",
-           "prepare_output", "MulticastWriter", "MAX_STREAMS_PER_PLAN", "summary_table"]
+           "prepare_output", "MulticastWriter", "MAX_STREAMS_PER_PLAN", "summary_table",
+           "read_summary"]
 
 FORMAT = "tomography-multicast/1"
 """The ``format`` of a multicast dataset's ``meta.json``."""
@@ -514,3 +515,18 @@ def summary_table(runs: pd.DataFrame, *, unit_bytes: float = 2**20,
                                         "achieved", "low", "high", "ratio", "completion_s"])
     return table.sort_values("achieved", ascending=False, na_position="last",
                              kind="stable").reset_index(drop=True)
+
+
+def read_summary(path: str | Path, *, unit_bytes: float = 2**20
+                 ) -> tuple[dict[str, Any], pd.DataFrame]:
+    """A multicast dataset's meta and its :func:`summary_table`, each prediction's basis taken
+    from the plans in ``meta.json``.
+
+    Examples
+    --------
+    >>> meta, table = read_summary("mc")   # doctest: +SKIP
+    >>> table[["method", "basis", "predicted", "achieved", "ratio"]]   # doctest: +SKIP
+    """
+    meta, runs, _ = read_multicasts(path)
+    return meta, summary_table(runs, unit_bytes=unit_bytes, basis={
+        m: p.get("basis", "") for m, p in meta.get("plans", {}).items()})
