@@ -31,7 +31,11 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
    pooled over the seeds, :class:`LongRun`) set apart: separation at least
    :data:`cluster.separation.MIN_SEPARATION`; a level of one cluster (the
    answer "no hierarchy") when the long-run data set no such grouping apart.
-   On the small part,
+   The long run is an estimate too: where a grouping's long-run separation
+   lies within :data:`TRUTH_MARGIN` standard errors of the line (over the
+   seeds' own ``w_15``), the level is *undecided*, neither right nor wrong,
+   and the figures are taken over the decided levels (every level's beside
+   them).  On the small part,
    topology-only definitions (the thesis's model with the NIC share;
    :mod:`truth_model` per RTT scale and gap) are checked against those data
    first: the table counts the partitions they and the data disagree on.
@@ -44,10 +48,17 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
    against the share of levels right.  The splits are then swapped (the rule
    chosen on the held-out networks, judged on the training ones), with each
    part's best rule on each split: how much the figures owe to the split.
+   The toolkit's own rule is judged beside the chosen one; what the data
+   allow is the most right levels a line on one number (a level's
+   separation or confidence) supports at 95 % right, drawn on the levels
+   judged (a bound, not a rule), also by the number of iterations; and one
+   run's separation is set against the long run's and against the spread of
+   its resamples.
 3. **The stop rule**, replayed from the recorded levels for a grid of rules:
    in how many runs it stops within 15 iterations, how often what it stopped
    on is right, how many of the right levels found when it stops are shown;
-   one chosen on the training splits, and on the defaults' rule the holds (a
+   one chosen on the training splits, the toolkit's defaults as they run
+   today, and on the defaults' rule the holds (a
    level rising towards support holds a stop back) chosen there too.
 4. **The thesis's early rows** (three-sites and N1 at n = 2 .. 5), level by level.
 
@@ -78,8 +89,8 @@ import numpy as np
 from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.confidence import (IterationSampler, hierarchy_confidence,
-                                resample_plan, root_strata)
+from cluster.confidence import (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, IterationSampler,
+                                hierarchy_confidence, resample_plan, root_strata)
 from cluster.modularity import canonical_labels
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
 from cluster.stability import StableHierarchy
@@ -87,7 +98,8 @@ from large_family import LARGE_ROOT
 from random_networks import FAMILY_ROOT, iterations_done, random_network
 from real_family import REAL_ROOT
 from tomography.model.dataset import read_measurement
-from tomography.model.stop_rule import DEFAULT_STABLE, FAINT, FLAT_AFTER, SAME_LEVEL
+from tomography.model.stop_rule import (DEFAULT_STABLE, FAINT, FLAT_AFTER, HOLDS, RISING,
+                                        SAME_LEVEL)
 from tomography.model.topology import parse_topology
 from tomography.model.truth_labels import labels_at_depth, truth_depth
 from truth_model import truth_partitions
@@ -98,6 +110,10 @@ FORMAT = 5
 STATS_FORMAT = 3
 """Bumped when the separation statistic (:mod:`cluster.separation`) changes."""
 RIGHT = 0.95
+TRUTH_MARGIN = 2.0
+"""Standard errors (of the log separation over the seeds' own ``w_15``) by which a
+partition's long-run separation must clear :data:`cluster.separation.MIN_SEPARATION`, one
+way or the other, for the long-run data to decide on it (:class:`LongRun`)."""
 SCALES = (0.001, 0.002, 0.004, 0.008, 0.016, 0.032, float("inf"))
 TRUTH_GAPS = (1.2, 1.3, 1.5, 1.7, 2.0)
 SEPARATIONS = (1.1, 1.15, 1.2, 1.25, 1.3, 1.35, 1.4, 1.5)
@@ -286,7 +302,11 @@ class LongRun:
     A level is right when it is, within :data:`RIGHT` (NMI), a partition of the
     topology's host groups (hosts behind one switch are never told apart) that
     these data separate (:func:`cluster.separation.separation` at least
-    :data:`cluster.separation.MIN_SEPARATION`).
+    :data:`cluster.separation.MIN_SEPARATION`).  The long run is itself an estimate:
+    each seed's own ``w_15`` gives the partition a separation of its own, and where the
+    pooled one lies within :data:`TRUTH_MARGIN` standard errors of the line (in log, over
+    the seeds), the long-run data do not decide whether the partition is separated: such
+    a level is *undecided*, neither right nor wrong.
     """
 
     def __init__(self, name: str, seeds: Iterable[int], root: Path) -> None:
@@ -295,17 +315,16 @@ class LongRun:
         seeds = list(seeds)
         ms = [read_measurement(root / name / f"seed{s}") for s in seeds]
         self.hosts = sorted(ms[0].host_names)
-        total = None
+        self.per_seed = []
         for m in ms:
             order = [m.host_names.index(h) for h in self.hosts]
-            w = mean_weights(m)[order][:, order]
-            total = w if total is None else total + w
-        self.weights = total / len(ms)
+            self.per_seed.append(mean_weights(m)[order][:, order])
+        self.weights = sum(self.per_seed) / len(ms)
         topo = topology_of(ms[0], root / name / f"seed{seeds[0]}")
         groups = [topo.host_index[h].cluster for h in self.hosts]
         self.cluster_of = groups
         _, self.group = np.unique(groups, return_inverse=True)
-        self._separations: dict[tuple[int, ...], float] = {}
+        self._separations: dict[tuple[int, ...], tuple[float, bool]] = {}
 
     def snapped(self, labels: np.ndarray) -> np.ndarray:
         """Each host group whole in the level's cluster that holds most of its hosts."""
@@ -315,14 +334,22 @@ class LongRun:
             out[members] = np.bincount(labels[members]).argmax()
         return out
 
-    def verdict(self, labels: np.ndarray) -> tuple[float, float]:
-        """(NMI of the level with its snapped partition, that partition's long-run separation)."""
+    def verdict(self, labels: np.ndarray) -> tuple[float, float, bool]:
+        """(NMI of the level with its snapped partition, that partition's long-run
+        separation, whether the long-run data decide on it: see the class)."""
         snapped = self.snapped(labels)
         key = tuple(canonical_labels(snapped).tolist())
         if key not in self._separations:
-            self._separations[key] = (separation(self.weights, snapped)
-                                      if len(set(key)) > 1 else float("nan"))
-        return float(nmi(labels, snapped)), self._separations[key]
+            self._separations[key] = ((float("nan"), True) if len(set(key)) < 2 else
+                                      self._judged(snapped))
+        return (float(nmi(labels, snapped)), *self._separations[key])
+
+    def _judged(self, snapped: np.ndarray) -> tuple[float, bool]:
+        pooled = separation(self.weights, snapped)
+        own = np.log(np.clip([separation(w, snapped) for w in self.per_seed], 1e-6, 1e6))
+        error = np.std(own, ddof=1) / np.sqrt(len(own))
+        gap = abs(np.log(np.clip(pooled, 1e-6, 1e6)) - np.log(MIN_SEPARATION))
+        return pooled, bool(gap > TRUTH_MARGIN * error)
 
 
 def network(record: dict) -> str:
@@ -395,18 +422,19 @@ def definition_check(records: list[dict], judges: dict[str, LongRun]
 def level_table(records: list[dict], judges: dict[str, LongRun],
                 stats: list[list[dict | None]]) -> list[dict]:
     """Every level, with its separations (``stats``, per record :func:`separations`), whether
-    it is right (:class:`LongRun`) and its split."""
+    it is right and whether the long-run data decide that (``decided``; :class:`LongRun`: a
+    level that is no grouping of host groups is wrong however they judge), and its split."""
     out = []
     for r, measured in zip(records, stats):
         judge = judges[network(r)]
         split = PARTS[r["part"]].split(r["name"], r["seed"])
         rows = []
         for lv, stat in zip(r["levels"], measured):
-            best, long_sep = judge.verdict(np.asarray(lv["labels"]))
+            best, long_sep, decided = judge.verdict(np.asarray(lv["labels"]))
             right = best >= RIGHT and long_sep >= MIN_SEPARATION
             rows.append({**lv, **(stat or {}), "name": network(r), "seed": r["seed"],
                          "part": r["part"], "split": split, "best": best, "long_run": long_sep,
-                         "right": bool(right)})
+                         "right": bool(right), "decided": decided or best < RIGHT})
         out += rows
     return out
 
@@ -421,8 +449,11 @@ def confidence(level: dict, minimum: float) -> float | None:
                  + np.mean(np.asarray(level["back"]) >= minimum)) / 2
 
 
-def scores(levels: list[dict], shown) -> tuple[float, float, int, int]:
-    """(share of supported levels right, share of right levels supported, supported, right)."""
+def scores(levels: list[dict], shown, *, undecided: bool = False
+           ) -> tuple[float, float, int, int]:
+    """(share of supported levels right, share of right levels supported, supported, right),
+    over the levels the long-run data decide on (all levels with ``undecided``)."""
+    levels = [lv for lv in levels if undecided or lv["decided"]]
     sup = [lv for lv in levels if shown(lv)]
     right = [lv for lv in levels if lv["right"]]
     precision = sum(lv["right"] for lv in sup) / len(sup) if sup else float("nan")
@@ -470,6 +501,72 @@ def swapped(levels: list[dict], parts: list[Part]) -> list[str]:
                      if p >= 0.95]
             r, s, t = max(found) if found else (float("nan"), "-", "-")
             out.append(f"| {part.name} | {split} | {r:.3f} | {s} / {t} |")
+    return out
+
+
+def best_line(levels: list[dict], value, *, undecided: bool = False) -> tuple[float, float]:
+    """(share of the right levels supported, the line) of the line on ``value(level)`` that
+    supports the most right levels while at least 95 % of what it supports is right, drawn
+    on ``levels`` themselves: a bound for any rule on that number, not a rule."""
+    levels = [lv for lv in levels if undecided or lv["decided"]]
+    values = np.array([value(lv) for lv in levels])
+    right = np.array([lv["right"] for lv in levels])
+    best = (float("nan"), float("nan"))
+    if not right.any():
+        return best
+    order = np.argsort(-values, kind="stable")
+    hits = np.cumsum(right[order])
+    count = np.arange(1, len(order) + 1)
+    last = np.r_[values[order][1:] != values[order][:-1], True]   # whole ties only
+    ok = (hits >= 0.95 * count) & last
+    if ok.any():
+        i = int(np.flatnonzero(ok)[np.argmax(hits[ok])])
+        best = (float(hits[i] / right.sum()), float(values[order][i]))
+    return best
+
+
+def limits(levels: list[dict], parts: list[Part]) -> list[str]:
+    """Per part and split, the most right levels any line on one number supports at 95 %
+    right, the line drawn on the levels judged (:func:`best_line`): on the level's own
+    separation, and on its confidence at the defaults' minimum separation; over the decided
+    levels and over every level, and by the number of iterations."""
+    out = ["| part | split | levels | on its separation | on its confidence | the same, every "
+           "level | separation, n 2-3 | n 4-7 | n 8-15 |", "|---|---|---|---|---|---|---|---|---|"]
+    own = (lambda lv: lv["separation"])
+    conf = (lambda lv: confidence(lv, RESAMPLE_SEPARATION))
+    for part in parts:
+        for split in ("train", "held-out"):
+            mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
+            if not mine:
+                continue
+            cells = [best_line(mine, own)[0], best_line(mine, conf)[0],
+                     best_line(mine, own, undecided=True)[0]]
+            cells += [best_line([lv for lv in mine if lo <= lv["n"] <= hi], own)[0]
+                      for lo, hi in ((2, 3), (4, 7), (8, 15))]
+            out.append(f"| {part.name} | {split} | {sum(lv['decided'] for lv in mine)} | "
+                       + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    return out
+
+
+def spread(levels: list[dict], parts: list[Part]) -> list[str]:
+    """How far one run's separation of a level lies from the long run's, against how far its
+    resamples spread: per part and ``n``, over the levels that group host groups exactly
+    (NMI 1) with a long-run separation between 0.9 and 3, the standard deviation of the log
+    ratio of the run's separation to the long run's (which holds the run's own data, so it
+    understates the spread between independent runs) and the mean standard deviation of the
+    log of the level's resampled separations."""
+    out = ["| part | n | levels | run against long run (sd of log) | resamples (mean sd of "
+           "log) |", "|---|---|---|---|---|"]
+    for part in parts:
+        for n in (3, 5, 8, 15):
+            mine = [lv for lv in levels if lv["part"] == part.name and lv["n"] == n
+                    and lv["best"] >= 0.999 and 0.9 < lv["long_run"] < 3]
+            if len(mine) < 2:
+                continue
+            run = np.log([lv["separation"] for lv in mine]) - np.log(
+                [lv["long_run"] for lv in mine])
+            boot = np.mean([np.std(np.log(np.maximum(lv["resampled"], 1e-6))) for lv in mine])
+            out.append(f"| {part.name} | {n} | {len(mine)} | {np.std(run):.3f} | {boot:.3f} |")
     return out
 
 
@@ -523,13 +620,17 @@ def replay(run: list[dict], shown, rule: tuple, confidence_of) -> dict:
 
 
 def stop_table(levels: list[dict], shown, label: str,
-               rules: list[tuple], structured: dict[str, bool], minimum: float) -> list[str]:
+               rules: list[tuple], structured: dict[str, bool | None], minimum: float
+               ) -> list[str]:
     """Per stop rule: runs, stopped within 15, right when stopped, mean n, unstable levels,
     and the right levels found at the stop that are supported (what a user is shown).
 
     A rule is a :data:`STOP_RULES` tuple.  A stop on levels is right when every level
-    it settled on is right; a stop on "no hierarchy" when the network has no partition
-    its long-run data separate (``structured``)."""
+    it settled on is right, wrong when one of them is wrong, and undecided otherwise (a
+    level the long-run data do not decide on, :class:`LongRun`); a stop on "no hierarchy"
+    is right when the network has no partition its long-run data separate
+    (``structured`` False), undecided when the only ones are undecided (None).  The share
+    right is over the decided stops."""
     runs = defaultdict(list)
     for lv in levels:
         runs[lv["name"], lv["seed"]].append(lv)
@@ -541,11 +642,11 @@ def stop_table(levels: list[dict], shown, label: str,
         if not results:
             continue
         stopped = [(name, run, r) for name, run, r in results if r["n"] is not None]
-        right = [r for name, _, r in stopped
-                 if (not structured[name] if r.get("flat") else
-                     all(lv["right"] for lv in r["levels"]))]
+        verdicts = [_stop_verdict(structured[name], r) for name, _, r in stopped]
+        right, undecided = verdicts.count(True), verdicts.count(None)
         at_stop = [lv for _, run, r in stopped if not r["flat"]
-                   for lv in run if lv["n"] == r["n"] and lv["right"] and "resampled" in lv]
+                   for lv in run if lv["n"] == r["n"] and lv["right"] and lv["decided"]
+                   and "resampled" in lv]
         seen = sum(shown(lv) for lv in at_stop)
         flats = sum(bool(r.get("flat")) for _, _, r in stopped)
         mean_n = np.mean([r["n"] for _, _, r in stopped]) if stopped else float("nan")
@@ -554,25 +655,42 @@ def stop_table(levels: list[dict], shown, label: str,
                 f", confirmed; no level at {low} {flat} in a row: flat"
                 + (f"; held by a level rising from {rise}, at most {holds}" if holds else ""))
         out.append(f"| {label} | {name} | {len(results)} | {len(stopped)} "
-                   f"({len(stopped) / len(results):.1%}) | {flats} | {len(right)} "
-                   f"({len(right) / max(len(stopped), 1):.1%}) | {mean_n:.2f} | {unstable} "
+                   f"({len(stopped) / len(results):.1%}) | {flats} | {right} "
+                   f"({right / max(len(stopped) - undecided, 1):.1%}) | {undecided} | "
+                   f"{mean_n:.2f} | {unstable} "
                    f"| {seen} of {len(at_stop)} ({seen / max(len(at_stop), 1):.1%}) |")
     return out
 
 
+def _stop_verdict(structured: bool | None, stop: dict) -> bool | None:
+    """Whether a stop (:func:`replay`) is right: True, False, or None where the long-run
+    data do not decide."""
+    if stop.get("flat"):
+        return None if structured is None else not structured
+    if any(lv["decided"] and not lv["right"] for lv in stop["levels"]):
+        return False
+    return True if all(lv["decided"] for lv in stop["levels"]) else None
+
+
 def structure(records: list[dict], levels: list[dict], judges: dict[str, LongRun]
-              ) -> dict[str, bool]:
-    """Per network, whether its long-run data separate any partition of its host groups
-    (a candidate, or a level found at some ``n``): where "no hierarchy" is wrong."""
-    out = defaultdict(bool)
+              ) -> dict[str, bool | None]:
+    """Per network, whether its long-run data separate a partition of its host groups (a
+    candidate, or a level found at some ``n``): where "no hierarchy" is wrong (True), right
+    (False), or undecided (None: the only partitions near the line are undecided,
+    :class:`LongRun`)."""
+    found = defaultdict(set)   # per network: verdicts (separated, decided) of its partitions
     for lv in levels:
-        out[lv["name"]] |= lv["right"] and lv["clusters"] > 1
+        if lv["clusters"] > 1 and lv["best"] >= RIGHT:
+            found[lv["name"]].add((lv["long_run"] >= MIN_SEPARATION, lv["decided"]))
     for r in records:
         judge = judges[network(r)]
         for c in r["candidates"]:
             labels = np.asarray(_host_labels(_key(c["groups"]), judge.cluster_of))
-            out[network(r)] |= judge.verdict(labels)[1] >= MIN_SEPARATION
-    return out
+            _, sep, decided = judge.verdict(labels)
+            found[network(r)].add((sep >= MIN_SEPARATION, decided))
+    return {network(r): (True if (True, True) in found[network(r)] else
+                         None if any(not decided for _, decided in found[network(r)]) else False)
+            for r in records}
 
 
 STOP_RULES = [(k, SAME_LEVEL, flat, low, 1.0, 0) for k in (1, 2) for flat in (5, 6, 7)
@@ -587,31 +705,38 @@ prefer 1, because the four clusters of the demo's network need the iteration mor
 broadcasts cut at the quota (:data:`tomography.model.stop_rule.DEFAULT_STABLE`)."""
 
 
-def _row_cells(row: str) -> tuple[int, int, int, float, float]:
-    """(runs, stopped, right, mean n, share of the right levels at the stop supported) of a
-    :func:`stop_table` row."""
+STOP_HEADER = ["| part, split | rule | runs | stopped within 15 | of them flat | right when "
+               "stopped (of the decided) | undecided | mean n | with an unstable level | right "
+               "levels supported at the stop |", "|---|---|---|---|---|---|---|---|---|---|"]
+"""The header of :func:`stop_table`'s rows."""
+
+
+def _row_cells(row: str) -> tuple[int, int, int, int, float, float]:
+    """(runs, stopped, decided stops, right, mean n, share of the right levels at the stop
+    supported) of a :func:`stop_table` row."""
     cells = [c.strip() for c in row.split("|")[1:-1]]
-    seen, _, found = cells[8].split()[:3]
-    return (int(cells[2]), int(cells[3].split()[0]), int(cells[5].split()[0]),
-            float(cells[6]), int(seen) / max(int(found), 1))
+    seen, _, found = cells[9].split()[:3]
+    stopped = int(cells[3].split()[0])
+    return (int(cells[2]), stopped, stopped - int(cells[6]), int(cells[5].split()[0]),
+            float(cells[7]), int(seen) / max(int(found), 1))
 
 
 def choose_stop_rule(levels: list[dict], shown, minimum: float,
-                     structured: dict[str, bool]) -> tuple:
+                     structured: dict[str, bool | None]) -> tuple:
     """On the training split: the most often right among the rules that stop in 90 % of runs
     (then the fewest iterations)."""
     train = [lv for lv in levels if lv["split"] == "train"]
     best = None
     for rule in STOP_RULES:
-        runs, stopped, right, mean_n, _ = _row_cells(
+        runs, stopped, decided, right, mean_n, _ = _row_cells(
             stop_table(train, shown, "train", [rule], structured, minimum)[0])
-        key = (stopped >= 0.9 * runs, right / max(stopped, 1), -mean_n)
+        key = (stopped >= 0.9 * runs, right / max(decided, 1), -mean_n)
         if best is None or key > best[0]:
             best = (key, rule)
     return best[1]
 
 
-def choose_holds(levels: list[dict], shown, minimum: float, structured: dict[str, bool],
+def choose_holds(levels: list[dict], shown, minimum: float, structured: dict[str, bool | None],
                  base: tuple) -> tuple:
     """On the training split, with the stop rule ``base``: the holds (:data:`HOLD_RULES`)
     that leave the largest share of the right levels at the stop supported (then the fewest
@@ -620,7 +745,7 @@ def choose_holds(levels: list[dict], shown, minimum: float, structured: dict[str
     best = None
     for rise, holds in HOLD_RULES:
         rule = base[:4] + (rise, holds)
-        _, _, _, mean_n, seen = _row_cells(
+        *_, mean_n, seen = _row_cells(
             stop_table(train, shown, "train", [rule], structured, minimum)[0])
         if best is None or (seen, -mean_n) > best[0]:
             best = ((seen, -mean_n), rule)
@@ -674,17 +799,19 @@ def main() -> None:
     structured = structure(records, levels, judges)
     for lv in levels:   # one cluster: the answer "no hierarchy", right where it is so
         if lv["clusters"] == 1:
-            lv["right"] = not structured[lv["name"]]
+            lv["right"] = structured[lv["name"]] is False
+            lv["decided"] = structured[lv["name"]] is not None
     measured = [lv for lv in levels if "resampled" in lv]
     lines = [f"Command: `{command_line()}`", "", machine_line(), "",
-             "| part | what | networks | runs | levels at n >= 2 | of them right |",
-             "|---|---|---|---|---|---|"]
+             "| part | what | networks | runs | levels at n >= 2 | of them right | "
+             "undecided |", "|---|---|---|---|---|---|---|"]
     for part in parts:
         mine = [lv for lv in measured if lv["part"] == part.name]
         lines.append(f"| {part.name} | {part.description} | "
                      f"{len({network(r) for r in records if r['part'] == part.name})} | "
                      f"{sum(r['part'] == part.name for r in records)} | {len(mine)} | "
-                     f"{sum(lv['right'] for lv in mine)} |")
+                     f"{sum(lv['right'] and lv['decided'] for lv in mine)} | "
+                     f"{sum(not lv['decided'] for lv in mine)} |")
     small = [r for r in records if r["part"] == "small"]
     if small:
         check, (beta, gap) = definition_check(small, judges)
@@ -698,36 +825,46 @@ def main() -> None:
                   f"minimum separation of a resample {s}, "
                   f"confidence threshold {t}.", ""]
     lines += ["### Held-out figures, per part", "",
-              "| part | split | supported right | right supported | supported | right |",
-              "|---|---|---|---|---|---|"]
+              "Over the levels the long-run data decide on; the last two columns over every "
+              "level, the undecided ones counted as the long-run separation alone has them.",
+              "", "| part | split | rule | supported right | right supported | supported | "
+              "right | every level: supported right | right supported |",
+              "|---|---|---|---|---|---|---|---|---|"]
     shown = (lambda lv: confidence(lv, s) >= t)
+    rules = [(s, t, "chosen")] + ([] if (s, t) == (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD) else
+                                  [(RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, "defaults")])
     for part in parts:
         for split in ("train", "held-out"):
             mine = [lv for lv in measured if lv["part"] == part.name and lv["split"] == split]
-            if mine:
-                p, r, n_sup, n_right = scores(mine, shown)
-                lines.append(f"| {part.name} | {split} | {p:.3f} | {r:.3f} | {n_sup} | "
-                             f"{n_right} |")
+            for rs, rt, what in rules if mine else ():
+                rule = (lambda lv: confidence(lv, rs) >= rt)
+                p, r, n_sup, n_right = scores(mine, rule)
+                p_all, r_all, _, _ = scores(mine, rule, undecided=True)
+                lines.append(f"| {part.name} | {split} | {rs} / {rt} ({what}) | {p:.3f} | "
+                             f"{r:.3f} | {n_sup} | {n_right} | {p_all:.3f} | {r_all:.3f} |")
+    lines += ["", "### What the data allow: a line on one number, drawn on the levels judged",
+              ""] + limits(measured, parts)
+    lines += ["", "### One run against the long run, and the resamples' spread", ""]
+    lines += spread(measured, parts)
     lines += ["", "### The splits swapped", ""] + swapped(levels, parts)
     for part in parts:
-        held = [lv for lv in measured if lv["part"] == part.name and lv["split"] == "held-out"]
+        held = [lv for lv in measured if lv["part"] == part.name and lv["split"] == "held-out"
+                and lv["decided"]]
         if held:
             lines += ["", f"### Reliability: {part.name} part, held-out levels", ""]
             lines += reliability(held, s)
     chosen = choose_stop_rule(levels, shown, s, structured)
     held = choose_holds(levels, shown, s, structured, DEFAULT_RULE)
     lines += ["", "### The stop rule", "",
-              f"{sum(structured.values())} of {len(structured)} networks have a partition "
-              "their long-run data separate; on the others the right answer is \"no "
-              "hierarchy\".", "",
+              f"{sum(v is True for v in structured.values())} of {len(structured)} networks "
+              "have a partition their long-run data separate; on "
+              f"{sum(v is False for v in structured.values())} the right answer is \"no "
+              "hierarchy\"; on the others the long-run data do not decide.", "",
               f"The training split's own choice: k = {chosen[0]}, \"no hierarchy\" after "
               f"{chosen[2]} iterations with no level at {chosen[3]}. On the defaults' rule (k = "
               f"{DEFAULT_RULE[0]}, \"no hierarchy\" after {DEFAULT_RULE[2]} at {DEFAULT_RULE[3]}) "
               f"the training split's choice of holds: an unsupported level rising from "
-              f"{held[4]} holds a stop back, at most {held[5]} times.", "",
-              "| part, split | rule | runs | stopped within 15 | of them flat | right when "
-              "stopped | mean n | with an unstable level | right levels supported at the "
-              "stop |", "|---|---|---|---|---|---|---|---|---|"]
+              f"{held[4]} holds a stop back, at most {held[5]} times.", ""] + STOP_HEADER
     holds = [DEFAULT_RULE[:4] + (rise, h) for rise, h in HOLD_RULES if h]
     for part in parts:
         for split in ("train", "held-out"):
@@ -735,6 +872,16 @@ def main() -> None:
             if mine:
                 lines += stop_table(mine, shown, f"{part.name}, {split}",
                                     STOP_RULES + holds, structured, s)
+    defaults = (lambda lv: confidence(lv, RESAMPLE_SEPARATION) >= SUPPORT_THRESHOLD)
+    lines += ["", f"As `--until-converged` runs today: support {RESAMPLE_SEPARATION} / "
+                  f"{SUPPORT_THRESHOLD}, the defaults' stop rule and hold:", ""] + STOP_HEADER
+    for part in parts:
+        for split in ("train", "held-out"):
+            mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
+            if mine:
+                lines += stop_table(mine, defaults, f"{part.name}, {split}",
+                                    [DEFAULT_RULE[:4] + (RISING, HOLDS)], structured,
+                                    RESAMPLE_SEPARATION)
     if small:
         lines += ["", "### The thesis's early rows", ""] + thesis_rows(s, t)
     lines += ["", f"Total {time.perf_counter() - t0:.0f} s."]
