@@ -826,7 +826,9 @@ def main() -> None:
                   f"confidence threshold {t}.", ""]
     lines += ["### Held-out figures, per part", "",
               "Over the levels the long-run data decide on; the last two columns over every "
-              "level, the undecided ones counted as the long-run separation alone has them.",
+              "level, the undecided ones counted as the long-run separation alone has them (a "
+              "level of one cluster, on a network whose only separated groupings are "
+              "undecided, as wrong).",
               "", "| part | split | rule | supported right | right supported | supported | "
               "right | every level: supported right | right supported |",
               "|---|---|---|---|---|---|---|---|---|"]
