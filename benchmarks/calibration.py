@@ -108,7 +108,8 @@ OUTPUT = Path("/tmp/calibration.md")
 FORMAT = 5
 """Bumped when what a cached record holds changes."""
 STATS_FORMAT = 3
-"""Bumped when the separation statistic (:mod:`cluster.separation`) changes."""
+"""Bumped when the separation statistic (:mod:`cluster.separation`) changes (the cached
+separations also follow :data:`FORMAT`, since they are those of the cached levels)."""
 RIGHT = 0.95
 TRUTH_MARGIN = 2.0
 """Standard errors (of the log separation over the seeds' own ``w_15``) by which a
@@ -255,7 +256,7 @@ def separations(record: dict[str, Any]) -> list[dict]:
     cache = part.stats / f"{record['name']}-seed{record['seed']}.json"
     if cache.exists():
         stored = json.loads(cache.read_text())
-        if stored.get("format") == STATS_FORMAT:
+        if stored.get("format") == [FORMAT, STATS_FORMAT]:
             return stored["levels"]
     m = read_measurement(part.root / record["name"] / f"seed{record['seed']}")
     hosts = sorted(m.host_names)
@@ -290,7 +291,7 @@ def separations(record: dict[str, Any]) -> list[dict]:
                     "resampled": np.round(np.minimum(seps, 1e6), 4).tolist(),
                     "back": np.round(np.minimum(back, 1e6), 4).tolist()})
     part.stats.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"format": STATS_FORMAT, "levels": out}))
+    cache.write_text(json.dumps({"format": [FORMAT, STATS_FORMAT], "levels": out}))
     return out
 
 
