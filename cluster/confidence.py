@@ -74,7 +74,7 @@ training networks of the three parts of the calibration family (``benchmarks/cal
 2026-12-05: 120 simulated networks of 19-96 hosts, 30 measured by real libtorrent broadcasts
 on the testbed with every default, 24 simulated at 224-2727 hosts under the quota), judged on
 the levels whose long-run data decide whether they are separated: of the pairs whose
-supported levels were at least 95 % right, the one supporting the most right levels.  Held
+supported levels were at least 95.5 % right, the one supporting the most right levels.  Held
 out, per part (small, real, large): 95.2 %, 100 % and 97.0 % of the supported levels right,
 90.0 %, 85.8 % and 95.4 % of the right levels supported (most of those missed are levels of
 the first two or three iterations).  A level at 0.55 was set apart by more than half of the
