@@ -549,6 +549,26 @@ def limits(levels: list[dict], parts: list[Part]) -> list[str]:
     return out
 
 
+def by_iterations(levels: list[dict], parts: list[Part], shown) -> list[str]:
+    """Per part and split, the share of the decided right levels that ``shown`` supports and
+    the share of what it supports that is right, by the number of iterations."""
+    spans = ((2, 3), (4, 7), (8, 15))
+    out = ["| part | split | " + " | ".join(f"n {lo}-{hi}: right supported (supported right)"
+                                           for lo, hi in spans) + " |",
+           "|---|---|" + "---|" * len(spans)]
+    for part in parts:
+        for split in ("train", "held-out"):
+            mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
+            if not mine:
+                continue
+            cells = []
+            for lo, hi in spans:
+                p, r, n_sup, n_right = scores([lv for lv in mine if lo <= lv["n"] <= hi], shown)
+                cells.append(f"{r:.3f} of {n_right} ({p:.3f} of {n_sup})")
+            out.append(f"| {part.name} | {split} | " + " | ".join(cells) + " |")
+    return out
+
+
 def spread(levels: list[dict], parts: list[Part]) -> list[str]:
     """How far one run's separation of a level lies from the long run's, against how far its
     resamples spread: per part and ``n``, over the levels that group host groups exactly
@@ -845,6 +865,9 @@ def main() -> None:
                 p_all, r_all, _, _ = scores(mine, rule, undecided=True)
                 lines.append(f"| {part.name} | {split} | {rs} / {rt} ({what}) | {p:.3f} | "
                              f"{r:.3f} | {n_sup} | {n_right} | {p_all:.3f} | {r_all:.3f} |")
+    lines += ["", "### By the number of iterations: the defaults' rule, decided levels", ""]
+    lines += by_iterations(measured, parts,
+                           lambda lv: confidence(lv, RESAMPLE_SEPARATION) >= SUPPORT_THRESHOLD)
     lines += ["", "### What the data allow: a line on one number, drawn on the levels judged",
               ""] + limits(measured, parts)
     lines += ["", "### One run against the long run, and the resamples' spread", ""]
