@@ -48,7 +48,8 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
    against the share of levels right.  The splits are then swapped (the rule
    chosen on the held-out networks, judged on the training ones), with each
    part's best rule on each split: how much the figures owe to the split.
-   The toolkit's own rule is judged beside the chosen one; what the data
+   The toolkit's own rule is judged beside the chosen one, and by the
+   number of iterations; what the data
    allow is the most right levels a line on one number (a level's
    separation or confidence) supports at 95 % right, drawn on the levels
    judged (a bound, not a rule), also by the number of iterations; and one
@@ -505,6 +506,10 @@ def swapped(levels: list[dict], parts: list[Part]) -> list[str]:
     return out
 
 
+ITERATION_SPANS = ((2, 3), (4, 7), (8, 15))
+"""The spans of iteration counts the tables break figures down by."""
+
+
 def best_line(levels: list[dict], value, *, undecided: bool = False) -> tuple[float, float]:
     """(share of the right levels supported, the line) of the line on ``value(level)`` that
     supports the most right levels while at least 95 % of what it supports is right, drawn
@@ -543,7 +548,7 @@ def limits(levels: list[dict], parts: list[Part]) -> list[str]:
             cells = [best_line(mine, own)[0], best_line(mine, conf)[0],
                      best_line(mine, own, undecided=True)[0]]
             cells += [best_line([lv for lv in mine if lo <= lv["n"] <= hi], own)[0]
-                      for lo, hi in ((2, 3), (4, 7), (8, 15))]
+                      for lo, hi in ITERATION_SPANS]
             out.append(f"| {part.name} | {split} | {sum(lv['decided'] for lv in mine)} | "
                        + " | ".join(f"{c:.3f}" for c in cells) + " |")
     return out
@@ -552,17 +557,16 @@ def limits(levels: list[dict], parts: list[Part]) -> list[str]:
 def by_iterations(levels: list[dict], parts: list[Part], shown) -> list[str]:
     """Per part and split, the share of the decided right levels that ``shown`` supports and
     the share of what it supports that is right, by the number of iterations."""
-    spans = ((2, 3), (4, 7), (8, 15))
     out = ["| part | split | " + " | ".join(f"n {lo}-{hi}: right supported (supported right)"
-                                           for lo, hi in spans) + " |",
-           "|---|---|" + "---|" * len(spans)]
+                                           for lo, hi in ITERATION_SPANS) + " |",
+           "|---|---|" + "---|" * len(ITERATION_SPANS)]
     for part in parts:
         for split in ("train", "held-out"):
             mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
             if not mine:
                 continue
             cells = []
-            for lo, hi in spans:
+            for lo, hi in ITERATION_SPANS:
                 p, r, n_sup, n_right = scores([lv for lv in mine if lo <= lv["n"] <= hi], shown)
                 cells.append(f"{r:.3f} of {n_right} ({p:.3f} of {n_sup})")
             out.append(f"| {part.name} | {split} | " + " | ".join(cells) + " |")
@@ -854,6 +858,7 @@ def main() -> None:
               "right | every level: supported right | right supported |",
               "|---|---|---|---|---|---|---|---|---|"]
     shown = (lambda lv: confidence(lv, s) >= t)
+    defaults = (lambda lv: confidence(lv, RESAMPLE_SEPARATION) >= SUPPORT_THRESHOLD)
     rules = [(s, t, "chosen")] + ([] if (s, t) == (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD) else
                                   [(RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, "defaults")])
     for part in parts:
@@ -866,8 +871,7 @@ def main() -> None:
                 lines.append(f"| {part.name} | {split} | {rs} / {rt} ({what}) | {p:.3f} | "
                              f"{r:.3f} | {n_sup} | {n_right} | {p_all:.3f} | {r_all:.3f} |")
     lines += ["", "### By the number of iterations: the defaults' rule, decided levels", ""]
-    lines += by_iterations(measured, parts,
-                           lambda lv: confidence(lv, RESAMPLE_SEPARATION) >= SUPPORT_THRESHOLD)
+    lines += by_iterations(measured, parts, defaults)
     lines += ["", "### What the data allow: a line on one number, drawn on the levels judged",
               ""] + limits(measured, parts)
     lines += ["", "### One run against the long run, and the resamples' spread", ""]
@@ -898,7 +902,6 @@ def main() -> None:
             if mine:
                 lines += stop_table(mine, shown, f"{part.name}, {split}",
                                     STOP_RULES + holds, structured, s)
-    defaults = (lambda lv: confidence(lv, RESAMPLE_SEPARATION) >= SUPPORT_THRESHOLD)
     lines += ["", f"As `--until-converged` runs today: support {RESAMPLE_SEPARATION} / "
                   f"{SUPPORT_THRESHOLD}, the defaults' stop rule and hold:", ""] + STOP_HEADER
     for part in parts:
