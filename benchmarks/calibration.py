@@ -44,7 +44,11 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
    training splits (networks of even number: seeds 0 and 1 of the small
    part, both seeds of the others) and judged on the held-out splits
    (networks of odd number: seed 2 of the small part, both seeds of the
-   others), each part on its own; the reliability tables bin the confidence
+   others), each part on its own.  The real swarms then get a line of their
+   own (:func:`choose_swarm_line`): at the chosen threshold, the minimum
+   separation chosen the same way on the real part's training split alone,
+   as the toolkit applies it to every broadcast measured by a real swarm
+   (:func:`cluster.confidence.resample_separation`).  The reliability tables bin the confidence
    against the share of levels right.  The splits are then swapped (the rule
    chosen on the held-out networks, judged on the training ones), with each
    part's best rule on each split: how much the figures owe to the split.
@@ -83,14 +87,15 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from bench_support import command_line, machine_line
 from cluster.accuracy import nmi
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.confidence import (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, IterationSampler,
+from cluster.confidence import (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, SWARM_SEPARATION,
+                                IterationSampler,
                                 hierarchy_confidence, resample_plan, root_strata)
 from cluster.modularity import canonical_labels
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
@@ -479,6 +484,34 @@ def choose_rule(levels: list[dict], fit: str = "train") -> tuple[list[str], tupl
     return out, best[1]
 
 
+def choose_swarm_line(levels: list[dict], threshold: float, fit: str = "train"
+                      ) -> tuple[list[str], float]:
+    """The real swarms' own line at ``threshold``: precision and recall on the real part's
+    ``fit`` split per minimum separation, and the one chosen as :func:`choose_rule` chooses."""
+    real = [lv for lv in levels if lv["part"] == "real" and lv["split"] == fit
+            and "resampled" in lv]
+    out = ["| min separation | supported right | right supported | supported |",
+           "|---|---|---|---|"]
+    best = None
+    for s in SEPARATIONS:
+        p, r, n_sup, _ = scores(real, lambda lv: confidence(lv, s) >= threshold)
+        out.append(f"| {s} | {p:.3f} | {r:.3f} | {n_sup} |")
+        key = (p >= PRECISION, r if p >= PRECISION else p, s)   # ties: the stricter
+        if best is None or key > best[0]:
+            best = (key, s)
+    return out, best[1]
+
+
+def line_per_level(pooled: float, swarm: float) -> Callable[[dict], float]:
+    """Per level, the separation its resamples must reach: ``swarm`` for the real part's
+    broadcasts, ``pooled`` for the simulated ones (:func:`cluster.confidence.resample_separation`)."""
+    return lambda lv: swarm if lv["part"] == "real" else pooled
+
+
+DEFAULT_LINES = line_per_level(RESAMPLE_SEPARATION, SWARM_SEPARATION)
+"""The toolkit's lines, per level."""
+
+
 def swapped(levels: list[dict], parts: list[Part]) -> list[str]:
     """The split's weight on the goals: the rule chosen on either split, judged on the other,
     per part; and per part and split, the most right levels any rule of the grid supports
@@ -488,11 +521,13 @@ def swapped(levels: list[dict], parts: list[Part]) -> list[str]:
            "|---|---|---|---|---|---|"]
     for fit, other in (("train", "held-out"), ("held-out", "train")):
         _, (s, t) = choose_rule(levels, fit)
+        line = line_per_level(s, choose_swarm_line(levels, t, fit)[1])
         for part in parts:
             mine = [lv for lv in measured if lv["split"] == other and lv["part"] == part.name]
             if mine:
-                p, r, _, _ = scores(mine, lambda lv: confidence(lv, s) >= t)
-                out.append(f"| {fit} | {s} / {t} | {other} | {part.name} | {p:.3f} | {r:.3f} |")
+                p, r, _, _ = scores(mine, lambda lv: confidence(lv, line(lv)) >= t)
+                out.append(f"| {fit} | {line(mine[0])} / {t} | {other} | {part.name} | "
+                           f"{p:.3f} | {r:.3f} |")
     out += ["", "| part | split | most right levels supported at 95 % right | by rule |",
             "|---|---|---|---|"]
     for part in parts:
@@ -539,7 +574,7 @@ def limits(levels: list[dict], parts: list[Part]) -> list[str]:
     out = ["| part | split | levels | on its separation | on its confidence | the same, every "
            "level | separation, n 2-3 | n 4-7 | n 8-15 |", "|---|---|---|---|---|---|---|---|---|"]
     own = (lambda lv: lv["separation"])
-    conf = (lambda lv: confidence(lv, RESAMPLE_SEPARATION))
+    conf = (lambda lv: confidence(lv, DEFAULT_LINES(lv)))
     for part in parts:
         for split in ("train", "held-out"):
             mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
@@ -595,11 +630,12 @@ def spread(levels: list[dict], parts: list[Part]) -> list[str]:
     return out
 
 
-def reliability(levels: list[dict], minimum: float) -> list[str]:
-    """Confidence bins against the share of levels right."""
+def reliability(levels: list[dict], minimum: Callable[[dict], float]) -> list[str]:
+    """Confidence bins against the share of levels right (each level at its line,
+    ``minimum(level)``)."""
     out = ["| confidence | levels | right | share right |", "|---|---|---|---|"]
     edges = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0]
-    conf = np.array([confidence(lv, minimum) for lv in levels])
+    conf = np.array([confidence(lv, minimum(lv)) for lv in levels])
     right = np.array([lv["right"] for lv in levels])
     for lo, hi in zip(edges, edges[1:]):
         inside = (conf >= lo) & ((conf < hi) if hi < 1 else (conf < 1))
@@ -645,7 +681,8 @@ def replay(run: list[dict], shown, rule: tuple, confidence_of) -> dict:
 
 
 def stop_table(levels: list[dict], shown, label: str,
-               rules: list[tuple], structured: dict[str, bool | None], minimum: float
+               rules: list[tuple], structured: dict[str, bool | None],
+               minimum: Callable[[dict], float]
                ) -> list[str]:
     """Per stop rule: runs, stopped within 15, right when stopped, mean n, unstable levels,
     and the right levels found at the stop that are supported (what a user is shown).
@@ -662,7 +699,8 @@ def stop_table(levels: list[dict], shown, label: str,
     out = []
     for rule in rules:
         k, tol, flat, low, rise, holds = rule
-        results = [(name, run, replay(run, shown, rule, lambda lv: confidence(lv, minimum)))
+        results = [(name, run, replay(run, shown, rule,
+                                      lambda lv: confidence(lv, minimum(lv))))
                    for (name, _), run in runs.items()]
         if not results:
             continue
@@ -725,9 +763,8 @@ holds) of :class:`cluster.stability.StableHierarchy`: the first stage, without h
 HOLD_RULES = [(rise, holds) for rise in (0.3, 0.5, 0.7) for holds in (0, 1, 2)]
 """(rising confidence, holds), on the defaults' rule (:data:`DEFAULT_RULE`)."""
 DEFAULT_RULE = (DEFAULT_STABLE, SAME_LEVEL, FLAT_AFTER, FAINT, 1.0, 0)
-"""``--until-converged``'s rule without holds: K stays 2 where the training networks
-prefer 1, because the four clusters of the demo's network need the iteration more on real
-broadcasts cut at the quota (:data:`tomography.model.stop_rule.DEFAULT_STABLE`)."""
+"""``--until-converged``'s rule without holds (:data:`tomography.model.stop_rule.DEFAULT_STABLE`
+says why K is 2)."""
 
 
 STOP_HEADER = ["| part, split | rule | runs | stopped within 15 | of them flat | right when "
@@ -746,7 +783,7 @@ def _row_cells(row: str) -> tuple[int, int, int, int, float, float]:
             float(cells[7]), int(seen) / max(int(found), 1))
 
 
-def choose_stop_rule(levels: list[dict], shown, minimum: float,
+def choose_stop_rule(levels: list[dict], shown, minimum: Callable[[dict], float],
                      structured: dict[str, bool | None]) -> tuple:
     """On the training split: the most often right among the rules that stop in 90 % of runs
     (then the fewest iterations)."""
@@ -761,7 +798,8 @@ def choose_stop_rule(levels: list[dict], shown, minimum: float,
     return best[1]
 
 
-def choose_holds(levels: list[dict], shown, minimum: float, structured: dict[str, bool | None],
+def choose_holds(levels: list[dict], shown, minimum: Callable[[dict], float],
+                 structured: dict[str, bool | None],
                  base: tuple) -> tuple:
     """On the training split, with the stop rule ``base``: the holds (:data:`HOLD_RULES`)
     that leave the largest share of the right levels at the stop supported (then the fewest
@@ -849,6 +887,11 @@ def main() -> None:
                   f"{PRECISION:.1%} of the supported right, on the training split): "
                   f"minimum separation of a resample {s}, "
                   f"confidence threshold {t}.", ""]
+    swarm_rows, swarm = choose_swarm_line(levels, t)
+    chosen_line = line_per_level(s, swarm)
+    lines += ["### The real swarms' line on the real part's training split, at the threshold "
+              f"{t}", ""] + swarm_rows
+    lines += ["", f"Chosen the same way: {swarm} (the toolkit's: {SWARM_SEPARATION}).", ""]
     lines += ["### Held-out figures, per part", "",
               "Over the levels the long-run data decide on; the last two columns over every "
               "level, the undecided ones counted as the long-run separation alone has them (a "
@@ -857,19 +900,20 @@ def main() -> None:
               "", "| part | split | rule | supported right | right supported | supported | "
               "right | every level: supported right | right supported |",
               "|---|---|---|---|---|---|---|---|---|"]
-    shown = (lambda lv: confidence(lv, s) >= t)
-    defaults = (lambda lv: confidence(lv, RESAMPLE_SEPARATION) >= SUPPORT_THRESHOLD)
-    rules = [(s, t, "chosen")] + ([] if (s, t) == (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD) else
-                                  [(RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, "defaults")])
+    shown = (lambda lv: confidence(lv, chosen_line(lv)) >= t)
+    defaults = (lambda lv: confidence(lv, DEFAULT_LINES(lv)) >= SUPPORT_THRESHOLD)
+    rules = [(line_per_level(s, s), t, "chosen, one line"), (chosen_line, t, "chosen"),
+             (DEFAULT_LINES, SUPPORT_THRESHOLD, "defaults")]
     for part in parts:
         for split in ("train", "held-out"):
             mine = [lv for lv in measured if lv["part"] == part.name and lv["split"] == split]
-            for rs, rt, what in rules if mine else ():
-                rule = (lambda lv: confidence(lv, rs) >= rt)
+            for line, rt, what in rules if mine else ():
+                rule = (lambda lv: confidence(lv, line(lv)) >= rt)
                 p, r, n_sup, n_right = scores(mine, rule)
                 p_all, r_all, _, _ = scores(mine, rule, undecided=True)
-                lines.append(f"| {part.name} | {split} | {rs} / {rt} ({what}) | {p:.3f} | "
-                             f"{r:.3f} | {n_sup} | {n_right} | {p_all:.3f} | {r_all:.3f} |")
+                lines.append(f"| {part.name} | {split} | {line(mine[0])} / {rt} ({what}) | "
+                             f"{p:.3f} | {r:.3f} | {n_sup} | {n_right} | {p_all:.3f} | "
+                             f"{r_all:.3f} |")
     lines += ["", "### By the number of iterations: the defaults' rule, decided levels", ""]
     lines += by_iterations(measured, parts, defaults)
     lines += ["", "### What the data allow: a line on one number, drawn on the levels judged",
@@ -882,9 +926,9 @@ def main() -> None:
                 and lv["decided"]]
         if held:
             lines += ["", f"### Reliability: {part.name} part, held-out levels", ""]
-            lines += reliability(held, s)
-    chosen = choose_stop_rule(levels, shown, s, structured)
-    held = choose_holds(levels, shown, s, structured, DEFAULT_RULE)
+            lines += reliability(held, chosen_line)
+    chosen = choose_stop_rule(levels, shown, chosen_line, structured)
+    held = choose_holds(levels, shown, chosen_line, structured, DEFAULT_RULE)
     lines += ["", "### The stop rule", "",
               f"{sum(v is True for v in structured.values())} of {len(structured)} networks "
               "have a partition their long-run data separate; on "
@@ -901,16 +945,17 @@ def main() -> None:
             mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
             if mine:
                 lines += stop_table(mine, shown, f"{part.name}, {split}",
-                                    STOP_RULES + holds, structured, s)
-    lines += ["", f"As `--until-converged` runs today: support {RESAMPLE_SEPARATION} / "
-                  f"{SUPPORT_THRESHOLD}, the defaults' stop rule and hold:", ""] + STOP_HEADER
+                                    STOP_RULES + holds, structured, chosen_line)
+    lines += ["", f"As `--until-converged` runs today: support {RESAMPLE_SEPARATION} "
+                  f"(real swarms {SWARM_SEPARATION}) / {SUPPORT_THRESHOLD}, the defaults' stop "
+                  "rule and hold:", ""] + STOP_HEADER
     for part in parts:
         for split in ("train", "held-out"):
             mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
             if mine:
                 lines += stop_table(mine, defaults, f"{part.name}, {split}",
                                     [DEFAULT_RULE[:4] + (RISING, HOLDS)], structured,
-                                    RESAMPLE_SEPARATION)
+                                    DEFAULT_LINES)
     if small:
         lines += ["", "### The thesis's early rows", ""] + thesis_rows(s, t)
     lines += ["", f"Total {time.perf_counter() - t0:.0f} s."]

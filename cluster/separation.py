@@ -34,7 +34,7 @@ tie between its clusters: a ratio near 1 in both.  The resampled
 separations of a level (:func:`resampled_separations`, over the broadcast
 iterations as :mod:`cluster.confidence` resamples them) say how sure the
 data are; the share of resamples that clear
-:data:`cluster.confidence.RESAMPLE_SEPARATION` is the level's confidence.
+:func:`cluster.confidence.resample_separation` is the level's confidence.
 Nothing in it depends on another level, so a spurious level beside a real
 one changes nothing in the real one's verdict.
 

@@ -3,13 +3,16 @@ that converges when the number of supported levels flips."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from cluster.adjacency import SharedGraph
 from cluster.averaged_edge import averaged_edge_hierarchy
-from cluster.confidence import (SUPPORT_THRESHOLD, IterationSampler, hierarchy_confidence,
-                                level_separations, supported_levels, with_support)
+from cluster.confidence import (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, SWARM_SEPARATION,
+                                IterationSampler, hierarchy_confidence, level_separations,
+                                level_shares, supported_levels, with_support)
 from cluster.separation import separation, weakest_cuts
 from cluster.stability import StableHierarchy
 from tests.cluster.helpers import joined
@@ -83,6 +86,22 @@ def test_a_right_level_above_a_spurious_one_stays_supported() -> None:
     beside, _ = level_separations(sampler, [cut, h.labels(2), sites], seed=5)
     assert alone[0] == beside[2] == h.confidence[2] == 1.0
     assert beside[0] < SUPPORT_THRESHOLD
+
+
+def test_a_real_swarm_s_data_are_judged_on_its_own_line() -> None:
+    # four groups a little apart: their resamples mostly reach 1.25, few reach 1.4
+    m = planted_hierarchy((4,), 6, iterations=6, ratio=1.8, seed=1)
+    swarm = replace(m, meta={**m.meta, "method": "bittorrent"})
+    groups = np.array([int(m.labels[h][-1]) for h in m.host_names])
+    simulated, = level_shares(m, [groups], seed=0)
+    measured, = level_shares(swarm, [groups], seed=0)
+    assert simulated.share < SUPPORT_THRESHOLD <= measured.share
+    assert measured.share == level_shares(m, [groups], min_separation=SWARM_SEPARATION,
+                                          seed=0)[0].share
+    h = averaged_edge_hierarchy(mean_weights(m), m.host_names, seed=0)
+    lines = [hierarchy_confidence(h, data, seed=0).params["confidence"]["min_separation"]
+             for data in (m, swarm, IterationSampler.from_measurement(swarm).first(5))]
+    assert lines == [RESAMPLE_SEPARATION, SWARM_SEPARATION, SWARM_SEPARATION]
 
 
 def test_a_flipping_level_count_converges() -> None:

@@ -325,6 +325,10 @@ class IterationWeights:
         Per iteration, the host index of its root (-1 where unknown); None
         for data measured otherwise (probe rounds).  Resampling keeps each
         part of the network's share of roots (:func:`cluster.confidence.resample_plan`).
+    source : str, optional
+        How the data were measured: the dataset's ``method`` ("bittorrent"
+        for real swarms, "simulated", "synthetic"); None when not known.  The
+        confidence's line depends on it (:func:`cluster.confidence.resample_separation`).
 
     Examples
     --------
@@ -339,8 +343,9 @@ class IterationWeights:
 
     def __init__(self, weights: sparse.csr_array, hosts: list[str], iteration: np.ndarray,
                  receiver: np.ndarray, sender: np.ndarray, blocks: np.ndarray,
-                 n_iterations: int, roots: np.ndarray | None = None) -> None:
-        self.weights, self.hosts = weights, hosts
+                 n_iterations: int, roots: np.ndarray | None = None,
+                 source: str | None = None) -> None:
+        self.weights, self.hosts, self.source = weights, hosts, source
         self.roots = None if roots is None else np.asarray(roots, dtype=np.int64)
         n = weights.shape[0]
         upper = sparse.triu(weights, format="coo")
@@ -404,7 +409,7 @@ class IterationWeights:
         roots = (hosts.get_indexer(iterations_frame.loc[ids, "root"].astype(str))
                  if "root" in iterations_frame else None)
         return cls(weights, measurement.host_names, position, receiver, sender, blocks, len(ids),
-                   roots)
+                   roots, measurement.meta.get("method"))
 
     def edge_weights(self, multiplicity: Iterable[int] | np.ndarray) -> np.ndarray:
         """The resampled ``w_n`` on each edge, for ``multiplicity[t]`` copies of iteration ``t``."""
@@ -434,7 +439,8 @@ class IterationWeights:
         return IterationWeights(self.matrix(np.arange(self.n_iterations) < iterations),
                                 self.hosts, self.iteration[keep], upper.row[self.edge[keep]],
                                 upper.col[self.edge[keep]], self.blocks[keep], iterations,
-                                None if self.roots is None else self.roots[:iterations])
+                                None if self.roots is None else self.roots[:iterations],
+                                self.source)
 
     @cached_property
     def _entry_edge(self) -> np.ndarray:
