@@ -555,7 +555,7 @@ def _shares(sampler: IterationWeights, labels: np.ndarray, plan: list[np.ndarray
             ) -> tuple[JudgedLevel, JudgedLevel]:
     """One level judged on the resamples of ``plan`` and of ``back``: shares of the level and
     its clusters, each cluster cut at its weakest cut in all the iterations."""
-    side = weakest_cuts(sampler.weights, labels)
+    side = weakest_cuts(sampler.graph, labels)   # checked once, as the sampler was built
     back = back or []
     everything = np.ones(sampler.n_iterations)    # w_n itself, judged first
     per = resampled_cluster_separations(sampler, labels, [everything, *plan, *back], side)

@@ -141,8 +141,9 @@ def _check_iterations_agree(transfers: pd.DataFrame, iterations: pd.DataFrame,
                             transfers_path: Path, iterations_path: Path) -> None:
     listed = set(iterations["iteration"].tolist())
     stray = ~transfers["iteration"].isin(listed).to_numpy(dtype=bool)
-    fail_at(stray, transfers.astype({"iteration": str}), transfers_path, "iteration",
-            "iteration not listed in iterations.csv")
+    if stray.any():   # the text of a million iteration numbers only to name the bad one
+        fail_at(stray, transfers.astype({"iteration": str}), transfers_path, "iteration",
+                "iteration not listed in iterations.csv")
     present = set(transfers["iteration"].tolist())
     # iterations.csv is sorted on read; report the line the row had in the file.  An
     # incomplete iteration may have no rows: its root died before sending a block.
