@@ -125,6 +125,7 @@ def test_broadcast_report_sections(planted, tmp_path):
     assert page.count("data:image/svg+xml;base64,") == 3        # Hasse, tree, convergence
     assert "Verdict: the stop rule" in page and "synthetic" in page
     assert "confidence" in page and 'id="probes"' not in page and 'id="multicast"' not in page
+    assert "apart (a separation of at least 1.4)" in page     # synthetic data: not a swarm's line
 
 
 @pytest.mark.slow

@@ -307,11 +307,13 @@ def _hierarchy(a: Analysis, max_rows: int) -> str:
                          + ", ".join(f"{d['clusters']} clusters" for d in dropped)
                          + "); tomography report --all-levels shows them"))
     if h.confidence:
+        line = h.params.get("confidence", {}).get("min_separation")
+        apart = "" if line is None else f" (a separation of at least {line:g})"
         out.append(_note("confidence: the share of resampled iterations whose data set the "
-                         "level's clusters apart, averaged with that share one iteration "
-                         "earlier; separation: on all iterations, the weakest inside cut "
-                         "of any of its clusters over the strongest tie between any two of "
-                         "them; threshold " f"{h.threshold}"))
+                         f"level's clusters apart{apart}, averaged with that share one "
+                         "iteration earlier; separation: on all iterations, the weakest "
+                         "inside cut of any of its clusters over the strongest tie between "
+                         "any two of them; threshold " f"{h.threshold}"))
     return "\n".join(out)
 
 
