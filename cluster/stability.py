@@ -309,17 +309,25 @@ class StableHierarchy:
         return max(rising, key=lambda item: item[1]) if rising else None
 
 
-def stop_rule_meta(k: int | None = None, *, seed: int = 0) -> dict[str, Any]:
-    """What ``meta.json`` records of the stop rule a run uses (its ``stop_rule`` key).
+def stop_rule_meta(k: int | None = None, *, seed: int = 0,
+                   source: str = "bittorrent") -> dict[str, Any]:
+    """What ``meta.json`` records of the stop rule a run uses (its ``stop_rule`` key),
+    with the support rule it judges levels by on data measured by ``source`` (the
+    dataset's method: real swarms by default).
 
     Examples
     --------
     >>> stop_rule_meta(seed=1)["k"], stop_rule_meta(1)["k"]
     (2, 1)
+    >>> stop_rule_meta()["min_separation"], stop_rule_meta(source="simulated")["min_separation"]
+    (1.25, 1.4)
     """
+    from cluster.confidence import SUPPORT_THRESHOLD, resample_separation
+
     return {"option": "--until-converged", "k": DEFAULT_STABLE if k is None else k,
             "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT, "rising": RISING,
-            "holds": HOLDS}
+            "holds": HOLDS, "threshold": SUPPORT_THRESHOLD,
+            "min_separation": resample_separation(source)}
 
 
 def dataset_stop_rule(output: str | os.PathLike[str], k: int | None = None, *, seed: int = 0,
