@@ -15,8 +15,8 @@ iteration cannot be resampled: the confidence is then not measured.
 A **level's confidence** is the share of resamples whose data set its
 clusters apart (:func:`level_separations`): its weakest inside cut at least
 :func:`resample_separation` times stronger than its strongest tie between
-two of its clusters (1.25 for broadcasts of real swarms, 1.4 for simulated
-data) (:mod:`cluster.separation`), judged on the hosts and on
+two of its clusters (:mod:`cluster.separation`; 1.25 in broadcasts of real
+swarms, 1.4 in simulated data), judged on the hosts and on
 nothing else, so a spurious level beside a real one does not change the
 real one's verdict; averaged with the same share on resamples of the first
 ``n - 1`` iterations (after two iterations, ``w_1`` is judged on itself): a
@@ -78,7 +78,8 @@ on the testbed with every default, 24 simulated at 224-2727 hosts under the quot
 the levels whose long-run data decide whether they are separated: of the pairs whose
 supported levels were at least 95.5 % right, the one supporting the most right levels.  A
 level at 0.55 was set apart by more than half of the resamples, now and one iteration
-earlier taken together.  Held-out figures per part: :data:`SWARM_SEPARATION`."""
+earlier taken together.  The held-out figures of each part are under
+:data:`SWARM_SEPARATION`."""
 
 RESAMPLE_SEPARATION = 1.4
 """Separation (:mod:`cluster.separation`) a resample of simulated or synthetic data must
