@@ -45,7 +45,7 @@ What it prints (Markdown, also saved to ``/tmp/calibration.md``):
    part, both seeds of the others) and judged on the held-out splits
    (networks of odd number: seed 2 of the small part, both seeds of the
    others), each part on its own.  The real swarms then get a line of their
-   own (:func:`choose_swarm_line`): at the chosen threshold, the minimum
+   own (:func:`choose_rule` with ``part="real"``): at the chosen threshold, the minimum
    separation chosen the same way on the real part's training split alone,
    as the toolkit applies it to every broadcast measured by a real swarm
    (:func:`cluster.confidence.resample_separation`).  The reliability tables bin the confidence
@@ -468,37 +468,26 @@ def scores(levels: list[dict], shown, *, undecided: bool = False
     return precision, recall, len(sup), len(right)
 
 
-def choose_rule(levels: list[dict], fit: str = "train") -> tuple[list[str], tuple[float, float]]:
-    """Precision and recall on the ``fit`` split per rule; the one chosen."""
-    train = [lv for lv in levels if lv["split"] == fit and "resampled" in lv]
+def choose_rule(levels: list[dict], fit: str = "train", *, part: str | None = None,
+                thresholds: Iterable[float] = THRESHOLDS
+                ) -> tuple[list[str], tuple[float, float]]:
+    """Precision and recall on the ``fit`` split (of ``part`` alone, if given) per rule of
+    :data:`SEPARATIONS` and ``thresholds``; the one chosen: the most right levels supported
+    with at least :data:`PRECISION` of the supported right, ties to the stricter rule.  With
+    ``part="real"`` and one threshold it chooses the real swarms' own line
+    (:data:`cluster.confidence.SWARM_SEPARATION`)."""
+    train = [lv for lv in levels if lv["split"] == fit and "resampled" in lv
+             and part in (None, lv["part"])]
     out = ["| min separation | threshold | supported right | right supported | supported |",
            "|---|---|---|---|---|"]
     best = None
     for s in SEPARATIONS:
-        for t in THRESHOLDS:
+        for t in thresholds:
             p, r, n_sup, _ = scores(train, lambda lv: confidence(lv, s) >= t)
             out.append(f"| {s} | {t} | {p:.3f} | {r:.3f} | {n_sup} |")
-            key = (p >= PRECISION, r if p >= PRECISION else p, -t)   # ties: the stricter
+            key = (p >= PRECISION, r if p >= PRECISION else p, -t, s)   # ties: the stricter
             if best is None or key > best[0]:
                 best = (key, (s, t))
-    return out, best[1]
-
-
-def choose_swarm_line(levels: list[dict], threshold: float, fit: str = "train"
-                      ) -> tuple[list[str], float]:
-    """The real swarms' own line at ``threshold``: precision and recall on the real part's
-    ``fit`` split per minimum separation, and the one chosen as :func:`choose_rule` chooses."""
-    real = [lv for lv in levels if lv["part"] == "real" and lv["split"] == fit
-            and "resampled" in lv]
-    out = ["| min separation | supported right | right supported | supported |",
-           "|---|---|---|---|"]
-    best = None
-    for s in SEPARATIONS:
-        p, r, n_sup, _ = scores(real, lambda lv: confidence(lv, s) >= threshold)
-        out.append(f"| {s} | {p:.3f} | {r:.3f} | {n_sup} |")
-        key = (p >= PRECISION, r if p >= PRECISION else p, s)   # ties: the stricter
-        if best is None or key > best[0]:
-            best = (key, s)
     return out, best[1]
 
 
@@ -521,7 +510,7 @@ def swapped(levels: list[dict], parts: list[Part]) -> list[str]:
            "|---|---|---|---|---|---|"]
     for fit, other in (("train", "held-out"), ("held-out", "train")):
         _, (s, t) = choose_rule(levels, fit)
-        line = line_per_level(s, choose_swarm_line(levels, t, fit)[1])
+        line = line_per_level(s, choose_rule(levels, fit, part="real", thresholds=(t,))[1][0])
         for part in parts:
             mine = [lv for lv in measured if lv["split"] == other and lv["part"] == part.name]
             if mine:
@@ -887,7 +876,7 @@ def main() -> None:
                   f"{PRECISION:.1%} of the supported right, on the training split): "
                   f"minimum separation of a resample {s}, "
                   f"confidence threshold {t}.", ""]
-    swarm_rows, swarm = choose_swarm_line(levels, t)
+    swarm_rows, (swarm, _) = choose_rule(levels, part="real", thresholds=(t,))
     chosen_line = line_per_level(s, swarm)
     lines += ["### The real swarms' line on the real part's training split, at the threshold "
               f"{t}", ""] + swarm_rows
