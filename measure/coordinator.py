@@ -295,6 +295,22 @@ class AgentGroup:
         return failure_reason(channel.exit_code(), channel.stderr_tail(), error,
                               self.transport.name)
 
+    def peer_named(self, key: str) -> str | None:
+        """The host a peer's report names by its number, or by its address if that is unique.
+
+        Examples
+        --------
+        >>> from measure.transport import ProcessTransport
+        >>> hosts = host_frame([("a", "10.0.0.1", ""), ("b", "10.0.0.2", "")])
+        >>> group = AgentGroup(hosts, ProcessTransport(), SwarmParams(), 0, 0)
+        >>> group.peer_named("1"), group.peer_named("10.0.0.1"), group.peer_named("9")
+        ('b', 'a', None)
+        """
+        if key in self.by_index:
+            return self.by_index[key]
+        named = [h for h, address in self.address.items() if address == key]
+        return named[0] if len(named) == 1 else None
+
     def describe_death(self, name: str) -> str:
         channel = self.peers[name]
         code = channel.exit_code()
@@ -455,6 +471,10 @@ def broadcast(swarm: AgentGroup, iteration: int, root: str, file_size: int, *, s
     for h in set(active) - set(reports):
         failed.setdefault(h, swarm.describe_death(h))
         swarm.peers[h].kill()  # hung or dead: started afresh next iteration
+    # only now that every peer has counted: a torrent removed earlier would cut connections
+    # whose last bytes a peer still to report had not read
+    for h in reports:
+        swarm.peers[h].send({"cmd": "drop"})
     result = _result(swarm, iteration, root, duration, hosts, downloaders, finished, reports,
                      failed, None if cut else time_limit, go_wall)
     result.warnings = warnings
@@ -470,21 +490,21 @@ def _result(swarm: AgentGroup, iteration: int, root: str, duration: float, hosts
     notes = list(failed.values())
     sent: dict[tuple[str, str], tuple[int, int]] = {}
     trace: list[tuple[float, str, str, int, int]] = []
-    for sender, report in sorted(reports.items()):
-        for peer, (blocks, nbytes) in report["sent"].items():
-            receiver = swarm.by_index.get(peer)
-            if receiver is None:
-                raise TomographyError(f"peer {sender} reports blocks sent to {peer}, "
+    for receiver, report in sorted(reports.items()):
+        for peer, (blocks, nbytes) in report["from"].items():
+            sender = swarm.peer_named(peer)
+            if sender is None:
+                raise TomographyError(f"peer {receiver} reports blocks received from {peer}, "
                                       "which is not a peer of this run")
             sent[(receiver, sender)] = (int(blocks), int(nbytes))
         # the peer's times count from its own ``go``: shift them onto the coordinator's
         # clock, through the host's clock offset, so that traces of several machines agree
-        shift = (float(report.get("go_wall", 0.0)) - swarm.offsets.get(sender, 0.0) - go_wall
+        shift = (float(report.get("go_wall", 0.0)) - swarm.offsets.get(receiver, 0.0) - go_wall
                  if report.get("go_wall") else 0.0)
-        trace.extend((round(t + shift, 6), sender, swarm.by_index.get(peer, peer), int(p), int(b))
+        trace.extend((round(t + shift, 6), swarm.peer_named(peer) or peer, receiver, int(p), int(b))
                      for t, peer, p, b in report["trace"])
         if report["alerts_dropped"]:
-            notes.append(f"peer {sender} lost alerts: its counts are short")
+            notes.append(f"peer {receiver} lost alerts: its trace is short")
     if time_limit is None and not any(blocks for blocks, _ in sent.values()):
         notes.append("the time box passed before a block was sent: lengthen --time-box")
     missing = sorted(set(downloaders) - set(finished) - set(failed))

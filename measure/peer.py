@@ -19,25 +19,41 @@ and it takes these commands:
                                        seconds after ``go``), and ``{"event":
                                        "quota", "t": s}`` once it holds
                                        ``quota`` blocks of the file.
-``{"cmd": "stop"}``                    report and drop the torrent: ``{"event":
-                                       "report", "iteration", "sent": {id: [blocks,
-                                       bytes]}, "go_wall", "payload_download",
+``{"cmd": "stop"}``                    report what was received: ``{"event":
+                                       "report", "iteration", "from": {id:
+                                       [blocks, bytes]}, "go_wall", "payload_download",
                                        "redundant_bytes", "failed_bytes",
                                        "have_pieces", "num_pieces", "alerts_dropped",
                                        "trace": [[t, id, piece, block], ...]}``.
+                                       The torrent stays, so that peers still to
+                                       report lose no connection to it.
+``{"cmd": "drop"}``                    remove the torrent and its file.  No answer.
 =====================================  ==========================================
 
 libtorrent's error alerts, which need not spoil the iteration, are sent as
 ``{"event": "warning", "message": ...}``.
 
-Counting: every 16 KiB block is counted on the **sender's** side, from
-libtorrent's ``block_uploaded_alert``, keyed by the receiver's peer id.  The
-coordinator gives each peer a number (``--peer-id``) that becomes its whole
-20-byte BitTorrent peer id (:func:`peer_id`), so several peers may share an
-address (several MPI ranks on one node) and still be told apart.  The receiver-side ``block_finished_alert`` undercounts: it is
-not posted for blocks whose write completes after the torrent turns seed.
-The alert queue is raised far above one iteration's blocks and a dropped
-alert is reported, never ignored.
+Counting: each peer counts what it **received** from each other peer: the
+payload bytes of every connection (libtorrent's ``peer_info.total_download``),
+read every :data:`READ_INTERVAL` seconds while the broadcast runs and once
+more at ``stop``, so a connection that closes keeps what it had carried.
+``stop`` leaves the torrent in place and ``drop`` removes it: the coordinator
+drops the torrents once every peer has reported, so no peer's leaving cuts a
+connection another peer has not read yet.
+Bytes become 16 KiB blocks, rounded to the nearest.  Counting on the
+sender's side (``block_uploaded_alert``) would credit a slow link with the
+blocks queued in the sender's socket buffers when the iteration stops: up to
+twice what a 10 Mbit/s site link carried, on the testbed, once the quota cuts
+the broadcast.  The coordinator gives each peer a number (``--peer-id``)
+that becomes its whole 20-byte BitTorrent peer id (:func:`peer_id`), so
+several peers may share an address (several MPI ranks on one node) and still
+be told apart.
+
+The trace (``"trace": true``) records each block when it is written, from
+``block_finished_alert``: its time, sender, piece and block.  libtorrent posts
+no such alert for a block that arrived twice (the end game), so a trace may
+hold fewer blocks than the counts.  The alert queue is raised far above one
+iteration's blocks and a dropped alert is reported, never ignored.
 
 The file is dummy data: a sparse file of zeros in ``/dev/shm`` (memory, no
 disk I/O on the measured path); the seed starts in seed mode.
@@ -68,7 +84,8 @@ from tomography.model.errors import ParameterError
 __all__ = ["session_settings", "make_torrent", "lt_version", "peer_id", "peer_index", "Peer",
            "serve", "add_arguments", "run"]
 
-ALERT_QUEUE = 4_000_000  # alerts; one per 16 KiB block sent must never be dropped
+ALERT_QUEUE = 4_000_000  # alerts; one per 16 KiB block received must never be dropped
+READ_INTERVAL = 0.05  # seconds between reads of the connections' payload counters
 PEER_ID_PREFIX = "-TM0100-"  # 8 characters, then 12 digits: a whole 20-byte peer id
 
 
@@ -148,7 +165,7 @@ def session_settings(address: str, port: int, params: SwarmParams = SwarmParams(
         "dht_bootstrap_nodes": "",
         "announce_to_all_trackers": False,
         "alert_queue_size": ALERT_QUEUE,
-        "alert_mask": int(lt.alert_category.upload | lt.alert_category.status
+        "alert_mask": int(lt.alert_category.block_progress | lt.alert_category.status
                           | lt.alert_category.error),
         "min_reconnect_time": 1,
         "peer_fingerprint": peer_id(index),
@@ -262,7 +279,10 @@ class Peer:
     def _reset(self) -> None:
         self.iteration: int | None = None
         self.seed = False
-        self.sent: dict[str, list[int]] = {}
+        # each connection by its remote endpoint: [sender's peer number or None, bytes received]
+        self.connections: dict[tuple[str, int], list[Any]] = {}
+        self.closed: dict[str, int] = {}  # bytes of connections since replaced, by sender
+        self.read_at = 0.0
         self.trace: list[list[Any]] | None = None
         self.started = 0.0
         self.go_wall = 0.0
@@ -270,6 +290,7 @@ class Peer:
         self.quota_bytes: int | None = None
         self.alerts_dropped = False
         self.errors: list[str] = []
+        self.reported = False  # stopped: counts sent, nothing more to say of this torrent
 
     def add(self, iteration: int, torrent: bytes, *, seed: bool, allow: list[str],
             trace: bool = False, quota: int | None = None) -> None:
@@ -277,13 +298,12 @@ class Peer:
 
         With ``quota`` a downloader says ``quota`` once it holds that many blocks.
         """
-        if self.handle is not None:
-            self.stop()
+        self.drop()
         self._reset()
         self.iteration, self.seed = iteration, seed
         self.trace = [] if trace else None
         info = lt.torrent_info(lt.bdecode(torrent))
-        self.piece_size, self.file_size = info.piece_length(), info.total_size()
+        self.file_size = info.total_size()
         if quota is not None and not seed:
             self.quota_bytes = min(int(quota) * BLOCK_SIZE, self.file_size)
         if seed:
@@ -316,9 +336,13 @@ class Peer:
         """Handle pending alerts; return the events to send (``finished``, ``error``)."""
         events: list[dict[str, Any]] = []
         self.session.wait_for_alert(timeout_ms)
+        if self.reported:  # the torrent only serves peers still to report
+            self.session.pop_alerts()
+            return events
         for alert in self.session.pop_alerts():
-            if isinstance(alert, lt.block_uploaded_alert):
-                self._count(alert)
+            if isinstance(alert, lt.block_finished_alert):
+                if self.trace is not None:
+                    self._trace(alert)
             elif isinstance(alert, lt.torrent_finished_alert):
                 if not self.seed and self.finished_at is None and self.handle is not None:
                     self.finished_at = time.monotonic() - self.started
@@ -332,6 +356,9 @@ class Peer:
                 message = f"{type(alert).__name__}: {alert.message()}"
                 self.errors.append(message)
                 events.append({"event": "warning", "message": message})
+        if (self.handle is not None and self.started
+                and time.monotonic() - self.read_at >= READ_INTERVAL):
+            self._read_connections()
         if self.quota_bytes is not None and self.handle is not None and self.started:
             if self.handle.status(0).total_wanted_done >= self.quota_bytes:   # 0: no extras
                 self.quota_bytes = None     # said once
@@ -339,24 +366,49 @@ class Peer:
                                "t": time.monotonic() - self.started})
         return events
 
-    def _count(self, alert: Any) -> None:
+    def _read_connections(self) -> None:
+        """Read every open connection's payload received so far."""
+        self.read_at = time.monotonic()
+        for info in self.handle.get_peer_info():
+            entry = self.connections.setdefault((info.ip[0], info.ip[1]), [None, 0])
+            if info.total_download < entry[1]:  # a new connection from the same endpoint
+                key = entry[0] or info.ip[0]
+                self.closed[key] = self.closed.get(key, 0) + entry[1]
+                entry[0] = None
+            index = peer_index(info.pid.to_bytes())
+            if index is not None:
+                entry[0] = str(index)
+            entry[1] = info.total_download
+
+    def received(self) -> dict[str, list[int]]:
+        """Blocks and bytes received so far, by sender (peer number, or address if unknown).
+
+        Examples
+        --------
+        >>> p = Peer("127.0.0.1", 0)
+        >>> p.received()
+        {}
+        >>> p.close()
+        """
+        totals = dict(self.closed)
+        for (address, _), (sender, nbytes) in self.connections.items():
+            key = sender or address
+            totals[key] = totals.get(key, 0) + nbytes
+        return {key: [(nbytes + BLOCK_SIZE // 2) // BLOCK_SIZE, nbytes]
+                for key, nbytes in totals.items() if nbytes >= BLOCK_SIZE // 2}
+
+    def _trace(self, alert: Any) -> None:
         index = peer_index(alert.pid.to_bytes())
-        receiver = str(index) if index is not None else alert.ip[0]
-        start = alert.piece_index * self.piece_size + alert.block_index * BLOCK_SIZE
-        size = min(BLOCK_SIZE, self.piece_size - alert.block_index * BLOCK_SIZE,
-                   self.file_size - start)
-        entry = self.sent.setdefault(receiver, [0, 0])
-        entry[0] += 1
-        entry[1] += size
-        if self.trace is not None:
-            self.trace.append([round(time.monotonic() - self.started, 6), receiver,
-                               alert.piece_index, alert.block_index])
+        sender = str(index) if index is not None else alert.ip[0]
+        self.trace.append([round(time.monotonic() - self.started, 6), sender,
+                           alert.piece_index, alert.block_index])
 
     def stop(self) -> dict[str, Any]:
-        """End the iteration: report the counts and remove the torrent and its file."""
+        """End the iteration: report the counts; the torrent stays until :meth:`drop`."""
         self.poll(0)
+        self._read_connections()
         status = self.handle.status()
-        report = {"event": "report", "iteration": self.iteration, "sent": self.sent,
+        report = {"event": "report", "iteration": self.iteration, "from": self.received(),
                   "go_wall": self.go_wall,
                   "payload_download": status.total_payload_download,
                   "redundant_bytes": status.total_redundant_bytes,
@@ -365,23 +417,27 @@ class Peer:
                   "num_pieces": self.handle.torrent_file().num_pieces(),
                   "alerts_dropped": self.alerts_dropped, "errors": self.errors,
                   "trace": self.trace or []}
+        self.reported = True
+        return report
+
+    def drop(self) -> None:
+        """Remove the torrent, if any, and its file."""
+        if self.handle is None:
+            return
         self.session.remove_torrent(self.handle)
         self.handle = None
         for item in self.workdir.iterdir():  # unlinking a file libtorrent still maps is fine
             item.unlink(missing_ok=True) if item.is_file() else shutil.rmtree(item, ignore_errors=True)
-        return report
 
     def close(self) -> None:
         """Drop any torrent, the session and the work directory."""
-        if self.handle is not None:
-            self.session.remove_torrent(self.handle)
-            self.handle = None
+        self.drop()
         del self.session
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def _command(peer: Peer, command: dict[str, Any], send: Send) -> bool:
-    """Carry out one BitTorrent command (``add``, ``go``, ``stop``); False for another."""
+    """Carry out one BitTorrent command (``add``, ``go``, ``stop``, ``drop``); False for another."""
     kind = command.get("cmd")
     if kind == "add":
         peer.add(int(command["iteration"]), base64.b64decode(command["torrent"]),
@@ -391,8 +447,10 @@ def _command(peer: Peer, command: dict[str, Any], send: Send) -> bool:
     elif kind == "go":
         peer.go([tuple(p) for p in command["peers"]])
     elif kind == "stop":
-        send(peer.stop() if peer.handle is not None else
+        send(peer.stop() if peer.handle is not None and not peer.reported else
              {"event": "error", "message": "stop: no torrent"})
+    elif kind == "drop":
+        peer.drop()
     else:
         return False
     return True

@@ -10,7 +10,7 @@ import pytest
 
 from tomography.cli import build_parser, main
 from tomography.cli.plot import _figure
-from tomography.model.dataset import read_measurement
+from tomography.model.dataset import read_measurement, read_trace
 
 from .visualize.helpers import assert_legible
 
@@ -88,8 +88,8 @@ def test_timeline_from_a_traced_real_run(capsys, dataset: Path, tmp_path: Path) 
     out = tmp_path / "timeline.png"
     code, _, err = run(capsys, "plot", traced, "--kind", "timeline", "--iteration", 0, "-o", out)
     assert code == 0, err
-    blocks = read_measurement(traced).transfers["blocks"].sum()
-    assert f"iteration 0, {blocks} blocks traced, 4 hosts" in err
+    blocks = len(read_trace(traced))
+    assert blocks > 0 and f"iteration 0, {blocks} blocks traced, 4 hosts" in err
     assert matplotlib.image.imread(out).shape[1] > 500
     # the simulator writes no trace: the error says how to get one
     code, _, err = run(capsys, "plot", dataset, "--kind", "timeline", "-o", out)

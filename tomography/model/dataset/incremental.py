@@ -402,7 +402,7 @@ class MeasurementWriter:
         ----------
         iteration : int
         rows : iterable of (time_s, sender, receiver, piece, block)
-            One row per 16 KiB block sent, ``time_s`` from the broadcast's start.
+            One row per 16 KiB block received, ``time_s`` from the broadcast's start.
 
         Examples
         --------
