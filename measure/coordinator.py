@@ -25,8 +25,8 @@ One iteration:
    box passes (``SwarmParams.block_quota``, ``time_box``: the iteration is
    complete as it stands), or the time limit passes;
 4. after a short settling time (none after a quota or a box), ``stop``: each peer
-   reports the blocks it sent to each receiver; the iteration is written to
-   the dataset at once.
+   reports the blocks it received from each sender; once all have, ``drop``
+   removes the torrents; the iteration is written to the dataset at once.
 
 A peer that dies or hangs makes its iteration incomplete: the counts of the
 others are kept, the run goes on with the peer started afresh, and the
@@ -697,7 +697,9 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
         raise ParameterError(f"file_size must be >= 1 byte, got {file_size}")
     frame = host_frame(hosts)
     transport = transport_of(launch)
-    run_params = {**_run_params(file_size, seed, params), "upload_limit": upload_limit}
+    # counted_by: datasets of earlier versions counted blocks on the sender's side
+    run_params = {**_run_params(file_size, seed, params), "upload_limit": upload_limit,
+                  "counted_by": "receiver"}
     summary = RunSummary(path=Path(output), iterations=[], stop_rule=stop is not None)
     run = Run(output, resume=resume, overwrite=overwrite)
     try:

@@ -89,7 +89,7 @@ def test_a_right_level_above_a_spurious_one_stays_supported() -> None:
 
 
 def test_a_real_swarm_s_data_are_judged_on_its_own_line() -> None:
-    # four groups a little apart: their resamples mostly reach 1.25, few reach 1.4
+    # four groups a little apart: their resamples mostly reach the swarms' line, few reach 1.4
     m = planted_hierarchy((4,), 6, iterations=6, ratio=1.8, seed=1)
     swarm = replace(m, meta={**m.meta, "method": "bittorrent"})
     groups = np.array([int(m.labels[h][-1]) for h in m.host_names])

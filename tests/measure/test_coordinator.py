@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from measure.coordinator import local_hosts, run_broadcasts
-from measure.peer import session_settings
+from measure.peer import Peer, make_torrent, session_settings
 from measure.swarm import SwarmParams
 from tomography.model.dataset import read_measurement
 from tomography.model.dataset.schema import BLOCK_SIZE
@@ -97,6 +97,35 @@ def test_a_time_box_too_short_for_a_block_is_incomplete(tmp_path: Path) -> None:
     assert not result.complete
     assert result.notes == ["the time box passed before a block was sent: lengthen --time-box"]
     assert not read_measurement(tmp_path / "bt").iterations["complete"].any()
+
+
+@pytest.mark.slow  # real libtorrent peers
+def test_a_peer_that_reports_first_cuts_no_one_else_s_count(tmp_path: Path) -> None:
+    # the seed reports while the downloader still receives from it: the downloader, reporting
+    # after, still has the connection and counts every byte it got
+    addresses = ["127.0.0.226", "127.0.0.227"]
+    seed, leecher = (Peer(a, 0, SwarmParams(), MiB, workdir=tmp_path / a, index=i)
+                     for i, a in enumerate(addresses))
+    (tmp_path / addresses[0]).mkdir(), (tmp_path / addresses[1]).mkdir()
+    try:
+        torrent = make_torrent(8 * MiB, 256 * 1024, "cut")
+        seed.add(0, torrent, seed=True, allow=addresses)
+        leecher.add(0, torrent, seed=False, allow=addresses)
+        seed.go([]), leecher.go([(addresses[0], seed.port)])
+        deadline = time.monotonic() + 20
+        while leecher.handle.status().total_payload_download < MiB and time.monotonic() < deadline:
+            seed.poll(10), leecher.poll(10)
+        first = seed.stop()
+        assert first["from"] == {} and seed.handle is not None      # stopped, not gone
+        time.sleep(0.3)                                               # the seed still uploads
+        report = leecher.stop()
+        got = report["from"]["0"][1]
+        assert got == report["payload_download"] >= MiB
+        assert report["from"]["0"][0] == round(got / BLOCK_SIZE)
+        seed.drop(), leecher.drop()
+        assert seed.handle is None and not any((tmp_path / addresses[0]).iterdir())
+    finally:
+        seed.close(), leecher.close()
 
 
 @pytest.mark.slow  # real libtorrent peers

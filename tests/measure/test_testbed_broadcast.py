@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cluster.accuracy import nmi
+from cluster.confidence import SWARM_SEPARATION
 from cluster.louvain import louvain
 from measure import testbed
 from tomography.cli import main
@@ -59,7 +60,8 @@ def test_two_sites_cluster_apart_and_the_testbed_goes_away(as_root, tmp_path: Pa
     meta = json.loads((out / "meta.json").read_text())
     assert meta["params"]["file_size"] == 2 * 2**20 and meta["params"]["block_quota"] == 128
     assert meta["stop_rule"]["k"] == 2 and meta["stop_rule"]["option"] == "--until-converged"
-    assert meta["stop_rule"]["min_separation"] == 1.25    # a real swarm's line
+    assert meta["stop_rule"]["min_separation"] == SWARM_SEPARATION    # a real swarm's line
+    assert meta["params"]["counted_by"] == "receiver"
 
 
 def _truth_by_address(m, bed) -> list[str]:
