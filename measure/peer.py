@@ -36,7 +36,8 @@ libtorrent's error alerts, which need not spoil the iteration, are sent as
 Counting: each peer counts what it **received** from each other peer: the
 payload bytes of every connection (libtorrent's ``peer_info.total_download``),
 read every :data:`READ_INTERVAL` seconds while the broadcast runs and once
-more at ``stop``, so a connection that closes keeps what it had carried.
+more at ``stop``, so a connection that closes keeps what it had carried up to
+its last read (at most 50 ms before it closed).
 ``stop`` leaves the torrent in place and ``drop`` removes it: the coordinator
 drops the torrents once every peer has reported, so no peer's leaving cuts a
 connection another peer has not read yet.
