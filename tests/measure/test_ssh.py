@@ -68,7 +68,7 @@ def test_a_run_over_ssh_gives_a_complete_dataset(sshd, tmp_path: Path) -> None:
     assert all(r["clock_offset_s"] is not None for r in m.meta["hosts"].values())
     # a row per block written; the counts also hold blocks that came twice (the end game)
     trace = (tmp_path / "run" / "trace.csv").read_text().splitlines()
-    assert 0.9 * m.transfers["blocks"].sum() <= len(trace) - 1 <= m.transfers["blocks"].sum()
+    assert 0.7 * m.transfers["blocks"].sum() <= len(trace) - 1 <= m.transfers["blocks"].sum()
     assert not peer_pids({f"127.0.0.{80 + i}" for i in range(4)})
 
 

@@ -24,7 +24,7 @@ def test_timeline_of_a_real_broadcast(traced, tmp_path) -> None:
     assert info["iteration"] == 0 and info["shape"] == (4, 50)
     # the trace holds the blocks written; the counts also hold those that came twice
     assert info["blocks"] == len(trace) <= m.transfers["blocks"].sum()
-    assert len(trace) >= 0.9 * m.transfers["blocks"].sum()
+    assert len(trace) >= 0.7 * m.transfers["blocks"].sum()
     (image,) = fig.axes[0].get_images()
     data = np.asarray(image.get_array())
     assert data.shape == (4, 50)
