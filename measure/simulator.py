@@ -25,12 +25,11 @@ The model of one broadcast (one iteration), stepped in simulated time:
   cancelled and counted as redundant bytes.  When a piece completes, its blocks are counted for the
   uploader: the counts of ``transfers.csv``.
 * **Choking.**  A peer uploads to at most ``upload_slots`` interested
-  neighbours plus one optimistic unchoke.  Free slots are filled at once with
-  random interested neighbours.  Every ``unchoke_interval / CHOKE_SPEEDUP``
-  seconds a downloading peer re-chooses: with ``tit_for_tat`` the neighbours that sent
-  it most in the last interval, else at random; the optimistic slot rotates
-  every ``optimistic_unchoke_interval``.  A peer that has the whole file
-  chooses at random (libtorrent's round-robin seed choker).  A choke drops
+  neighbours plus one optimistic unchoke (libtorrent counts its optimistic
+  unchoke among its ``unchoke_slots_limit``), chosen as libtorrent's
+  fixed-slots choker chooses them (:class:`measure.choker.Choker`: free
+  slots filled at once, choke rounds every ``unchoke_interval`` and within a
+  second of a neighbour losing interest, reciprocation first).  A choke drops
   the piece in transfer; it is fetched again later (libtorrent keeps the
   blocks already received; the difference is at most one piece per choke).
 * **Bandwidth.**  Each transfer is a TCP flow from the uploader's NIC,
@@ -55,11 +54,12 @@ The model of one broadcast (one iteration), stepped in simulated time:
 The work of a step over pieces (selection, completion) and the max-min
 filling run as compiled kernels (:mod:`measure.pieces`,
 :mod:`measure.flows`, with Numba); this module keeps the loop over steps,
-the choke rounds and the connection model.
+the choker's steps and the connection model.
 
-Not modelled: queueing delay in routers, TCP's congestion-avoidance
-dynamics after a share changes (a flow follows its share at once), piece
-hashing and disk.
+Not modelled: queueing delay in routers (beyond the standing queue that
+:class:`measure.tcp.TcpModel` adds to the round trips of its 1/RTT
+weights), TCP's congestion-avoidance dynamics after a share changes (a flow
+follows its share at once), piece hashing and disk.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from measure.choker import Choker
 from measure.flows import max_min_rates
 from measure.pieces import (assign_pieces, complete_pieces, interested_pairs, pack,
                             seed_kernels)
@@ -90,20 +91,6 @@ __all__ = ["BroadcastResult", "simulate_broadcast", "simulate"]
 
 STEP_QUANTILE = 0.9  # a step moves one piece at this quantile of the flow rates
 QUEUE = 16  # pieces a connection picks at once, like libtorrent's request queue
-CHOKE_SPEEDUP = 3.0
-"""Choke rounds come this many times per ``unchoke_interval`` (calibrated).
-
-Real libtorrent swarms reciprocate faster than one tit-for-tat decision per
-``unchoke_interval``: preemptive unchokes, interest that comes and goes with
-every piece, request queues sized by each connection's rate.  The model has
-only its choke rounds for that, so they run faster.  Calibrated against
-real broadcasts on the testbed (``benchmarks/sim_vs_real.py``,
-``two-sites-demo``, 10 x 16 MiB): with one round per 15 s the model gave
-pairs in one cluster 2.1x the mean w_n, pairs in one site 1.6x, pairs across
-sites 0.25x, where the real swarm gave 2.75x, 1.16x and 0.22x; with three
-rounds per 15 s it gives 2.9x, 1.1x and 0.19x (``benchmarks/RESULTS.md``).
-The optimistic unchoke still rotates every ``optimistic_unchoke_interval``.
-"""
 
 
 @dataclass
@@ -313,20 +300,13 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
                                              (n, n_pieces)), axis=1)
     connections = Connections(tcp, net.rtt(pu, pd))
     weight = connections.weights
-    slots = params.upload_slots + 1
-    unchoked = np.zeros(E, dtype=bool)
+    choker = Choker(pu, pd, n, params, rng)
     current = np.full(E, -1, dtype=np.int64)              # piece in transfer per pair
     progress = np.zeros(E)                                # bytes of it received
-    received_round = np.zeros(E)                          # bytes d got from u this round
-    optimistic = np.full(n, -1, dtype=np.int64)           # pair index of each optimistic slot
     queue = np.full((E, QUEUE), -1, dtype=np.int64)       # pieces each pair means to ask for
     t = 0.0
     steps = 0
     redundant = 0.0
-    round_time = params.unchoke_interval / CHOKE_SPEEDUP
-    next_round = round_time
-    rounds = 0
-    per_optimistic = max(1, round(params.optimistic_unchoke_interval / round_time))
 
     def drop(mask: np.ndarray) -> None:
         """Abandon the pieces in transfer on the pairs of ``mask``."""
@@ -336,49 +316,6 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         redundant += float(progress[sel].sum())
         current[sel] = -1
         progress[sel] = 0.0
-
-    def fill_slots(interested: np.ndarray) -> None:
-        """Unchoke random interested neighbours into every free slot."""
-        busy = np.bincount(pu[unchoked], minlength=n)
-        free = slots - busy
-        cand = np.flatnonzero(interested & ~unchoked & (free[pu] > 0))
-        if cand.size == 0:
-            return
-        keys = rng.random(cand.size)
-        cand = cand[np.lexsort((keys, pu[cand]))]
-        first = np.searchsorted(pu[cand], pu[cand], side="left")
-        rank = np.arange(cand.size) - first
-        unchoked[cand[rank < free[pu[cand]]]] = True
-
-    def choke_round(interested: np.ndarray) -> None:
-        nonlocal rounds
-        rounds += 1
-        rotate = rounds % per_optimistic == 0
-        new = np.zeros(E, dtype=bool)
-        by_u = np.argsort(pu, kind="stable")
-        ptr = np.searchsorted(pu[by_u], np.arange(n + 1))
-        for u in range(n):
-            pairs = by_u[ptr[u]:ptr[u + 1]]
-            pairs = pairs[interested[pairs]]
-            if pairs.size == 0:
-                optimistic[u] = -1
-                continue
-            seeding = count_have[u] == n_pieces
-            if params.tit_for_tat and not seeding:
-                score = received_round[pairs] + rng.random(pairs.size) * 1e-6
-                chosen = pairs[np.argsort(-score)[:params.upload_slots]]
-            else:
-                chosen = rng.permutation(pairs)[:params.upload_slots]
-            new[chosen] = True
-            keep = optimistic[u]
-            if rotate or keep < 0 or not interested[keep] or new[keep]:
-                rest = pairs[~new[pairs]]
-                optimistic[u] = rng.choice(rest) if rest.size else -1
-            if optimistic[u] >= 0:
-                new[optimistic[u]] = True
-        drop(unchoked & ~new)
-        unchoked[:] = new
-        received_round[:] = 0.0
 
     box = params.time_box if params.time_box is not None else math.inf
     # the quota in pieces: every downloader holding it ends the broadcast, complete
@@ -391,14 +328,8 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         if t >= params.time_limit:
             return BroadcastResult(n, pd, pu, counts, t, False, steps, redundant)
         interested = interested_pairs(pu, pd, packed)
-        if t >= next_round:
-            choke_round(interested)
-            next_round += round_time
-        lost = unchoked & ~interested
-        drop(lost)
-        unchoked &= interested
-        fill_slots(interested)
-        active = np.flatnonzero(unchoked)
+        drop(choker.step(t, interested))
+        active = np.flatnonzero(choker.unchoked)
         assign_pieces(active[current[active] < 0], pu, pd, have, count_have, inflight, avail,
                       tie_order, queue, current, packed)
         flowing = active[current[active] >= 0]
@@ -417,10 +348,10 @@ def simulate_broadcast(topology: Topology, hosts: list[str], root: str, file_siz
         moving = rates > 0
         typical = np.quantile(rates[moving], STEP_QUANTILE) if moving.any() else 1.0
         dt = float(np.clip(piece / typical, 1e-4, 1.0))
-        dt = min(dt, max(next_round - t, 1e-4), min(params.time_limit, box) - t + 1e-9)
+        dt = min(dt, min(params.time_limit, box) - t + 1e-9)
         got = connections.advance(flowing, rates, dt, t, ceiling)
         progress[flowing] += got
-        received_round[flowing] += got
+        choker.moved(flowing, got)
         t += dt
         steps += 1
         redundant += complete_pieces(flowing, pu, pd, have, count_have, inflight, avail,
@@ -514,7 +445,7 @@ def simulate(topology: Topology | str | os.PathLike[str], output: str | os.PathL
     hosts = sorted(h.name for h in topology.hosts)
     sim_params = {"model": "flow-level-tcp", "file_size": file_size, "seed": seed,
                   **asdict(params), "piece_bytes": params.piece_bytes(file_size),
-                  "choke_speedup": CHOKE_SPEEDUP, "tcp": asdict(tcp)}
+                  "choker": "triggered-rounds", "tcp": asdict(tcp)}
     out = Path(output)
     if resume and (out / "meta.json").exists():
         writer = MeasurementWriter.reopen(out)

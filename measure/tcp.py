@@ -18,10 +18,15 @@ mechanisms, each a field of :class:`TcpModel` that can be switched off:
   default; RFC 2861).  A BitTorrent connection is idle while it is choked.
   The timeout is ``RTT + rto_min`` (Linux: smoothed RTT plus a variance
   term of at least ``TCP_RTO_MIN``, 200 ms; :func:`restart_window`).
-* **Sharing in proportion to 1/RTT** (``rtt_fair``).  TCP flows in
-  congestion avoidance through one bottleneck get throughput inversely
-  proportional to their round-trip times (their windows grow by one
-  segment per round trip alike): the weights of the max-min sharing.
+* **Sharing in proportion to 1/RTT** (``rtt_fair``, ``queue_delay``).
+  TCP flows in congestion avoidance through one bottleneck get throughput
+  inversely proportional to their round-trip times (their windows grow by
+  one segment per round trip alike): the weights of the max-min sharing.
+  The round trip is the path's plus the standing queue of the saturated
+  bottleneck they share, ``queue_delay``: loss-based TCP keeps a shared
+  queue filled, so a flow across a LAN and one across a WAN differ by
+  less than their paths' round trips do (tens of microseconds against
+  tens of milliseconds, where the queue adds the same to both).
 * **Receive window** (``receive_window``).  At most one receive window in
   flight: a rate of at most ``receive_window / RTT``.  Linux autotunes the
   receive buffer up to ``net.ipv4.tcp_rmem``'s maximum, 6 MiB, and
@@ -83,6 +88,7 @@ class TcpModel:
     restart_after_idle: bool = True
     rto_min: float = 0.2
     rtt_fair: bool = True
+    queue_delay: float = 0.05
     receive_window: int | None = 3 * 2**20
     request_pipeline: bool = True
     request_queue_time: float = 3.0
@@ -93,6 +99,8 @@ class TcpModel:
     def __post_init__(self) -> None:
         if self.initial_window < 1:
             raise ParameterError(f"initial_window must be >= 1 byte, got {self.initial_window}")
+        if self.queue_delay < 0:
+            raise ParameterError(f"queue_delay must be >= 0 s, got {self.queue_delay}")
         if self.rto_min < 0 or self.request_queue_time <= 0:
             raise ParameterError(f"rto_min must be >= 0 and request_queue_time > 0, got "
                                  f"{self.rto_min} and {self.request_queue_time}")
@@ -218,8 +226,11 @@ class Connections:
 
     @property
     def weights(self) -> np.ndarray:
-        """Share weight of every connection: ``1 / RTT``, or 1 without ``rtt_fair``."""
-        return 1.0 / self.rtt if self.model.rtt_fair else np.ones_like(self.rtt)
+        """Share weight of every connection: ``1 / (RTT + queue_delay)``, or 1 without
+        ``rtt_fair``."""
+        if not self.model.rtt_fair:
+            return np.ones_like(self.rtt)
+        return 1.0 / (self.rtt + self.model.queue_delay)
 
     def caps(self, pairs: np.ndarray, now: float) -> np.ndarray:
         """Rate caps (bytes per second) of the connections about to send.

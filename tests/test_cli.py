@@ -156,11 +156,11 @@ def test_synthetic_and_demo(capsys, tmp_path: Path) -> None:
     assert h["levels"][0]["clusters"]
     meta = json.loads((tmp_path / "demo" / "dataset" / "meta.json").read_text())
     assert meta["method"] == "simulated" and meta["topology"] == "two-sites-demo"
-    # by default the simulated demo uses 16 MiB broadcasts and the testbed's stop rule
+    # by default the simulated demo uses the testbed's 8 MiB broadcasts and its stop rule
     code, out, err = run(capsys, "demo", "-o", tmp_path / "demo", "--simulate", "-n", "2")
     meta = json.loads((tmp_path / "demo" / "dataset" / "meta.json").read_text())
-    assert code == 0 and meta["params"]["file_size"] == 16 * 2**20
-    assert "simulated broadcasts of 16MiB" in out and "stop rule after 2 iterations" in err
+    assert code == 0 and meta["params"]["file_size"] == 8 * 2**20
+    assert "simulated broadcasts of 8MiB" in out and "stop rule after 2 iterations" in err
 
 
 @pytest.mark.slow  # over 2 s
@@ -331,14 +331,16 @@ def test_simulate_tcp_figures_set_and_recorded(capsys, tmp_path: Path) -> None:
     out_dir = tmp_path / "sim"
     code, _, _ = run(capsys, "simulate", "tree-5", "-n", "1", "--size", "1MiB", "-o", out_dir,
                      "--tcp", "receive-window=64KiB", "--tcp", "rto-min=1s",
-                     "--tcp", "max-requests=50")
+                     "--tcp", "max-requests=50", "--tcp", "queue-delay=0s")
     tcp = json.loads((out_dir / "meta.json").read_text())["params"]["tcp"]
     assert code == 0 and tcp["receive_window"] == 65536 and tcp["rto_min"] == 1.0
+    assert tcp["queue_delay"] == 0.0
     assert tcp["max_requests"] == 50 and tcp["initial_window"] == 14480    # the rest default
     for bad, says in (("window=1", "NAME one of initial-window"),
                       ("rto-min=1", "rto-min takes a time"),
                       ("initial-window=ten", "initial-window takes a size"),
                       ("min-requests=0", "min-requests must be positive"),
+                      ("queue-delay=-5ms", "queue-delay"),
                       ("max-requests=2.5", "max-requests takes a whole number"),
                       ("min-requests=600", "min-requests (600) is above max-requests (500)")):
         code, _, err = run(capsys, "simulate", "tree-5", "-o", tmp_path / "x", "--tcp", bad)

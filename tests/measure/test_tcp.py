@@ -57,9 +57,11 @@ def test_slow_start_ends_at_the_link_share(step: float) -> None:
 
 def test_two_flows_share_a_link_in_inverse_proportion_to_rtt() -> None:
     rtt = np.array([0.001, 0.040])
+    plain = dict(slow_start=False, request_pipeline=False, receive_window=None)
     for model, share in [(TcpModel.off(), [0.5, 0.5]),
-                         (TcpModel(slow_start=False, request_pipeline=False,
-                                   receive_window=None), [40 / 41, 1 / 41])]:
+                         (TcpModel(**plain, queue_delay=0.0), [40 / 41, 1 / 41]),
+                         # a standing queue of 50 ms adds to both round trips
+                         (TcpModel(**plain, queue_delay=0.05), [90 / 141, 51 / 141])]:
         c = Connections(model, rtt)
         pairs = np.arange(2)
         rates = max_min_rates(np.array([100.0]), pairs, np.zeros(2, dtype=int), 2,
@@ -107,6 +109,8 @@ def test_model_is_validated() -> None:
         TcpModel(loss=1.5)
     with pytest.raises(ValueError, match="min_requests"):
         TcpModel(min_requests=0)
+    with pytest.raises(ValueError, match="queue_delay"):
+        TcpModel(queue_delay=-0.01)
 
 
 @pytest.mark.slow  # over 2 s

@@ -30,6 +30,7 @@ its value when off."""
 TCP_FIGURES = {"initial-window": ("initial_window", "size"),
                "receive-window": ("receive_window", "size"),
                "rto-min": ("rto_min", "time"),
+               "queue-delay": ("queue_delay", "time"),
                "request-queue-time": ("request_queue_time", "time"),
                "min-requests": ("min_requests", "count"),
                "max-requests": ("max_requests", "count")}
@@ -68,8 +69,9 @@ def add_parser(sub: Any) -> None:
         "TCP model (recorded in meta.json)", textwrap.fill(
             "Each connection's rate depends on its round-trip time through slow start (a new "
             "connection and again after idle: a choked connection is idle), sharing of a "
-            "bottleneck in proportion to 1/RTT, the receive window (3 MiB) and libtorrent's "
-            "request pipeline; defaults are Linux's and libtorrent's own.",
+            "bottleneck in proportion to 1/RTT (the path's plus a saturated bottleneck's "
+            "standing queue), the receive window (3 MiB) and libtorrent's request pipeline; "
+            "defaults are Linux's and libtorrent's own, the queue the testbed's.",
             width=76, initial_indent="  ", subsequent_indent="  "))
     g.add_argument("--tcp-off", default="", metavar="MECHANISMS",
                    help="switch mechanisms off, comma-separated: " + ", ".join(TCP_SWITCHES)
@@ -80,8 +82,8 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--tcp", action="append", default=[], metavar="NAME=VALUE",
                    help="set one of the model's figures, repeatable: initial-window=14480B "
                         "(10 segments), receive-window=3MiB, rto-min=200ms, "
-                        "request-queue-time=3s, min-requests=2, max-requests=500 (the "
-                        "defaults shown)")
+                        "queue-delay=50ms, request-queue-time=3s, min-requests=2, "
+                        "max-requests=500 (the defaults shown)")
     p.set_defaults(run=run)
 
 
@@ -105,9 +107,10 @@ def _tcp_figures(settings: list[str]) -> dict[str, Any]:
         except ValueError as e:
             why = "" if kind == "count" else f" ({e})"
             raise TomographyError(f"--tcp {setting!r}: {name} takes {unit}{why}") from None
-        if fields[field] < 0 or (fields[field] == 0 and name != "rto-min"):
+        may_be_zero = name in ("rto-min", "queue-delay")
+        if fields[field] < 0 or (fields[field] == 0 and not may_be_zero):
             raise TomographyError(f"--tcp {setting!r}: {name} must be "
-                                  f"{'zero or more' if name == 'rto-min' else 'positive'}")
+                                  f"{'zero or more' if may_be_zero else 'positive'}")
     low, high = fields.get("min_requests", 2), fields.get("max_requests", 500)
     if low > high:
         raise TomographyError(f"--tcp: min-requests ({low}) is above max-requests ({high})")
