@@ -31,9 +31,8 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "run", "DEMO_TOPOLOGY", "DEMO_SIZE"]
 
 DEMO_TOPOLOGY = "two-sites-demo"
-DEMO_SIZE = {"testbed": "8MiB", "simulated": "16MiB"}
-"""The demo's broadcast size: real broadcasts of 8 MiB take about 20 s on the testbed; the
-simulator needs 16 MiB (about 5 choke rounds) to show the clusters as real swarms do."""
+DEMO_SIZE = "8MiB"
+"""The demo's broadcast size, on the testbed and in the simulator."""
 DEMO_MULTICAST = ("balanced", "chain-clusters", "chain-hosts")
 """The static methods the demo runs over its measured plan, beside BitTorrent."""
 DEMO_MULTICAST_SIZE = 4 * 2**20
@@ -63,9 +62,8 @@ def add_parser(sub: Any) -> None:
                    help="where to write the dataset and results (default out/demo)")
     p.add_argument("--seed", type=int, default=0,
                    help="random seed: roots, peer lists (default 0)")
-    p.add_argument("--size", help=f"file size per broadcast (default {DEMO_SIZE['testbed']} on "
-                   f"the testbed, {DEMO_SIZE['simulated']} simulated: the model's choke rounds "
-                   "need longer broadcasts to concentrate exchanges inside the clusters)")
+    p.add_argument("--size", default=DEMO_SIZE,
+                   help=f"file size per broadcast (default {DEMO_SIZE})")
     p.add_argument("--iterations", "-n", type=positive_int, default=12,
                    help="most iterations before giving up on convergence (default 12)")
     p.add_argument("--simulate", action="store_true",
@@ -98,7 +96,7 @@ def _demo(args: argparse.Namespace) -> int:
     if (data / "meta.json").exists():
         print(f"replacing the earlier demo's dataset in {data}")
     why_not = "--simulate was given" if args.simulate else _can_emulate(topo)
-    size = args.size or DEMO_SIZE["simulated" if why_not else "testbed"]
+    size = args.size
     file_size = parse_option("--size", size, parse_size)
     params = SwarmParams(time_limit=DEMO_TIME_LIMIT,
                          block_quota=None if why_not else MEASURE_QUOTA)
