@@ -29,6 +29,12 @@ measured on it) and measured with the command a user runs,
 into ``<root>/<name>/seed<S>``.  A complete dataset is reused, a partial one
 continued (``--resume``).  ``calibration.py --part real`` analyses them.
 
+The datasets measured on 2026-12-06 (every default of that day, receiver
+counts) are kept in ``benchmarks/real-family.tar.xz``; ``tar -xJf
+benchmarks/real-family.tar.xz -C benchmarks/_data`` puts them where this
+script, ``calibration.py`` and ``sim_vs_real.py --family`` look, without
+root or the 70 minutes of broadcasts (this script then reuses them).
+
 Needs root.  Run::
 
     sudo .venv/bin/python benchmarks/real_family.py                  # 30 networks x 2 seeds x 15

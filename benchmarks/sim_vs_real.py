@@ -19,12 +19,14 @@ Needs root.  Run::
     sudo .venv/bin/python benchmarks/sim_vs_real.py --block-quota 128 --size 8MiB
     .venv/bin/python benchmarks/sim_vs_real.py --real out/svr/real   # simulate again only
     .venv/bin/python benchmarks/sim_vs_real.py --family benchmarks/_data/real-family
+    .venv/bin/python benchmarks/sim_vs_real.py --family benchmarks/_data/real-family --queue-delay 0
 
 With ``--real`` the simulation takes the real dataset's settings (size,
 iterations, seed, block quota, roots) from its ``meta.json``.  With
 ``--family DIR`` (the real part of the calibration family,
 ``benchmarks/real_family.py``) every real dataset under ``DIR`` is simulated
-so, from the topology file beside it, into ``DIR-sim`` (reused when there),
+so, from the topology file beside it, into ``DIR-sim`` (``DIR-sim-queue<Q>ms`` with another
+``--queue-delay``; reused when there),
 and one row per network and seed compares them: the correlation of ``w_n``
 over the pairs, the flat partitions, the contrast and the quota's skew.  It also
 prints the mean ``w_n`` of the pairs within a cluster, within a site (other
@@ -49,6 +51,7 @@ from measure import testbed
 from measure.coordinator import run_broadcasts
 from measure.simulator import simulate
 from measure.swarm import SwarmParams
+from measure.tcp import TcpModel
 from tomography import analyze
 from tomography.model.dataset import read_measurement
 from tomography.model.topology import read_topology
@@ -91,9 +94,10 @@ def quota_skew(m) -> tuple[float, float]:
     return float(got["blocks"][home].mean()), float(got["blocks"][~home].mean())
 
 
-def simulated_like(m, real: Path, out: Path) -> Path:
-    """The real dataset ``m`` (read from ``real``) simulated with its settings, from the
-    topology file beside its seeds (``real_family.py``), into ``out`` (reused when complete)."""
+def simulated_like(m, real: Path, out: Path, tcp: TcpModel = TcpModel()) -> Path:
+    """The real dataset ``m`` (read from ``real``) simulated with its settings and ``tcp``, from
+    the topology file beside its seeds (``real_family.py``), into ``out`` (reused when
+    complete)."""
     import yaml
 
     from tomography.model.topology import parse_topology
@@ -104,25 +108,27 @@ def simulated_like(m, real: Path, out: Path) -> Path:
         return out
     topo = parse_topology(yaml.safe_load((real.parent / "topology.yaml").read_text()))
     simulate(topo, out, iterations=iterations, file_size=int(recorded["file_size"]),
-             seed=int(recorded["seed"]), overwrite=True,
+             seed=int(recorded["seed"]), overwrite=True, tcp=tcp,
              params=SwarmParams(block_quota=recorded.get("block_quota"),
                                 roots=recorded.get("roots", "random")))
     return out
 
 
-def family_rows(root: Path) -> None:
-    """One row per real dataset under ``root`` against its simulation (see the module text)."""
+def family_rows(root: Path, tcp: TcpModel = TcpModel()) -> None:
+    """One row per real dataset under ``root`` against its simulation with ``tcp`` (see the
+    module text)."""
+    sims = root.parent / (f"{root.name}-sim" if tcp == TcpModel() else
+                          f"{root.name}-sim-queue{tcp.queue_delay * 1e3:g}ms")
     print(machine_line(("libtorrent",)))
     print("\n| network | seed | hosts | w_n correlation (Pearson, Spearman) | flat NMI real vs "
           "sim | clusters real / sim | within cluster, real / sim | root's site / other site, "
           "real / sim |\n|---|---|---|---|---|---|---|---|")
-    pearson, spearman, agree = [], [], []
+    pearson, spearman, agree, skew = [], [], [], []
     for real in sorted(root.glob("*/seed*")):
         if not (real / "meta.json").exists():
             continue
         r = read_measurement(real)
-        s = read_measurement(simulated_like(r, real, root.parent / f"{root.name}-sim"
-                                            / real.parent.name / real.name))
+        s = read_measurement(simulated_like(r, real, sims / real.parent.name / real.name, tcp))
         wr, ws = edge_weights(r), edge_weights(s)
         p, rho = stats.pearsonr(wr, ws)[0], stats.spearmanr(wr, ws)[0]
         fr = analyze(r, seed=0, resamples=0).flat.clustering
@@ -133,6 +139,7 @@ def family_rows(root: Path) -> None:
         agree.append(both)
         cr, cs = pair_contrast(r), pair_contrast(s)
         (nr, far_r), (ns, far_s) = quota_skew(r), quota_skew(s)
+        skew.append((ns / far_s) / (nr / far_r) if far_r and far_s else float("nan"))
         print(f"| {real.parent.name} | {real.name[4:]} | {r.n_hosts} | {p:.2f}, {rho:.2f} | "
               f"{both:.2f} | {fr.n_clusters} / {fs.n_clusters} | "
               f"{cr['cluster'][0]:.2f} / {cs['cluster'][0]:.2f} | "
@@ -141,7 +148,10 @@ def family_rows(root: Path) -> None:
     print(f"\n{len(pearson)} datasets: median Pearson {np.median(pearson):.2f} (quartiles "
           f"{np.percentile(pearson, 25):.2f}-{np.percentile(pearson, 75):.2f}), median Spearman "
           f"{np.median(spearman):.2f}; flat partitions the same (NMI 1) in "
-          f"{sum(a >= 0.999 for a in agree)}, median NMI {np.median(agree):.2f}")
+          f"{sum(a >= 0.999 for a in agree)}, median NMI {np.median(agree):.2f}; quota skew "
+          f"(simulated over real) within 20 % in {sum(abs(x - 1) <= 0.2 for x in skew)}, "
+          f"weaker simulated in {sum(x < 0.8 for x in skew)}, stronger in "
+          f"{sum(x > 1.2 for x in skew)}; simulated with queue_delay {tcp.queue_delay:g} s")
 
 
 def main() -> None:
@@ -155,12 +165,16 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep the two datasets here")
     parser.add_argument("--family", type=Path, metavar="DIR",
                         help="every real dataset under DIR against its simulation, one row each")
+    parser.add_argument("--queue-delay", type=float, default=TcpModel().queue_delay,
+                        metavar="SECONDS", help="the simulator's standing queue (default "
+                        f"{TcpModel().queue_delay:g}; measure.tcp.TcpModel)")
     parser.add_argument("--real", type=Path,
                         help="reuse this real dataset (same topology, size and iterations); "
                              "only the simulation runs, no root needed")
     args = parser.parse_args()
+    tcp = TcpModel(queue_delay=args.queue_delay)
     if args.family:
-        family_rows(args.family)
+        family_rows(args.family, tcp)
         return
     topo = read_topology(args.topology)
     root = args.keep or Path(tempfile.mkdtemp())
@@ -186,7 +200,7 @@ def main() -> None:
         finally:
             testbed.down("svr")
     simulate(topo, root / "sim", iterations=args.iterations, file_size=size, seed=args.seed,
-             params=params, overwrite=True)
+             params=params, overwrite=True, tcp=tcp)
     real, sim = read_measurement(real_path), read_measurement(root / "sim")
     latency = real.meta.get("testbed", {}).get("latency_applied")
     truth = real.labels
