@@ -30,28 +30,29 @@ def test_free_slots_fill_at_once_and_never_beyond_the_slots() -> None:
     assert not c.unchoked[up != 0].any()       # 0 wants nothing from them
 
 
-def test_a_round_unchokes_those_that_sent_most() -> None:
+def one_slot_with_a_generous_peer(seed: int) -> tuple[Choker, np.ndarray, np.ndarray,
+                                                     np.ndarray, set[int], int]:
+    """Peer 0 with one slot (and no optimistic rotation) among 5 interested peers, after its
+    first step; one peer it does not serve has just sent it a lot."""
     up, down = star(6)
     c = Choker(up, down, 6, SwarmParams(upload_slots=1, optimistic_unchoke_interval=1e9),
-               np.random.default_rng(0))
-    wants = np.ones(up.size, dtype=bool)
-    c.step(0.0, wants)
-    before = served_by_0(c, up, down)
-    generous = next(p for p in range(1, 6) if p not in before)
-    c.moved(np.flatnonzero((up == generous) & (down == 0)), np.array([1e6]))
-    c.step(15.0, wants)                        # the periodic round
-    assert generous in served_by_0(c, up, down)
-
-
-def test_lost_interest_brings_the_round_to_the_next_tick() -> None:
-    up, down = star(6)
-    params = SwarmParams(upload_slots=1, optimistic_unchoke_interval=1e9)
-    c = Choker(up, down, 6, params, np.random.default_rng(1))
+               np.random.default_rng(seed))
     wants = np.ones(up.size, dtype=bool)
     c.step(0.0, wants)
     first = served_by_0(c, up, down)
     generous = next(p for p in range(1, 6) if p not in first)
     c.moved(np.flatnonzero((up == generous) & (down == 0)), np.array([1e6]))
+    return c, up, down, wants, first, generous
+
+
+def test_a_round_unchokes_those_that_sent_most() -> None:
+    c, up, down, wants, _, generous = one_slot_with_a_generous_peer(0)
+    c.step(15.0, wants)                        # the periodic round
+    assert generous in served_by_0(c, up, down)
+
+
+def test_lost_interest_brings_the_round_to_the_next_tick() -> None:
+    c, up, down, wants, first, generous = one_slot_with_a_generous_peer(1)
     leaving = min(first)
     wants[(up == 0) & (down == leaving)] = False
     choked = c.step(0.5, wants)                # before the tick: only the lost one is choked
@@ -63,14 +64,7 @@ def test_lost_interest_brings_the_round_to_the_next_tick() -> None:
 
 
 def test_without_lost_interest_no_round_before_the_interval() -> None:
-    up, down = star(6)
-    c = Choker(up, down, 6, SwarmParams(upload_slots=1, optimistic_unchoke_interval=1e9),
-               np.random.default_rng(2))
-    wants = np.ones(up.size, dtype=bool)
-    c.step(0.0, wants)
-    first = served_by_0(c, up, down)
-    generous = next(p for p in range(1, 6) if p not in first)
-    c.moved(np.flatnonzero((up == generous) & (down == 0)), np.array([1e6]))
+    c, up, down, wants, first, generous = one_slot_with_a_generous_peer(2)
     for t in np.arange(1.0, 15.0, 0.5):
         c.step(float(t), wants)
         assert served_by_0(c, up, down) == first
