@@ -122,7 +122,8 @@ class Choker:
         if t >= self.next_tick:
             periodic = t >= self.next_round
             rotate = t >= self.next_rotation
-            due = np.ones(self.n, dtype=bool) if periodic else self.triggered.copy()
+            everyone = periodic or rotate
+            due = np.ones(self.n, dtype=bool) if everyone else self.triggered.copy()
             if due.any():
                 choked = choked | self._round(t, due, interested, rotate)
             self.triggered[due] = False
