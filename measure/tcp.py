@@ -22,11 +22,12 @@ mechanisms, each a field of :class:`TcpModel` that can be switched off:
   TCP flows in congestion avoidance through one bottleneck get throughput
   inversely proportional to their round-trip times (their windows grow by
   one segment per round trip alike): the weights of the max-min sharing.
-  The round trip is the path's plus the standing queue of the saturated
-  bottleneck they share, ``queue_delay``: loss-based TCP keeps a shared
-  queue filled, so a flow across a LAN and one across a WAN differ by
-  less than their paths' round trips do (tens of microseconds against
-  tens of milliseconds, where the queue adds the same to both).
+  ``queue_delay`` adds a standing queue to every round trip: a FIFO that
+  loss-based TCP keeps filled, such as the testbed's shaped queues (100 ms
+  long), makes a flow across a LAN and one across a WAN share more evenly
+  than their paths' round trips say.  Off by default (0 s): with it, sites
+  that real grids set apart by their round trips alone look alike
+  (``benchmarks/RESULTS.md``).
 * **Receive window** (``receive_window``).  At most one receive window in
   flight: a rate of at most ``receive_window / RTT``.  Linux autotunes the
   receive buffer up to ``net.ipv4.tcp_rmem``'s maximum, 6 MiB, and
@@ -88,7 +89,7 @@ class TcpModel:
     restart_after_idle: bool = True
     rto_min: float = 0.2
     rtt_fair: bool = True
-    queue_delay: float = 0.05
+    queue_delay: float = 0.0
     receive_window: int | None = 3 * 2**20
     request_pipeline: bool = True
     request_queue_time: float = 3.0

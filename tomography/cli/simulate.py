@@ -69,9 +69,9 @@ def add_parser(sub: Any) -> None:
         "TCP model (recorded in meta.json)", textwrap.fill(
             "Each connection's rate depends on its round-trip time through slow start (a new "
             "connection and again after idle: a choked connection is idle), sharing of a "
-            "bottleneck in proportion to 1/RTT (the path's plus a saturated bottleneck's "
-            "standing queue), the receive window (3 MiB) and libtorrent's request pipeline; "
-            "defaults are Linux's and libtorrent's own, the queue the testbed's.",
+            "bottleneck in proportion to 1/RTT (plus a standing queue, if set), the receive "
+            "window (3 MiB) and libtorrent's request pipeline; defaults are Linux's and "
+            "libtorrent's own.",
             width=76, initial_indent="  ", subsequent_indent="  "))
     g.add_argument("--tcp-off", default="", metavar="MECHANISMS",
                    help="switch mechanisms off, comma-separated: " + ", ".join(TCP_SWITCHES)
@@ -82,8 +82,9 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--tcp", action="append", default=[], metavar="NAME=VALUE",
                    help="set one of the model's figures, repeatable: initial-window=14480B "
                         "(10 segments), receive-window=3MiB, rto-min=200ms, "
-                        "queue-delay=50ms, request-queue-time=3s, min-requests=2, "
-                        "max-requests=500 (the defaults shown)")
+                        "queue-delay=0s (50ms: as the testbed's shaped queues), "
+                        "request-queue-time=3s, min-requests=2, max-requests=500 (the "
+                        "defaults shown)")
     p.set_defaults(run=run)
 
 
