@@ -26,7 +26,7 @@ iterations, seed, block quota, roots) from its ``meta.json``.  With
 ``--family DIR`` (the real part of the calibration family,
 ``benchmarks/real_family.py``) every real dataset under ``DIR`` is simulated
 so, from the topology file beside it, into ``DIR-sim`` (``DIR-sim-queue<Q>ms`` with another
-``--queue-delay``; reused when there),
+``--queue-delay``; reused when there, refused when another simulator made it),
 and one row per network and seed compares them: the correlation of ``w_n``
 over the pairs, the flat partitions, the contrast and the quota's skew.  It also
 prints the mean ``w_n`` of the pairs within a cluster, within a site (other
@@ -96,19 +96,16 @@ def quota_skew(m) -> tuple[float, float]:
 
 def simulated_like(m, real: Path, out: Path, tcp: TcpModel = TcpModel()) -> Path:
     """The real dataset ``m`` (read from ``real``) simulated with its settings and ``tcp``, from
-    the topology file beside its seeds (``real_family.py``), into ``out`` (reused when
-    complete)."""
+    the topology file beside its seeds (``real_family.py``), into ``out``: a simulation already
+    there is continued or reused, and refused if another simulator made it (delete it)."""
     import yaml
 
     from tomography.model.topology import parse_topology
 
     recorded = m.meta["params"]
-    iterations = len(m.iteration_ids)
-    if (out / "meta.json").exists() and len(read_measurement(out).iteration_ids) == iterations:
-        return out
     topo = parse_topology(yaml.safe_load((real.parent / "topology.yaml").read_text()))
-    simulate(topo, out, iterations=iterations, file_size=int(recorded["file_size"]),
-             seed=int(recorded["seed"]), overwrite=True, tcp=tcp,
+    simulate(topo, out, iterations=len(m.iteration_ids), file_size=int(recorded["file_size"]),
+             seed=int(recorded["seed"]), resume=True, tcp=tcp,
              params=SwarmParams(block_quota=recorded.get("block_quota"),
                                 roots=recorded.get("roots", "random")))
     return out
