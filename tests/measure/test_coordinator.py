@@ -50,10 +50,13 @@ def test_counts_conserve_data(tmp_path: Path) -> None:
         assert not (blocks["sender"] == blocks["receiver"]).any()
     trace = pd.read_csv(tmp_path / "bt" / "trace.csv")
     assert list(trace.columns) == ["iteration", "time_s", "sender", "receiver", "piece", "block"]
-    # a row per block written: most of every receiver's file; libtorrent posts no alert for
-    # some (86-97 % of the file traced in the runs seen so far)
+    # a row per block written, no more than each pair's counts: libtorrent posts no alert for
+    # a block whose write ends after the download completed, so how many depends on the load
     whole = 2 * 4 * -(-size // BLOCK_SIZE)
-    assert 0.7 * whole <= len(trace) <= whole
+    assert 0 < len(trace) <= whole
+    traced = trace.groupby(["iteration", "sender", "receiver"]).size()
+    counted = m.transfers.set_index(["iteration", "sender", "receiver"])["blocks"]
+    assert (traced <= counted.reindex(traced.index)).all()
     assert not trace.duplicated(["iteration", "receiver", "piece", "block"]).any()
 
 

@@ -22,9 +22,13 @@ def test_timeline_of_a_real_broadcast(traced, tmp_path) -> None:
     trace = read_trace(traced)
     m = read_measurement(traced)
     assert info["iteration"] == 0 and info["shape"] == (4, 50)
-    # the trace holds the blocks written; the counts also hold those that came twice
-    assert info["blocks"] == len(trace) <= m.transfers["blocks"].sum()
-    assert len(trace) >= 0.7 * m.transfers["blocks"].sum()
+    # the trace holds blocks written, as each pair's counts do; how many of them
+    # depends on how far the disk writes lag when a download completes (docs/formats.md)
+    assert info["blocks"] == len(trace)
+    traced = trace.groupby(["sender", "receiver"]).size()
+    counted = m.transfers.set_index(["sender", "receiver"])["blocks"]
+    assert (traced <= counted.reindex(traced.index)).all()
+    assert set(trace["receiver"]) == set(m.transfers["receiver"])
     (image,) = fig.axes[0].get_images()
     data = np.asarray(image.get_array())
     assert data.shape == (4, 50)
