@@ -56,8 +56,9 @@ no such alert for a block that arrived twice (the end game), nor for a block
 whose write ends after the download has completed (it drops its piece picker
 then), so a trace holds fewer blocks than the counts.  How many fewer depends on
 how far the writes lag: on loopback, where a 1 MiB download takes a few
-milliseconds, 40-100 % of the blocks were traced on a loaded machine.  The alert queue is raised far above one
-iteration's blocks and a dropped alert is reported, never ignored.
+milliseconds, 40-100 % of a receiver's blocks were traced on a loaded machine.
+The alert queue is raised far above one iteration's blocks and a dropped alert
+is reported, never ignored.
 
 The file is dummy data: a sparse file of zeros in ``/dev/shm`` (memory, no
 disk I/O on the measured path); the seed starts in seed mode.
