@@ -13,6 +13,19 @@ from tomography.model.dataset import write_measurement
 from tomography.model.synthetic import planted_hierarchy
 
 
+def assert_trace_within_counts(trace, transfers) -> None:
+    """A trace (``read_trace``) of a real broadcast against its counts (``transfers.csv``):
+    each pair's traced blocks at most its counted ones, every receiver traced.
+
+    How many blocks a trace holds depends on the load: libtorrent posts no alert for a block
+    whose write ends after the download completed (docs/formats.md)."""
+    keys = ["iteration", "sender", "receiver"]
+    traced = trace.groupby(keys).size()
+    counted = transfers.set_index(keys)["blocks"]
+    assert (traced <= counted.reindex(traced.index)).all()
+    assert set(trace["receiver"]) == set(transfers["receiver"])
+
+
 def write_files(root: Path, files: dict[str, str]) -> Path:
     """Write a dataset directory from file texts."""
     root.mkdir(parents=True, exist_ok=True)
