@@ -176,15 +176,14 @@ def terminate_as_interrupt() -> None:
     """Make SIGTERM (``kill``, a batch scheduler) stop the script as Ctrl-C does.
 
     The script's ``finally`` clauses then run: a testbed raised for it is
-    taken down, its agents are ended.  (A script started in the background
-    by a non-interactive shell ignores Ctrl-C's SIGINT.)
+    taken down, its agents are ended.  The toolkit's own handling
+    (:func:`tomography.cli.broadcasts.terminate_as_interrupt`): Ctrl-C works
+    even in a script started in the background, and an interrupt waits for
+    an import under way.
     """
-    import signal
+    from tomography.cli.broadcasts import terminate_as_interrupt as stop_as_interrupt
 
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
+    stop_as_interrupt(None)
 
 
 def dataset_path(name: str, iterations: int, size: str, *, seed: int = 0,

@@ -241,7 +241,12 @@ def down(name: str = "tb", *, all: bool = False, force: bool = False) -> list[st
         identities = _identities(namespaces)
         _kill_inside(identities)
         if namespaces:
-            run(["ip", "-batch", "-"], [f"netns del {ns}" for ns in namespaces])
+            try:
+                run(["ip", "-force", "-batch", "-"], [f"netns del {ns}" for ns in namespaces])
+            except TestbedError:
+                # one removed meanwhile (the scratch namespace of an up stopped midway) is gone
+                if set(names.namespaces(start)) & set(namespaces):
+                    raise
             _kill_inside(identities)  # any that entered while the first ones were killed
         # the state file, and the scratch copy of one being written when up was killed
         removed = [str(f) for f in sorted(names.STATE_DIR.glob(
