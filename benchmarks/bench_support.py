@@ -177,13 +177,13 @@ def terminate_as_interrupt() -> None:
 
     The script's ``finally`` clauses then run: a testbed raised for it is
     taken down, its agents are ended.  The toolkit's own handling
-    (:func:`tomography.cli.broadcasts.terminate_as_interrupt`): Ctrl-C works
+    (:func:`tomography.model.interrupts.stop_as_interrupt`): Ctrl-C works
     even in a script started in the background, and an interrupt waits for
     an import under way.
     """
-    from tomography.cli.broadcasts import terminate_as_interrupt as stop_as_interrupt
+    from tomography.model.interrupts import stop_as_interrupt
 
-    stop_as_interrupt(None)
+    stop_as_interrupt()
 
 
 def dataset_path(name: str, iterations: int, size: str, *, seed: int = 0,

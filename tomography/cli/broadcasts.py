@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from tomography.cli import common
@@ -267,79 +265,14 @@ def say_stopped(text: str) -> None:
         print(f"tomography: {text}", file=sys.stderr)
 
 
-RESEND_AFTER = 0.05
-"""s after which an interrupt that could not be raised is sent again (:func:`terminate_as_interrupt`)."""
-
-_RAISED = {"signal": 0}
-"""The signal last raised as KeyboardInterrupt."""
-
-
-def importing(frame: FrameType | None) -> bool:
-    """Whether ``frame`` (a signal handler's) runs inside an ``import``.
-
-    Examples
-    --------
-    >>> import sys
-    >>> importing(sys._getframe())
-    False
-    """
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _send_again(signum: int) -> None:
-    timer = threading.Timer(RESEND_AFTER, os.kill, (os.getpid(), signum))
-    timer.daemon = True
-    timer.start()
-
-
-def _may_raise(signum: int, frame: FrameType | None) -> bool:
-    """Whether a handler may raise KeyboardInterrupt here; if not, the signal comes again.
-
-    Not inside an import: a KeyboardInterrupt there leaves the module (and
-    the package above it) half initialised, the clean-up that follows fails
-    to import what it needs, and a C extension cut midway makes the
-    interpreter end by SIGINT whatever exit status was asked.
-    """
-    if importing(frame):
-        _send_again(signum)
-        return False
-    _RAISED["signal"] = signum
-    return True
-
-
-def _resend_dropped(previous: Callable[[Any], None]) -> Callable[[Any], None]:
-    """A ``sys.unraisablehook`` that sends an interrupt Python dropped again.
-
-    Where Python ignores exceptions (a finaliser, a function run after
-    ``fork`` such as logging's lock release) the KeyboardInterrupt is
-    dropped, and the run would go on as if never asked to stop.
-    """
-    def hook(unraisable: Any) -> None:
-        if unraisable.exc_type is KeyboardInterrupt and _RAISED["signal"]:
-            _send_again(_RAISED["signal"])
-        else:
-            previous(unraisable)
-    hook.resends = True   # type: ignore[attr-defined]
-    return hook
-
-
 def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> None:
     """Ctrl-C and SIGTERM stop a long-running command as KeyboardInterrupt; call it first.
 
-    SIGINT raises KeyboardInterrupt even when the command inherited it
-    ignored (a background job of a non-interactive shell, ``cmd &`` in a
-    script, starts with SIGINT ignored).  SIGTERM (a batch scheduler ending
-    the allocation, ``kill``) raises KeyboardInterrupt too, after printing
-    the hint to resume at once: under mpiexec the other ranks end too, and
-    the launcher may kill this one before its clean-up is over.  Either
-    signal is handled once an import under way is over (the clean-up then
-    finds no module half imported), and sent again when Python drops the
-    KeyboardInterrupt (raised in a finaliser or a function run at ``fork``).
-    ``kept`` names what a run keeps (``"iterations"``, ``"multicasts"``).
+    :func:`tomography.model.interrupts.stop_as_interrupt`, and SIGTERM (a
+    batch scheduler ending the allocation, ``kill``) prints the hint to
+    resume at once: under mpiexec the other ranks end too, and the launcher
+    may kill this one before its clean-up is over.  ``kept`` names what a
+    run keeps (``"iterations"``, ``"multicasts"``).
 
     Examples
     --------
@@ -350,28 +283,15 @@ def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> Non
     False
     >>> _ = signal.signal(signal.SIGINT, old[0]), signal.signal(signal.SIGTERM, old[1])
     """
-    import signal
+    from tomography.model.interrupts import stop_as_interrupt
 
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        if _may_raise(signum, frame):
-            raise KeyboardInterrupt
-
-    def terminate(signum: int, frame: FrameType | None) -> None:
-        if not _may_raise(signum, frame):
-            return
+    def hint() -> None:
         if output is not None and not _TERMINATED["said"]:
             print(f"tomography: terminated; the finished {kept} stay in {output}; "
                   "continue with the same command and --resume", file=sys.stderr, flush=True)
             _TERMINATED["said"] = True
-        raise KeyboardInterrupt
 
-    try:
-        signal.signal(signal.SIGINT, interrupt)
-        signal.signal(signal.SIGTERM, terminate)
-    except ValueError:     # not the main thread (an embedding program): its signals, not ours
-        return
-    if not getattr(sys.unraisablehook, "resends", False):
-        sys.unraisablehook = _resend_dropped(sys.unraisablehook)
+    stop_as_interrupt(hint)
 
 
 @contextmanager

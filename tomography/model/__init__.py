@@ -21,7 +21,8 @@ command line) imports from here; nothing here imports from above.
   :mod:`~tomography.model.files` and :mod:`~tomography.model.safe_load` (the
   guards before outside input is read), :mod:`~tomography.model.hostnames`,
   :mod:`~tomography.model.hosts_checks`, :mod:`~tomography.model.lazy`,
-  :mod:`~tomography.model.deprecation`.
+  :mod:`~tomography.model.deprecation`, :mod:`~tomography.model.interrupts`
+  (Ctrl-C and SIGTERM raised where a long run can clean up).
 """
 
 VERSION = "0.1.0"

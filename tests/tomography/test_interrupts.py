@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM in a long-running command (tomography.cli.broadcasts.terminate_as_interrupt).
+"""Ctrl-C and SIGTERM in a long-running command (tomography.model.interrupts.stop_as_interrupt).
 
 Each case runs in a Python of its own: the handlers are the process's.
 """
@@ -14,8 +14,8 @@ import pytest
 
 PRELUDE = """\
 import os, signal, sys, time
-from tomography.cli.broadcasts import terminate_as_interrupt
-terminate_as_interrupt(None)
+from tomography.model.interrupts import stop_as_interrupt
+stop_as_interrupt()
 """
 
 
