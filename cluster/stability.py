@@ -320,7 +320,7 @@ def stop_rule_meta(k: int | None = None, *, seed: int = 0,
     >>> stop_rule_meta(seed=1)["k"], stop_rule_meta(1)["k"]
     (2, 1)
     >>> stop_rule_meta()["min_separation"], stop_rule_meta(source="simulated")["min_separation"]
-    (1.15, 1.4)
+    (1.25, 1.4)
     """
     from cluster.confidence import SUPPORT_THRESHOLD, resample_separation
 
