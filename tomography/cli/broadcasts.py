@@ -268,11 +268,11 @@ def say_stopped(text: str) -> None:
 def terminate_as_interrupt(output: Path | None, kept: str = "iterations") -> None:
     """Ctrl-C and SIGTERM stop a long-running command as KeyboardInterrupt; call it first.
 
-    :func:`tomography.model.interrupts.stop_as_interrupt`, and SIGTERM (a
-    batch scheduler ending the allocation, ``kill``) prints the hint to
-    resume at once: under mpiexec the other ranks end too, and the launcher
-    may kill this one before its clean-up is over.  ``kept`` names what a
-    run keeps (``"iterations"``, ``"multicasts"``).
+    The handlers are :func:`tomography.model.interrupts.stop_as_interrupt`'s.
+    On SIGTERM (a batch scheduler ending the allocation, ``kill``) the hint
+    to resume is printed at once: under mpiexec the other ranks end too, and
+    the launcher may kill this one before its clean-up is over.  ``kept``
+    names what a run keeps (``"iterations"``, ``"multicasts"``).
 
     Examples
     --------
