@@ -36,8 +36,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import (command_line, machine_line, require_root,  # noqa: E402
-                           terminate_as_interrupt)
+from bench_support import command_line, machine_line, require_root  # noqa: E402
+from tomography.model.interrupts import stop_as_interrupt  # noqa: E402
 
 
 def network(hosts: int, seed: int) -> dict:
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/adaptive-loop"))
     args = parser.parse_args(argv)
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     from cluster.stability import dataset_stop_rule
     from measure import testbed
     from measure.coordinator import run_broadcasts

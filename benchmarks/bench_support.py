@@ -172,20 +172,6 @@ def require_root(alternative: str | None = None) -> None:
                          + (f"; {alternative}" if alternative else ""))
 
 
-def terminate_as_interrupt() -> None:
-    """Make SIGTERM (``kill``, a batch scheduler) stop the script as Ctrl-C does.
-
-    The script's ``finally`` clauses then run: a testbed raised for it is
-    taken down, its agents are ended.  The toolkit's own handling
-    (:func:`tomography.model.interrupts.stop_as_interrupt`): Ctrl-C works
-    even in a script started in the background, and an interrupt waits for
-    an import under way.
-    """
-    from tomography.model.interrupts import stop_as_interrupt
-
-    stop_as_interrupt()
-
-
 def dataset_path(name: str, iterations: int, size: str, *, seed: int = 0,
                  root: Path | None = None) -> Path:
     """Where the cache keeps one simulated dataset.

@@ -51,8 +51,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import (command_line, machine_line, require_root,  # noqa: E402
-                           terminate_as_interrupt)
+from bench_support import command_line, machine_line, require_root  # noqa: E402
+from tomography.model.interrupts import stop_as_interrupt  # noqa: E402
 
 MB = 8e6   # bit/s of one MB/s
 FAST = {("ca", "cb"): 10, ("ca", "cc"): 3, ("cb", "cd"): 2, ("cc", "cd"): 6,
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     if not methods or set(methods) - set(METHODS):
         parser.error(f"--methods takes some of {', '.join(METHODS)}")
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     from measure import testbed
     from measure.multicast import run_multicasts, summary_table
     from measure.transport import ProcessTransport

@@ -239,13 +239,14 @@ def main() -> int:
         return subprocess.run([str(Path(sys.executable).parent / "mpiexec"), "-n", "2",
                                sys.executable, str(HERE), "--program", "--overhead"]).returncode
 
-    from bench_support import command_line, machine_line, require_root, terminate_as_interrupt
+    from bench_support import command_line, machine_line, require_root
+    from tomography.model.interrupts import stop_as_interrupt
 
     from measure import testbed
     from tomography.model.topology import read_topology
 
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     topology_name, per_cluster, scale = NETWORKS[args.network]
     data = HERE.parent / "_data" / (f"collectives-{args.network}-{args.order}"
                                     + ("" if args.collectives == list(COLLECTIVES)

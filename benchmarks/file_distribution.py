@@ -41,8 +41,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import (command_line, machine_line, require_root,  # noqa: E402
-                           terminate_as_interrupt)
+from bench_support import command_line, machine_line, require_root  # noqa: E402
+from tomography.model.interrupts import stop_as_interrupt  # noqa: E402
 
 UPLINKS = (40, 30, 20, 20, 10, 10)   # Mbit/s of the six receiving clusters
 
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/file-distribution"))
     args = parser.parse_args(argv)
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     from measure import testbed
     from measure.fileset import Files, manifest
     from measure.multicast import run_multicasts

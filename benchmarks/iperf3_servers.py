@@ -56,11 +56,12 @@ from typing import Any
 
 import psutil
 
-from bench_support import command_line, machine_line, terminate_as_interrupt
+from bench_support import command_line, machine_line
 from measure.mesh import PORTS
 from measure.prober import LISTEN_TIMEOUT, Prober, _listening, iperf3_authenticates, tool_versions
 from measure.probetools import iperf3_credentials, iperf3_server
 from tomography.model.errors import ProbeError
+from tomography.model.interrupts import stop_as_interrupt
 
 # `_listening` and `Prober._keys` are what Prober.serve uses for its one-off servers: the
 # long-lived servers of configurations 1 and 2 check the same files, awaited the same way
@@ -444,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tests < 1 or args.duration < 1 or args.warmup < 0:
         parser.error("--tests and --duration must be at least 1, --warmup at least 0")
     version = check_tools()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     started = time.perf_counter()
     try:
         out = measure(args.tests, args.duration, args.warmup)

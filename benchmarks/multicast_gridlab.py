@@ -35,8 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import (command_line, machine_line, require_root,  # noqa: E402
-                           terminate_as_interrupt)
+from bench_support import command_line, machine_line, require_root  # noqa: E402
+from tomography.model.interrupts import stop_as_interrupt  # noqa: E402
 from multicast_planners import gridlab8_model  # noqa: E402
 
 from tomography.export.bandwidth import BandwidthModel  # noqa: E402
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         report(tables, args, float("nan"))
         return 0
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     from measure import testbed
     from measure.multicast import run_multicasts, summary_table
     from tomography.model.dataset.multicast import read_multicasts

@@ -43,8 +43,8 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import (command_line, machine_line, require_root,  # noqa: E402
-                           terminate_as_interrupt)
+from bench_support import command_line, machine_line, require_root  # noqa: E402
+from tomography.model.interrupts import stop_as_interrupt  # noqa: E402
 
 REGIONS = {
     "name": "regions-3",
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/multicast-loop"))
     args = parser.parse_args(argv)
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     from tomography.model.topology import parse_topology, read_topology
 
     started = time.time()

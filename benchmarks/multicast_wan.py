@@ -33,8 +33,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_support import (command_line, machine_line, require_root,  # noqa: E402
-                           terminate_as_interrupt)
+from bench_support import command_line, machine_line, require_root  # noqa: E402
+from tomography.model.interrupts import stop_as_interrupt  # noqa: E402
 
 from tomography.export.bandwidth import BandwidthModel, Source  # noqa: E402
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/multicast-wan"))
     args = parser.parse_args(argv)
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     from measure import testbed
     from measure.multicast import run_multicasts, summary_table
     from tomography.model.dataset.multicast import read_multicasts

@@ -42,8 +42,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from adaptive_loop import network as shuffled_network  # noqa: E402
-from bench_support import (command_line, machine_line, require_root,  # noqa: E402
-                           terminate_as_interrupt)
+from bench_support import command_line, machine_line, require_root  # noqa: E402
+from tomography.model.interrupts import stop_as_interrupt  # noqa: E402
 from multicast_loop import REGIONS  # noqa: E402
 
 HOSTS_LEVEL = ("gridlab-8",)
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         report([from_logs(n, args.out / n) for n in args.networks.split(",")], args, 0.0)
         return 0
     require_root()
-    terminate_as_interrupt()
+    stop_as_interrupt()
     started = time.time()
     results = []
     for name in args.networks.split(","):

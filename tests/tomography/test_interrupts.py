@@ -70,4 +70,3 @@ def test_an_interrupt_python_drops_in_a_finaliser_comes_again(tmp_path: Path) ->
         """)
     assert done.stdout.strip() == "stopped", done
     assert "Exception ignored" not in done.stderr, done.stderr
-
