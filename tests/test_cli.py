@@ -84,6 +84,20 @@ def test_tree_json(capsys, hierarchy_dataset: Path) -> None:
     assert dot.startswith("graph tree") and dot.count(" -- ") == 2
 
 
+def test_a_tree_over_a_level_the_data_do_not_support_says_so(capsys, tmp_path: Path) -> None:
+    """One group of hosts, nothing to find: Louvain still splits it, the level is at
+    confidence 0.00, and the tree drawn over it carries a note saying it may be noise."""
+    from tomography.model.dataset import write_measurement
+    from tomography.model.synthetic import planted_partition
+
+    write_measurement(planted_partition(24, 1, iterations=4, seed=0), tmp_path / "flat")
+    code, out, err = run(capsys, "tree", tmp_path / "flat")
+    assert code == 0 and "maximum spanning tree" in out
+    assert "note: level 1 is not supported by the data (confidence 0.00, below 0.45)" in err
+    _, _, err = run(capsys, "tree", tmp_path / "flat", "--level", "0")   # the hosts: no level
+    assert "not supported" not in err
+
+
 @pytest.mark.slow  # over 2 s
 def test_tree_names_clusters_as_the_hierarchy(capsys, hierarchy_dataset: Path,
                                               tmp_path: Path) -> None:

@@ -169,7 +169,7 @@ def add_host_connections_option(p: argparse.ArgumentParser, default: str) -> Non
     p.add_argument("--host-connections", type=positive_int, metavar="K",
                    help="connections sharing a host's NIC in a broadcast: a partition that "
                         "splits a link giving a connection more than the NIC / K is marked "
-                        f"unobservable (default: {default}; 1: the NIC unshared, the model "
+                        f"beyond share (default: {default}; 1: the NIC unshared, the model "
                         "as the thesis published it)")
 
 

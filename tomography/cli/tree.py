@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from tomography.cli.common import (add_analysis_options, add_format_option, add_hierarchy_options,
-                                   add_tree_level_option, analysis, command, emit)
+                                   add_tree_level_option, analysis, command, emit, say)
 
 __all__ = ["add_parser", "run"]
 
@@ -37,6 +37,12 @@ def run(args: argparse.Namespace) -> int:
 
     a = analysis(args)
     t = a.tree
+    h, level = a.hierarchy, t.params["hierarchy_level"]
+    if 1 <= level <= h.depth and h.supported(level) is False:
+        say(f"note: level {level} is not supported by the data (confidence "
+            f"{h.confidence[level - 1]:.2f}, below {h.threshold:g}): its clusters may be "
+            "noise, and so may this tree; measure more iterations (--resume -n N, or "
+            "--until-converged)")
     if args.format == "json":
         emit(t.to_json(indent=2))
     elif args.format == "dot":

@@ -33,8 +33,7 @@ def add_parser(sub: Any) -> None:
                    help="bandwidth ratio across a threshold for an acceptable truth "
                         "(default 1.5)")
     add_host_connections_option(p, "8, libtorrent's unchoke slots; the simulator's peers "
-                                "use 9 (8 slots + 1 optimistic): pass 9 to judge a simulation; "
-                                "evaluate reads it from the dataset")
+                                "use 9 (8 slots + 1 optimistic): pass 9 to judge a simulation")
     add_format_option(p, ("text", "json"))
     p.set_defaults(run=run)
 
