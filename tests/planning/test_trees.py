@@ -273,8 +273,8 @@ def test_arborescences_refused_above_max_nodes() -> None:
     with pytest.raises(MethodUnavailable) as caught:
         arborescences(gridlab8(), "fs0")
     assert str(caught.value) == ("enumerating every spanning tree of 8 nodes (up to 262,144 "
-                                 "trees) is refused above max_nodes=7; pass max_nodes=8 to "
-                                 "allow it")
+                                 "trees) is refused above max_nodes=7; pass max_nodes=8 "
+                                 "(--max-nodes 8) to allow it")
 
 
 # -- errors common to the builders -------------------------------------------------------------

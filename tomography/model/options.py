@@ -117,8 +117,13 @@ class Option:
             try:
                 return self.check(convert(text))
             except ValueError as exc:   # ParameterError is a ValueError too
-                raise argparse.ArgumentTypeError(str(exc) if isinstance(exc, ParameterError)
-                                                 else f"not a number: {text!r}") from None
+                if not isinstance(exc, ParameterError):
+                    raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+                # argparse names the flag ("argument --level: ..."): not Python's name too
+                message = str(exc)
+                raise argparse.ArgumentTypeError(message.removeprefix(f"{self.name} ")
+                                                 if message.startswith(f"{self.name} must")
+                                                 else message) from None
         parse.__name__ = self.kind
         return parse
 

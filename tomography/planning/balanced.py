@@ -186,7 +186,10 @@ def compare(network: Network, root: str, *, methods: Sequence[str] = METHODS,
     Returns
     -------
     pandas.DataFrame
-        Columns ``method``, ``throughput``, ``trees`` (how many), ``seconds``, ``note``.
+        Columns ``method``, ``throughput``, ``trees`` (how many), ``seconds`` (each
+        method's planning time; SciPy's optimizers, which several planners use, are
+        imported before the first, so that their import, about 0.2 s once per process,
+        is no method's time), ``note``.
 
     Examples
     --------
@@ -200,6 +203,8 @@ def compare(network: Network, root: str, *, methods: Sequence[str] = METHODS,
     >>> table.note[0]
     "no flat tree from 'n0': dead links to cluster3, ia64, mike4, pegasos; use the semi-flat tree"
     """
+    import scipy.optimize  # noqa: F401  (imported once here, not inside the first timing)
+
     rows = []
     for method in methods:
         try:

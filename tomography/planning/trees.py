@@ -335,7 +335,7 @@ def arborescences(network: Network, root: str, *, max_nodes: int = 7) -> np.ndar
     if n > max_nodes:
         raise MethodUnavailable(f"enumerating every spanning tree of {n} nodes (up to "
                                 f"{n ** (n - 2):,} trees) is refused above max_nodes={max_nodes}; "
-                                f"pass max_nodes={n} to allow it")
+                                f"pass max_nodes={n} (--max-nodes {n}) to allow it")
     _layers(network, r)                      # every node must be reachable
     others = [v for v in range(n) if v != r]
     choices = [np.flatnonzero(network.live[:, v]) for v in others]
