@@ -404,9 +404,10 @@ def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
     Returns
     -------
     dict
-        ``{"k", "stops_at": n or None, "steps": [{"n", "levels", "settled",
-        "unstable", "stop", "held_back"}, ...]}``: per iteration the number of
-        supported levels, of settled levels and of unstable ones.
+        ``{"k", "stops_at": n or None, "steps": [{"n", "levels", "measured",
+        "settled", "unstable", "stop", "held_back"}, ...]}``: per iteration the
+        number of supported levels (of levels found, where no confidence is
+        ``measured`` yet), of settled levels and of unstable ones.
 
     Examples
     --------
@@ -422,7 +423,8 @@ def replay_stop_rule(measurement: Measurement, k: int | None = None, *,
     last = rounds(measurement) if iterations is None else min(iterations, rounds(measurement))
     for n in range(1, last + 1):
         done = rule.update(measurement, n)
-        steps.append({"n": n, "levels": rule.levels[-1], "settled": len(rule.settled),
+        steps.append({"n": n, "levels": rule.levels[-1], "measured": rule._measured[-1],
+                      "settled": len(rule.settled),
                       "unstable": len(rule.unstable), "flat": rule.flat, "stop": done,
                       "held_back": rule.held_back})
         if done and stops_at is None:

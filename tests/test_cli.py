@@ -98,6 +98,26 @@ def test_a_tree_over_a_level_the_data_do_not_support_says_so(capsys, tmp_path: P
     assert "not supported" not in err
 
 
+def test_errors_name_the_flag_and_what_to_give_instead(capsys, tmp_path: Path,
+                                                        hierarchy_dataset: Path) -> None:
+    """The command line's errors speak in its own terms: flags, files, commands."""
+    gauge = tmp_path / "net.gauge.xml"
+    gauge.write_text("<gauge/>")
+    code, _, err = run(capsys, "info", gauge)
+    assert code != 0 and "a Gauge file is read by tomography plan" in err
+    with pytest.raises(SystemExit):
+        run(capsys, "tree", hierarchy_dataset, "--level", "-1")
+    err = capsys.readouterr().err
+    assert "argument --level: must be a whole number >= 0" in err and "tree_level" not in err
+    code, _, err = run(capsys, "export", hierarchy_dataset, "-f", "gauge", "--bandwidth",
+                       "figures", "-o", tmp_path / "x.gauge.xml")
+    assert code != 0 and f"{hierarchy_dataset / 'figures' / 'figures.csv'}: no figures" in err
+    unlabelled = write_files(tmp_path / "unlabelled", {**SMALL, "hosts.csv": (
+        "host,address\nc,10.0.0.3\na,10.0.0.1\nb,10.0.0.2\n")})
+    code, _, err = run(capsys, "evaluate", unlabelled)
+    assert code != 0 and "--truth FILE" in err
+
+
 @pytest.mark.slow  # over 2 s
 def test_tree_names_clusters_as_the_hierarchy(capsys, hierarchy_dataset: Path,
                                               tmp_path: Path) -> None:

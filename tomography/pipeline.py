@@ -249,7 +249,8 @@ class Analysis:
         labels = as_truth(source, self.measurement)
         if not labels:
             raise TomographyError("no ground truth: hosts.csv has no labels; give a truth "
-                                  "file (a CSV with columns host,label)")
+                                  "file, a CSV with columns host,label (--truth FILE; "
+                                  "truth=FILE from Python)")
         missing = [h for h in self.hosts if h not in labels]
         if missing:
             raise TomographyError(f"the ground truth has no label for host {missing[0]!r} "

@@ -95,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         out += ["", f"stop rule ({stop_rule_text(stop['k'])}): "
                 + (f"stops after n={stop['stops_at']}" if stop["stops_at"] else
                    f"does not stop within {len(stop['steps'])} iterations")]
-        out += [f"  n={s['n']}: {s['levels']} supported level(s), {s['settled']} settled"
+        out += [f"  n={s['n']}: {s['levels']} "
+                + ("supported level(s)" if s["measured"] else "level(s) found, none judged")
+                + f", {s['settled']} settled"
                 + (f", {s['unstable']} unstable" if s["unstable"] else "") + "; "
                 + (("stop: no hierarchy" if s["flat"] else "stop") if s["stop"]
                    else s["held_back"]) for s in stop["steps"]]

@@ -71,7 +71,7 @@ from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.planning.network import Network, SharedLink
 from tomography.model.safe_load import DocumentError, parse_xml
 from tomography.model.topology import MAX_HOSTS, MAX_LATENCY, check_quantity
-from tomography.model.units import parse_bandwidth, parse_time
+from tomography.model.units import bandwidth_unit, parse_bandwidth, parse_time
 
 MAX_DELAY = MAX_LATENCY
 """The longest one-way delay a Gauge file may give (seconds): a topology's longest latency."""
@@ -456,7 +456,7 @@ def gauge_to_network(model: BandwidthModel, level: Literal["clusters", "hosts"] 
                               "--host-pairs (host_pairs=True from Python), or plan over its "
                               "clusters")
     model.require_complete(single)
-    factor = parse_bandwidth(f"1{unit}")
+    factor = bandwidth_unit(unit)
     bandwidth = matrix / factor
     np.fill_diagonal(bandwidth, 0.0)
     nodes = list(model.hosts if level == "hosts" else model.clusters)

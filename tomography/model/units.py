@@ -14,7 +14,7 @@ from typing import Sequence
 
 from tomography.model.errors import ParameterError
 
-__all__ = ["parse_bandwidth", "parse_time", "parse_size", "format_bandwidth", "format_time",
+__all__ = ["parse_bandwidth", "bandwidth_unit", "parse_time", "parse_size", "format_bandwidth", "format_time",
            "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS", "counted",
            "listed"]
 
@@ -61,6 +61,24 @@ def parse_bandwidth(text: object) -> float:
     if value <= 0:
         raise ParameterError(f"a bandwidth must be positive, got {text!r}")
     return value
+
+
+def bandwidth_unit(unit: str) -> float:
+    """Bits per second in one ``unit`` (``"MiB/s"``, ``"Mbit/s"``, ...).
+
+    Examples
+    --------
+    >>> bandwidth_unit("MiB/s")
+    8388608.0
+    >>> bandwidth_unit("bogus")
+    Traceback (most recent call last):
+    ...
+    tomography.model.errors.ParameterError: unknown bandwidth unit 'bogus'; choose one of bit/s, kbit/s, Kbit/s, Mbit/s, Gbit/s, Tbit/s, B/s, kB/s, KB/s, MB/s, GB/s, KiB/s, MiB/s, GiB/s
+    """
+    if unit not in _BANDWIDTH:
+        raise ParameterError(f"unknown bandwidth unit {unit!r}; choose one of "
+                             f"{', '.join(_BANDWIDTH)}")
+    return _BANDWIDTH[unit]
 
 
 def parse_time(text: object) -> float:

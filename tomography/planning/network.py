@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from tomography.model.errors import TomographyError
-from tomography.model.units import parse_bandwidth
+from tomography.model.units import bandwidth_unit
 
 __all__ = ["Network", "SharedLink", "checked_links", "lp_example", "four_host_example", "gridlab8"]
 
@@ -73,7 +73,7 @@ class Network:
         Achievable bandwidth from row to column; 0 is a dead link.  The
         diagonal is ignored (stored as 0).
     unit : str, default "MiB/s"
-        Unit of every number, as :func:`tomography.model.units.parse_bandwidth`
+        Unit of every number, as :func:`tomography.model.units.bandwidth_unit`
         reads it (``"MiB/s"`` is the thesis' MB/s of 2^20 bytes,
         ``"Mbit/s"`` is 10^6 bits/s), or ``""`` for the unitless examples
         of the papers.
@@ -126,10 +126,9 @@ class Network:
         bandwidth = _values("bandwidth", self.bandwidth, (n, n), nodes)
         if self.unit:
             try:
-                parse_bandwidth(f"1{self.unit}")
-            except ValueError:
-                raise TomographyError(f"unknown bandwidth unit {self.unit!r}; use one of "
-                                      "Mbit/s, Gbit/s, MB/s, MiB/s, ... or '' for none") from None
+                bandwidth_unit(self.unit)
+            except ValueError as exc:
+                raise TomographyError(f"{exc}, or '' for none") from None
         for array in (out_cap, in_cap, bandwidth):
             array.flags.writeable = False
         object.__setattr__(self, "shared", checked_links(self.shared, seen))

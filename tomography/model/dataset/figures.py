@@ -81,6 +81,8 @@ def read_figures(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     path = Path(path)
     directory = path / FIGURES_DIR if (path / FIGURES_DIR).is_dir() else path
     file = directory / "figures.csv"
+    if not file.exists() and path.name != FIGURES_DIR:   # a dataset without: name where
+        file = path / FIGURES_DIR / "figures.csv"          # its figures would be
     if not file.exists():
         raise DatasetError("no figures measured (run tomography measure figures --dataset, "
                            "or tomography multicast --dataset, which measures them)", path=file)

@@ -83,7 +83,12 @@ def read_measurement(path: str | os.PathLike[str]) -> Measurement:
     """
     root = Path(path)
     if root.is_file():
-        raise DatasetError(f"is a file; give the dataset directory ({root.parent})", path=root)
+        parent = root.parent
+        hint = (f"give the dataset directory ({parent})" if (parent / "meta.json").exists()
+                else "give a dataset directory (a Gauge file is read by tomography plan)"
+                if root.name.endswith((".gauge.xml", ".gauge")) else
+                "give a dataset directory (one with meta.json and hosts.csv)")
+        raise DatasetError(f"is a file; {hint}", path=root)
     if not root.is_dir():
         raise DatasetError("no such dataset directory", path=root)
     if not (root / "meta.json").exists() and not (root / "hosts.csv").exists():
