@@ -56,7 +56,7 @@ def add_parser(sub: Any) -> None:
                 "the dataset, hierarchy.json, tree.json, report.html (one page of it all) and "
                 "the multicasts under -o (an earlier demo there is replaced). docs/guide.md "
                 "goes on from there: exports, plans, pictures.",
-                ["sudo tomography demo                # ~3 min; results in out/demo",
+                ["sudo tomography demo                # ~2 min; results in out/demo",
                  "tomography demo --simulate -o sim   # the simulator, no root needed"])
     p.add_argument("-o", "--output", type=Path, default=Path("out/demo"),
                    help="where to write the dataset and results (default out/demo)")
@@ -114,6 +114,8 @@ def _demo(args: argparse.Namespace) -> int:
                         then=lambda bed: _report_and_deliver(bed, data, out, args.seed))
     _summary(data)
     _report(data, out, args.seed)
+    print("\nno multicasts: they need the emulated network (run as root without --simulate); "
+          "tomography multicast --help says how to run them on real hosts")
     _page(data, out, args.seed, multicast=None)
     return 0
 
