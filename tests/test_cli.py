@@ -186,6 +186,7 @@ def test_synthetic_and_demo(capsys, tmp_path: Path) -> None:
     code, out, _ = run(capsys, "demo", "-o", tmp_path / "demo", "--simulate", "-n", "2",
                        "--size", "2MiB")
     assert code == 0 and "SIMULATING" in out and "Hasse diagram" in out
+    assert "no multicasts: they need the emulated network" in out
     h = json.loads((tmp_path / "demo" / "hierarchy.json").read_text())
     assert h["levels"][0]["clusters"]
     meta = json.loads((tmp_path / "demo" / "dataset" / "meta.json").read_text())

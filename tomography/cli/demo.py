@@ -4,9 +4,11 @@ Real BitTorrent broadcasts in an emulated testbed of ``two-sites-demo`` when
 this machine can raise one (root, iproute2, enough cores and memory), the
 flow-level simulator otherwise, until the stop rule says the hierarchy is
 stable; then the report of :func:`tomography.pipeline.analyze`.  On the
-testbed the demo closes the loop: it plans a multicast over the measured
-hierarchy (figures from the broadcasts alone) and runs it beside the
-topology-oblivious host-order chain and BitTorrent (:mod:`measure.multicast`).
+testbed the demo closes the loop: it measures the figures a planner needs
+between the clusters found (:mod:`measure.figures`), plans a multicast over
+them and runs it beside the topology-oblivious host-order chain and
+BitTorrent (:mod:`measure.multicast`), as ``tomography multicast --dataset``
+does by default.
 """
 
 from __future__ import annotations
@@ -180,37 +182,45 @@ def _emulate(topo: Topology, data: Path, size: str, *, iterations: int, file_siz
 def _report_and_deliver(bed: Any, data: Path, out: Path, seed: int) -> None:
     """The report, then multicasts over the measured plan in the testbed that measured it.
 
-    The plan is balanced multicasting over the coarsest level of the
-    hierarchy below the whole network (where each pair of clusters has a
-    path of its own), its figures from the broadcasts' bytes and durations
-    alone (``export --bandwidth broadcasts``: nothing from the topology).
+    As ``tomography multicast --dataset`` does by default: the figures of the
+    finest level's clusters measured (``tomography measure figures``: a few
+    iperf3 tests between their representatives, the links they share
+    included), then balanced multicasting and the chains planned over them;
+    nothing comes from the topology.
     """
     from measure.multicast import run_multicasts
     from measure.transport import ProcessTransport
     from tomography.cli.export import gauge_model
+    from tomography.cli.figures import measure_figures
     from tomography.cli.multicast import multicast_table
     from tomography.planning.deliveries import deliveries
     from tomography.model.errors import TomographyError
 
     _summary(data)
     a = _report(data, out, seed)
-    level = a.hierarchy.depth
     hosts = bed.host_table()
     names = sorted(hosts["host"])
-    print(f"\nclosing the loop: multicasts of {DEMO_MULTICAST_SIZE // 2**20} MiB from "
-          f"{names[0]}, planned over level {level} of the measured hierarchy (figures from the "
-          "broadcasts alone), beside the host-order chain and BitTorrent:")
+    transport = ProcessTransport(bed.command, name="testbed")
+    print(f"\nclosing the loop: the figures a planner needs between the "
+          f"{len(a.hierarchy.levels[0])} clusters (iperf3 tests between their representatives, "
+          "as tomography measure figures runs them):")
     try:
-        model = gauge_model(a, level=level, source="broadcasts")
+        with dataset_writer(data / "figures"):
+            measure_figures(argparse.Namespace(), hosts, transport, data, a.hierarchy, 1,
+                            force=True, keep_transport=True)
+        model = gauge_model(a, level=1, source="figures", dataset=data)
         plans = deliveries(list(DEMO_MULTICAST), names, names[0], DEMO_MULTICAST_SIZE, model)
     except TomographyError as exc:
+        transport.close()
         print(f"no multicast: {exc}")
         _page(data, out, seed, multicast=None)
         return
-    run_multicasts(hosts, plans, out / "multicast", launch=ProcessTransport(
-        bed.command, name="testbed"), repeats=1, bittorrent=True, overwrite=True,
-        time_limit=DEMO_TIME_LIMIT, meta={"topology": bed.topology.name,
-                                          "testbed": bed.to_meta(), "measured_with": str(data)})
+    print(f"multicasts of {DEMO_MULTICAST_SIZE // 2**20} MiB from {names[0]} planned over "
+          "them, beside the host-order chain and BitTorrent:")
+    run_multicasts(hosts, plans, out / "multicast", launch=transport, repeats=1,
+                   bittorrent=True, overwrite=True, time_limit=DEMO_TIME_LIMIT,
+                   meta={"topology": bed.topology.name, "testbed": bed.to_meta(),
+                         "measured_with": str(data)})
     print(multicast_table(out / "multicast"))
     print(f"(tomography multicast runs these and every planner; docs/multicast.md; "
           f"the multicasts are in {out / 'multicast'})")
