@@ -399,7 +399,8 @@ def _convergence(a: Analysis, stop_k: int | None, max_rows: int) -> str:
         out.append(_note("no ground truth (no labels in hosts.csv; --truth FILE gives one): "
                          "no NMI per iteration"))
     if steps is not None:
-        rows = [(s["n"], s["levels"], s["settled"], s["unstable"],
+        rows = [(s["n"], s["levels"] if s.get("measured", True) else "-", s["settled"],
+                 s["unstable"],
                  ("stop: no hierarchy" if s["flat"] else "stop") if s["stop"] else s["held_back"])
                 for s in steps]
         out.append(_table(["n", "supported levels", "settled", "unstable", "decision"], rows,
