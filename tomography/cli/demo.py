@@ -206,8 +206,8 @@ def _report_and_deliver(bed: Any, data: Path, out: Path, seed: int) -> None:
           "as tomography measure figures runs them):")
     try:
         with dataset_writer(data / "figures"):
-            measure_figures(argparse.Namespace(), hosts, transport, data, a.hierarchy, 1,
-                            force=True, keep_transport=True)
+            measure_figures(hosts, transport, data, a.hierarchy, 1, force=True,
+                            keep_transport=True)
         model = gauge_model(a, level=1, source="figures", dataset=data)
         plans = deliveries(list(DEMO_MULTICAST), names, names[0], DEMO_MULTICAST_SIZE, model)
     except TomographyError as exc:

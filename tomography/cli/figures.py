@@ -73,11 +73,9 @@ def add_parser(msub: Any, fmt: Any) -> None:
     p.set_defaults(run=run)
 
 
-def measure_figures(args: argparse.Namespace, hosts: pd.DataFrame, transport: Any,
-                    dataset: Path, hierarchy: Hierarchy, level: int, *,
-                    duration: int = FIGURES_DURATION, force: bool = False,
-                    each_host: bool = False,
-                    keep_transport: bool = False) -> Path:
+def measure_figures(hosts: pd.DataFrame, transport: Any, dataset: Path, hierarchy: Hierarchy,
+                    level: int, *, duration: int = FIGURES_DURATION, force: bool = False,
+                    each_host: bool = False, keep_transport: bool = False) -> Path:
     """Run :func:`measure.figures.run_figures` for ``dataset``'s clusters with a progress
     bar; say what it cost beside the broadcasts.  ``keep_transport``: agents of another
     role follow on the same transport (``multicast --dataset``)."""
@@ -134,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
             print(format_checks(checks))
             return 0 if all(c.ok for c in checks) else 2
         try:
-            measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
+            measure_figures(hosts, transport, args.dataset, a.hierarchy,
                             args.hierarchy_level, duration=args.duration, force=args.force,
                             each_host=args.level == "hosts")
         except KeyboardInterrupt:

@@ -16,8 +16,9 @@ def add_parser(sub: Any) -> None:
     p = command(sub, "hierarchy", "averaged-edge hierarchy of bandwidth clusters",
                 "Build the hierarchy of bandwidth clusters (collapsed clusters joined by their "
                 "mean w_n per host pair, the averaged edges of Eq 5.4/5.5; --linkage thesis "
-                "for the equations as written; finer levels refined by a permutation test) and print it as a Hasse diagram, "
-                "an indented tree, JSON or DOT. Level 1 is the finest.",
+                "for the equations as written; finer levels refined by a permutation test) "
+                "and print it as a Hasse diagram, an indented tree, JSON or DOT. Level 1 is "
+                "the finest.",
                 ["tomography hierarchy run", "tomography hierarchy run --format tree",
                  "tomography hierarchy run --format dot | dot -Tsvg -o hierarchy.svg"])
     add_analysis_options(p)

@@ -428,7 +428,7 @@ def _measured_model(args: argparse.Namespace, hosts: pd.DataFrame,
     say(f"note: {args.dataset} has no figures for its clusters: measuring them on the "
         "run's hosts first (tomography measure figures)")
     with dataset_writer(args.dataset / "figures"):
-        figures = measure_figures(args, hosts, transport, args.dataset, a.hierarchy,
+        figures = measure_figures(hosts, transport, args.dataset, a.hierarchy,
                                   args.hierarchy_level, force=True,
                                   each_host=args.level == "hosts", keep_transport=True)
     model = _model(args, static, figures, a)

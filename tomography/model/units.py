@@ -14,9 +14,9 @@ from typing import Sequence
 
 from tomography.model.errors import ParameterError
 
-__all__ = ["parse_bandwidth", "bandwidth_unit", "parse_time", "parse_size", "format_bandwidth", "format_time",
-           "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS", "counted",
-           "listed"]
+__all__ = ["parse_bandwidth", "bandwidth_unit", "parse_time", "parse_size", "format_bandwidth",
+           "format_time", "format_size", "format_weight", "weight_caption", "WEIGHT_UNITS",
+           "counted", "listed"]
 
 _NUMBER = r"(?P<value>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/µ]+)"
 
