@@ -45,7 +45,7 @@ from tomography.export.gauge import gauge_to_network, read_gauge, write_gauge
 from tomography.planning import (METHODS, MethodUnavailable, Network, arborescences,
                                  balanced_multicast, four_host_example, fpfr_trees, gridlab8,
                                  lp_example, plan)
-from tomography.model.units import parse_bandwidth
+from tomography.model.units import bandwidth_unit
 
 ROOT = Path(__file__).resolve().parents[1]
 GAUGE = ROOT / "datasets" / "gauges" / "gridlab-8.gauge.xml"
@@ -67,7 +67,7 @@ def gridlab8_model() -> BandwidthModel:
     its figures in bit/s; host arrays are in sorted host order.
     """
     net = gridlab8()
-    factor = parse_bandwidth(f"1{net.unit}")                  # MiB/s in bit/s
+    factor = bandwidth_unit(net.unit)                  # MiB/s in bit/s
     order = [net.index(h) for h in sorted(net.nodes)]
     bandwidth = net.bandwidth * factor
     np.fill_diagonal(bandwidth, np.nan)

@@ -56,7 +56,6 @@ carries its time zone.
 
 from __future__ import annotations
 
-import math
 import os
 from datetime import datetime
 from functools import lru_cache
@@ -71,7 +70,7 @@ from tomography.export.bandwidth import BandwidthModel, Source
 from tomography.planning.network import Network, SharedLink
 from tomography.model.safe_load import DocumentError, parse_xml
 from tomography.model.topology import MAX_HOSTS, MAX_LATENCY, check_quantity
-from tomography.model.units import bandwidth_unit, parse_bandwidth, parse_time
+from tomography.model.units import bandwidth_unit, parse_time
 
 MAX_DELAY = MAX_LATENCY
 """The longest one-way delay a Gauge file may give (seconds): a topology's longest latency."""
@@ -203,7 +202,7 @@ def gauge_to_xml(model: BandwidthModel, *, unit: str = "Mbit/s", delay_unit: str
     if delay_unit not in TIME_UNITS:
         raise GaugeError(f"a Gauge file cannot state delays in {delay_unit!r}; use one of "
                          f"{', '.join(TIME_UNITS)}")
-    rate, delay = parse_bandwidth(f"1{unit}"), parse_time(f"1{delay_unit}")
+    rate, delay = bandwidth_unit(unit), parse_time(f"1{delay_unit}")
     root = etree.Element("environment", format=FORMAT, timestamp=model.timestamp.isoformat())
     pool = etree.SubElement(root, "pool")
     for name, members in model.clusters.items():
@@ -365,7 +364,7 @@ def read_gauge(path: str | os.PathLike[str] | bytes, *, name: str | None = None
                              f"measurement gives (at most {MAX_PAIR_HOSTS})", path=path,
                              line=group.sourceline, element=document.getpath(group))
         unit = group.get("unit")
-        factor = parse_time(f"1{unit}") if kind == "delay" else parse_bandwidth(f"1{unit}")
+        factor = parse_time(f"1{unit}") if kind == "delay" else bandwidth_unit(unit)
         if kind == "capacity":
             for direction in ("in", "out"):
                 values = figures.setdefault(f"{level}_{direction}", np.full(len(where), np.nan))
@@ -390,7 +389,7 @@ def read_gauge(path: str | os.PathLike[str] | bytes, *, name: str | None = None
         except TomographyError as exc:
             raise GaugeError(str(exc), path=path, line=group.sourceline,
                              element=document.getpath(group)) from None
-        factor = parse_bandwidth(f"1{group.get('unit')}")
+        factor = bandwidth_unit(group.get("unit"))
         shared = [SharedLink(link.get("name"), _figure(link.get("capacity"), factor, "rate",
                                                        path, link, document),
                              tuple((x.get("from"), x.get("to")) for x in link.iterfind("pair")))

@@ -29,7 +29,7 @@ import numpy as np
 from tomography.model.errors import TomographyError
 from tomography.planning.network import Network
 from tomography.planning.trees import Tree
-from tomography.model.units import parse_bandwidth
+from tomography.model.units import bandwidth_unit
 
 __all__ = ["HockneyModel", "binomial_tree", "broadcast_time"]
 
@@ -71,7 +71,7 @@ class HockneyModel:
         >>> float(m.beta[0, 1]), bool(np.isinf(m.beta[1, 0]))
         (1e-06, True)
         """
-        rate = network.bandwidth * (parse_bandwidth(f"1{network.unit}") / 8
+        rate = network.bandwidth * (bandwidth_unit(network.unit) / 8
                                     if network.unit else 1.0)  # bytes/s
         with np.errstate(divide="ignore"):
             beta = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
