@@ -79,10 +79,10 @@ def read_figures(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         No figures, or a file no figures run writes, naming file, line and field.
     """
     path = Path(path)
-    directory = path / FIGURES_DIR if (path / FIGURES_DIR).is_dir() else path
+    # the figures directory itself, else a dataset's (named where they would be, if absent)
+    directory = (path if path.name == FIGURES_DIR or (path / "figures.csv").exists()
+                 else path / FIGURES_DIR)
     file = directory / "figures.csv"
-    if not file.exists() and path.name != FIGURES_DIR:   # a dataset without: name where
-        file = path / FIGURES_DIR / "figures.csv"          # its figures would be
     if not file.exists():
         raise DatasetError("no figures measured (run tomography measure figures --dataset, "
                            "or tomography multicast --dataset, which measures them)", path=file)
