@@ -246,7 +246,7 @@ def test_simulate_resume_and_analyse(capsys, tmp_path: Path) -> None:
     assert info["params"]["tit_for_tat"] is True and info["params"]["peer_list"] == 35
     code, _, err = run(capsys, "simulate", "tree-5", "-n", "4", "--size", "2MiB", "-o", out_dir,
                        "--resume")
-    assert code == 2 and "cannot resume" in err
+    assert code == 2 and "cannot resume" in err and "(set by --size)" in err
     code, _, err = run(capsys, "simulate", "tree-5", "-o", out_dir, "--size", "12")
     assert code == 2 and "unit" in err
     code, out, _ = run(capsys, "tree", out_dir, "--level", "0", "--format", "json")

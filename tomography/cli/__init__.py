@@ -23,7 +23,7 @@ from tomography.cli import (cluster, common, completion, demo, evaluate, export,
                             import_results, info, measure, multicast, plan, plot, report,
                             simulate, synthetic, testbed, tree, truth)
 from tomography.cli.common import add_verbosity_options
-from tomography.model.errors import TomographyError
+from tomography.model.errors import DatasetError, TomographyError
 
 __all__ = ["main", "build_parser"]
 
@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["info", "/nonexistent"])
     2
     """
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     common.verbosity = getattr(args, "verbosity", common.NORMAL)
     _import_igraph_without_pyplot()
     started = time.perf_counter()
@@ -112,7 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TomographyError as exc:
         if common.verbosity == common.VERBOSE:
             traceback.print_exc()
-        for line in str(exc).splitlines():  # one line per problem (a preflight's hosts)
+        text = str(exc)
+        option = (common.setting_option(common.command_parser(parser, args.command), exc.field)
+                  if isinstance(exc, DatasetError) and exc.field else None)
+        if option and "cannot resume" in text:   # a recorded setting the command sets
+            text += f" (set by {option})"
+        for line in text.splitlines():  # one line per problem (a preflight's hosts)
             print(f"tomography: error: {line}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:

@@ -140,6 +140,41 @@ def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     return out
 
 
+RECORDED_AS = {"file_size": "size"}
+"""The settings ``meta.json`` records under another name than the option that sets them."""
+
+
+def command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The parser of ``command`` (a name or alias) under the top-level ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[command]
+    raise KeyError(command)
+
+
+def setting_option(parser: argparse.ArgumentParser, field: str) -> str | None:
+    """The option of ``parser`` that sets a run setting recorded as ``field`` in ``meta.json``
+    (``params``, nested ones dotted), as the user writes it; None if it has none.
+
+    Examples
+    --------
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--size"); _ = p.add_argument("--peer-list"); _ = p.add_argument("--tcp")
+    >>> setting_option(p, "file_size"), setting_option(p, "peer_list")
+    ('--size', '--peer-list')
+    >>> setting_option(p, "tcp.queue_delay"), setting_option(p, "roots")
+    ('--tcp queue-delay=VALUE', None)
+    """
+    options = {a.dest: a.option_strings[-1] for a in parser._actions if a.option_strings}
+    head, _, tail = field.partition(".")
+    dest = RECORDED_AS.get(field, tail or head)
+    if dest in options:
+        return options[dest]
+    if tail and head in options:
+        return f"{options[head]} {tail.replace('_', '-')}=VALUE"
+    return None
+
+
 def say(text: str, *, verbose: bool = False, result: bool = False) -> None:
     """A message for the user on standard error (a note, a warning, a summary): not under
     ``--quiet``; with ``verbose``, only under ``--verbose``; with ``result`` (what a
