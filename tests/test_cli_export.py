@@ -156,6 +156,8 @@ def test_plan_errors(capsys, tmp_path: Path) -> None:
     assert code == 2 and "bad.xml, line" in err and "unit" in err
     code, _, err = run(capsys, "plan", GRIDLAB, "--root", "fs0", "--level", "hosts")
     assert code == 2 and "host-pair" in err
+    code, _, err = run(capsys, "plan", tmp_path, "--root", "fs0")     # a dataset's directory
+    assert code == 2 and "plan reads a Gauge file" in err and "export" in err
 
 
 def test_gauge_export_warns_of_links_its_cluster_pairs_share() -> None:

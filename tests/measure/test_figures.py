@@ -172,6 +172,24 @@ def test_a_broken_figures_file_is_refused_naming_file_line_and_field(
     assert "figures.csv" in str(caught.value) and "line 2" in str(caught.value)
 
 
+def test_a_figures_file_cut_short_is_refused_not_read_as_a_failed_flow(tmp_path: Path) -> None:
+    from tomography.model.dataset.incremental import MeasurementWriter
+
+    MeasurementWriter(tmp_path, {"method": "iperf3", "launcher": "local",
+                                 "figures": {"clusters": {"a": ["a1"], "b": ["b1"]}}},
+                      [("a1", "127.0.0.1", ""), ("b1", "127.0.0.2", "")], probes=True).close()
+    writer = FiguresWriter(tmp_path)
+    for test in range(2):
+        writer.add(dict(zip(FIGURE_COLUMNS, [0, test, "pair", "a", "a1", "b1", "a", "b", 1e7,
+                                             2e6, 2.0, ""])))
+    writer.close()
+    file = next(tmp_path.rglob("figures.csv"))
+    file.write_bytes(file.read_bytes()[:-30])      # the last row without its rate
+    with pytest.raises(DatasetError, match="cut short") as caught:
+        read_figures(tmp_path)
+    assert "figures.csv, line 3" in str(caught.value)
+
+
 def test_a_tree_skips_groups_of_one_and_of_everything() -> None:
     members, children = figure_tree(["a", "b", "c"], {"x": ["a"], "y": ["a", "b", "c"],
                                                       "z": ["a", "b"], "z2": ["b", "a"]})

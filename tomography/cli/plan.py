@@ -6,10 +6,11 @@ import argparse
 import json
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from tomography.cli.common import add_format_option, emit, positive_int, say
-from tomography.model.errors import TomographyError
+from tomography.model.errors import ParameterError, TomographyError
 from tomography.model.units import listed
 
 __all__ = ["add_parser", "run"]
@@ -69,6 +70,11 @@ def _read_gauge_arg(path: str):
     from tomography.model.safe_load import DocumentError, read_stream
 
     if path != "-":
+        if Path(path).is_dir():
+            raise ParameterError(
+                f"{path} is a directory: plan reads a Gauge file; write one from a dataset "
+                f"with `tomography export {path} --format gauge -o FILE`, or plan and run "
+                f"multicasts over it with `tomography multicast --dataset {path}`")
         return read_gauge(path)
     try:
         data = read_stream(sys.stdin.buffer, what="standard input", max_bytes=MAX_GAUGE_BYTES,

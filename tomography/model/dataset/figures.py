@@ -41,7 +41,7 @@ import pandas as pd
 from tomography.model.dataset.incremental import csv_writer
 from tomography.model.dataset.lock import file_opener
 from tomography.model.dataset.meta import read_meta
-from tomography.model.dataset.validation import fail_at, read_csv
+from tomography.model.dataset.validation import at_line_end, fail_at, read_csv
 from tomography.model.errors import DatasetError
 
 __all__ = ["FIGURE_COLUMNS", "FIGURE_KINDS", "FiguresWriter", "read_figures", "FIGURES_DIR"]
@@ -86,6 +86,7 @@ def read_figures(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if not file.exists():
         raise DatasetError("no figures measured (run tomography measure figures --dataset, "
                            "or tomography multicast --dataset, which measures them)", path=file)
+    at_line_end(file)   # machine-written: a row cut short would read as a failed flow
     frame = read_csv(file, FIGURE_COLUMNS)
     text = frame["bits_per_second"].str.strip().str.lower()
     values = pd.to_numeric(text.where(~text.isin(("", "nan")), "nan"), errors="coerce")
