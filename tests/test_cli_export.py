@@ -172,3 +172,27 @@ def test_gauge_export_warns_of_links_its_cluster_pairs_share() -> None:
     assert shared_links(h, 2) == []      # the top level: nothing above to share
     two = Hierarchy.from_partitions(list("abcd"), [[0, 0, 1, 1], [0, 0, 1, 1]])
     assert shared_links(two, 1) == []    # one cluster per parent: each link its own pair
+
+
+def test_export_says_when_the_datasets_figures_are_of_other_clusters(four_by_16: Path,
+                                                                     tmp_path: Path,
+                                                                     capsys) -> None:
+    import shutil
+
+    from tomography.model.dataset.figures import FIGURE_COLUMNS, FiguresWriter
+    from tomography.model.dataset.incremental import MeasurementWriter
+
+    data = tmp_path / "d"
+    shutil.copytree(four_by_16, data)
+    figures = data / "figures"          # figures of two hosts alone, not of the 4 clusters
+    MeasurementWriter(figures, {"method": "iperf3", "launcher": "local",
+                                "figures": {"clusters": {"a": ["ca-00"], "b": ["cb-00"]}}},
+                      [("ca-00", "127.0.0.1", ""), ("cb-00", "127.0.0.2", "")],
+                      probes=True).close()
+    writer = FiguresWriter(figures)
+    writer.add(dict(zip(FIGURE_COLUMNS, [0, 0, "pair", "a", "ca-00", "cb-00", "a", "b", 1e7,
+                                         2e6, 2.0, ""])))
+    writer.close()
+    code, _, err = run(capsys, "export", data, "--format", "gauge", "-o", tmp_path / "g.xml")
+    assert code == 0
+    assert "rates from the topology, not from the dataset's figures: they are of 2 other" in err

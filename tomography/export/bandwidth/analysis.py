@@ -154,6 +154,17 @@ def _bandwidth_model(m: Any, clusters: dict[str, Any], *, source: str, probes: P
         else:
             raise TomographyError("no source of absolute bandwidths: the dataset has no "
                                   "probes, no topology and no broadcast durations")
+        model = _bandwidth_model(m, clusters, source=source, probes=None, topology=topology,
+                                 host_pairs=host_pairs, iterations=iterations, dataset=dataset)
+        if has_figures(dataset):    # measured, but for other clusters than these
+            from tomography.model.dataset.figures import read_figures
+
+            model.notes.insert(0, f"rates from the {source}, not from the dataset's figures: "
+                                  f"they are of {len(read_figures(dataset)[1]['clusters'])} "
+                                  "other clusters (another level, or the dataset analysed "
+                                  "again); tomography measure figures --dataset DIR --force "
+                                  "measures these")
+        return model
     if source == "probes":
         return from_probes(m, clusters, host_pairs=host_pairs)
     if source == "topology":
