@@ -149,8 +149,6 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
             "tomography measure figures --dataset DIR --force")
     names = list(measured)
     members, children = figure_tree(names, spec.get("groups"))
-    index = {c: i for i, c in enumerate(names)}
-    k = len(names)
     notes = []
     refused = _refused(frame)
     failed = frame[frame["bits_per_second"].isna() & ~refused]
@@ -183,6 +181,55 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
              ok[ok["kind"] == "pair"].groupby(["src_cluster", "dst_cluster"])}
     alone.update({(top[a], top[b]): 0.0 for a, b in zip(dead["src_cluster"], dead["dst_cluster"])
                   if (top[a], top[b]) not in alone})
+    what = "iperf3 (tomography measure figures)"
+    sources = {
+        "host_capacity": Source("probes", f"{what}: the test between two hosts of the cluster; "
+                                "a cluster of one host, its flows out (in) side by side"),
+        "cluster_capacity": Source("probes", f"{what}: flows side by side out of (into) the "
+                                   "cluster, else the sum of its hosts' capacities"),
+        "cluster_bandwidth": Source("probes", f"{what}: the least, along the tree of clusters, "
+                                    "of the hosts' capacities, what flows side by side got "
+                                    "out of and into each node on the path, and one flow "
+                                    "alone between the top-level nodes"),
+        "shared_links": Source("probes", f"{what}: flows side by side out of (into) each group "
+                               "of clusters, where they got less than its clusters' own "
+                               "capacities"),
+    }
+    return tree_model(measured, spec.get("groups"), inside, leaving, entering, alone,
+                      sources=sources, notes=notes)
+
+
+def tree_model(clusters: Mapping[str, Sequence[str]], groups: Mapping[str, Sequence[str]] | None,
+               inside: Mapping[str, float], leaving: Mapping[str, float],
+               entering: Mapping[str, float], alone: Mapping[tuple[str, str], float],
+               *, sources: Mapping[str, Source], notes: list[str]) -> BandwidthModel:
+    """The model of a tree of clusters from what was measured at its nodes.
+
+    ``inside``: the figure between two hosts of a cluster; ``leaving``
+    (``entering``): what left (entered) each node of the tree at most, a
+    cluster or a group; ``alone``: one flow alone between two top-level nodes.
+    A pair's figure is the least of those its path crosses
+    (:func:`from_figures` says how); a group whose traffic out (in) got less
+    than its clusters' own capacities holds a shared link.
+
+    Examples
+    --------
+    Two sites of one cluster each, 40 Mbit/s out of and into each, 10 across:
+
+    >>> how = {f: Source("probes", "by hand") for f in ("host_capacity", "cluster_capacity",
+    ...                                                 "cluster_bandwidth", "shared_links")}
+    >>> m = tree_model({"a": ["a1", "a2"], "b": ["b1", "b2"]}, None, {"a": 1e8, "b": 1e8},
+    ...                {"a": 4e7, "b": 4e7}, {"a": 4e7, "b": 4e7}, {("a", "b"): 1e7},
+    ...                sources=how, notes=[])
+    >>> (m.cluster_bandwidth / 1e6).tolist()
+    [[100.0, 10.0], [40.0, 100.0]]
+    """
+    measured = check_clusters(clusters)
+    names = list(measured)
+    members, children = figure_tree(names, groups)
+    index = {c: i for i, c in enumerate(names)}
+    k = len(names)
+    top = {c: next(x for x in children[ROOT] if c in members[x]) for c in names}
     size = {c: len(hs) for c, hs in measured.items()}
     cluster_out = np.array([leaving.get(c, inside.get(c, np.nan) * size[c]) for c in names])
     cluster_in = np.array([entering.get(c, inside.get(c, np.nan) * size[c]) for c in names])
@@ -218,20 +265,7 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
             if total is not None and total < (1 - SHARED_DROP) * sum(
                     own[index[c]] for c in mine):
                 shared.append(SharedLink(f"{label} {group}", total, tuple(pairs)))
-    what = "iperf3 (tomography measure figures)"
-    sources = {
-        "host_capacity": Source("probes", f"{what}: the test between two hosts of the cluster; "
-                                "a cluster of one host, its flows out (in) side by side"),
-        "cluster_capacity": Source("probes", f"{what}: flows side by side out of (into) the "
-                                   "cluster, else the sum of its hosts' capacities"),
-        "cluster_bandwidth": Source("probes", f"{what}: the least, along the tree of clusters, "
-                                    "of the hosts' capacities, what flows side by side got "
-                                    "out of and into each node on the path, and one flow "
-                                    "alone between the top-level nodes"),
-        "shared_links": Source("probes", f"{what}: flows side by side out of (into) each group "
-                               "of clusters, where they got less than its clusters' own "
-                               "capacities"),
-    }
+    sources = dict(sources)
     pairs = None
     if all(len(hs) == 1 for hs in measured.values()):   # hosts measured: their own figures
         order = [index[next(c for c, hs in measured.items() if hs == (h,))] for h in hosts]
