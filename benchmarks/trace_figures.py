@@ -46,11 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_support import command_line, machine_line, require_root  # noqa: E402
 from prediction_accuracy import HOSTS_LEVEL, PLANNERS, _run, _table, _topology  # noqa: E402
+from tomography.model.dataset.schema import BLOCK_SIZE  # noqa: E402
 
 NETWORKS = ("two-sites-demo", "shuffled-sites", "regions-3", "shuffled-sites-32", "gridlab-8")
 WINDOW = 1.0
 """Seconds of the windows the trace's blocks are counted in."""
-BLOCK_BITS = 16384 * 8
 
 
 def measure(name: str, out: Path) -> None:
@@ -74,7 +74,7 @@ def peak(trace: pd.DataFrame, window: float = WINDOW) -> float:
     if trace.empty:
         return float("nan")
     counts = trace.groupby([trace["iteration"], np.floor(trace["time_s"] / window)]).size()
-    return float(counts.max() * BLOCK_BITS / window)
+    return float(counts.max() * BLOCK_SIZE * 8 / window)
 
 
 def trace_model(run: Path, window: float = WINDOW):
@@ -82,9 +82,10 @@ def trace_model(run: Path, window: float = WINDOW):
     node's most traffic out (in) in a window, each cluster's hosts' most received."""
     from tomography.export.bandwidth.figures import ROOT, figure_tree, tree_model
     from tomography.export.bandwidth.model import FIGURES, Source
+    from tomography.model.dataset import read_trace
     from tomography.model.dataset.figures import read_figures
 
-    trace = pd.read_csv(run / "trace.csv")
+    trace = read_trace(run)
     _, spec = read_figures(run)
     clusters = {c: list(hs) for c, hs in spec["clusters"].items()}
     members, _ = figure_tree(list(clusters), spec.get("groups"))
