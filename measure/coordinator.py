@@ -497,12 +497,13 @@ def _result(swarm: AgentGroup, iteration: int, root: str, duration: float, hosts
                 raise TomographyError(f"peer {receiver} reports blocks received from {peer}, "
                                       "which is not a peer of this run")
             sent[(receiver, sender)] = (int(blocks), int(nbytes))
-        # the peer's times count from its own ``go``: shift them onto the coordinator's
-        # clock, through the host's clock offset, so that traces of several machines agree
-        shift = (float(report.get("go_wall", 0.0)) - swarm.offsets.get(receiver, 0.0) - go_wall
-                 if report.get("go_wall") else 0.0)
-        trace.extend((round(t + shift, 6), swarm.peer_named(peer) or peer, receiver, int(p), int(b))
-                     for t, peer, p, b in report["trace"])
+        # the peer's times count from when it added the torrent: shift them onto the
+        # coordinator's clock, from its ``go``, through the host's clock offset, so that traces
+        # of several machines agree.  No block arrives before that ``go``: an earlier time is
+        # the offset's error (half the round trip it was read with), and reads as 0.
+        shift = float(report["trace_wall"]) - swarm.offsets.get(receiver, 0.0) - go_wall
+        trace.extend((max(0.0, round(t + shift, 6)), swarm.peer_named(peer) or peer, receiver,
+                      int(p), int(b)) for t, peer, p, b in report["trace"])
         if report["alerts_dropped"]:
             notes.append(f"peer {receiver} lost alerts: its trace is short")
     if time_limit is None and not any(blocks for blocks, _ in sent.values()):

@@ -21,10 +21,12 @@ and it takes these commands:
                                        ``quota`` blocks of the file.
 ``{"cmd": "stop"}``                    report what was received: ``{"event":
                                        "report", "iteration", "from": {id:
-                                       [blocks, bytes]}, "go_wall", "payload_download",
+                                       [blocks, bytes]}, "trace_wall", "payload_download",
                                        "redundant_bytes", "failed_bytes",
                                        "have_pieces", "num_pieces", "alerts_dropped",
-                                       "trace": [[t, id, piece, block], ...]}``.
+                                       "trace": [[t, id, piece, block], ...]}``,
+                                       ``t`` in seconds after the wall-clock time
+                                       ``trace_wall`` (when the torrent was added).
                                        The torrent stays, so that peers still to
                                        report lose no connection to it.
 ``{"cmd": "drop"}``                    remove the torrent and its file.  No answer.
@@ -290,7 +292,9 @@ class Peer:
         self.read_at = 0.0
         self.trace: list[list[Any]] | None = None
         self.started = 0.0
-        self.go_wall = 0.0
+        # the trace's zero, on both clocks: set when the torrent is added, since a peer may
+        # receive blocks before its own ``go`` (from peers that were told to go first)
+        self.trace_zero = (time.monotonic(), time.time())
         self.finished_at: float | None = None
         self.quota_bytes: int | None = None
         self.alerts_dropped = False
@@ -333,7 +337,7 @@ class Peer:
 
     def go(self, peers: list[tuple[str, int]]) -> None:
         """Start the broadcast: connect to ``peers``."""
-        self.started, self.go_wall = time.monotonic(), time.time()
+        self.started = time.monotonic()
         for address, port in peers:
             self.handle.connect_peer((address, int(port)))
 
@@ -405,7 +409,7 @@ class Peer:
     def _trace(self, alert: Any) -> None:
         index = peer_index(alert.pid.to_bytes())
         sender = str(index) if index is not None else alert.ip[0]
-        self.trace.append([round(time.monotonic() - self.started, 6), sender,
+        self.trace.append([round(time.monotonic() - self.trace_zero[0], 6), sender,
                            alert.piece_index, alert.block_index])
 
     def stop(self) -> dict[str, Any]:
@@ -414,7 +418,7 @@ class Peer:
         self._read_connections()
         status = self.handle.status()
         report = {"event": "report", "iteration": self.iteration, "from": self.received(),
-                  "go_wall": self.go_wall,
+                  "trace_wall": self.trace_zero[1],
                   "payload_download": status.total_payload_download,
                   "redundant_bytes": status.total_redundant_bytes,
                   "failed_bytes": status.total_failed_bytes,

@@ -56,6 +56,11 @@ def test_counts_conserve_data(tmp_path: Path) -> None:
     assert len(trace) <= 2 * 4 * -(-size // BLOCK_SIZE)
     assert_trace_within_counts(trace, m.transfers)
     assert not trace.duplicated(["iteration", "receiver", "piece", "block"]).any()
+    # times on the coordinator's clock, from its go: none before it (a block a peer got before
+    # its own go, or a clock offset read a little off, once made them negative), none after the
+    # iteration ended
+    ends = trace["iteration"].map({r.iteration: r.duration for r in run.iterations})
+    assert (trace["time_s"] >= 0).all() and (trace["time_s"] <= ends + 0.1).all()
 
 
 @pytest.mark.slow  # real libtorrent peers
