@@ -46,11 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_support import command_line, machine_line, require_root  # noqa: E402
 from prediction_accuracy import HOSTS_LEVEL, PLANNERS, _run, _table, _topology  # noqa: E402
-from tomography.model.dataset.schema import BLOCK_SIZE  # noqa: E402
+from tomography.export.bandwidth.trace_peaks import WINDOW  # noqa: E402
 
 NETWORKS = ("two-sites-demo", "shuffled-sites", "regions-3", "shuffled-sites-32", "gridlab-8")
-WINDOW = 1.0
-"""Seconds of the windows the trace's blocks are counted in."""
 
 
 def measure(name: str, out: Path) -> None:
@@ -69,36 +67,21 @@ def measure(name: str, out: Path) -> None:
         _run(["testbed", "down", "--force"], log)
 
 
-def peak(trace: pd.DataFrame, window: float = WINDOW) -> float:
-    """The most bits a set of traced blocks carried in one window of one iteration, per s."""
-    if trace.empty:
-        return float("nan")
-    counts = trace.groupby([trace["iteration"], np.floor(trace["time_s"] / window)]).size()
-    return float(counts.max() * BLOCK_SIZE * 8 / window)
-
-
 def trace_model(run: Path, window: float = WINDOW):
     """The model of the tree of clusters the run's figures measured, from its trace: each
     node's most traffic out (in) in a window, each cluster's hosts' most received."""
-    from tomography.export.bandwidth.figures import ROOT, figure_tree, tree_model
+    from tomography.export.bandwidth.figures import tree_model
     from tomography.export.bandwidth.model import FIGURES, Source
+    from tomography.export.bandwidth.trace_peaks import node_peaks, peak
     from tomography.model.dataset import read_trace
     from tomography.model.dataset.figures import read_figures
 
     trace = read_trace(run)
     _, spec = read_figures(run)
     clusters = {c: list(hs) for c, hs in spec["clusters"].items()}
-    members, _ = figure_tree(list(clusters), spec.get("groups"))
-    cluster_of = {h: c for c, hs in clusters.items() for h in hs}
-    src = trace["sender"].map(cluster_of)
-    dst = trace["receiver"].map(cluster_of)
     inside = {c: float(np.nanmedian([peak(trace[trace["receiver"] == h], window) for h in hs]))
               for c, hs in clusters.items()}
-    leaving, entering = {}, {}
-    for node, mine in members.items():
-        if node != ROOT:
-            leaving[node] = peak(trace[src.isin(mine) & ~dst.isin(mine)], window)
-            entering[node] = peak(trace[~src.isin(mine) & dst.isin(mine)], window)
+    leaving, entering = node_peaks(trace, clusters, spec.get("groups"), window=window)
     how = Source("broadcast-throughput", f"the broadcasts' trace, the most in {window} s")
     return tree_model(clusters, spec.get("groups"), inside, leaving, entering, {},
                       sources={f: how for f in (*FIGURES[:3], "shared_links")}, notes=[])

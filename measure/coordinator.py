@@ -51,7 +51,7 @@ from measure.peer import lt_version, make_torrent, session_settings
 from measure.preflight import HostCheck, PreflightError, failure_reason, version_mismatch
 from measure.roots import RootChooser
 from measure.session import Run, Summary
-from measure.swarm import SwarmParams, peer_lists
+from measure.swarm import TRACE_HOSTS, SwarmParams, peer_lists
 from measure.transport import Channel, Launcher, ProcessTransport, Transport, local
 from tomography.model.dataset import HOSTS_COLUMNS, MeasurementWriter, read_measurement
 from tomography.model.dataset.meta import refuse_other_run
@@ -622,7 +622,8 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
                    output: str | Path, *, iterations: int, file_size: int,
                    launch: Launcher | Transport = local, seed: int = 0,
                    params: SwarmParams = SwarmParams(), port: int = 0,
-                   upload_limit: int = 0, trace: bool = False, meta: dict[str, Any] | None = None,
+                   upload_limit: int = 0, trace: bool | None = None,
+                   meta: dict[str, Any] | None = None,
                    resume: bool = False, overwrite: bool = False, skip_failed: bool = False,
                    stop: Callable[[int], bool] | None = None,
                    progress: Callable[[IterationResult], None] | None = None) -> RunSummary:
@@ -655,9 +656,10 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     upload_limit : int
         Upload cap per peer in bytes/s (0: none): gives a swarm on one
         machine without a testbed a finite speed.
-    trace : bool
+    trace : bool, optional
         Also write ``trace.csv``: one row per block (time on the
-        coordinator's clock, sender, receiver).
+        coordinator's clock, sender, receiver).  Default: when the run has
+        at most :data:`TRACE_HOSTS` hosts.
     meta : dict, optional
         More keys for ``meta.json`` (``topology``, ``testbed``, ...).
     resume : bool
@@ -697,6 +699,7 @@ def run_broadcasts(hosts: pd.DataFrame | Sequence[tuple[str, str, str]],
     if file_size < 1:
         raise ParameterError(f"file_size must be >= 1 byte, got {file_size}")
     frame = host_frame(hosts)
+    trace = len(frame) <= TRACE_HOSTS if trace is None else trace
     transport = transport_of(launch)
     # counted_by: datasets of earlier versions counted blocks on the sender's side
     run_params = {**_run_params(file_size, seed, params), "upload_limit": upload_limit,

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 import pandas as pd
 
@@ -48,6 +48,8 @@ from measure.probetools import FIGURES_DURATION, single_duration
 from measure.session import Run
 from measure.transport import Launcher, Transport, local
 from tomography.export.bandwidth.figures import ROOT, figure_tree
+from tomography.export.bandwidth.trace_peaks import WINDOW, node_peaks
+from tomography.model.dataset import read_trace
 from tomography.model.dataset.figures import FIGURES_DIR, FiguresWriter
 from tomography.model.errors import ParameterError
 
@@ -62,6 +64,13 @@ DURATION = FIGURES_DURATION
 
 SIDE_BY_SIDE = ("out", "in")
 """The kinds of test whose flows run side by side (the others are one flow alone)."""
+
+TRUST_SHARE = 0.5
+"""A node's busiest second out and in of the broadcasts' trace stand for its tests of flows
+side by side when both are at most this share of what its hosts' cards carry together: a
+link, not the cards, held the broadcasts back, and their many connections filled it (on the
+emulated trees of clusters: 0.85-1.16 of the link, against iperf3's 0.87-1.01).  A node
+nearer its cards may have been held back by libtorrent, which fills 0.6-0.9 of a card."""
 
 LATE = 0.4
 """Seconds a test of flows side by side may last beyond its duration (its window less the
@@ -100,7 +109,8 @@ class FigureTest:
 
 def figure_tests(clusters: Mapping[str, Sequence[str]],
                  groups: Mapping[str, Sequence[str]] | None = None, *,
-                 max_flows: int = MAX_FLOWS) -> list[list[FigureTest]]:
+                 max_flows: int = MAX_FLOWS, side_by_side: Collection[str] | None = None,
+                 alone: bool = True) -> list[list[FigureTest]]:
     """The tests that measure a planner's figures, in rounds of tests that run at once.
 
     Parameters
@@ -112,6 +122,12 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
         whole network left out) -> its clusters.
     max_flows : int
         Flows side by side in an ``out`` or ``in`` test.
+    side_by_side : collection of str, optional
+        The nodes whose ``out`` and ``in`` tests to run (default: every
+        node).  Of two siblings, both run their ``out`` test if one is named
+        (one's flows out are the other's in).
+    alone : bool
+        Also the tests of one flow alone (``host``, ``pair``).
 
     Returns
     -------
@@ -144,6 +160,18 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
     >>> big = {c: [f"{c}-{i}" for i in range(10)] for c in ("a", "b")}
     >>> [sorted((t.kind, t.node) for t in r) for r in figure_tests(big)]
     [[('host', 'a'), ('out', 'a')], [('host', 'b'), ('out', 'b')], [('pair', 'a')], [('pair', 'b')]]
+
+    The flows alone first, then only the site ``e``'s link side by side (with its sibling's):
+
+    >>> [sorted((t.kind, t.node) for t in r)
+    ...  for r in figure_tests(clusters, {"w": ["w1", "w2"], "e": ["e1", "e2"]},
+    ...                        side_by_side=())]  # doctest: +NORMALIZE_WHITESPACE
+    [[('host', 'e1'), ('host', 'e2'), ('host', 'w1'), ('host', 'w2'), ('pair', 'e')],
+     [('pair', 'w')]]
+    >>> [sorted((t.kind, t.node) for t in r)
+    ...  for r in figure_tests(clusters, {"w": ["w1", "w2"], "e": ["e1", "e2"]},
+    ...                        side_by_side={"e"}, alone=False)]
+    [[('out', 'e')], [('out', 'w')]]
     """
     names = list(clusters)
     if len(names) < 2:
@@ -163,11 +191,14 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
 
     where = {h: c for c, hs in hosts.items() for h in hs}
     tests = [FigureTest("host", c, ((hs[-2], hs[-1], c, c),)) for c, hs in hosts.items()
-             if len(hs) > 1]
+             if len(hs) > 1 and alone]
     for parent, kids in children.items():
         if len(kids) < 2:
             continue
         for kid in kids:   # flows side by side out of it, and into it, from its siblings
+            if side_by_side is not None and kid not in side_by_side and not (
+                    len(kids) == 2 and set(kids) & set(side_by_side)):
+                continue
             sources = spread(kid)
             there = interleaved([spread(other, last=True) for other in kids if other != kid])
             count = min(max_flows, len(there))
@@ -177,7 +208,7 @@ def figure_tests(clusters: Mapping[str, Sequence[str]],
                     continue    # two siblings: one's flows out are the other's in
                 tests.append(FigureTest(kind, kid, tuple(
                     (s, d, where[s], where[d]) for s, d in flows)))
-        if parent == ROOT:  # one flow alone across the widest links
+        if parent == ROOT and alone:  # one flow alone across the widest links
             first = {kid: spread(kid)[0] for kid in kids}
             tests += [FigureTest("pair", a, ((first[a], first[b], where[first[a]],
                                               where[first[b]]),))
@@ -249,6 +280,14 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
                 progress: Callable[[int, int], None] | None = None) -> Path:
     """Measure a planner's figures among ``hosts`` and write them into ``dataset/figures``.
 
+    When the broadcasts were traced (``trace.csv``), the flows alone run
+    first; then a node's flows side by side run only where the trace cannot
+    stand for them: a node whose busiest second out and in
+    (:func:`tomography.export.bandwidth.trace_peaks.node_peaks`) is at most
+    :data:`TRUST_SHARE` of what its hosts' cards carry (the ``host`` tests)
+    had a link the broadcasts filled, and the trace's figures are recorded
+    for it instead (``meta.json``, ``figures.trace``).
+
     Parameters
     ----------
     hosts : DataFrame or sequence of (host, address, label)
@@ -278,7 +317,6 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
     Path
         The figures directory.
     """
-    rounds = figure_tests(clusters, groups, max_flows=max_flows)
     options = MeshOptions(duration=duration)
     options.validate()
     from measure.coordinator import host_frame
@@ -289,28 +327,113 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
     if missing:
         raise ParameterError(f"the clusters name host {missing[0]!r}, which the run does not "
                              f"have ({len(missing)} missing)")
+    peaks = _trace_peaks(Path(dataset), clusters, groups)
+    if peaks is None:   # every test, in as few rounds as they fit
+        phases = [figure_tests(clusters, groups, max_flows=max_flows)]
+    else:               # the flows alone first: the hosts' cards say which peaks stand
+        phases = [figure_tests(clusters, groups, max_flows=max_flows, side_by_side=())]
     out = Path(dataset) / FIGURES_DIR
     spec = {"clusters": {c: sorted(hs) for c, hs in clusters.items()},
             "groups": {g: list(cs) for g, cs in (groups or {}).items()}, "level": level,
             "duration_s": duration, "single_duration_s": single_duration(duration),
             "late_s": LATE, "retries": RETRIES,
-            "rounds": len(rounds),
-            "tests": sum(len(r) for r in rounds)}
+            "rounds": len(phases[0]),
+            "tests": sum(len(r) for r in phases[0])}
     with Run(out, resume=False, overwrite=overwrite, resumable=False) as run:
         _, mesh = _start(run, frame[frame["host"].isin(wanted)], options, launch,
                          {**(meta or {}), "figures": spec}, dict(vars(options)), overwrite,
                          False, unique=False)
         writer = FiguresWriter(run.path)
-        number = 0
-        for index, tests in enumerate(rounds):
+        done = _Rounds(mesh, writer, duration, progress)
+        done.run(phases[0], len(phases[0]))
+        if peaks is not None:
+            trusted = _trusted(peaks, clusters, groups, done.inside())
+            untested = set(figure_tree(list(clusters), groups)[0]) - {ROOT} - set(trusted)
+            phases.append(figure_tests(clusters, groups, max_flows=max_flows,
+                                       side_by_side=untested, alone=False))
+            spec.update(rounds=sum(map(len, phases)), tests=sum(len(r) for p in phases for r in p),
+                        trace={"window_s": WINDOW, "trust_share": TRUST_SHARE,
+                               "out": {n: f[0] for n, f in sorted(trusted.items())},
+                               "in": {n: f[1] for n, f in sorted(trusted.items())}})
+            mesh.writer.update_meta(figures=spec)
+            done.run(phases[1], spec["rounds"])
+        writer.close()
+        if keep_transport:   # the probe agents go, the transport stays for the next role
+            agents, run.agents = run.agents, None
+            agents.close(transport=False)
+    return out
+
+
+def _trace_peaks(dataset: Path, clusters: Mapping[str, Sequence[str]],
+                 groups: Mapping[str, Sequence[str]] | None
+                 ) -> tuple[dict[str, float], dict[str, float]] | None:
+    """Each node's busiest second out and in from the dataset's trace; None without a trace,
+    or when no node has only clusters of two hosts or more (whose cards a ``host`` test
+    measures: a node of one host is its card, which the broadcasts do not fill)."""
+    if not (dataset / "trace.csv").exists() or all(len(hs) < 2 for hs in clusters.values()):
+        return None
+    return node_peaks(read_trace(dataset), clusters, groups)
+
+
+def _trusted(peaks: tuple[dict[str, float], dict[str, float]],
+             clusters: Mapping[str, Sequence[str]], groups: Mapping[str, Sequence[str]] | None,
+             inside: Mapping[str, float]) -> dict[str, tuple[float, float]]:
+    """The nodes whose trace figures (out, in) stand for their tests: every cluster of the node
+    has its hosts' capacity measured, and both figures are at most :data:`TRUST_SHARE` of
+    what its hosts carry together.
+
+    Examples
+    --------
+    A site of two clusters of five 100 Mbit/s hosts, its link read at 10 Mbit/s; its clusters
+    read at 40 and at 300 Mbit/s out (their hosts' cards, not a link, held that back):
+
+    >>> clusters = {"a": [f"a{i}" for i in range(5)], "b": [f"b{i}" for i in range(5)],
+    ...             "c": ["c0", "c1"]}
+    >>> peaks = ({"a": 4e7, "b": 3e8, "c": 1e7, "s": 1e7},
+    ...          {"a": 4e7, "b": 4e7, "c": 1e7, "s": 1e7})
+    >>> sorted(_trusted(peaks, clusters, {"s": ["a", "b"]}, {"a": 1e8, "b": 1e8, "c": 1e8}))
+    ['a', 'c', 's']
+    """
+    members, _ = figure_tree(list(clusters), groups)
+    leaving, entering = peaks
+    trusted = {}
+    for node, mine in members.items():
+        if node == ROOT or node not in leaving:
+            continue
+        cards = sum(len(clusters[c]) * inside.get(c, float("nan")) for c in mine)
+        figures = (leaving[node], entering[node])
+        if all(f == f and f <= TRUST_SHARE * cards for f in figures):   # NaN: not trusted
+            trusted[node] = figures
+    return trusted
+
+
+class _Rounds:
+    """Runs rounds of tests on a mesh, each test again while its flows did not overlap, and
+    writes their flows; numbers tests and rounds on across calls."""
+
+    def __init__(self, mesh: Any, writer: FiguresWriter, duration: int,
+                 progress: Callable[[int, int], None] | None) -> None:
+        self.mesh, self.writer, self.duration, self.progress = mesh, writer, duration, progress
+        self.round = self.test = 0
+        self.hosts: dict[str, list[float]] = {}
+
+    def inside(self) -> dict[str, float]:
+        """Each cluster's ``host`` test so far (bit/s)."""
+        return {c: float(pd.Series(rates).median()) for c, rates in self.hosts.items()}
+
+    def run(self, rounds: list[list[FigureTest]], total: int) -> None:
+        """Run ``rounds``; ``total``: every round of the run, for the progress."""
+        duration = self.duration
+        for tests in rounds:
             kept: dict[FigureTest, tuple[float, float | None, list[tuple[Any, ...]]]] = {}
             todo = list(tests)
             for _ in range(1 + RETRIES):   # a test whose flows did not overlap runs again
                 flows = [(s, d) for t in todo for s, d, _, _ in t.flows]
                 seconds = {(s, d): t.duration(duration) for t in todo for s, d, _, _ in t.flows}
-                rates = mesh.measure(flows, index, reverse=_reversed(flows), duration=seconds)
+                rates = self.mesh.measure(flows, self.round, reverse=_reversed(flows),
+                                          duration=seconds)
                 for test in todo:
-                    rows = [mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
+                    rows = [self.mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
                     window = _window(rows)
                     late = (window - test.duration(duration) if window is not None
                             else float("inf"))
@@ -324,16 +447,14 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
             for test in tests:
                 _, window, results = kept[test]
                 for (s, d, a, b), (row, rate, error) in zip(test.flows, results):
-                    writer.add({"round": index, "test": number, "kind": test.kind,
-                                "node": test.node, "src": s, "dst": d, "src_cluster": a,
-                                "dst_cluster": b, "bits_per_second": rate,
-                                "bytes": row.get("bytes") if rate is not None else None,
-                                "window_s": window, "error": error.replace("\n", " ")[:200]})
-                number += 1
-            if progress is not None:
-                progress(index + 1, len(rounds))
-        writer.close()
-        if keep_transport:   # the probe agents go, the transport stays for the next role
-            agents, run.agents = run.agents, None
-            agents.close(transport=False)
-    return out
+                    self.writer.add({"round": self.round, "test": self.test, "kind": test.kind,
+                                     "node": test.node, "src": s, "dst": d, "src_cluster": a,
+                                     "dst_cluster": b, "bits_per_second": rate,
+                                     "bytes": row.get("bytes") if rate is not None else None,
+                                     "window_s": window, "error": error.replace("\n", " ")[:200]})
+                    if test.kind == "host" and rate is not None:
+                        self.hosts.setdefault(test.node, []).append(rate)
+                self.test += 1
+            self.round += 1
+            if self.progress is not None:
+                self.progress(self.round, total)

@@ -18,7 +18,7 @@ from tomography.model.errors import ParameterError
 if TYPE_CHECKING:   # every peer imports SwarmParams: numpy only where it is used
     import numpy as np
 
-__all__ = ["MEASURE_QUOTA", "SwarmParams", "peer_lists", "root_order", "ROOT_CHOICES"]
+__all__ = ["MEASURE_QUOTA", "TRACE_HOSTS", "SwarmParams", "peer_lists", "root_order", "ROOT_CHOICES"]
 
 MEASURE_QUOTA = 128
 """The ``--block-quota`` of ``tomography measure bittorrent`` and of the demo's real
@@ -28,6 +28,11 @@ broadcasts at about a third of their cost, stop rule included
 clusters where a 5 s time box did not (``benchmarks/broadcast_levers.py``).  Library
 calls (:func:`measure.coordinator.run_broadcasts`) broadcast the whole file unless
 :class:`measure.swarm.SwarmParams` sets ``block_quota``."""
+
+TRACE_HOSTS = 128
+"""Runs of at most this many hosts write ``trace.csv`` unless told not to: a few MB at 32
+hosts (a row per block, about 40 bytes), from which ``measure figures`` reads the links the
+broadcasts filled instead of testing them.  A larger run traces only when asked."""
 
 
 ROOT_CHOICES = ("spread", "random")

@@ -383,3 +383,97 @@ def test_pairs_a_firewall_refuses_or_drops_are_dead_links_on_a_testbed(as_root,
                       columns=list(model.clusters))
     assert bw.loc["a", "c"] == bw.loc["c", "a"] == bw.loc["b", "c"] == bw.loc["c", "b"] == 0
     assert bw.loc["a", "b"] > 1e6 and bw.loc["b", "a"] > 1e6
+
+
+def _scripted_figures(tmp_path: Path, monkeypatch, trace: list[tuple[float, str, str]]):
+    """run_figures on clusters ``a`` and ``b`` of four hosts, over a dataset whose trace is
+    ``trace`` (time, sender, receiver), every flow at 100 Mbit/s: the flows it ran."""
+    import measure.figures as figures
+    from tomography.model.dataset.incremental import MeasurementWriter
+
+    ran: list[tuple[str, str]] = []
+
+    class Mesh:
+        last: dict = {}
+
+        def measure(self, flows, repeat, reverse=frozenset(), duration=None):
+            ran.extend(flows)
+            self.last = {f: {"start": 0.0, "end": duration[f] + 0.05, "duration_s": duration[f],
+                             "bytes": int(duration[f] * 1.25e7)} for f in flows}
+            return {f: (1e8, "") for f in flows}
+
+    def start(run, frame, options, launch, meta, *args, **kwargs):
+        run.path.mkdir(parents=True, exist_ok=True)
+        writer = MeasurementWriter(run.path, {"method": "iperf3", "launcher": "local", **meta},
+                                   [(h, "", "") for h in frame["host"]], probes=True)
+        writer.close()
+        mesh.writer = writer
+        return None, mesh
+
+    mesh = Mesh()
+    monkeypatch.setattr(figures, "_start", start)
+    hosts = [(f"{c}{i}", f"127.0.{ord(c)}.{i + 1}", c) for c in "ab" for i in range(4)]
+    clusters = {c: [h for h, _, label in hosts if label == c] for c in "ab"}
+    run = MeasurementWriter(tmp_path, {"method": "bittorrent"}, hosts)
+    run.add_trace(0, [(t, s, r, i, 0) for i, (t, s, r) in enumerate(trace)])
+    run.close()
+    figures.run_figures(hosts, tmp_path, clusters)
+    return ran
+
+
+def test_a_link_the_traced_broadcasts_filled_is_read_from_their_trace(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    # in their busiest second, 80 blocks (10.5 Mbit/s) crossed each way: far below the hosts'
+    # 4 x 100 Mbit/s, a link the broadcasts filled; no iperf3 test runs across it
+    blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
+                                                               for i in range(80)]
+    ran = _scripted_figures(tmp_path, monkeypatch, blocks)
+    frame, spec = read_figures(tmp_path)
+    assert set(frame["kind"]) == {"host", "pair"} and len(ran) == len(frame) == 4
+    assert spec["trace"]["out"] == spec["trace"]["in"] == {"a": 80 * 16384 * 8,
+                                                           "b": 80 * 16384 * 8}
+    assert spec["rounds"] == frame["round"].nunique() and spec["tests"] == 4
+    model = from_figures(tmp_path)
+    assert model.cluster_out.tolist() == [80 * 16384 * 8] * 2
+    # a pair's figure: the least along its path, the trace's link below the flow alone
+    assert model.cluster_bandwidth[0, 1] == 80 * 16384 * 8
+    assert "the broadcasts' busiest 1 s" in model.sources["cluster_capacity"].method
+
+
+def test_a_link_near_its_hosts_cards_is_tested_not_read_from_the_trace(tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    # 1600 blocks in a second out of b (210 Mbit/s): over half its hosts' cards, where
+    # libtorrent may have held it back, so the iperf3 tests run (both siblings' flows out)
+    blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(i / 1600, f"b{i % 4}", "a3")
+                                                               for i in range(1600)]
+    ran = _scripted_figures(tmp_path, monkeypatch, blocks)
+    frame, spec = read_figures(tmp_path)
+    assert set(frame["kind"]) == {"host", "pair", "out"}
+    assert set(frame.loc[frame["kind"] == "out", "node"]) == {"a", "b"}
+    assert spec["trace"] == {"window_s": 1.0, "trust_share": 0.5, "out": {}, "in": {}}
+    assert len(ran) == len(frame) and spec["tests"] == frame["test"].nunique()
+    assert from_figures(tmp_path).cluster_out.tolist() == [8e8 / 2] * 2   # the tests' 4 flows
+
+
+@pytest.mark.parametrize("trace, field, message", [
+    ([1, 2], "figures.trace", "not an object"),
+    ({"out": {}}, "figures.trace.in", "not an object"),
+    ({"out": {"a": -1.0}, "in": {}}, "figures.trace.out.a", "not a rate"),
+    ({"out": {"a": "fast"}, "in": {}}, "figures.trace.out.a", "not a rate"),
+    ({"out": {"z": 1e6}, "in": {}}, "figures.trace", "'z', which is no cluster or group"),
+])
+def test_a_broken_trace_figure_in_meta_is_refused(tmp_path: Path, trace, field,
+                                                  message) -> None:
+    from tomography.model.dataset.incremental import MeasurementWriter
+
+    MeasurementWriter(tmp_path, {"method": "iperf3", "launcher": "local",
+                                 "figures": {"clusters": {"a": ["a1"], "b": ["b1"]},
+                                             "trace": trace}},
+                      [("a1", "127.0.0.1", ""), ("b1", "127.0.0.2", "")], probes=True).close()
+    writer = FiguresWriter(tmp_path)
+    writer.add(dict(zip(FIGURE_COLUMNS, [0, 0, "pair", "a", "a1", "b1", "a", "b", 1e7, 2e6,
+                                         2.0, ""])))
+    writer.close()
+    with pytest.raises(DatasetError, match=message) as caught:
+        from_figures(tmp_path)
+    assert f"field '{field}'" in str(caught.value)

@@ -9,7 +9,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from measure.swarm import MEASURE_QUOTA
+from measure.swarm import MEASURE_QUOTA, TRACE_HOSTS
 from tomography.cli.broadcasts import (add_swarm_options, dataset_writer,
                                        interrupted, measure_broadcasts, parse_option, resuming,
                                        say_stopped, stop_rule, swarm_params,
@@ -97,9 +97,11 @@ def add_parser(sub: Any) -> None:
                    help="stop once the supported levels of the hierarchy have settled: "
                         f"{stop_rule_text()} (default K: 2); a level whose support comes and "
                         "goes is reported as unstable")
-    p.add_argument("--trace", action="store_true",
-                   help="also write trace.csv: every block's time (on this machine's clock, "
-                        "hosts' clock offsets removed), sender and receiver")
+    p.add_argument("--trace", action=argparse.BooleanOptionalAction, default=None,
+                   help="write trace.csv: every block's time (on this machine's clock, hosts' "
+                        "clock offsets removed), sender and receiver; the timeline plot and "
+                        "cheaper figures (measure figures) read it (default: runs of at most "
+                        f"{TRACE_HOSTS} hosts)")
     p.add_argument("--upload-limit", default=None,
                    help="per-peer upload cap for local runs, e.g. 4MiB/s (default none)")
     p.add_argument("--resume", action="store_true",

@@ -12,7 +12,7 @@ from tomography.export.bandwidth.clusters import check_clusters
 from tomography.export.bandwidth.model import BandwidthModel, Source
 from tomography.model.dataset.figures import read_figures
 from tomography.model.dataset.iperf3 import unreachable
-from tomography.model.errors import TomographyError
+from tomography.model.errors import DatasetError, TomographyError
 from tomography.planning.network import SharedLink
 
 __all__ = ["from_figures", "figure_tree", "ROOT", "SHARED_DROP"]
@@ -176,24 +176,35 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
                 leaving[node] = max(leaving.get(node, 0.0), total)
             if test["dst_cluster"].isin(mine).all() and not test["src_cluster"].isin(mine).any():
                 entering[node] = max(entering.get(node, 0.0), total)
+    traced = spec.get("trace") or {"out": {}, "in": {}}
+    unknown = sorted((set(traced["out"]) | set(traced["in"])) - set(members) - {ROOT})
+    if unknown:
+        raise DatasetError(f"figures from the trace for {unknown[0]!r}, which is no cluster "
+                           "or group of these figures", field="figures.trace")
+    for figures, found in ((traced["out"], leaving), (traced["in"], entering)):
+        for node, figure in figures.items():
+            found.setdefault(node, float(figure))
     top = {c: next(x for x in children[ROOT] if c in members[x]) for c in names}
     alone = {(top[a], top[b]): float(g["bits_per_second"].median()) for (a, b), g in
              ok[ok["kind"] == "pair"].groupby(["src_cluster", "dst_cluster"])}
     alone.update({(top[a], top[b]): 0.0 for a, b in zip(dead["src_cluster"], dead["dst_cluster"])
                   if (top[a], top[b]) not in alone})
     what = "iperf3 (tomography measure figures)"
+    nodes = sorted(set(traced["out"]) | set(traced["in"]))
+    trace = (f"; for {', '.join(nodes)}, the broadcasts' busiest {traced.get('window_s', 1):g} s "
+             "out (in) in their trace instead, a link they filled" if nodes else "")
     sources = {
         "host_capacity": Source("probes", f"{what}: the test between two hosts of the cluster; "
                                 "a cluster of one host, its flows out (in) side by side"),
         "cluster_capacity": Source("probes", f"{what}: flows side by side out of (into) the "
-                                   "cluster, else the sum of its hosts' capacities"),
+                                   f"cluster, else the sum of its hosts' capacities{trace}"),
         "cluster_bandwidth": Source("probes", f"{what}: the least, along the tree of clusters, "
                                     "of the hosts' capacities, what flows side by side got "
                                     "out of and into each node on the path, and one flow "
-                                    "alone between the top-level nodes"),
+                                    f"alone between the top-level nodes{trace}"),
         "shared_links": Source("probes", f"{what}: flows side by side out of (into) each group "
                                "of clusters, where they got less than its clusters' own "
-                               "capacities"),
+                               f"capacities{trace}"),
     }
     return tree_model(measured, spec.get("groups"), inside, leaving, entering, alone,
                       sources=sources, notes=notes)

@@ -70,8 +70,10 @@ def read_figures(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         The rows of ``figures.csv``, rates as numbers (NaN for a failed flow).
     spec : dict
         ``clusters`` (name -> hosts), ``groups`` (group -> its clusters),
-        ``level`` (the hierarchy level measured), ``duration_s`` (one test)
-        and ``seconds`` (the whole run).
+        ``level`` (the hierarchy level measured), ``duration_s`` (one test),
+        and, where the broadcasts' trace stood for a node's tests, ``trace``
+        (``out`` and ``in``: node -> bit/s, its busiest ``window_s`` in the
+        broadcasts).
 
     Raises
     ------
@@ -112,7 +114,26 @@ def read_figures(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if not isinstance(spec, dict) or not isinstance(spec.get("clusters"), dict):
         raise DatasetError("meta.json has no figures.clusters: not written by a figures run",
                            path=directory / "meta.json", field="figures")
+    _check_trace(spec.get("trace"), directory / "meta.json")
     return frame, spec
+
+
+def _check_trace(trace: Any, file: Path) -> None:
+    """Refuse a ``figures.trace`` that is not ``{"out": {node: bit/s}, "in": {...}}``."""
+    if trace is None:
+        return
+    if not isinstance(trace, dict):
+        raise DatasetError("not an object", path=file, field="figures.trace")
+    for way in ("out", "in"):
+        figures = trace.get(way)
+        if not isinstance(figures, dict):
+            raise DatasetError("not an object of node -> bit/s", path=file,
+                               field=f"figures.trace.{way}")
+        for node, value in figures.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not np.isfinite(value) or value <= 0:
+                raise DatasetError(f"not a rate (a number > 0): {value!r}", path=file,
+                                   field=f"figures.trace.{way}.{node}")
 
 
 class FiguresWriter:
