@@ -28,6 +28,11 @@ Flows side by side (``out``, ``in``) run for ``duration`` seconds
 (:data:`DURATION`); a flow alone (``host``, ``pair``) half as long
 (:func:`single_duration`).
 
+Where the broadcasts were traced, their trace stands for the ``out`` and
+``in`` tests of every node whose link they filled (:data:`TRUST_SHARE`):
+the flows alone run first, then only the flows side by side the trace
+cannot replace.  On two sites of two clusters that leaves 2 rounds of 6.
+
 :func:`figure_tests` chooses the tests and their rounds (pure; tested
 without a network), :func:`run_figures` runs them on any launcher and writes
 ``figures/`` in the broadcast dataset

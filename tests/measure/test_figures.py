@@ -477,3 +477,19 @@ def test_a_broken_trace_figure_in_meta_is_refused(tmp_path: Path, trace, field,
     with pytest.raises(DatasetError, match=message) as caught:
         from_figures(tmp_path)
     assert f"field '{field}'" in str(caught.value)
+
+
+def test_a_broken_trace_is_refused_before_any_test_runs(tmp_path: Path, monkeypatch) -> None:
+    import measure.figures as figures
+
+    def start(*args, **kwargs):
+        raise AssertionError("no agent starts on a broken trace")
+
+    monkeypatch.setattr(figures, "_start", start)
+    (tmp_path / "trace.csv").write_text("iteration,time_s,sender,receiver,piece,block\n"
+                                        "0,soon,a0,b0,0,0\n")
+    clusters = {c: [f"{c}{i}" for i in range(2)] for c in "ab"}
+    hosts = [(h, f"127.0.0.{i + 1}", "") for i, h in enumerate(["a0", "a1", "b0", "b1"])]
+    with pytest.raises(DatasetError, match="time_s") as caught:
+        figures.run_figures(hosts, tmp_path, clusters)
+    assert "trace.csv, line 2" in str(caught.value)

@@ -44,10 +44,13 @@ from tomography.planning.network import Network
 from tomography.planning.trees import Tree
 from tomography.model.units import listed
 
-__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "UNPACED_TREES", "unpaced_note",
+__all__ = ["Stream", "Delivery", "SHAPED_METHODS", "UNPACED_TREES", "CHAIN_SEARCH", "unpaced_note",
            "split_payload", "parallel_hosts",
            "delivery_of_plan",
            "chain_delivery", "cluster_order", "chain_prediction"]
+
+CHAIN_SEARCH = 100_000
+"""Steps :func:`cluster_order` takes at most looking for a chain without a dead link."""
 
 SHAPED_METHODS = ("balanced", "exact")
 """The planners whose trees' rates are shaped by the senders (den Burger et al. 2005) when
@@ -419,9 +422,11 @@ def cluster_order(network: Network, root: str) -> list[str]:
     """The clusters in the order of a greedy chain from ``root``: the strongest link next.
 
     From each cluster the chain goes on to the cluster it reaches with the
-    highest achievable bandwidth among those not yet visited (a dead link
-    only when nothing else is left), so a chain in this order crosses every
-    cluster boundary once, over strong links.
+    highest achievable bandwidth among those not yet visited, so a chain in
+    this order crosses every cluster boundary once, over strong links.  It
+    goes back on a choice that leaves it stuck (every cluster still to visit
+    behind a dead link), and crosses a dead link only where no order avoids
+    one (or none was found in :data:`CHAIN_SEARCH` steps).
 
     Examples
     --------
@@ -430,14 +435,42 @@ def cluster_order(network: Network, root: str) -> list[str]:
     ...               [[0, 1, 5], [1, 0, 2], [5, 2, 0]])
     >>> cluster_order(net, "a")
     ['a', 'c', 'b']
+
+    ``c`` is reached best from ``a``, but then ``b`` only over a dead link:
+
+    >>> net = Network(["a", "b", "c"], [9, 9, 9], [9, 9, 9],
+    ...               [[0, 1, 5], [1, 0, 2], [5, 0, 0]])
+    >>> cluster_order(net, "a")
+    ['a', 'b', 'c']
     """
-    at = network.index(root)
-    order = [at]
-    left = set(range(network.size)) - {at}
-    while left:
-        at = max(sorted(left), key=lambda v: network.bandwidth[at, v])
-        order.append(at)
-        left.discard(at)
+    bandwidth = np.where(np.isnan(network.bandwidth), -1.0, network.bandwidth)
+    live = bandwidth != 0
+
+    def ranked(at: int, left: set[int]) -> list[int]:
+        return sorted(sorted(left), key=lambda v: -bandwidth[at, v])
+
+    start = network.index(root)
+    order, steps = [start], 0
+    tried = [ranked(start, set(range(network.size)) - {start})]
+    while len(order) < network.size and steps < CHAIN_SEARCH:
+        steps += 1
+        options = [v for v in tried[-1] if live[order[-1], v]]
+        if not options:     # stuck: go back and take the next choice before
+            tried.pop()
+            if not tried:
+                break
+            order.pop()
+            continue
+        nxt = options[0]
+        tried[-1].remove(nxt)
+        order.append(nxt)
+        tried.append(ranked(nxt, set(range(network.size)) - set(order)))
+    if len(order) < network.size:   # no order without a dead link: the greedy one
+        order = [start]
+        left = set(range(network.size)) - {start}
+        while left:
+            order.append(ranked(order[-1], left)[0])
+            left.discard(order[-1])
     return [network.nodes[i] for i in order]
 
 
