@@ -54,7 +54,8 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
     -------
     list of Delivery
         A planner that cannot plan on this network (flat over a dead link,
-        exact above ``max_nodes``) is left out (and put in ``left_out``).
+        exact above ``max_nodes``), or a chain that would cross a dead link,
+        is left out (and put in ``left_out``).
         Each prediction says what it rests on (``basis``: the model's).
 
     Raises
@@ -93,17 +94,24 @@ def deliveries(methods: list[str], hosts: list[str], root: str, size: int, model
     unit_bytes = parse_bandwidth("1MiB/s") / 8
     node = cluster_of[root] if cluster_of is not None else root
     for method in methods:
-        if method == "chain-hosts":
-            predicted = (chain_prediction(net, _rotated(sorted(hosts), root), cluster_of)
-                         * unit_bytes if net is not None else float("nan"))
-            out.append(chain_delivery(sorted(hosts), root, size, predicted=predicted))
-        elif method == "chain-clusters":
-            order = [h for c in cluster_order(net, node)
-                     for h in sorted((x for x in hosts if cluster_of[x] == c),
-                                     key=lambda x: (x != root, x))]
-            out.append(chain_delivery(order, root, size, method="chain-clusters",
-                                      predicted=chain_prediction(net, order, cluster_of)
-                                      * unit_bytes))
+        if method in CHAINS:
+            if method == "chain-hosts":
+                order = _rotated(sorted(hosts), root)
+            else:
+                order = [h for c in cluster_order(net, node)
+                         for h in sorted((x for x in hosts if cluster_of[x] == c),
+                                         key=lambda x: (x != root, x))]
+            dead = _dead_hop(net, order, cluster_of) if net is not None else None
+            if dead is not None:   # it would fail at its first block there
+                if left_out is not None:
+                    left_out[method] = (f"its chain crosses the dead link {dead[0]} -> {dead[1]}"
+                                        + ("; chain-clusters goes round dead links"
+                                           if method == "chain-hosts" else
+                                           ": every order of the clusters crosses one"))
+                continue
+            predicted = (chain_prediction(net, order, cluster_of) * unit_bytes
+                         if net is not None else float("nan"))
+            out.append(chain_delivery(order, root, size, method=method, predicted=predicted))
         else:
             try:
                 p = plan(net, node, method, max_nodes=max_nodes)
@@ -139,6 +147,16 @@ def _host_capacity(model: Any) -> dict[str, float]:
     unit = parse_bandwidth("1MiB/s")
     return {h: min(float(o), float(i)) / unit
             for h, o, i in zip(model.hosts, model.host_out, model.host_in)}
+
+
+def _dead_hop(net: Any, order: list[str], cluster_of: dict[str, str]) -> tuple[str, str] | None:
+    """The first hop of a chain through ``order`` over a dead link of ``net`` (bandwidth 0),
+    as (sender, receiver) hosts; None when every hop is live."""
+    for a, b in zip(order, order[1:]):
+        x, y = cluster_of[a], cluster_of[b]
+        if x != y and net.bandwidth[net.index(x), net.index(y)] == 0:
+            return a, b
+    return None
 
 
 def _rotated(order: list[str], root: str) -> list[str]:
