@@ -493,3 +493,44 @@ def test_a_broken_trace_is_refused_before_any_test_runs(tmp_path: Path, monkeypa
     with pytest.raises(DatasetError, match="time_s") as caught:
         figures.run_figures(hosts, tmp_path, clusters)
     assert "trace.csv, line 2" in str(caught.value)
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_on_a_testbed_the_traced_broadcasts_stand_for_the_link_they_filled(as_root,
+                                                                          tmp_path: Path) -> None:
+    """Two clusters of three 100 Mbit/s hosts behind an 8 Mbit/s link: real broadcasts (traced
+    by default at this size), then the figures: the link read from the trace, no flows side by
+    side run, the figure near the link's capacity."""
+    import random
+
+    from measure import testbed
+    from measure.coordinator import run_broadcasts
+    from measure.figures import run_figures
+    from measure.transport import ProcessTransport
+    from tomography.model.topology import parse_topology
+
+    topo = parse_topology({
+        "name": "tr", "routers": ["A", "B"],
+        "links": [{"between": ["A", "B"], "capacity": "8Mbit/s", "latency": "1ms"}],
+        "clusters": [{"name": c, "router": c.upper(), "hosts": 3, "nic": "100Mbit/s"}
+                     for c in "ab"]})
+    name = f"tr{random.randrange(10**4):04d}"
+    bed = testbed.up(topo, name=name)
+    try:
+        hosts = [(h, a, "") for h, a in bed.addresses.items()]
+        launch = ProcessTransport(bed.command, name="testbed")
+        run_broadcasts(hosts, tmp_path, iterations=2, file_size=2 * 2**20, seed=1, launch=launch)
+        assert (tmp_path / "trace.csv").exists()
+        clusters = {c: sorted(h for h in bed.addresses if h.startswith(f"{c}-")) for c in "ab"}
+        run_figures(hosts, tmp_path, clusters, duration=1,
+                    launch=ProcessTransport(bed.command, name="testbed"))
+    finally:
+        testbed.down(name)
+    frame, spec = read_figures(tmp_path)
+    assert set(frame["kind"]) == {"host", "pair"}, frame      # no flows side by side ran
+    assert set(spec["trace"]["out"]) == set(spec["trace"]["in"]) == {"a", "b"}
+    model = from_figures(tmp_path)
+    assert ((model.cluster_out > 0.6 * 8e6) & (model.cluster_out < 1.3 * 8e6)).all(), \
+        model.cluster_out
+    assert (np.diag(model.cluster_bandwidth) > 5e7).all()   # inside: the hosts' own cards
