@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from measure.probetools import FIGURES_DURATION
+from measure.swarm import TRACE_HOSTS
 from tomography.cli.common import Progress, positive_int, say
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
 from tomography.model.errors import ParameterError
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "run", "measure_figures"]
 
-FIGURES_EPILOG = """\
+FIGURES_EPILOG = f"""\
 The broadcasts found the clusters; a planner also needs what the links carry.
 After them, a few iperf3 tests between one representative host per cluster
 measure it: two hosts of each cluster (the hosts' capacity); for each cluster
@@ -35,6 +36,13 @@ once, so the cost grows with the clusters, not the hosts: for two sites of
 two clusters, whatever their size, 4 rounds of flows side by side (--duration,
 2 s) and 2 of one flow alone (half as long). --level hosts measures between
 the hosts instead (a grid whose sites are one host each).
+
+Where the broadcasts were traced (runs of up to {TRACE_HOSTS} hosts are, unless
+--no-trace), the flows alone run first, and a cluster or group whose busiest
+second out and in during the broadcasts was at most half of what its hosts'
+cards carry takes that figure from the trace: a link the broadcasts filled.
+Its flows side by side do not run. For two sites of two clusters this leaves
+the 2 rounds of flows alone.
 
 Written to DATASET/figures (figures.csv, the runs in probes.csv);
 `tomography export DATASET --format gauge` and `tomography multicast
@@ -54,7 +62,8 @@ def add_parser(msub: Any, fmt: Any) -> None:
                         description="Measure, with a few iperf3 tests per cluster, the "
                                     "absolute figures a multicast planner needs for the "
                                     "clusters a broadcast dataset found, and write them into "
-                                    "the dataset.")
+                                    "the dataset. The links the broadcasts filled are read "
+                                    "from their trace instead of tested.")
     add_launcher_options(p)
     g = p.add_argument_group("the figures")
     g.add_argument("--dataset", type=Path, required=True, metavar="DIR",
