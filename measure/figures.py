@@ -29,7 +29,8 @@ Flows side by side (``out``, ``in``) run for ``duration`` seconds
 (:func:`single_duration`).
 
 Where the broadcasts were traced, their trace stands for the ``out`` and
-``in`` tests of every node whose link they filled (:data:`TRUST_SHARE`):
+``in`` tests of every node whose link they filled (:data:`TRUST_SHARE`,
+:data:`ALONE_FLOOR`):
 the flows alone run first, then only the flows side by side the trace
 cannot replace.  On two sites of two clusters that leaves 2 rounds of 6.
 
@@ -76,6 +77,13 @@ side by side when both are at most this share of what its hosts' cards carry tog
 link, not the cards, held the broadcasts back, and their many connections filled it (on the
 emulated trees of clusters: 0.85-1.16 of the link, against iperf3's 0.87-1.01).  A node
 nearer its cards may have been held back by libtorrent, which fills 0.6-0.9 of a card."""
+
+ALONE_FLOOR = 0.8
+"""A node's trace figure below this share of what one flow alone got across its link (the
+``pair`` tests) is not the link's capacity, which carries at least that flow: the
+broadcasts never filled it in any window (a short demo's broadcasts read a 10 Mbit/s site
+link at 6.4, where the flow alone got 9.6).  On the emulated trees of clusters the trace
+read the links at 0.81-1.17 of the flow alone."""
 
 LATE = 0.4
 """Seconds a test of flows side by side may last beyond its duration (its window less the
@@ -289,8 +297,9 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
     first; then a node's flows side by side run only where the trace cannot
     stand for them: a node whose busiest second out and in
     (:func:`tomography.export.bandwidth.trace_peaks.node_peaks`) is at most
-    :data:`TRUST_SHARE` of what its hosts' cards carry (the ``host`` tests)
-    had a link the broadcasts filled, and the trace's figures are recorded
+    :data:`TRUST_SHARE` of what its hosts' cards carry (the ``host`` tests),
+    and not below :data:`ALONE_FLOOR` of a flow alone across its link (the
+    ``pair`` tests), had a link the broadcasts filled, and the trace's figures are recorded
     for it instead (``meta.json``, ``figures.trace``).
 
     Parameters
@@ -352,12 +361,13 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
         done = _Rounds(mesh, writer, duration, progress)
         done.run(phases[0], len(phases[0]))
         if peaks is not None:
-            trusted = _trusted(peaks, clusters, groups, done.inside())
+            trusted = _trusted(peaks, clusters, groups, done.inside(), done.alone)
             untested = set(figure_tree(list(clusters), groups)[0]) - {ROOT} - set(trusted)
             phases.append(figure_tests(clusters, groups, max_flows=max_flows,
                                        side_by_side=untested, alone=False))
             spec.update(rounds=sum(map(len, phases)), tests=sum(len(r) for p in phases for r in p),
                         trace={"window_s": WINDOW, "trust_share": TRUST_SHARE,
+                               "alone_floor": ALONE_FLOOR,
                                "out": {n: f[0] for n, f in sorted(trusted.items())},
                                "in": {n: f[1] for n, f in sorted(trusted.items())}})
             mesh.writer.update_meta(figures=spec)
@@ -382,10 +392,14 @@ def _trace_peaks(dataset: Path, clusters: Mapping[str, Sequence[str]],
 
 def _trusted(peaks: tuple[dict[str, float], dict[str, float]],
              clusters: Mapping[str, Sequence[str]], groups: Mapping[str, Sequence[str]] | None,
-             inside: Mapping[str, float]) -> dict[str, tuple[float, float]]:
+             inside: Mapping[str, float], alone: Sequence[tuple[str, str, float]] = ()
+             ) -> dict[str, tuple[float, float]]:
     """The nodes whose trace figures (out, in) stand for their tests: every cluster of the node
-    has its hosts' capacity measured, and both figures are at most :data:`TRUST_SHARE` of
-    what its hosts carry together.
+    has its hosts' capacity measured, both figures are at most :data:`TRUST_SHARE` of what
+    its hosts carry together, and neither is below :data:`ALONE_FLOOR` of a flow alone that
+    crossed the node's link that way (``alone``: source cluster, destination cluster, bit/s):
+    the link carries at least what one flow got, so a trace figure under it is a link the
+    broadcasts did not fill.
 
     Examples
     --------
@@ -398,6 +412,13 @@ def _trusted(peaks: tuple[dict[str, float], dict[str, float]],
     ...          {"a": 4e7, "b": 4e7, "c": 1e7, "s": 1e7})
     >>> sorted(_trusted(peaks, clusters, {"s": ["a", "b"]}, {"a": 1e8, "b": 1e8, "c": 1e8}))
     ['a', 'c', 's']
+
+    One flow alone from ``a`` to ``c`` got 15 Mbit/s, above what the trace read out of the
+    site (and into ``c``): neither read a full link.
+
+    >>> sorted(_trusted(peaks, clusters, {"s": ["a", "b"]}, {"a": 1e8, "b": 1e8, "c": 1e8},
+    ...                 [("a", "c", 1.5e7)]))
+    ['a']
     """
     members, _ = figure_tree(list(clusters), groups)
     leaving, entering = peaks
@@ -406,8 +427,11 @@ def _trusted(peaks: tuple[dict[str, float], dict[str, float]],
         if node == ROOT or node not in leaving:
             continue
         cards = sum(len(clusters[c]) * inside.get(c, float("nan")) for c in mine)
+        floor = [max((r for a, b, r in alone if (a in mine) == way and (b in mine) != way),
+                     default=0.0) * ALONE_FLOOR for way in (True, False)]
         figures = (leaving[node], entering[node])
-        if all(f == f and f <= TRUST_SHARE * cards for f in figures):   # NaN: not trusted
+        if all(f == f and least <= f <= TRUST_SHARE * cards     # NaN: not trusted
+               for f, least in zip(figures, floor)):
             trusted[node] = figures
     return trusted
 
@@ -421,6 +445,7 @@ class _Rounds:
         self.mesh, self.writer, self.duration, self.progress = mesh, writer, duration, progress
         self.round = self.test = 0
         self.hosts: dict[str, list[float]] = {}
+        self.alone: list[tuple[str, str, float]] = []   # the pair tests: src, dst cluster, rate
 
     def inside(self) -> dict[str, float]:
         """Each cluster's ``host`` test so far (bit/s)."""
@@ -459,6 +484,8 @@ class _Rounds:
                                      "window_s": window, "error": error.replace("\n", " ")[:200]})
                     if test.kind == "host" and rate is not None:
                         self.hosts.setdefault(test.node, []).append(rate)
+                    elif test.kind == "pair" and rate is not None:
+                        self.alone.append((a, b, rate))
                 self.test += 1
             self.round += 1
             if self.progress is not None:

@@ -385,9 +385,11 @@ def test_pairs_a_firewall_refuses_or_drops_are_dead_links_on_a_testbed(as_root,
     assert bw.loc["a", "b"] > 1e6 and bw.loc["b", "a"] > 1e6
 
 
-def _scripted_figures(tmp_path: Path, monkeypatch, trace: list[tuple[float, str, str]]):
+def _scripted_figures(tmp_path: Path, monkeypatch, trace: list[tuple[float, str, str]],
+                      across: float = 1.2e7):
     """run_figures on clusters ``a`` and ``b`` of four hosts, over a dataset whose trace is
-    ``trace`` (time, sender, receiver), every flow at 100 Mbit/s: the flows it ran."""
+    ``trace`` (time, sender, receiver), a flow inside a cluster at 100 Mbit/s and one across
+    at ``across``: the flows it ran."""
     import measure.figures as figures
     from tomography.model.dataset.incremental import MeasurementWriter
 
@@ -400,7 +402,7 @@ def _scripted_figures(tmp_path: Path, monkeypatch, trace: list[tuple[float, str,
             ran.extend(flows)
             self.last = {f: {"start": 0.0, "end": duration[f] + 0.05, "duration_s": duration[f],
                              "bytes": int(duration[f] * 1.25e7)} for f in flows}
-            return {f: (1e8, "") for f in flows}
+            return {(s, d): (1e8 if s[0] == d[0] else across, "") for s, d in flows}
 
     def start(run, frame, options, launch, meta, *args, **kwargs):
         run.path.mkdir(parents=True, exist_ok=True)
@@ -450,9 +452,22 @@ def test_a_link_near_its_hosts_cards_is_tested_not_read_from_the_trace(tmp_path:
     frame, spec = read_figures(tmp_path)
     assert set(frame["kind"]) == {"host", "pair", "out"}
     assert set(frame.loc[frame["kind"] == "out", "node"]) == {"a", "b"}
-    assert spec["trace"] == {"window_s": 1.0, "trust_share": 0.5, "out": {}, "in": {}}
+    assert spec["trace"] == {"window_s": 1.0, "trust_share": 0.5, "alone_floor": 0.8,
+                             "out": {}, "in": {}}
     assert len(ran) == len(frame) and spec["tests"] == frame["test"].nunique()
     assert from_figures(tmp_path).cluster_out.tolist() == [8e8 / 2] * 2   # the tests' 4 flows
+
+
+def test_a_link_read_below_a_flow_alone_across_it_is_tested(tmp_path: Path,
+                                                             monkeypatch) -> None:
+    # the trace's busiest second read 10.5 Mbit/s each way, but one flow alone got 20: the
+    # link carries more than the broadcasts ever put through it, so its tests run
+    blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
+                                                               for i in range(80)]
+    _scripted_figures(tmp_path, monkeypatch, blocks, across=2e7)
+    frame, spec = read_figures(tmp_path)
+    assert set(frame.loc[frame["kind"] == "out", "node"]) == {"a", "b"}
+    assert spec["trace"]["out"] == spec["trace"]["in"] == {}
 
 
 @pytest.mark.parametrize("trace, field, message", [

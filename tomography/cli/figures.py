@@ -40,7 +40,8 @@ the hosts instead (a grid whose sites are one host each).
 Where the broadcasts were traced (runs of up to {TRACE_HOSTS} hosts are, unless
 --no-trace), the flows alone run first, and a cluster or group whose busiest
 second out and in during the broadcasts was at most half of what its hosts'
-cards carry takes that figure from the trace: a link the broadcasts filled.
+cards carry, and not below 0.8 of what a flow alone got across its link, takes
+that figure from the trace: a link the broadcasts filled.
 Its flows side by side do not run. For two sites of two clusters this leaves
 the 2 rounds of flows alone.
 
