@@ -105,7 +105,9 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
         * pair A -> B (one connection): the least of the hosts' capacities,
           of what flows side by side got out of each node on A's side of the
           path and into each on B's side, and of the flow alone between the
-          two top-level nodes it joins; on the diagonal, the test inside;
+          two top-level nodes it joins (at least what one flow between them
+          got side by side: a short flow alone on a long path spends part of
+          it in slow start); on the diagonal, the test inside;
         * shared links: each group whose flows out (in) together got less
           than its clusters' own capacities: one link at what they got, for
           every pair leaving (entering) the group;
@@ -187,6 +189,13 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
     top = {c: next(x for x in children[ROOT] if c in members[x]) for c in names}
     alone = {(top[a], top[b]): float(g["bits_per_second"].median()) for (a, b), g in
              ok[ok["kind"] == "pair"].groupby(["src_cluster", "dst_cluster"])}
+    # one flow alone carries at least what a flow between the same nodes got beside others:
+    # on a long path a short flow alone spends much of its time in slow start
+    beside = ok[ok["kind"].isin(("out", "in"))]
+    for a, b, rate in zip(beside["src_cluster"], beside["dst_cluster"],
+                          beside["bits_per_second"]):
+        if (top[a], top[b]) in alone:
+            alone[top[a], top[b]] = max(alone[top[a], top[b]], float(rate))
     alone.update({(top[a], top[b]): 0.0 for a, b in zip(dead["src_cluster"], dead["dst_cluster"])
                   if (top[a], top[b]) not in alone})
     what = "iperf3 (tomography measure figures)"
@@ -201,7 +210,8 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
         "cluster_bandwidth": Source("probes", f"{what}: the least, along the tree of clusters, "
                                     "of the hosts' capacities, what flows side by side got "
                                     "out of and into each node on the path, and one flow "
-                                    f"alone between the top-level nodes{trace}"),
+                                    "alone between the top-level nodes (at least what one "
+                                    f"flow between them got side by side){trace}"),
         "shared_links": Source("probes", f"{what}: flows side by side out of (into) each group "
                                "of clusters, where they got less than its clusters' own "
                                f"capacities{trace}"),
