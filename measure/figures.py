@@ -26,8 +26,7 @@ network):
 
 Flows side by side (``out``, ``in``) run for ``duration`` seconds
 (:data:`DURATION`); a flow alone (``host``, ``pair``) half as long
-(:func:`single_duration`), a ``pair`` flow after :data:`PAIR_OMIT` seconds
-left out (its slow start).
+(:func:`single_duration`).
 
 Where the broadcasts were traced, their trace stands for the ``out`` and
 ``in`` tests of every node whose link they filled (:data:`TRUST_SHARE`,
@@ -51,7 +50,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 import pandas as pd
 
 from measure.mesh import MeshOptions, _start
-from measure.probetools import FIGURES_DURATION, PAIR_OMIT, single_duration
+from measure.probetools import FIGURES_DURATION, single_duration
 from measure.session import Run
 from measure.transport import Launcher, Transport, local
 from tomography.export.bandwidth.figures import ROOT, figure_tree
@@ -351,7 +350,7 @@ def run_figures(hosts: pd.DataFrame | Sequence[tuple[str, str, str]], dataset: s
     spec = {"clusters": {c: sorted(hs) for c, hs in clusters.items()},
             "groups": {g: list(cs) for g, cs in (groups or {}).items()}, "level": level,
             "duration_s": duration, "single_duration_s": single_duration(duration),
-            "pair_omit_s": PAIR_OMIT, "late_s": LATE, "retries": RETRIES,
+            "late_s": LATE, "retries": RETRIES,
             "rounds": len(phases[0]),
             "tests": sum(len(r) for r in phases[0])}
     with Run(out, resume=False, overwrite=overwrite, resumable=False) as run:
@@ -461,10 +460,8 @@ class _Rounds:
             for _ in range(1 + RETRIES):   # a test whose flows did not overlap runs again
                 flows = [(s, d) for t in todo for s, d, _, _ in t.flows]
                 seconds = {(s, d): t.duration(duration) for t in todo for s, d, _, _ in t.flows}
-                omit = {(s, d): PAIR_OMIT for t in todo if t.kind == "pair"
-                        for s, d, _, _ in t.flows}
                 rates = self.mesh.measure(flows, self.round, reverse=_reversed(flows),
-                                          duration=seconds, omit=omit)
+                                          duration=seconds)
                 for test in todo:
                     rows = [self.mesh.last.get((s, d), {}) for s, d, _, _ in test.flows]
                     window = _window(rows)

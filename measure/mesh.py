@@ -405,19 +405,17 @@ class _Mesh:
 
     def measure(self, batch: list[tuple[str, str]], repeat: int,
                 reverse: frozenset[tuple[str, str]] = frozenset(),
-                duration: Mapping[tuple[str, str], int] | None = None,
-                omit: Mapping[tuple[str, str], int] | None = None
+                duration: Mapping[tuple[str, str], int] | None = None
                 ) -> dict[tuple[str, str], tuple[float | None, str]]:
         """Run one batch at once, a failed test again up to :data:`ATTEMPTS` times; write the
         rows; each test's rate (bit/s) or its last error.  The pairs of ``reverse`` (iperf3)
         run from a server on their sender to a client on their receiver (``-R``): a host
         receives several of them at once (it serves one test at a time).  ``duration``
-        gives pairs seconds of their own, and ``omit`` seconds of their own run first and
-        left out of their figure (iperf3; the others run the options')."""
+        gives pairs seconds of their own (iperf3; the others run the options')."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         todo = list(batch)
         for _ in range(ATTEMPTS):
-            got = self._attempt(todo, repeat, len(batch), reverse, duration, omit)
+            got = self._attempt(todo, repeat, len(batch), reverse, duration)
             out.update(got)
             todo = [pair for pair, (_, error) in got.items() if error and _interfered(error)]
             if not todo:
@@ -426,15 +424,13 @@ class _Mesh:
 
     def _attempt(self, batch: list[tuple[str, str]], repeat: int, concurrent: int,
                  reverse: frozenset[tuple[str, str]] = frozenset(),
-                 duration: Mapping[tuple[str, str], int] | None = None,
-                 omit: Mapping[tuple[str, str], int] | None = None
+                 duration: Mapping[tuple[str, str], int] | None = None
                  ) -> dict[tuple[str, str], tuple[float | None, str]]:
         """One attempt of the tests of ``batch``, at once, each with a server of its own."""
         out: dict[tuple[str, str], tuple[float | None, str]] = {}
         o = self.options
         seconds = {pair: duration.get(pair, o.duration) for pair in batch} if duration \
             else dict.fromkeys(batch, o.duration)
-        omitted = {pair: (omit or {}).get(pair, o.omit) for pair in batch}
 
         def ends(pair: tuple[str, str]) -> tuple[str, str]:
             """The test's client and server hosts."""
@@ -457,11 +453,10 @@ class _Mesh:
                                             "dst": self.agents.address[server],
                                             "port": self.port[server],
                                             "duration": seconds[(src, dst)],
-                                            "parallel": o.parallel,
-                                            "omit": omitted[(src, dst)],
+                                            "parallel": o.parallel, "omit": o.omit,
                                             "upper": o.upper, "samples": o.samples,
                                             "reverse": (src, dst) in reverse})
-        limit = (max((seconds[p] + omitted[p] for p in batch), default=o.duration) + 30
+        limit = (max(seconds.values(), default=o.duration) + o.omit + 30
                  if o.tool == "iperf3" else 240)
         pending = dict(sent)
         deadline = time.monotonic() + limit

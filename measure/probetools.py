@@ -34,8 +34,8 @@ from tomography.model.errors import ParameterError, ProbeError
 if TYPE_CHECKING:   # numpy loads where curves are read (the coordinator), not in the agents
     import numpy as np
 
-__all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "PAIR_OMIT", "Credentials",
-           "iperf3_credentials", "iperf3_server", "iperf3_client",
+__all__ = ["IPERF3_DEFAULTS", "NETPIPE_DEFAULTS", "Credentials", "iperf3_credentials",
+           "iperf3_server", "iperf3_client",
            "netpipe_receiver", "netpipe_transmitter", "parse_netpipe", "hockney_fit"]
 
 # iperf3's own defaults, stated so the help and meta.json can say them
@@ -59,15 +59,6 @@ def single_duration(duration: int) -> int:
     """
     return max(1, int(duration) // 2)
 
-
-PAIR_OMIT = 1
-"""Seconds a figures ``pair`` test's flow runs before the time it is measured over (iperf3's
-``--omit``): across a slow link with a deep queue, slow start overshoots, and the losses
-hold a flow back for most of a second.  On emulated regions-3 (8 Mbit/s between the
-regions, 100 ms of queue) one flow alone read 5.4-6.3 Mbit/s in its first second, where a
-multicast chain across the link got 7.6; on GridLab helix -> pegasos 3.4, where a flow
-beside helix's others got 5.3.  A flow inside a cluster (``host``) is steady within a
-second."""
 
 TIME_SKEW = 60
 """Seconds an authenticated iperf3 server allows between its clock and its client's

@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from measure.figures import figure_tests
-from measure.probetools import PAIR_OMIT
 from tomography.export.bandwidth import from_figures, from_topology
 from tomography.export.bandwidth.figures import figure_tree
 from tomography.model.dataset.figures import FIGURE_COLUMNS, FiguresWriter, read_figures
@@ -336,11 +335,9 @@ def test_a_test_whose_flows_did_not_overlap_runs_again(tmp_path: Path, monkeypat
         def __init__(self) -> None:
             self.last: dict = {}
             self.attempts: dict = {}
-            self.omit: dict = {}
 
-        def measure(self, flows, repeat, reverse=frozenset(), duration=None, omit=None):
+        def measure(self, flows, repeat, reverse=frozenset(), duration=None):
             out = {}
-            self.omit.update(omit or {})
             for i, (s, d) in enumerate(flows):
                 n = self.attempts[(s, d)] = self.attempts.get((s, d), 0) + 1
                 seconds = duration[(s, d)]
@@ -370,10 +367,6 @@ def test_a_test_whose_flows_did_not_overlap_runs_again(tmp_path: Path, monkeypat
     assert (sides["bytes"] == 2).all() and (sides["window_s"] < 2.1).all()
     alone = frame[frame["kind"] != "out"]   # a flow alone never runs again
     assert set(mesh.attempts[(s, d)] for s, d in zip(alone["src"], alone["dst"])) == {1}
-    # the flows alone between the top-level nodes leave their slow start out, and only they
-    pairs = frame[frame["kind"] == "pair"]
-    assert mesh.omit == {(s, d): PAIR_OMIT for s, d in zip(pairs["src"], pairs["dst"])}
-    assert spec["pair_omit_s"] == PAIR_OMIT and len(pairs) == 2
 
 
 @pytest.mark.root
@@ -434,7 +427,7 @@ def _scripted_figures(tmp_path: Path, monkeypatch, trace: list[tuple[float, str,
     class Mesh:
         last: dict = {}
 
-        def measure(self, flows, repeat, reverse=frozenset(), duration=None, omit=None):
+        def measure(self, flows, repeat, reverse=frozenset(), duration=None):
             ran.extend(flows)
             self.last = {f: {"start": 0.0, "end": duration[f] + 0.05, "duration_s": duration[f],
                              "bytes": int(duration[f] * 1.25e7)} for f in flows}

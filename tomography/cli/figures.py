@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from measure.probetools import FIGURES_DURATION, PAIR_OMIT
+from measure.probetools import FIGURES_DURATION
 from measure.swarm import TRACE_HOSTS
 from tomography.cli.common import Progress, positive_int, say
 from tomography.cli.launchers import add_launcher_options, mpi_world, open_launcher
@@ -34,8 +34,7 @@ get less than its clusters could send); one flow alone between the top-level
 groups. Tests that share no host and no link of the tree of clusters run at
 once, so the cost grows with the clusters, not the hosts: for two sites of
 two clusters, whatever their size, 4 rounds of flows side by side (--duration,
-2 s) and 2 of one flow alone (half as long; a flow between groups first runs
-{PAIR_OMIT} s more, left out: its slow start). --level hosts measures between
+2 s) and 2 of one flow alone (half as long). --level hosts measures between
 the hosts instead (a grid whose sites are one host each).
 
 Where the broadcasts were traced (runs of up to {TRACE_HOSTS} hosts are, unless
@@ -79,8 +78,7 @@ def add_parser(msub: Any, fmt: Any) -> None:
                         "the tests then grow with the hosts)")
     g.add_argument("--duration", type=positive_int, default=FIGURES_DURATION, metavar="S",
                    help=f"seconds of a test of flows side by side (default "
-                        f"{FIGURES_DURATION}); a flow alone runs half as long, at least 1 s, "
-                        f"after {PAIR_OMIT} s left out between groups")
+                        f"{FIGURES_DURATION}); a flow alone runs half as long, at least 1 s")
     g.add_argument("--force", action="store_true", help="replace figures measured before")
     p.set_defaults(run=run)
 
