@@ -239,11 +239,12 @@ def test_figures_measured_with_iperf3_on_loopback(tmp_path: Path) -> None:
     out = run_figures(hosts, tmp_path, clusters, duration=2)
     frame, spec = read_figures(tmp_path)
     assert out == tmp_path / "figures" and spec["clusters"] == clusters
-    # flows side by side ran 2 s, a flow alone 1 s (iperf3's own seconds, in probes.csv)
+    # flows side by side and a flow alone across ran 2 s, inside a cluster 1 s (iperf3's own
+    # seconds, in probes.csv)
     seconds = pd.read_csv(out / "probes.csv").set_index(["src", "dst"])["duration_s"]
     took = {kind: sorted(round(seconds[(s, d)]) for s, d in zip(rows["src"], rows["dst"]))
             for kind, rows in frame.groupby("kind")}
-    assert took == {"out": [2] * 4, "pair": [1, 1], "host": [1, 1]}, took
+    assert took == {"out": [2] * 4, "pair": [2, 2], "host": [1, 1]}, took
     assert spec["duration_s"] == 2 and spec["single_duration_s"] == 1
     assert set(frame["kind"]) == {"host", "out", "pair"} and (frame["error"].isna()
                                                              | (frame["error"] == "")).all()

@@ -34,7 +34,8 @@ get less than its clusters could send); one flow alone between the top-level
 groups. Tests that share no host and no link of the tree of clusters run at
 once, so the cost grows with the clusters, not the hosts: for two sites of
 two clusters, whatever their size, 4 rounds of flows side by side (--duration,
-2 s) and 2 of one flow alone (half as long). --level hosts measures between
+2 s) and 2 of one flow alone (as long; the hosts' tests half as long, beside
+them). --level hosts measures between
 the hosts instead (a grid whose sites are one host each).
 
 Where the broadcasts were traced (runs of up to {TRACE_HOSTS} hosts are, unless
@@ -78,7 +79,8 @@ def add_parser(msub: Any, fmt: Any) -> None:
                         "the tests then grow with the hosts)")
     g.add_argument("--duration", type=positive_int, default=FIGURES_DURATION, metavar="S",
                    help=f"seconds of a test of flows side by side (default "
-                        f"{FIGURES_DURATION}); a flow alone runs half as long, at least 1 s")
+                        f"{FIGURES_DURATION}), and of one flow alone between groups; a flow inside a "
+                        "cluster runs half as long, at least 1 s")
     g.add_argument("--force", action="store_true", help="replace figures measured before")
     p.set_defaults(run=run)
 
