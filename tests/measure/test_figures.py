@@ -459,7 +459,7 @@ def test_a_link_the_traced_broadcasts_filled_is_read_from_their_trace(tmp_path: 
     # 4 x 100 Mbit/s, a link the broadcasts filled; no iperf3 test runs across it
     blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
                                                                for i in range(80)]
-    ran = _scripted_figures(tmp_path, monkeypatch, blocks)
+    ran = _scripted_figures(tmp_path, monkeypatch, blocks, across=1e7)
     frame, spec = read_figures(tmp_path)
     assert set(frame["kind"]) == {"host", "pair"} and len(ran) == len(frame) == 4
     assert spec["trace"]["out"] == spec["trace"]["in"] == {"a": 80 * 16384 * 8,
@@ -467,9 +467,24 @@ def test_a_link_the_traced_broadcasts_filled_is_read_from_their_trace(tmp_path: 
     assert spec["rounds"] == frame["round"].nunique() and spec["tests"] == 4
     model = from_figures(tmp_path)
     assert model.cluster_out.tolist() == [80 * 16384 * 8] * 2
-    # a pair's figure: the least along its path, the trace's link below the flow alone
-    assert model.cluster_bandwidth[0, 1] == 80 * 16384 * 8
+    # a pair's figure: the least along its path, one connection's 10 Mbit/s below the link's
+    assert model.cluster_bandwidth[0, 1] == 1e7
     assert "the broadcasts' busiest 1 s" in model.sources["cluster_capacity"].method
+
+
+def test_a_link_read_from_the_trace_carries_at_least_a_flow_alone(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    # the busiest second read 10.5 Mbit/s each way, one flow alone across got 12: the trace
+    # stands (above 0.8 of the flow), but the link carries at least that flow's 12
+    blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
+                                                               for i in range(80)]
+    _scripted_figures(tmp_path, monkeypatch, blocks, across=1.2e7)
+    frame, spec = read_figures(tmp_path)
+    assert set(frame["kind"]) == {"host", "pair"}
+    assert spec["trace"]["out"] == {"a": 80 * 16384 * 8, "b": 80 * 16384 * 8}
+    model = from_figures(tmp_path)
+    assert model.cluster_out.tolist() == model.cluster_in.tolist() == [1.2e7] * 2
+    assert model.cluster_bandwidth[0, 1] == model.cluster_bandwidth[1, 0] == 1.2e7
 
 
 def test_a_link_near_its_hosts_cards_is_tested_not_read_from_the_trace(tmp_path: Path,

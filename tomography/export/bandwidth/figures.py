@@ -100,8 +100,9 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
 
         * host out and in: a cluster's hosts, the test between two of them; a
           cluster of one host, what its flows out (in) got side by side;
-        * cluster out (in): what its flows out (in) got side by side, else
-          the sum of its hosts' capacities;
+        * cluster out (in): what its flows out (in) got side by side (or the
+          broadcasts' trace), at least what one flow alone across its link
+          got, else the sum of its hosts' capacities;
         * pair A -> B (one connection): the least of the hosts' capacities,
           of what flows side by side got out of each node on A's side of the
           path and into each on B's side, and of the flow alone between the
@@ -186,6 +187,15 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
     for figures, found in ((traced["out"], leaving), (traced["in"], entering)):
         for node, figure in figures.items():
             found.setdefault(node, float(figure))
+    # a node's link carries at least what one flow alone got across it (a trace that never
+    # filled the link in any window reads it short)
+    single = ok[ok["kind"] == "pair"]
+    for node, mine in members.items():
+        for found, ours, theirs in ((leaving, "src_cluster", "dst_cluster"),
+                                    (entering, "dst_cluster", "src_cluster")):
+            crossed = single[single[ours].isin(mine) & ~single[theirs].isin(mine)]
+            if node in found and len(crossed):
+                found[node] = max(found[node], float(crossed["bits_per_second"].max()))
     top = {c: next(x for x in children[ROOT] if c in members[x]) for c in names}
     alone = {(top[a], top[b]): float(g["bits_per_second"].median()) for (a, b), g in
              ok[ok["kind"] == "pair"].groupby(["src_cluster", "dst_cluster"])}
