@@ -79,8 +79,8 @@ def add_parser(msub: Any, fmt: Any) -> None:
                         "the tests then grow with the hosts)")
     g.add_argument("--duration", type=positive_int, default=FIGURES_DURATION, metavar="S",
                    help=f"seconds of a test of flows side by side (default "
-                        f"{FIGURES_DURATION}), and of one flow alone between groups; a flow inside a "
-                        "cluster runs half as long, at least 1 s")
+                        f"{FIGURES_DURATION}), and of one flow alone between groups; a flow "
+                        "inside a cluster runs half as long, at least 1 s")
     g.add_argument("--force", action="store_true", help="replace figures measured before")
     p.set_defaults(run=run)
 

@@ -198,7 +198,7 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
                 found[node] = max(found[node], float(crossed["bits_per_second"].max()))
     top = {c: next(x for x in children[ROOT] if c in members[x]) for c in names}
     alone = {(top[a], top[b]): float(g["bits_per_second"].median()) for (a, b), g in
-             ok[ok["kind"] == "pair"].groupby(["src_cluster", "dst_cluster"])}
+             single.groupby(["src_cluster", "dst_cluster"])}
     # one flow alone carries at least what a flow between the same nodes got beside others:
     # on a long path a short flow alone spends much of its time in slow start
     beside = ok[ok["kind"].isin(("out", "in"))]
