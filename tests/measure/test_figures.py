@@ -453,13 +453,15 @@ def _scripted_figures(tmp_path: Path, monkeypatch, trace: list[tuple[float, str,
     return ran
 
 
+BOTH_WAYS = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
+                                                          for i in range(80)]
+"""A trace whose busiest second carried 80 blocks (10.5 Mbit/s) each way between a and b."""
+
 def test_a_link_the_traced_broadcasts_filled_is_read_from_their_trace(tmp_path: Path,
                                                                      monkeypatch) -> None:
     # in their busiest second, 80 blocks (10.5 Mbit/s) crossed each way: far below the hosts'
     # 4 x 100 Mbit/s, a link the broadcasts filled; no iperf3 test runs across it
-    blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
-                                                               for i in range(80)]
-    ran = _scripted_figures(tmp_path, monkeypatch, blocks, across=1e7)
+    ran = _scripted_figures(tmp_path, monkeypatch, BOTH_WAYS, across=1e7)
     frame, spec = read_figures(tmp_path)
     assert set(frame["kind"]) == {"host", "pair"} and len(ran) == len(frame) == 4
     assert spec["trace"]["out"] == spec["trace"]["in"] == {"a": 80 * 16384 * 8,
@@ -476,9 +478,7 @@ def test_a_link_read_from_the_trace_carries_at_least_a_flow_alone(tmp_path: Path
                                                                   monkeypatch) -> None:
     # the busiest second read 10.5 Mbit/s each way, one flow alone across got 12: the trace
     # stands (above 0.8 of the flow), but the link carries at least that flow's 12
-    blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
-                                                               for i in range(80)]
-    _scripted_figures(tmp_path, monkeypatch, blocks, across=1.2e7)
+    _scripted_figures(tmp_path, monkeypatch, BOTH_WAYS, across=1.2e7)
     frame, spec = read_figures(tmp_path)
     assert set(frame["kind"]) == {"host", "pair"}
     assert spec["trace"]["out"] == {"a": 80 * 16384 * 8, "b": 80 * 16384 * 8}
@@ -507,9 +507,7 @@ def test_a_link_read_below_a_flow_alone_across_it_is_tested(tmp_path: Path,
                                                              monkeypatch) -> None:
     # the trace's busiest second read 10.5 Mbit/s each way, but one flow alone got 20: the
     # link carries more than the broadcasts ever put through it, so its tests run
-    blocks = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
-                                                               for i in range(80)]
-    _scripted_figures(tmp_path, monkeypatch, blocks, across=2e7)
+    _scripted_figures(tmp_path, monkeypatch, BOTH_WAYS, across=2e7)
     frame, spec = read_figures(tmp_path)
     assert set(frame.loc[frame["kind"] == "out", "node"]) == {"a", "b"}
     assert spec["trace"]["out"] == spec["trace"]["in"] == {}
