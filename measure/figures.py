@@ -56,7 +56,7 @@ from measure.mesh import MeshOptions, _start
 from measure.probetools import FIGURES_DURATION, single_duration
 from measure.session import Run
 from measure.transport import Launcher, Transport, local
-from tomography.export.bandwidth.figures import ROOT, figure_tree
+from tomography.export.bandwidth.figures import ROOT, alone_across, figure_tree
 from tomography.export.bandwidth.trace_peaks import WINDOW, node_peaks
 from tomography.model.dataset import read_trace
 from tomography.model.dataset.figures import FIGURES_DIR, FiguresWriter
@@ -431,8 +431,7 @@ def _trusted(peaks: tuple[dict[str, float], dict[str, float]],
         if node == ROOT or node not in leaving:
             continue
         cards = sum(len(clusters[c]) * inside.get(c, float("nan")) for c in mine)
-        floor = [max((r for a, b, r in alone if (a in mine) == way and (b in mine) != way),
-                     default=0.0) * ALONE_FLOOR for way in (True, False)]
+        floor = [ALONE_FLOOR * alone_across(alone, mine, out=way) for way in (True, False)]
         figures = (leaving[node], entering[node])
         if all(f == f and least <= f <= TRUST_SHARE * cards     # NaN: not trusted
                for f, least in zip(figures, floor)):

@@ -121,8 +121,8 @@ def test_a_pair_the_network_refuses_is_a_dead_link_and_its_tests_still_count() -
 
 
 def test_a_flow_alone_slower_than_the_same_pair_beside_others_is_not_the_figure() -> None:
-    # GridLab's 1 s flows alone over paths of 50-100 ms spend much of it in slow start: on a
-    # testbed helix -> pegasos got 3.4 Mbit/s alone, 5.3 beside helix's other flows out
+    # a 1 s flow alone loses much of it to slow start: on a GridLab testbed helix -> pegasos
+    # got 3.4 Mbit/s alone, 5.3 beside helix's other flows out
     topo = read_topology("gridlab-8")
     hosts = {h.name: [h.name] for h in topo.hosts}
     frame = _simulated("gridlab-8", hosts, {})
@@ -456,6 +456,7 @@ def _scripted_figures(tmp_path: Path, monkeypatch, trace: list[tuple[float, str,
 BOTH_WAYS = [(0.01 * i, "a0", "b1") for i in range(80)] + [(0.01 * i, "b2", "a3")
                                                           for i in range(80)]
 """A trace whose busiest second carried 80 blocks (10.5 Mbit/s) each way between a and b."""
+
 
 def test_a_link_the_traced_broadcasts_filled_is_read_from_their_trace(tmp_path: Path,
                                                                      monkeypatch) -> None:

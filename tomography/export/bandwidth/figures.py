@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -15,7 +15,7 @@ from tomography.model.dataset.iperf3 import unreachable
 from tomography.model.errors import DatasetError, TomographyError
 from tomography.planning.network import SharedLink
 
-__all__ = ["from_figures", "figure_tree", "ROOT", "SHARED_DROP"]
+__all__ = ["from_figures", "figure_tree", "alone_across", "ROOT", "SHARED_DROP"]
 
 SHARED_DROP = 0.10
 """A group's flows out (in) side by side that get less than its clusters' own capacities by
@@ -45,6 +45,24 @@ def _refused(frame: pd.DataFrame) -> pd.Series:
     if "error" not in frame.columns:
         return pd.Series(False, index=frame.index)
     return frame["bits_per_second"].isna() & frame["error"].map(unreachable)
+
+
+def alone_across(alone: Iterable[tuple[str, str, float]], mine: Collection[str], *,
+                 out: bool) -> float:
+    """The most one flow alone (source cluster, destination cluster, bit/s) got across a
+    node's link out of (into) the node whose clusters are ``mine``; 0 when none crossed it.
+    The link carries at least that much.
+
+    Examples
+    --------
+    >>> flows = [("a", "c", 9e6), ("c", "a", 7e6), ("a", "b", 5e7)]
+    >>> alone_across(flows, {"a", "b"}, out=True), alone_across(flows, {"a", "b"}, out=False)
+    (9000000.0, 7000000.0)
+    >>> alone_across(flows, {"c"}, out=True), alone_across([], {"c"}, out=True)
+    (7000000.0, 0.0)
+    """
+    return max((float(r) for a, b, r in alone if (a in mine) == out and (b in mine) != out),
+               default=0.0)
 
 
 def figure_tree(names: Sequence[str], groups: Mapping[str, Sequence[str]] | None = None
@@ -107,8 +125,8 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
           of what flows side by side got out of each node on A's side of the
           path and into each on B's side, and of the flow alone between the
           two top-level nodes it joins (at least what one flow between them
-          got side by side: a short flow alone on a long path spends part of
-          it in slow start); on the diagonal, the test inside;
+          got side by side: across a slow link with a deep queue a short flow
+          alone loses part of it to slow start); on the diagonal, the test inside;
         * shared links: each group whose flows out (in) together got less
           than its clusters' own capacities: one link at what they got, for
           every pair leaving (entering) the group;
@@ -190,17 +208,16 @@ def from_figures(path: str | os.PathLike[str] | tuple[pd.DataFrame, dict[str, An
     # a node's link carries at least what one flow alone got across it (a trace that never
     # filled the link in any window reads it short)
     single = ok[ok["kind"] == "pair"]
+    flows = list(zip(single["src_cluster"], single["dst_cluster"], single["bits_per_second"]))
     for node, mine in members.items():
-        for found, ours, theirs in ((leaving, "src_cluster", "dst_cluster"),
-                                    (entering, "dst_cluster", "src_cluster")):
-            crossed = single[single[ours].isin(mine) & ~single[theirs].isin(mine)]
-            if node in found and len(crossed):
-                found[node] = max(found[node], float(crossed["bits_per_second"].max()))
+        for found, out in ((leaving, True), (entering, False)):
+            if node in found:
+                found[node] = max(found[node], alone_across(flows, mine, out=out))
     top = {c: next(x for x in children[ROOT] if c in members[x]) for c in names}
     alone = {(top[a], top[b]): float(g["bits_per_second"].median()) for (a, b), g in
              single.groupby(["src_cluster", "dst_cluster"])}
     # one flow alone carries at least what a flow between the same nodes got beside others:
-    # on a long path a short flow alone spends much of its time in slow start
+    # across a slow link with a deep queue, a short flow alone loses much of it to slow start
     beside = ok[ok["kind"].isin(("out", "in"))]
     for a, b, rate in zip(beside["src_cluster"], beside["dst_cluster"],
                           beside["bits_per_second"]):
