@@ -21,7 +21,10 @@ One multicast:
    their pacing; a child it cannot reach fails the multicast at once;
 3. ``go``: the root sends each stream; interior hosts forward as data
    arrives; every host reports each stream's end (bytes, BLAKE2b digest,
-   first and last byte);
+   first and last byte).  Several unpaced trees (FPFR, :func:`dealt`) take
+   the payload in chunks of :data:`DEAL_CHUNK` bytes, each tree as its
+   receivers confirm what it brought, rather than a share fixed in advance;
+   each receiver then reports the whole payload too;
 4. ``finish`` closes what is left.  A receiver that died ends its subtree
    (its children see the end of their input short); a receiver that stops
    taking data is dropped by its parent after ``stall`` seconds and its
@@ -50,14 +53,14 @@ import pandas as pd
 from measure.coordinator import (REPLY_TIMEOUT, AgentGroup, broadcast, checked_agents,
                                  host_frame, transport_of)
 from measure.fileset import Files
-from measure.multicaster import PACINGS, payload_digest
+from measure.multicaster import PACINGS, WHOLE, payload_digest
 from measure.session import Run, Summary
 from measure.swarm import SwarmParams
 from measure.transport import Launcher, Transport, local
 from tomography.model.dataset.multicast import MulticastWriter, prepare_output, summary_table
 from tomography.model.errors import ParameterError
 from tomography.model.units import listed
-from tomography.planning.delivery import Delivery
+from tomography.planning.delivery import UNPACED_TREES, Delivery
 from tomography.planning.swarms import SwarmPlan
 
 __all__ = ["BITTORRENT", "MulticastResult", "MulticastSummary", "method_order",
@@ -68,6 +71,9 @@ BITTORRENT = "bittorrent"
 
 STALL = 30.0   # s a sender waits for a child that takes no data before dropping it
 FINISH_GRACE = 2.0   # s for the reports of streams cut short by ``finish``
+DEAL_CHUNK = 1 << 14   # bytes of a chunk dealt to the trees of an unpaced plan
+DEAL_AHEAD = 1.0       # s of a tree's predicted rate it may have on its way, unconfirmed
+DEAL_WINDOW = 2        # chunks a tree may have on its way at least
 
 
 @dataclass
@@ -267,15 +273,56 @@ def _verify(group: AgentGroup, run_id: str, files: Files,
     return asked - set(bad), bad
 
 
+def dealt(delivery: Delivery) -> bool:
+    """Whether the root deals the payload's chunks to the trees as their receivers take them
+    (several unpaced trees, :data:`tomography.planning.delivery.UNPACED_TREES`) rather than
+    sending each tree its share fixed in advance.
+
+    Examples
+    --------
+    >>> from tomography.planning.delivery import chain_delivery
+    >>> dealt(chain_delivery(["a", "b"], "a", 10))
+    False
+    """
+    return delivery.method in UNPACED_TREES and len(delivery.streams) > 1
+
+
+def deal_windows(delivery: Delivery) -> dict[str, int]:
+    """Chunks each tree of a dealt delivery may have on their way (by stream number, as JSON
+    keys): :data:`DEAL_AHEAD` seconds of its predicted rate (its share of the prediction), at
+    least :data:`DEAL_WINDOW`.
+
+    Examples
+    --------
+    >>> from tomography.planning.delivery import Delivery, Stream
+    >>> trees = [Stream(0, 0, 3 << 20, 0.0, {"b": "a"}), Stream(1, 3 << 20, 1 << 20, 0.0,
+    ...                                                          {"b": "a"})]
+    >>> deal_windows(Delivery("fpfr", "a", ["a", "b"], 4 << 20, trees, predicted=2 ** 20))
+    {'0': 48, '1': 16}
+    """
+    predicted = delivery.predicted if delivery.predicted > 0 else float("nan")
+    return {str(s.index): max(DEAL_WINDOW, int(np.nan_to_num(np.ceil(
+        s.length / delivery.size * predicted * DEAL_AHEAD / DEAL_CHUNK)))) for s in
+            delivery.streams}
+
+
 def _multicast(group: AgentGroup, delivery: Delivery, repeat: int, *, seed: int, pacing: str,
                stall: float, time_limit: float, files: Files | None) -> MulticastResult:
-    """Run one delivery once: the root sends every stream down its tree."""
+    """Run one delivery once: the root sends every stream down its tree (its share fixed in
+    advance, or the chunks dealt to the trees as they take them, :func:`dealt`)."""
     run_id = f"{delivery.method}-{repeat}"
+    receivers = [h for h in delivery.hosts if h != delivery.root]
+    deal = ({"size": delivery.size, "chunk": DEAL_CHUNK, "windows": deal_windows(delivery),
+             "receivers": len(receivers)} if dealt(delivery) else {})
+    wanted = {(h, s.index) for s in delivery.streams for h in delivery.hosts}
+    if deal:
+        wanted |= {(h, WHOLE) for h in receivers}
     out = _launch(
         group, delivery.hosts, delivery.root, run_id,
-        lambda h: {"seed": seed, "pacing": pacing, "streams": _parts(delivery, h, group)},
-        [delivery.root], {(h, s.index) for s in delivery.streams for h in delivery.hosts},
-        stall=stall, time_limit=time_limit, files=files)
+        lambda h: {"seed": seed, "pacing": pacing, "streams": _parts(delivery, h, group),
+                   **({"deal": {**deal, "me": receivers.index(h) if h in receivers else -1}}
+                      if deal else {})},
+        [delivery.root], wanted, stall=stall, time_limit=time_limit, files=files)
     digest = files.digest if files is not None else partial(payload_digest, seed)
     return _result(group, delivery, repeat, run_id, out, digest)
 
@@ -395,7 +442,9 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
     go, reports, failed, notes = out.go, out.reports, out.failed, out.notes
     common = {"run": run_id, "method": delivery.method, "repeat": repeat}
     receivers, streams = [], []
-    expected = {s.index: digest(s.offset, s.length) for s in delivery.streams}
+    whole = dealt(delivery)
+    expected = ({WHOLE: digest(0, delivery.size)} if whole else
+                {s.index: digest(s.offset, s.length) for s in delivery.streams})
     lasts = []
     for h in delivery.hosts:
         if h == delivery.root:
@@ -415,7 +464,8 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
                 row["error"] = failed.get(h) or upstream or "no report"
             else:
                 row["bytes"] = int(report["bytes"])
-                row["digest_ok"] = (row["bytes"] == s.length
+                row["digest_ok"] = (not report.get("error") if whole else
+                                    row["bytes"] == s.length
                                     and report.get("digest") == expected[s.index])
                 row["error"] = report.get("error") or ""
                 if report.get("first") is not None:
@@ -427,7 +477,7 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
                     row["rate_Bps"] = after / span if span > 0 and after > 0 else float("nan")
                     firsts.append(row["first_s"])
                     host_lasts.append(row["last_s"])
-                if row["bytes"] < s.length and not row["error"]:
+                if row["bytes"] < s.length and not row["error"] and not whole:
                     row["error"] = (failed.get(h) or upstream
                                     or f"{row['bytes']} of {s.length} bytes: the stream "
                                     "ended short")
@@ -436,6 +486,15 @@ def _result(group: AgentGroup, delivery: Delivery, repeat: int, run_id: str, out
             if row["error"]:
                 errors.append(f"stream {s.index}: {row['error']}")
             streams.append(row)
+        if whole:   # every chunk, whichever trees brought it
+            report = reports.get((h, WHOLE)) or {}
+            total = int(report.get("bytes", 0))
+            ok = report.get("digest") == expected[WHOLE]
+            if report.get("last") is not None:
+                host_lasts = [float(report["last"]) - shift - go]
+            if report.get("error") or not report:
+                errors.append(report.get("error") or failed.get(h)
+                              or "no report on the whole payload")
         last = max(host_lasts) if host_lasts else float("nan")
         complete = ok and total == delivery.size and h not in out.unverified
         if h in out.unverified:

@@ -40,6 +40,16 @@ takes its peers' on the listening socket, starts stealing on ``go`` (sent
 to every host) and reports ``received`` for stream 0 once it has every
 piece, with ``sources``, the bytes from each peer.
 
+Plans of several unpaced trees (FPFR) are *dealt*: ``prepare`` carries ``"deal": {"size",
+"chunk", "windows": {stream: chunks}, "receivers": n, "me": i}`` (``me``: this receiver's
+number, -1 at the root).  The root then sends no fixed share down each tree but frames (a
+12-byte header, offset and length, then a chunk of the payload) to whichever tree has room in
+its window (:class:`Dealer`); every receiver puts the frames of all its streams in place
+(:class:`Assembly`) and confirms each new chunk up the stream it came by (6 bytes: its number
+and the chunk's), on the stream's own connection, which interior hosts pass on to their
+parents.  Besides one report per stream (``digest`` empty), each receiver reports the whole
+payload as stream :data:`WHOLE` once it holds every chunk.
+
 Each host reports one event per stream when the stream ends for it:
 ``{"event": "received", "run", "stream", "bytes", "first_bytes", "digest",
 "first", "last", "error", "dropped"}`` at a receiver (first and last byte on
@@ -69,11 +79,12 @@ import hashlib
 import json
 import queue
 import socket
+import struct
 import sys
 import threading
 import time
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -81,8 +92,8 @@ from measure.agent import Send, check_address, event_sender, hello_event, host_f
 from measure.fileset import Staging, source_bytes
 from measure.robber import SwarmNode
 
-__all__ = ["PACINGS", "BLOCK", "CHUNK", "payload_chunks", "payload_digest", "Multicaster",
-           "add_arguments", "run"]
+__all__ = ["PACINGS", "BLOCK", "CHUNK", "WHOLE", "payload_chunks", "payload_digest", "Dealer",
+           "Assembly", "Multicaster", "add_arguments", "run"]
 
 PACINGS = ("kernel", "sleep")
 """How a sender paces a stream: the kernel's TCP pacing, or a sleeping sender."""
@@ -94,6 +105,14 @@ SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)   # Linux
 HEADER_LIMIT = 1024   # bytes of a connection's header line
 HEADER_TIMEOUT = 5.0  # s for a connecting parent to send its header
 CONNECT_TIMEOUT = 10.0
+FRAME = struct.Struct("!QI")   # a dealt chunk's header: its offset and length
+ACK = struct.Struct("!HI")     # a receiver's word to the root that it holds a chunk
+WHOLE = -1
+LATE = 2.0
+"""The end game of a dealt multicast (:class:`Dealer`) sends a chunk again on an idle tree
+when its own tree is expected to take more than this many times as long as the idle tree
+takes, or it has been on its way this many times as long as its tree's chunks take."""
+"""The stream number of a receiver's report on the whole payload of a dealt multicast."""
 
 
 @lru_cache(maxsize=4)
@@ -135,6 +154,217 @@ def payload_digest(seed: int, offset: int, length: int) -> str:
     for piece in payload_chunks(seed, offset, length):
         digest.update(piece)
     return digest.hexdigest()
+
+
+class Dealer:
+    """The root's chunks of a dealt multicast, handed to its trees as the receivers take them.
+
+    Each tree may have its ``window`` of chunks on their way (sent on it, not yet held by
+    every receiver); a tree whose receivers confirm slowly gets fewer chunks, so no tree sets
+    the time by a share fixed in advance.  Once every chunk is dealt, a tree with nothing on
+    its way takes again one chunk still on its way on another, if it would bring it much
+    sooner: the chunk's tree is expected to have it confirmed more than :data:`LATE` times
+    later than this tree takes for its chunks, or it is overdue (on its way :data:`LATE`
+    times as long as its tree's chunks take).  A tree's time is the smoothed time from a
+    chunk's sending to its last confirmation.  Among those chunks it takes the one with the fewest copies, then the one
+    expected last: the end game, in which a receiver keeps the first copy.
+
+    Parameters
+    ----------
+    size, chunk : int
+        Payload bytes, and bytes per chunk.
+    window : dict
+        Tree -> chunks it may have on their way (at least 1).
+    receivers : int
+        Hosts that must hold a chunk before it is done (numbered from 0).
+    stall : float
+        Seconds without a confirmation from a receiver while the others confirm, after which
+        it is taken for dead (its chunks are done without it); without any, :meth:`take`
+        gives up.
+
+    Examples
+    --------
+    >>> d = Dealer(size=40, chunk=16, window={0: 2, 1: 2}, receivers=1, stall=1)
+    >>> d.take(0), d.take(0), d.take(1)   # tree 0 fills its window, tree 1 takes the rest
+    (0, 1, 2)
+    >>> d.confirm(0, 2)                   # receiver 0 holds chunk 2 at once: 0 and 1 are late
+    >>> d.take(1)                         # the end game: the chunk tree 0 would bring last
+    1
+    >>> for c in (0, 1):
+    ...     d.confirm(0, c)
+    >>> d.take(0) is None, d.done
+    (True, True)
+    """
+
+    def __init__(self, size: int, chunk: int, window: dict[int, int], receivers: int,
+                 stall: float) -> None:
+        self.size, self.chunk = size, chunk
+        self.window = {int(k): max(1, int(w)) for k, w in window.items()}
+        self.receivers, self.stall = receivers, stall
+        self.count = -(-size // chunk)
+        self.held = np.zeros((self.count, receivers), dtype=bool)
+        self.finished = np.zeros(self.count, dtype=bool)   # held by every live receiver
+        self.live = np.ones(receivers, dtype=bool)
+        self.seen = np.zeros(receivers)                    # each one's last confirmation
+        self.dealt = 0
+        self.sent_on: list[set[int]] = [set() for _ in range(self.count)]
+        self.sent_at = np.zeros(self.count)              # when each chunk was first sent
+        self.first_on = np.full(self.count, -1)          # the tree it was first sent on
+        self.pace: dict[int, float] = {}                 # tree -> s a chunk takes (smoothed)
+        self.on_way: dict[int, list[int]] = {}
+        self.left = self.count
+        self.cond = threading.Condition()
+        self.progress = time.monotonic()
+
+    @property
+    def done(self) -> bool:
+        """Whether every receiver holds every chunk."""
+        return self.left == 0
+
+    def take(self, tree: int) -> int | None:
+        """The next chunk for ``tree`` once it has room; None when every chunk is done (or
+        nothing was confirmed for ``stall`` seconds)."""
+        with self.cond:
+            if self.dealt == 0:   # the stall counts from the first chunk
+                self.progress = time.monotonic()
+                self.seen[:] = self.progress
+            while True:
+                now = time.monotonic()
+                if self.left == 0 or now - self.progress > self.stall:
+                    return None
+                gone = self.live & (now - self.seen > self.stall)
+                if gone.any():   # silent while others confirm: dead or stopped
+                    self.live &= ~gone
+                    self.finished = self.held[:, self.live].all(axis=1)
+                    self.left = self.count - int(self.finished.sum())
+                    continue
+                mine = self.on_way.setdefault(tree, [])
+                mine[:] = [c for c in mine if not self.finished[c]]
+                if len(mine) < self.window.get(tree, 1):
+                    c = self._next(tree, mine)
+                    if c is not None:
+                        mine.append(c)
+                        if not self.sent_on[c]:
+                            self.sent_at[c], self.first_on[c] = time.monotonic(), tree
+                        self.sent_on[c].add(tree)
+                        return c
+                self.cond.wait(0.2)
+
+    def _next(self, tree: int, mine: list[int]) -> int | None:
+        if self.dealt < self.count:
+            self.dealt += 1
+            return self.dealt - 1
+        if mine:   # the end game is for trees with nothing on their way
+            return None
+        now = time.monotonic()
+        usual = float(np.median(list(self.pace.values()))) if self.pace else 0.0
+        mine_pace = self.pace.get(tree, usual)
+        best, key = None, None
+        for c in np.flatnonzero(~self.finished).tolist():
+            if tree in self.sent_on[c]:
+                continue
+            pace = self.pace.get(int(self.first_on[c]), usual)
+            waited = now - self.sent_at[c]
+            if pace - waited > LATE * mine_pace or waited > LATE * pace:
+                mine = (len(self.sent_on[c]), waited - pace)
+                if key is None or mine < key:
+                    best, key = c, mine
+        return best
+
+    def confirm(self, receiver: int, c: int) -> None:
+        """Receiver number ``receiver`` holds chunk ``c``."""
+        with self.cond:
+            if not (0 <= c < self.count and 0 <= receiver < self.receivers):
+                return
+            self.held[c, receiver] = True
+            self.progress = self.seen[receiver] = time.monotonic()
+            if not self.finished[c] and self.held[c, self.live].all():
+                self.finished[c] = True
+                self.left -= 1
+                tree, took = int(self.first_on[c]), self.progress - self.sent_at[c]
+                if tree >= 0:
+                    self.pace[tree] = took if tree not in self.pace else (
+                        0.8 * self.pace[tree] + 0.2 * took)
+                self.cond.notify_all()
+
+    def frame(self, c: int, chunks: Callable[[int, int], Iterator[memoryview]]) -> bytes:
+        """Chunk ``c`` as it travels: its header, then its bytes (from ``chunks(offset,
+        length)``)."""
+        offset = c * self.chunk
+        length = min(self.chunk, self.size - offset)
+        return FRAME.pack(offset, length) + b"".join(chunks(offset, length))
+
+
+class Assembly:
+    """A receiver's payload of a dealt multicast, put together from every stream's frames.
+
+    Parameters
+    ----------
+    size, chunk : int
+    buffer : bytearray or memoryview
+        Where the payload goes (a real file's staging buffer, or memory).
+
+    Examples
+    --------
+    >>> told = []
+    >>> a = Assembly(20, 16, bytearray(20))
+    >>> frames = FRAME.pack(16, 4) + b"wxyz" + FRAME.pack(0, 16) + bytes(range(16))
+    >>> parser = a.parser(told.append)
+    >>> parser(frames[:7]), parser(frames[7:])   # a frame's header cut in two
+    (0, 20)
+    >>> told, a.complete, bytes(a.buffer[16:])
+    ([1, 0], True, b'wxyz')
+    """
+
+    def __init__(self, size: int, chunk: int, buffer: Any) -> None:
+        self.size, self.chunk, self.buffer = size, chunk, buffer
+        self.held = bytearray(-(-size // chunk))
+        self.count = 0
+        self.lock = threading.Lock()
+        self.first: float | None = None
+        self.last: float | None = None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every chunk is held."""
+        return self.count == len(self.held)
+
+    def parser(self, confirm: Callable[[int], None]) -> Callable[[bytes | memoryview], int]:
+        """A reader of one stream's bytes: fed them as they come, it puts each whole frame in
+        place (``confirm(index)`` for a chunk not held before) and returns the payload bytes
+        completed."""
+        pending = bytearray()
+
+        def feed(data: bytes | memoryview) -> int:
+            pending.extend(data)
+            got = 0
+            while len(pending) >= FRAME.size:
+                offset, length = FRAME.unpack_from(pending)
+                if len(pending) < FRAME.size + length:
+                    break
+                if self.put(offset, pending[FRAME.size:FRAME.size + length]):
+                    confirm(offset // self.chunk)
+                del pending[:FRAME.size + length]
+                got += length
+            return got
+        return feed
+
+    def put(self, offset: int, data: bytes | bytearray | memoryview) -> bool:
+        """Put one chunk in place; False for a copy of a chunk already held (dropped)."""
+        c = offset // self.chunk
+        if (offset % self.chunk or not 0 <= c < len(self.held)
+                or len(data) != min(self.chunk, self.size - offset)):
+            raise OSError(f"a frame of {len(data)} bytes at {offset} is no chunk of the payload")
+        with self.lock:
+            now = time.time()
+            self.first = self.first or now
+            if self.held[c]:
+                return False
+            self.buffer[offset:offset + len(data)] = data
+            self.held[c] = 1
+            self.count += 1
+            self.last = now
+        return True
 
 
 class _Child(threading.Thread):
@@ -277,6 +507,12 @@ class Multicaster:
         self.swarm: SwarmNode | None = None
         self.source: Any = None                # the root's payload of real files
         self.staging: Staging | None = None    # where a receiver's real files arrive
+        self.dealer: Dealer | None = None      # the root's chunks of a dealt multicast
+        self.assembly: Assembly | None = None  # a receiver's payload of a dealt multicast
+        self.ack_lock = threading.Lock()       # confirmations sent up to the parents
+        self.ended = 0                         # streams that ended here (a dealt run)
+        self.me = 0                            # this receiver's number in a dealt run
+        self.whole_sent = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     # ---------------------------------------------------------------- connections
@@ -350,11 +586,23 @@ class Multicaster:
                 data = bytearray(size)
             self.swarm = SwarmNode({**command["swarm"], "run": command["run"], "seed": seed},
                                    self.address, data, lambda event: self.emit(event), held)
+        stall = float(command.get("stall", 30.0))
+        deal = command.get("deal")
+        if deal is not None:
+            size, chunk = int(deal["size"]), int(deal["chunk"])
+            if all(s["parent"] is None for s in streams.values()):
+                self.dealer = Dealer(size, chunk, {int(k): int(w) for k, w
+                                                   in deal["windows"].items()},
+                                     int(deal["receivers"]), stall)
+            else:
+                buffer = self.staging.buffer if self.staging is not None else bytearray(size)
+                self.assembly = Assembly(size, chunk, buffer)
+                self.me = int(deal["me"])
         with self.lock:
             self.run_id = str(command["run"])
             self.seed = int(command["seed"])
             self.pacing = str(command.get("pacing", "kernel"))
-            self.stall = float(command.get("stall", 30.0))
+            self.stall = stall
             self.allow = {str(a) for a in command.get("allow", [])}
             self.plan = streams
         return {"event": "prepared", "run": self.run_id}
@@ -380,6 +628,10 @@ class Multicaster:
                 self.open.append(sock)
             self.outgoing[k] = _Children(sockets, float(s.get("rate", 0)), self.pacing,
                                          self.stall)
+            if self.dealer is not None or self.assembly is not None:
+                for sock in sockets.values():   # the children's confirmations, sent up
+                    threading.Thread(target=self._confirmations, args=(k, sock),
+                                     daemon=True).start()
         return {"event": "connected", "run": self.run_id}
 
     def go(self) -> None:
@@ -402,6 +654,8 @@ class Multicaster:
         if self.staging is not None:   # not verified: kept for a resume
             self.staging.close()
         self.source, self.staging = None, None
+        self.dealer, self.assembly = None, None
+        self.ended, self.whole_sent = 0, False
         with self.lock:
             self.run_id, self.plan, self.allow = None, {}, set()
             sockets, self.open = self.open, []
@@ -423,14 +677,27 @@ class Multicaster:
         children = self.outgoing.get(k)
         start = time.time()
         count, error = 0, ""
+        dealer = self.dealer
         try:
             if children is None:
                 raise OSError("not connected")
-            for piece in self._chunks(int(s["offset"]), int(s["length"])):
-                children.send(piece)
-                count += len(piece)
-                if not children.live:
-                    break
+            if dealer is not None:
+                while children.live:
+                    c = dealer.take(k)
+                    if c is None:
+                        break
+                    frame = dealer.frame(c, self._chunks)
+                    children.send(frame)
+                    count += len(frame) - FRAME.size
+                if not dealer.done and children.live:
+                    error = (f"the receivers confirmed no chunk for {dealer.stall:g} s: "
+                             f"{dealer.left} of {dealer.count} chunks not everywhere")
+            else:
+                for piece in self._chunks(int(s["offset"]), int(s["length"])):
+                    children.send(piece)
+                    count += len(piece)
+                    if not children.live:
+                        break
         except OSError as exc:
             error = str(exc)
         finally:
@@ -466,6 +733,10 @@ class Multicaster:
         with self.lock:
             offset = int(self.plan[k]["offset"]) if k in self.plan else 0
             staging = self.staging
+            assembly = self.assembly
+        me = self.me
+        parse = (assembly.parser(lambda c: self._up(k, ACK.pack(me, c)))
+                 if assembly is not None else None)
         digest = hashlib.blake2b()
         buffer = bytearray(CHUNK)
         view = memoryview(buffer)
@@ -481,16 +752,21 @@ class Multicaster:
                 if first is None:
                     first, first_bytes = last, n
                     children = self.outgoing.get(k)
-                digest.update(view[:n])
+                data = bytes(view[:n])
+                if children is not None:   # forwarded first: the frames are read after
+                    children.send(data)
+                if parse is not None:
+                    count += parse(data)
+                    continue
+                digest.update(data)
                 if staging is not None:
                     if offset + count + n > len(staging.buffer):
                         raise OSError("the stream is longer than the files")
-                    staging.buffer[offset + count:offset + count + n] = view[:n]
+                    staging.buffer[offset + count:offset + count + n] = data
                 count += n
-                if children is not None:
-                    children.send(bytes(view[:n]))
         except OSError as exc:
-            error = f"connection from the parent broke: {exc.strerror or exc}"
+            error = (f"connection from the parent broke: {exc.strerror or exc}"
+                     if exc.errno is not None or parse is None else str(exc))
         except ValueError:   # the run finished under it: its staging file is closed
             error = "stopped by finish"
         finally:
@@ -498,9 +774,67 @@ class Multicaster:
             if children is not None:
                 children.close()
         self.emit({"event": "received", "run": run_id, "stream": k, "bytes": count,
-                   "first_bytes": first_bytes, "digest": digest.hexdigest(), "first": first,
+                   "first_bytes": first_bytes,
+                   "digest": digest.hexdigest() if parse is None else "", "first": first,
                    "last": last, "error": error,
                    "dropped": children.dropped if children is not None else {}})
+        if assembly is not None:
+            with self.ack_lock:
+                self.ended += 1
+                ended = self.ended == len(self.plan)
+            if ended:   # every stream ended here: the whole payload's report, if not sent
+                self._whole(run_id, assembly)
+
+    def _up(self, k: int, data: bytes) -> None:
+        """Send confirmations up stream ``k`` to this host's parent (on the stream's own
+        connection, which every tree has however the network filters; the root counts
+        them); report the whole payload once every chunk is here."""
+        with self.ack_lock:
+            conn, run_id = self.incoming.get(k), self.run_id
+            if conn is not None:
+                try:
+                    conn.sendall(data)
+                except OSError:
+                    pass   # the parent is gone: the stream ends and says so
+        assembly = self.assembly
+        if assembly is not None and assembly.complete and run_id is not None:
+            self._whole(run_id, assembly)
+
+    def _whole(self, run_id: str, assembly: Assembly) -> None:
+        """The receiver's report on a dealt multicast's whole payload (:data:`WHOLE`), once."""
+        with self.ack_lock:
+            if self.whole_sent:
+                return
+            self.whole_sent = True
+        held = sum(assembly.held)
+        self.emit({"event": "received", "run": run_id, "stream": WHOLE,
+                   "bytes": assembly.size if assembly.complete else held * assembly.chunk,
+                   "digest": hashlib.blake2b(assembly.buffer).hexdigest()
+                   if assembly.complete else "", "first": assembly.first, "last": assembly.last,
+                   "error": "" if assembly.complete else
+                   f"{held} of {len(assembly.held)} chunks arrived", "dropped": {}})
+
+    def _confirmations(self, k: int, sock: socket.socket) -> None:
+        """Read a child's confirmations of stream ``k`` until it closes the connection: at the
+        root, count them; elsewhere, send them up (:meth:`_up`)."""
+        dealer, pending = self.dealer, b""
+        while True:
+            try:
+                data = sock.recv(4096)
+            except socket.timeout:   # the socket's timeout is the sender's stall
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            pending += data
+            whole = len(pending) - len(pending) % ACK.size
+            if dealer is not None:
+                for r, c in ACK.iter_unpack(pending[:whole]):
+                    dealer.confirm(r, c)
+            elif whole:
+                self._up(k, pending[:whole])
+            pending = pending[whole:]
 
 
 def add_arguments(parser: argparse._ActionsContainer) -> None:

@@ -445,6 +445,47 @@ def test_a_leaf_that_hangs_with_its_data_in_its_buffers_is_found_and_killed(
     assert "hung" in " ".join(result.notes) or "dropped" in " ".join(result.notes)
 
 
+def _two_trees(names: list[str], size: int, slow: float) -> Delivery:
+    """FPFR's two trees over four hosts, the payload split evenly; the second paced at
+    ``slow`` bytes/s (a tree TCP shortchanges)."""
+    return Delivery("fpfr", "h00", names, size, [
+        Stream(0, 0, size // 2, 0.0, {"h01": "h00", "h02": "h01", "h03": "h02"}),
+        Stream(1, size // 2, size - size // 2, slow, {"h03": "h00", "h02": "h03",
+                                                      "h01": "h00"})])
+
+
+def test_unpaced_trees_take_the_chunks_as_their_receivers_confirm_them(tmp_path: Path) -> None:
+    hosts = local_hosts(4, first=162)
+    size = 4 * MiB + 5
+    # split in advance, the slow tree's half would take 8 s at 256 KiB/s
+    run = run_multicasts(hosts, [_two_trees(list(hosts["host"]), size, MiB / 4)],
+                         tmp_path / "mc", repeats=1, pacing="sleep")
+    result = run.results[0]
+    assert result.complete, result.notes
+    assert result.completion < 4
+    _, _, receivers = read_multicasts(tmp_path / "mc")
+    assert receivers["digest_ok"].all() and (receivers["bytes"] == size).all()
+    streams = pd.read_csv(tmp_path / "mc" / "streams.csv").groupby("stream")["bytes"].max()
+    assert streams[1] < size / 4 < size / 2 < streams[0]   # the slow tree carried less
+    assert streams.sum() < 1.2 * size                      # few chunks sent twice
+
+
+@pytest.mark.slow
+def test_a_dead_receiver_of_dealt_trees_does_not_hold_back_the_others(tmp_path: Path) -> None:
+    hosts = local_hosts(4, first=166)
+    names = list(hosts["host"])
+    trees = Delivery("fpfr", "h00", names, 16 * MiB, [
+        Stream(0, 0, 8 * MiB, 2 * MiB, {"h01": "h00", "h02": "h00", "h03": "h02"}),
+        Stream(1, 8 * MiB, 8 * MiB, 2 * MiB, {"h03": "h00", "h02": "h03", "h01": "h02"})])
+    started = time.monotonic()
+    run = _run_and_signal(hosts, trees, tmp_path / "mc", "127.0.0.167", signal.SIGKILL,
+                          time_limit=60)
+    assert time.monotonic() - started < 40   # neither the time limit nor a hang
+    done = {r["receiver"]: r["complete"] for r in run.results[0].receivers}
+    assert done == {"h01": False, "h02": True, "h03": True}
+    assert "h01" in " ".join(run.results[0].notes)
+
+
 @pytest.mark.slow
 def test_the_table_says_what_fpfrs_prediction_assumes(tmp_path: Path) -> None:
     from tomography.cli.multicast import multicast_table
@@ -461,7 +502,7 @@ def test_the_table_says_what_fpfrs_prediction_assumes(tmp_path: Path) -> None:
     run_multicasts(hosts, [fpfr], tmp_path / "mc")
     table = multicast_table(tmp_path / "mc")
     assert f"fpfr: {len(fpfr.streams)} trees sent unpaced" in table, table
-    assert "the slowest sets the time" in table
+    assert "the chunks dealt to them as their receivers confirm them" in table
     from tomography.report.sections import _multicasts   # the report's section says it too
 
     assert f"fpfr: {len(fpfr.streams)} trees sent unpaced" in _multicasts(tmp_path / "mc", 20)

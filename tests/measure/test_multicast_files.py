@@ -143,3 +143,18 @@ def test_a_killed_receiver_keeps_its_pieces_for_the_next_run(as_root, tmp_path: 
     assert 0 < fetched < 4 * 2**20   # only what it lacked
     assert (tmp_path / "dest" / "b-01" / "payload.bin").read_bytes() == source.read_bytes()
     assert not part.exists() and os.stat(tmp_path / "dest" / "b-01" / "payload.bin")
+
+
+def test_a_directory_reaches_every_receiver_by_dealt_trees(tmp_path: Path) -> None:
+    from .test_multicast import cluster_gauge
+
+    source = _tree(tmp_path / "src")
+    gauge = cluster_gauge(tmp_path / "g.gauge.xml", [f"h{i:02d}" for i in range(4)], clusters=4)
+    assert main(["multicast", "--local", "4", "--gauge", str(gauge), "--root", "h00",
+                 "--method", "fpfr", "--file", str(source), "--dest",
+                 str(tmp_path / "dest" / "{host}"), "--repeats", "1",
+                 "-o", str(tmp_path / "mc")]) == 0
+    meta, runs, _ = read_multicasts(tmp_path / "mc")
+    assert len(meta["plans"]["fpfr"]["streams"]) > 1 and runs["complete"].all()
+    for host in ("h01", "h02", "h03"):
+        _same(source, tmp_path / "dest" / host / "data")

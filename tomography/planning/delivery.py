@@ -58,9 +58,10 @@ they send over several trees; the others send each tree as fast as TCP goes, as 
 ran them."""
 
 UNPACED_TREES = ("fpfr",)
-"""The planners that send several trees as fast as TCP goes, the payload split among them in
-advance: their prediction is the trees' fair shares of TCP, which trees that compete do not
-keep (the slowest sets the time)."""
+"""The planners that send several trees as fast as TCP goes, the payload's chunks dealt to the
+trees as their receivers confirm them (:class:`measure.multicaster.Dealer`), as FPFR
+multicasts "in fixed-size chunks using all trees found": their prediction is the sum of the
+trees' fair shares of TCP, and a tree that gets less than its share carries less."""
 
 
 def unpaced_note(method: str, trees: int) -> str:
@@ -70,15 +71,15 @@ def unpaced_note(method: str, trees: int) -> str:
     Examples
     --------
     >>> unpaced_note("fpfr", 3).split(";")[0]
-    'fpfr: 3 trees sent unpaced, the payload split among them in advance'
+    'fpfr: 3 trees sent unpaced, the chunks dealt to them as their receivers confirm them'
     >>> unpaced_note("balanced", 3), unpaced_note("fpfr", 1)
     ('', '')
     """
     if method not in UNPACED_TREES or trees < 2:
         return ""
-    return (f"{method}: {trees} trees sent unpaced, the payload split among them in advance; "
-            "its prediction assumes each gets its fair share of TCP: where they compete, the "
-            "slowest sets the time")
+    return (f"{method}: {trees} trees sent unpaced, the chunks dealt to them as their "
+            "receivers confirm them; its prediction is the sum of the trees' fair shares of "
+            "TCP, and a tree that gets less carries less")
 
 
 @dataclass(frozen=True)
