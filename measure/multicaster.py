@@ -166,8 +166,9 @@ class Dealer:
     sooner: the chunk's tree is expected to have it confirmed more than :data:`LATE` times
     later than this tree takes for its chunks, or it is overdue (on its way :data:`LATE`
     times as long as its tree's chunks take).  A tree's time is the smoothed time from a
-    chunk's sending to its last confirmation.  Among those chunks it takes the one with the fewest copies, then the one
-    expected last: the end game, in which a receiver keeps the first copy.
+    chunk's sending to its last confirmation.  Among those chunks it takes the one expected
+    last, and no chunk travels more than twice: the end game, in which a receiver keeps the
+    first copy.
 
     Parameters
     ----------
@@ -261,14 +262,13 @@ class Dealer:
         mine_pace = self.pace.get(tree, usual)
         best, key = None, None
         for c in np.flatnonzero(~self.finished).tolist():
-            if tree in self.sent_on[c]:
+            if len(self.sent_on[c]) > 1 or tree in self.sent_on[c]:   # twice at most
                 continue
             pace = self.pace.get(int(self.first_on[c]), usual)
             waited = now - self.sent_at[c]
             if pace - waited > LATE * mine_pace or waited > LATE * pace:
-                mine = (len(self.sent_on[c]), waited - pace)
-                if key is None or mine < key:
-                    best, key = c, mine
+                if key is None or waited - pace < key:
+                    best, key = c, waited - pace
         return best
 
     def confirm(self, receiver: int, c: int) -> None:
@@ -558,6 +558,10 @@ class Multicaster:
             if wanted:
                 self.incoming[stream] = conn
                 self.open.append(conn)
+                # a dealt run's confirmations go up this connection at once, not held by
+                # Nagle until the parent acknowledges the last (which a parent waiting for
+                # them delays)
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if not wanted:
             conn.close()
             return
