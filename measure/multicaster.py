@@ -179,9 +179,9 @@ class Dealer:
     receivers : int
         Hosts that must hold a chunk before it is done (numbered from 0).
     stall : float
-        Seconds without a confirmation from a receiver while the others confirm, after which
-        it is taken for dead (its chunks are done without it); without any, :meth:`take`
-        gives up.
+        Seconds a receiver may confirm nothing while it lacks a chunk sent that long ago;
+        then it is taken for dead (its chunks are done without it), and when every receiver
+        left is, :meth:`take` gives up.
 
     Examples
     --------
@@ -231,11 +231,16 @@ class Dealer:
                 self.seen[:] = self.progress
             while True:
                 now = time.monotonic()
-                if self.left == 0 or now - self.progress > self.stall:
+                if self.left == 0:
                     return None
                 gone = self.live & (now - self.seen > self.stall)
-                if gone.any():   # silent while others confirm: dead or stopped
-                    self.live &= ~gone
+                if gone.any():   # silent: gone if it lacks a chunk sent a stall ago
+                    old = (self.first_on >= 0) & (now - self.sent_at > self.stall)
+                    gone &= ~self.held[old].all(axis=0)
+                if gone.any():
+                    if gone.sum() == self.live.sum():   # no receiver confirms any more
+                        return None
+                    self.live &= ~gone   # dead or stopped
                     self.finished = self.held[:, self.live].all(axis=1)
                     self.left = self.count - int(self.finished.sum())
                     continue
