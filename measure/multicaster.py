@@ -215,7 +215,6 @@ class Dealer:
         self.on_way: dict[int, list[int]] = {}
         self.left = self.count
         self.cond = threading.Condition()
-        self.progress = time.monotonic()
 
     @property
     def done(self) -> bool:
@@ -227,8 +226,7 @@ class Dealer:
         nothing was confirmed for ``stall`` seconds)."""
         with self.cond:
             if self.dealt == 0:   # the stall counts from the first chunk
-                self.progress = time.monotonic()
-                self.seen[:] = self.progress
+                self.seen[:] = time.monotonic()
             while True:
                 now = time.monotonic()
                 if self.left == 0:
@@ -282,11 +280,11 @@ class Dealer:
             if not (0 <= c < self.count and 0 <= receiver < self.receivers):
                 return
             self.held[c, receiver] = True
-            self.progress = self.seen[receiver] = time.monotonic()
+            now = self.seen[receiver] = time.monotonic()
             if not self.finished[c] and self.held[c, self.live].all():
                 self.finished[c] = True
                 self.left -= 1
-                tree, took = int(self.first_on[c]), self.progress - self.sent_at[c]
+                tree, took = int(self.first_on[c]), now - self.sent_at[c]
                 if tree >= 0:
                     self.pace[tree] = took if tree not in self.pace else (
                         0.8 * self.pace[tree] + 0.2 * took)
