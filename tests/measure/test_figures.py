@@ -52,6 +52,24 @@ def test_one_cluster_has_nothing_to_measure() -> None:
         figure_tests({"a": ["a1", "a2"]})
 
 
+def test_a_dataset_of_one_cluster_is_refused_before_any_test(tmp_path: Path, capsys) -> None:
+    from tomography.cli import main
+    from tomography.model.dataset.write import write_measurement
+    from tomography.model.synthetic import planted_partition
+
+    # alike hosts (ratio 1): the hierarchy is one cluster of all four, as on GridLab, whose
+    # eight sites the broadcasts do not group
+    write_measurement(planted_partition(4, 1, iterations=4, seed=0), tmp_path / "run")
+    hosts = tmp_path / "hosts.csv"
+    hosts.write_text("host,address,label\n" + "".join(f"h00{i},127.0.0.{180 + i},\n"
+                                                       for i in range(4)))
+    assert main(["measure", "figures", "--hosts", str(hosts), "--dataset",
+                 str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "one cluster of all 4 hosts" in err and "--level hosts" in err
+    assert "Traceback" not in err and not (tmp_path / "run" / "figures" / "figures.csv").exists()
+
+
 def _simulated(topology_name: str, clusters: dict, groups: dict) -> pd.DataFrame:
     """The rows a figures run gets on a topology: each test's flows share its links fairly;
     a flow between unreachable routers is refused at once, as the testbed refuses it."""

@@ -98,6 +98,10 @@ def measure_figures(hosts: pd.DataFrame, transport: Any, dataset: Path, hierarch
     from tomography.model.dataset import read_measurement
 
     clusters, groups = figure_groups(hierarchy, level, hosts=each_host)
+    if len(clusters) < 2:
+        raise ParameterError(f"level {min(level, hierarchy.depth)} of {dataset}'s hierarchy is "
+                             f"one cluster of all {len(hierarchy.hosts)} hosts: no pair of "
+                             "clusters to measure; --level hosts measures between its hosts")
     missing = sorted({h for hs in clusters.values() for h in hs} - set(hosts["host"]))
     if missing:
         raise ParameterError(f"the launcher's hosts are not the dataset's: "

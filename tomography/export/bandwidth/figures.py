@@ -77,6 +77,8 @@ def figure_tree(names: Sequence[str], groups: Mapping[str, Sequence[str]] | None
     >>> members, children = figure_tree(["a", "b", "c"], {"g": ["a", "b"]})
     >>> sorted(members["g"]), children
     (['a', 'b'], {'g': ['a', 'b'], '*': ['c', 'g']})
+    >>> figure_tree(["a"])[1]                   # one cluster: the whole network
+    {'*': ['a']}
     """
     members = {c: frozenset([c]) for c in names}
     for g, cs in (groups or {}).items():
@@ -86,7 +88,8 @@ def figure_tree(names: Sequence[str], groups: Mapping[str, Sequence[str]] | None
     children: dict[str, list[str]] = {}
     for node, mine in members.items():
         if node != ROOT:   # the smallest node above it
-            up = min((x for x, theirs in members.items() if mine < theirs),
+            up = min((x for x, theirs in members.items()
+                      if mine < theirs or (x == ROOT and x != node)),
                      key=lambda x: (len(members[x]), x))
             children.setdefault(up, []).append(node)
     return members, {x: sorted(kids) for x, kids in children.items()}
