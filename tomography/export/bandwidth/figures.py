@@ -88,8 +88,7 @@ def figure_tree(names: Sequence[str], groups: Mapping[str, Sequence[str]] | None
     children: dict[str, list[str]] = {}
     for node, mine in members.items():
         if node != ROOT:   # the smallest node above it
-            up = min((x for x, theirs in members.items()
-                      if mine < theirs or (x == ROOT and x != node)),
+            up = min((x for x, theirs in members.items() if mine < theirs or x == ROOT),
                      key=lambda x: (len(members[x]), x))
             children.setdefault(up, []).append(node)
     return members, {x: sorted(kids) for x, kids in children.items()}
