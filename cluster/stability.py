@@ -376,7 +376,9 @@ def dataset_stop_rule(output: str | os.PathLike[str], k: int | None = None, *, s
         if say is not None:
             say(f"stop rule after {counted(len(m.iteration_ids), 'iteration')}: "
                 + ("converged: no hierarchy (no level came near support in "
-                   f"{rule.flat_after} iterations): one cluster" if done and rule.flat else
+                   f"{rule.flat_after} iterations): one cluster; racks of a few hosts or sites "
+                   "behind slow links can stay hidden this long (--resume -n N without "
+                   "--until-converged measures on)" if done and rule.flat else
                    f"converged, {counted(len(rule.settled), 'level')} settled"
                    + (f", {counted(len(rule.unstable), 'unstable level')} (supported now, "
                       "not in every recent iteration)" if rule.unstable else "")
