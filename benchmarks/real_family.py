@@ -29,15 +29,17 @@ measured on it) and measured with the command a user runs,
 into ``<root>/<name>/seed<S>``.  A complete dataset is reused, a partial one
 continued (``--resume``).  ``calibration.py --part real`` analyses them.
 
-The datasets measured on 2026-12-06 (every default of that day, receiver
-counts) are kept in ``benchmarks/real-family.tar.xz``; ``tar -xJf
-benchmarks/real-family.tar.xz -C benchmarks/_data`` puts them where this
+The datasets are kept in two archives: the first 30 networks measured on
+2026-12-06 in ``benchmarks/real-family.tar.xz``, the 20 added on 2026-12-07
+(every default of those days, receiver counts) in
+``benchmarks/real-family-more.tar.xz``.  ``tar -xJf benchmarks/real-family.tar.xz -C
+benchmarks/_data`` (and the same for the second) puts them where this
 script, ``calibration.py`` and ``sim_vs_real.py --family`` look, without
-root or the 70 minutes of broadcasts (this script then reuses them).
+root or the two hours of broadcasts (this script then reuses them).
 
 Needs root.  Run::
 
-    sudo .venv/bin/python benchmarks/real_family.py                  # 30 networks x 2 seeds x 15
+    sudo .venv/bin/python benchmarks/real_family.py                  # 50 networks x 2 seeds x 15
     sudo .venv/bin/python benchmarks/real_family.py --count 2 --seeds 0 --iterations 3   # smoke
     .venv/bin/python benchmarks/real_family.py --list                # the networks, no run
 """
@@ -67,7 +69,7 @@ CPU_SHARE = 0.8
 """Share of this machine's cores the estimate may use (the coordinator and Python need some)."""
 MIN_LINK = 4e6
 """Bit/s: the slowest link a kept network may have once scaled (2 MiB, the quota, in 4 s)."""
-DEFAULT_COUNT = 30
+DEFAULT_COUNT = 50
 DEFAULT_SEEDS = (0, 1)
 DEFAULT_ITERATIONS = 15
 TOMOGRAPHY = str(Path(sys.executable).parent / "tomography")
