@@ -5,7 +5,7 @@ Three parts (:data:`PARTS`), each analysed the same way and reported apart:
 * **small**: ``benchmarks/random_networks.py`` (grids, data centres, chains
   and meshes of routers, 19 to 96 hosts, 2 to 4 levels), each simulated with
   three seeds, whole 16 MiB broadcasts;
-* **real**: the same networks at testbed size (18-25 hosts), measured by
+* **real**: the same networks at testbed size (18-26 hosts), measured by
   real libtorrent broadcasts with every default of ``tomography measure
   bittorrent`` (``benchmarks/real_family.py``), two seeds;
 * **large**: the same networks grown to 200-4096 hosts, simulated as a
@@ -172,7 +172,7 @@ PARTS = {
     "small": Part("small", FAMILY_ROOT, (0, 1, 2), (0, 1), (2,),
                   "simulated, 19-96 hosts, whole 16 MiB broadcasts (random_networks.py)"),
     "real": Part("real", REAL_ROOT, (0, 1), (0, 1), (0, 1),
-                 "real libtorrent broadcasts on the testbed, 18-25 hosts, every default of "
+                 "real libtorrent broadcasts on the testbed, 18-26 hosts, every default of "
                  "measure bittorrent (real_family.py)"),
     "large": Part("large", LARGE_ROOT, (0, 1), (0, 1), (0, 1),
                   "simulated, 200-4096 hosts, measure bittorrent's quota and size "
