@@ -111,8 +111,9 @@ from tomography.model.truth_labels import labels_at_depth, truth_depth
 from truth_model import truth_partitions
 
 OUTPUT = Path("/tmp/calibration.md")
-FORMAT = 5
-"""Bumped when what a cached record holds changes."""
+FORMAT = 6
+"""Bumped when what a cached record holds changes (6: the hierarchies have the separated cuts
+of :func:`cluster.refine.separated_cuts`)."""
 STATS_FORMAT = 3
 """Bumped when the separation statistic (:mod:`cluster.separation`) changes (the cached
 separations also follow :data:`FORMAT`, since they are those of the cached levels)."""

@@ -16,7 +16,7 @@ from cluster.adjacency import SharedGraph, as_adjacency, weight_unit_of
 from cluster.louvain import Level, louvain
 from cluster.modularity import modularity
 from cluster.reassign import reassign_hosts
-from cluster.refine import refine_levels
+from cluster.refine import refine_levels, separated_cuts
 from tomography.model.errors import ParameterError
 from tomography.model.hierarchy import Hierarchy
 from tomography.model.hostnames import row_names
@@ -223,7 +223,9 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         planted hierarchy, but on BitTorrent data it cuts homogeneous clusters
         into fragments (the peer graph is sparse and random).  ``"refined"``
         starts from the best partition, adds the finer levels that pass the
-        permutation test of :func:`cluster.refine.significant_split`, and
+        permutation test of :func:`cluster.refine.significant_split`, then
+        the cuts of a few hosts that test cannot judge where the data set the
+        level they make apart (:func:`cluster.refine.separated_cuts`), and
         merges upwards as ``"best"`` does.
     loops : float, default 0.5
         Self-loop of each collapsed cluster, as a share of its strongest tie
@@ -250,8 +252,9 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
     Hierarchy
         Level 1 is the finest partition; ``params["origins"]`` says how each
         level was found: ``"refined"`` (a significant split of the level
-        above), ``"louvain"`` (Louvain on the hosts) or ``"merged"`` (a
-        partition of the collapsed level below).  The last level has at most two
+        above), ``"cut"`` (one cluster of the level above cut in two where the
+        data set the level apart), ``"louvain"`` (Louvain on the hosts) or
+        ``"merged"`` (a partition of the collapsed level below).  The last level has at most two
         clusters, or is the level after which nothing merged any more.  A
         step that merges everything into one cluster is not kept as a level:
         the whole network is the implicit top of every Hasse diagram.
@@ -293,13 +296,16 @@ def averaged_edge_hierarchy(graph, hosts: list[str] | None = None, *,
         finer = refine_levels(shared, base.labels, shuffles=shuffles, z=z, engine=engine,
                               resolution=resolution, seed=spawn_seeds(rng, 1)[0],
                               n_jobs=n_jobs)
+        found = ["refined"] * len(finer)
+        finer += separated_cuts(shared, finer[-1] if finer else base.labels)
+        found += ["cut"] * (len(finer) - len(found))
         host_labels, quality = base.labels, base.modularity
         if reassign:
             host_labels, *finer = reassign_hosts(shared, [base.labels, *finer])
             quality = modularity(shared, host_labels, resolution=resolution)
-        for labels in finer[::-1]:
+        for labels, origin in zip(finer[::-1], found[::-1]):
             record(labels, collapse(shared, labels, linkage=linkage)[0],
-                   modularity(shared, labels, resolution=resolution), "refined")
+                   modularity(shared, labels, resolution=resolution), origin)
         current, sizes = collapse(shared, host_labels, linkage=linkage)
         record(host_labels, current, quality, "louvain")
     while not partitions or current.shape[0] > 2:

@@ -15,6 +15,14 @@ A split accepted as a whole then has its noise cuts merged back: two of its
 parts whose union the same test would not split are one group (most mixed
 pairs first; pairs clearly less mixed than the copies' are not tested, see
 :data:`CLEAR_Z`).  :func:`refine_levels` applies it top down, level by level.
+
+A cluster of a few hosts has too few edges for the test to judge (five hosts
+have ten; a shuffled copy puts the heaviest weights where the data have them
+often enough), so a small group that Louvain's best partition joined to its
+neighbour stays hidden.  :func:`separated_cuts` then asks the data directly:
+it cuts a cluster in two at its weakest cut and adds the level this makes when
+the level's separation (:mod:`cluster.separation`, the statistic the
+confidence resamples) clears :data:`cluster.separation.MIN_SEPARATION`.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.modularity import canonical_labels
 from cluster.parallel import effective_jobs, fork_map
+from cluster.separation import MIN_SEPARATION, separation, weakest_cuts
 from tomography.model.seeding import Seed, random_state, spawn_seeds
 
 #: Two parts of a split are kept apart without testing their union when they
@@ -38,7 +47,8 @@ from tomography.model.seeding import Seed, random_state, spawn_seeds
 #: step into larger parts, come within 1 to 5 (and their unions are not split).
 CLEAR_Z = 5.0
 
-__all__ = ["shuffle_weights", "significant_split", "significance", "refine_levels", "CLEAR_Z"]
+__all__ = ["shuffle_weights", "significant_split", "significance", "refine_levels",
+           "separated_cuts", "CLEAR_Z"]
 
 
 @random_state
@@ -453,4 +463,89 @@ def refine_levels(graph, labels, *, shuffles: int = 10, z: float = 5.0, min_size
         if np.array_equal(new, current):
             return levels
         current = canonical_labels(new)
+        levels.append(current)
+
+
+def separated_cuts(graph, labels, *, min_separation: float = MIN_SEPARATION,
+                   min_size: int = 4) -> list[np.ndarray]:
+    """Finer levels below ``labels``, each cutting one cluster in two where the data set it apart.
+
+    Every cluster of at least ``min_size`` hosts is a candidate, cut at its
+    weakest cut (:func:`cluster.separation.weakest_cuts`).  A cut makes a new
+    level when that level's separation (:func:`cluster.separation.separation`:
+    each cluster's weakest inside cut over the strongest tie of the level) is
+    at least ``min_separation``; of the cuts that qualify, the one whose level
+    is set apart most clearly comes first, one cut per level, so that a clear
+    boundary is not hidden in a level beside a faint one.  It is what the
+    permutation test of :func:`significant_split` cannot do on a cluster of a
+    few hosts (too few edges to shuffle): a site of two hosts that Louvain's
+    best partition joined to the next site behind a slow link comes apart
+    here.  A homogeneous cluster's weakest cut is a cut through noise, no
+    weaker than its ties, so it does not qualify.
+
+    Parameters
+    ----------
+    graph : sparse array, ndarray or SharedGraph
+        Host-level weights ``w_n``.
+    labels : array of int
+        The partition to cut further (the finest level found so far).
+    min_separation : float, default MIN_SEPARATION
+        Separation a new level must have on ``graph``.
+    min_size : int, default 4
+        Smaller clusters are not cut (as in :func:`significant_split`).
+
+    Returns
+    -------
+    list of ndarray
+        The new levels, coarsest first, one more cluster cut in each; none
+        when no cut qualifies.
+
+    Examples
+    --------
+    Two groups of four that the labels hold together, beside a group of six:
+
+    >>> w = np.full((14, 14), 1.0)
+    >>> w[:4, :4] = w[4:8, 4:8] = 8.0
+    >>> w[:8, :8] = np.maximum(w[:8, :8], 2.0)
+    >>> w[8:, 8:] = 8.0
+    >>> np.fill_diagonal(w, 0)
+    >>> [level.tolist() for level in separated_cuts(w, np.repeat([0, 1], [8, 6]))]
+    [[0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]]
+    """
+    A = _without_loops(graph.matrix if isinstance(graph, SharedGraph)
+                       else as_adjacency(graph)[0])
+    current = canonical_labels(labels)
+    side = weakest_cuts(A, current)
+    halves: dict[bytes, np.ndarray] = {}    # a part's own weakest cut, by its hosts
+    apart: dict[bytes, bool] = {}           # whether a cluster's cut sets its two sides apart
+    levels: list[np.ndarray] = []
+
+    def cut_of(idx: np.ndarray) -> np.ndarray:
+        key = idx.tobytes()
+        if key not in halves:
+            halves[key] = weakest_cuts(A[idx][:, idx], np.zeros(len(idx), dtype=np.int64))
+        return halves[key]
+
+    while True:
+        best: tuple[float, np.ndarray, np.ndarray] | None = None
+        for c in range(int(current.max()) + 1):
+            idx = np.flatnonzero(current == c)
+            cut = side[idx]
+            if len(idx) < max(min_size, 2) or cut.all() or not cut.any():
+                continue
+            key = idx.tobytes()
+            if key not in apart:   # the cut's own two sides first: cheap, and necessary
+                apart[key] = bool(separation(A[idx][:, idx], cut) >= min_separation)
+            if not apart[key]:
+                continue
+            new, new_side = current.copy(), side.copy()
+            new[idx[cut == 1]] = current.max() + 1
+            for part in (idx[cut == 0], idx[cut == 1]):
+                new_side[part] = cut_of(part)
+            value = separation(A, new, new_side)
+            if value >= min_separation and (best is None or value > best[0]):
+                best = (value, new, new_side)
+        if best is None:
+            return levels
+        current, side = canonical_labels(best[1]), best[2]
         levels.append(current)

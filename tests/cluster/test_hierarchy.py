@@ -82,6 +82,57 @@ def test_uneven_groups_noise_cuts_merged_back(seed: int) -> None:
     assert hierarchy_nmi(h, m.labels)["nmi"][0] == pytest.approx(1.0)
 
 
+def chain_of_sites(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Five sites of 4, 6, 4, 2 and 6 hosts in a chain behind slow links, as a real swarm
+    sees them (family-045 of the calibration's real part): 200 blocks per pair inside a site,
+    13 to 38 between neighbours, 3 otherwise, gamma noise."""
+    rng = np.random.default_rng(seed)
+    site = np.repeat(np.arange(5), [4, 6, 4, 2, 6])
+    link = {(0, 1): 14, (1, 2): 34, (2, 3): 13, (3, 4): 38}
+    w = np.zeros((len(site), len(site)))
+    for i, j in zip(*np.triu_indices(len(site), 1)):
+        a, b = sorted((site[i], site[j]))
+        w[i, j] = w[j, i] = rng.gamma(8, (200 if a == b else link.get((a, b), 3)) / 8)
+    return w, site
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_a_site_of_two_hosts_that_louvain_joins_to_its_neighbour_is_cut_out(seed: int) -> None:
+    # Louvain's best partition joins the site of two hosts to the next one (the resolution
+    # limit) and the permutation test cannot judge a cluster of 8 hosts; the cut can.
+    w, site = chain_of_sites(seed)
+    h = averaged_edge_hierarchy(w, seed=0)
+    origins = h.params["origins"]
+    assert len(h.levels[origins.index("louvain")]) == 4
+    assert origins[0] == "cut"
+    sites = [sorted(np.flatnonzero(site == s).tolist()) for s in range(5)]
+    assert sorted(sorted(int(x[1:]) for x in c.hosts) for c in h.levels[0]) == sites
+
+
+def test_a_homogeneous_cluster_is_not_cut() -> None:
+    from cluster.refine import separated_cuts
+
+    rng = np.random.default_rng(0)
+    noise = np.triu(rng.gamma(8, 25.0, (12, 12)), 1)
+    assert separated_cuts(noise + noise.T, np.zeros(12, dtype=int)) == []
+
+
+def test_the_clearest_cut_comes_first() -> None:
+    from cluster.refine import separated_cuts
+
+    # two clusters, each two groups of four: one pair of groups ties at 1, the other at 3
+    w = np.full((16, 16), 0.5)
+    for g in range(4):
+        w[4 * g:4 * g + 4, 4 * g:4 * g + 4] = 12.0
+    w[:8, :8] = np.maximum(w[:8, :8], 1.0)
+    w[8:, 8:] = np.maximum(w[8:, 8:], 3.0)
+    np.fill_diagonal(w, 0)
+    levels = separated_cuts(w, np.repeat([0, 1], 8))
+    assert [len(set(level)) for level in levels] == [3, 4]
+    first = levels[0]
+    assert len(set(first[:8])) == 2 and len(set(first[8:])) == 1
+
+
 def test_best_start_skips_the_leaf_level() -> None:
     m = planted_hierarchy((3, 3), 16, iterations=4, seed=3)
     h = averaged_edge_hierarchy(mean_weights(m), m.host_names, start="best", seed=2)

@@ -67,6 +67,20 @@ def test_separated_coarsening_ends_on_any_weights() -> None:
         separated_coarsening(np.full((6, 6), np.nan), list("aabbcc"))
 
 
+def test_separated_cuts_end_on_any_weights() -> None:
+    from cluster.refine import separated_cuts
+
+    rng = np.random.default_rng(0)
+    # nothing, tiny numbers, no edge, one clique, one host that exchanged nothing
+    lone = np.ones((8, 8)) - np.eye(8)
+    lone[0] = lone[:, 0] = 0.0
+    for weights in (np.zeros((8, 8)), rng.random((8, 8)) * 1e-300, np.eye(8),
+                    np.ones((8, 8)) - np.eye(8), lone):
+        levels = separated_cuts(weights, np.zeros(8, dtype=int))
+        assert len(levels) < 8
+        assert all(len(level) == 8 for level in levels)
+
+
 @pytest.mark.slow   # a subprocess per command: a loop is caught by the bound
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_every_analysis_command_answers_on_a_degenerate_dataset(tmp_path: Path,
