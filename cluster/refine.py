@@ -514,16 +514,20 @@ def separated_cuts(graph, labels, *, min_separation: float = MIN_SEPARATION,
     """
     A = _without_loops(graph.matrix if isinstance(graph, SharedGraph)
                        else as_adjacency(graph)[0])
+    whole = SharedGraph.checked(A)   # every matrix below is a part of this checked one
     current = canonical_labels(labels)
-    side = weakest_cuts(A, current)
+    side = weakest_cuts(whole, current)
     halves: dict[bytes, np.ndarray] = {}    # a part's own weakest cut, by its hosts
     apart: dict[bytes, bool] = {}           # whether a cluster's cut sets its two sides apart
     levels: list[np.ndarray] = []
 
+    def inside(idx: np.ndarray) -> SharedGraph:
+        return SharedGraph.checked(A[idx][:, idx])
+
     def cut_of(idx: np.ndarray) -> np.ndarray:
         key = idx.tobytes()
         if key not in halves:
-            halves[key] = weakest_cuts(A[idx][:, idx], np.zeros(len(idx), dtype=np.int64))
+            halves[key] = weakest_cuts(inside(idx), np.zeros(len(idx), dtype=np.int64))
         return halves[key]
 
     while True:
@@ -533,16 +537,19 @@ def separated_cuts(graph, labels, *, min_separation: float = MIN_SEPARATION,
             cut = side[idx]
             if len(idx) < max(min_size, 2) or cut.all() or not cut.any():
                 continue
+            parts = (idx[cut == 0], idx[cut == 1])
             key = idx.tobytes()
             if key not in apart:   # the cut's own two sides first: cheap, and necessary
-                apart[key] = bool(separation(A[idx][:, idx], cut) >= min_separation)
+                own = np.empty(len(idx), dtype=np.int64)
+                own[cut == 0], own[cut == 1] = cut_of(parts[0]), cut_of(parts[1])
+                apart[key] = bool(separation(inside(idx), cut, own) >= min_separation)
             if not apart[key]:
                 continue
             new, new_side = current.copy(), side.copy()
-            new[idx[cut == 1]] = current.max() + 1
-            for part in (idx[cut == 0], idx[cut == 1]):
+            new[parts[1]] = current.max() + 1
+            for part in parts:
                 new_side[part] = cut_of(part)
-            value = separation(A, new, new_side)
+            value = separation(whole, new, new_side)
             if value >= min_separation and (best is None or value > best[0]):
                 best = (value, new, new_side)
         if best is None:
