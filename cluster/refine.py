@@ -36,7 +36,7 @@ from cluster.adjacency import SharedGraph, as_adjacency, igraph_graph
 from cluster.louvain import leiden, louvain, multilevel
 from cluster.modularity import canonical_labels
 from cluster.parallel import effective_jobs, fork_map
-from cluster.separation import MIN_SEPARATION, separation, weakest_cuts
+from cluster.separation import MIN_SEPARATION, cut_weights, separation, weakest_cuts
 from tomography.model.seeding import Seed, random_state, spawn_seeds
 
 #: Two parts of a split are kept apart without testing their union when they
@@ -532,10 +532,14 @@ def separated_cuts(graph, labels, *, min_separation: float = MIN_SEPARATION,
 
     while True:
         best: tuple[float, np.ndarray, np.ndarray] | None = None
+        across = cut_weights(whole, current, side)
         for c in range(int(current.max()) + 1):
             idx = np.flatnonzero(current == c)
             cut = side[idx]
             if len(idx) < max(min_size, 2) or cut.all() or not cut.any():
+                continue
+            others = np.delete(across, c)   # the level's separation is at most these over c's
+            if (others[~np.isnan(others)] < min_separation * across[c]).any():
                 continue
             parts = (idx[cut == 0], idx[cut == 1])
             key = idx.tobytes()

@@ -60,7 +60,7 @@ from scipy.sparse.linalg import eigsh
 
 from cluster.adjacency import SharedGraph, as_adjacency
 
-__all__ = ["GroupSums", "weakest_cuts", "separation", "cluster_separations",
+__all__ = ["GroupSums", "weakest_cuts", "cut_weights", "separation", "cluster_separations",
            "separated_coarsening", "resampled_separations", "resampled_cluster_separations", "MIN_SEPARATION", "TIE_PRIOR"]
 
 MIN_SEPARATION = 1.3
@@ -190,6 +190,37 @@ def weakest_cuts(weights: Any, labels: np.ndarray) -> np.ndarray:
         members = np.flatnonzero(labels == c)
         side[members] = _cut(A, members)
     return side
+
+
+def cut_weights(weights: Any, labels: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """Per cluster (in label order), the mean weight per host pair across its cut.
+
+    Every level that keeps a cluster whole and cuts another has a separation of at most the
+    kept one's cut over the other's: the two parts of a cut cluster are tied at least as
+    strongly as the mean across the cut.  NaN for a cluster of one host.
+
+    Parameters
+    ----------
+    weights : sparse array, ndarray or SharedGraph
+        Host-level ``w_n``.
+    labels : array of int
+        Per host, its cluster ``0 .. k-1``.
+    side : array of int
+        Per host, its side of its cluster's cut (:func:`weakest_cuts`).
+
+    Examples
+    --------
+    >>> w = np.ones((4, 4)) - np.eye(4)
+    >>> w[0, 1] = w[1, 0] = 5.0
+    >>> cut_weights(w, np.zeros(4, dtype=int), np.array([0, 1, 0, 1])).tolist()
+    [2.0]
+    """
+    A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
+    between, sizes, _ = _half_sums(A, np.asarray(labels), np.asarray(side))
+    pairs = (sizes[0::2] * sizes[1::2]).astype(float)
+    across = between[0::2, 1::2].diagonal() if between.shape[0] > 1 else np.zeros(len(pairs))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pairs > 0, across / pairs, np.nan)
 
 
 def _cut(A: Any, members: np.ndarray) -> np.ndarray:
@@ -450,8 +481,8 @@ def _half_sums(A: sparse.csr_array, labels: np.ndarray, side: np.ndarray
     sizes = np.bincount(halves, minlength=k2)
     onehot = sparse.csr_array((np.ones(len(halves)), (halves, np.arange(len(halves)))),
                               shape=(k2, len(halves)))
-    upper = sparse.triu(A, k=1)
-    sums = onehot @ (upper + upper.T) @ onehot.T
+    off = A if not A.diagonal().any() else A - sparse.diags_array(A.diagonal())   # symmetric
+    sums = onehot @ off @ onehot.T
     return sparse.csr_array(sums - sparse.diags_array(sums.diagonal())), sizes, k2
 
 

@@ -20,8 +20,9 @@ DEFAULT_STABLE = 2
 (``benchmarks/calibration.py``, benchmarks/RESULTS.md, 2026-12-06, with the support threshold of
 0.45 and the real swarms' line of 1.25) it stops within 15 iterations in 98 % of the small
 simulated runs (right in all the long-run data decide), 95 % of the real ones measured on the
-testbed (right in 14 of 15; 31 of 35 on the 50 networks measured by 2026-12-07, the wrong
-ones "no hierarchy", :data:`FLAT_AFTER`) and 96 % of the large simulated ones (right in all);
+testbed (right in 14 of 15; on the 50 networks measured by 2026-12-07, 98 %, right in 34 of
+36 since the hierarchy cuts few-host groups out, the wrong ones "no hierarchy",
+:data:`FLAT_AFTER`) and 96 % of the large simulated ones (right in all);
 the training networks choose it over K = 1, which stops about 0.7 iterations sooner and shows
 fewer of the right levels at the stop. On real broadcasts cut at the block quota
 (``benchmarks/quota_accuracy.py``, the demo's network, 10 seeds measured on 2026-12-06) K = 2
@@ -32,11 +33,12 @@ stops after 5 iterations with the four clusters and the sites at 1.00 and nothin
 FLAT_AFTER = 7
 """Iterations in a row with no level near support before the rule says "no hierarchy".  On real
 swarms that verdict is the weak one: over the calibration's real part (50 networks, 100 runs,
-benchmarks/RESULTS.md, 2026-12-07) it was right in 6 of the 14 stops the long run decides,
-against 71 of 72 for a stop on levels.  The wrong ones were data centres of racks of two to four
-hosts and a chain of sites behind slow links, whose groups show only once one of their own
+benchmarks/RESULTS.md, 2026-12-07, the hierarchy cutting few-host groups out) it was right in 6
+of the 12 stops the long run decides, against 74 of 75 for a stop on levels.  The wrong ones
+were data centres of racks of two to four hosts, whose racks show only once one of their own
 hosts has been a root; no number of iterations between 5 and 7 nor a faint line between 0.05
-and 0.2 changes that."""
+and 0.2 changes that, and on the training networks every wait from 7 to 13 iterations stops
+as often right."""
 
 FAINT = 0.2
 """Confidence no level may reach in :data:`FLAT_AFTER` iterations for "no hierarchy"
