@@ -407,7 +407,8 @@ def test_the_one_machine_recipe_of_docs_mpi(tmp_path):
     done = subprocess.run([mpiexec(), "-n", "8", "sh", "-c", line], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "to 8 ranks (2 levels" in done.stdout and "all ranks got the data" in done.stdout
+    # the clusters and the sites of the ranks' hosts (east's two clusters, one of the west's)
+    assert "to 8 ranks (3 levels" in done.stdout and "all ranks got the data" in done.stdout
 
 
 @pytest.mark.slow  # over 2 s
