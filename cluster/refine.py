@@ -518,16 +518,13 @@ def separated_cuts(graph, labels, *, min_separation: float = MIN_SEPARATION,
     current = canonical_labels(labels)
     side = weakest_cuts(whole, current)
     halves: dict[bytes, np.ndarray] = {}    # a part's own weakest cut, by its hosts
-    apart: dict[bytes, bool] = {}           # whether a cluster's cut sets its two sides apart
     levels: list[np.ndarray] = []
-
-    def inside(idx: np.ndarray) -> SharedGraph:
-        return SharedGraph.checked(A[idx][:, idx])
 
     def cut_of(idx: np.ndarray) -> np.ndarray:
         key = idx.tobytes()
         if key not in halves:
-            halves[key] = weakest_cuts(inside(idx), np.zeros(len(idx), dtype=np.int64))
+            halves[key] = weakest_cuts(SharedGraph.checked(A[idx][:, idx]),
+                                       np.zeros(len(idx), dtype=np.int64))
         return halves[key]
 
     while True:
@@ -541,17 +538,9 @@ def separated_cuts(graph, labels, *, min_separation: float = MIN_SEPARATION,
             others = np.delete(across, c)   # the level's separation is at most these over c's
             if (others[~np.isnan(others)] < min_separation * across[c]).any():
                 continue
-            parts = (idx[cut == 0], idx[cut == 1])
-            key = idx.tobytes()
-            if key not in apart:   # the cut's own two sides first: cheap, and necessary
-                own = np.empty(len(idx), dtype=np.int64)
-                own[cut == 0], own[cut == 1] = cut_of(parts[0]), cut_of(parts[1])
-                apart[key] = bool(separation(inside(idx), cut, own) >= min_separation)
-            if not apart[key]:
-                continue
             new, new_side = current.copy(), side.copy()
-            new[parts[1]] = current.max() + 1
-            for part in parts:
+            new[idx[cut == 1]] = current.max() + 1
+            for part in (idx[cut == 0], idx[cut == 1]):
                 new_side[part] = cut_of(part)
             value = separation(whole, new, new_side)
             if value >= min_separation and (best is None or value > best[0]):

@@ -218,7 +218,7 @@ def cut_weights(weights: Any, labels: np.ndarray, side: np.ndarray) -> np.ndarra
     A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
     between, sizes, _ = _half_sums(A, np.asarray(labels), np.asarray(side))
     pairs = (sizes[0::2] * sizes[1::2]).astype(float)
-    across = between[0::2, 1::2].diagonal() if between.shape[0] > 1 else np.zeros(len(pairs))
+    across = between[0::2, 1::2].diagonal()
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(pairs > 0, across / pairs, np.nan)
 
