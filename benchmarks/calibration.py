@@ -81,6 +81,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from collections import defaultdict
@@ -98,15 +99,17 @@ from cluster.confidence import (RESAMPLE_SEPARATION, SUPPORT_THRESHOLD, SWARM_SE
                                 IterationSampler,
                                 hierarchy_confidence, resample_plan, root_strata)
 from cluster.modularity import canonical_labels
+from cluster.partners import steady_partners
 from cluster.separation import MIN_SEPARATION, resampled_separations, separation, weakest_cuts
 from cluster.stability import StableHierarchy
 from large_family import LARGE_ROOT
 from random_networks import FAMILY_ROOT, iterations_done, random_network
 from real_family import REAL_ROOT
 from tomography.model.dataset import read_measurement
-from tomography.model.stop_rule import (DEFAULT_STABLE, FAINT, FLAT_AFTER, HOLDS, RISING,
-                                        SAME_LEVEL)
+from tomography.model.stop_rule import (DEFAULT_STABLE, FAINT, FLAT_AFTER, HOLDS, PARTNERS,
+                                        RISING, SAME_LEVEL)
 from tomography.model.topology import parse_topology
+from tomography.model.weights import IterationWeights
 from tomography.model.truth_labels import labels_at_depth, truth_depth
 from truth_model import truth_partitions
 
@@ -643,14 +646,30 @@ def _bin(label: str, inside: np.ndarray, right: np.ndarray) -> str:
 
 # ----------------------------------------------------------------------------- stop rule
 
-def replay(run: list[dict], shown, rule: tuple, confidence_of) -> dict:
+@functools.lru_cache(maxsize=1)
+def _dataset(part: str, name: str, seed: int):
+    return read_measurement(PARTS[part].root / name.split("/")[-1] / f"seed{seed}")
+
+
+@functools.lru_cache(maxsize=None)
+def steady_at(part: str, name: str, seed: int, n: int) -> float:
+    """The share of steady partners (:func:`cluster.partners.steady_partners`) of a run's
+    first ``n`` iterations, read from its dataset (only where a rule would say "no
+    hierarchy")."""
+    return steady_partners(IterationWeights.from_measurement(_dataset(part, name, seed), n))
+
+
+def replay(run: list[dict], shown, rule: tuple, confidence_of,
+           partners: float | None = PARTNERS) -> dict:
     """``--until-converged``'s stop rule (:class:`cluster.stability.StableHierarchy` with the
-    parameters of ``rule``, a :data:`STOP_RULES` tuple) fed one run's recorded levels,
-    iteration by iteration: where it stops (``n``, None if not within the run), whether on
-    "no hierarchy" (``flat``), the levels it settled on and the supported ones it did not."""
+    parameters of ``rule``, a :data:`STOP_RULES` tuple, and the steady-partner line
+    ``partners``) fed one run's recorded levels, iteration by iteration: where it stops
+    (``n``, None if not within the run), whether on "no hierarchy" (``flat``), the levels it
+    settled on and the supported ones it did not."""
     k, tolerance, flat, faint, rising, holds = rule
     stop = StableHierarchy(k, tolerance=tolerance, flat_after=flat, faint=faint,
-                           rising=rising, holds=holds)
+                           partners=partners, rising=rising, holds=holds)
+    first = run[0] if run else {}
     by_n = defaultdict(list)
     for lv in run:
         by_n[lv["n"]].append(lv)
@@ -660,7 +679,9 @@ def replay(run: list[dict], shown, rule: tuple, confidence_of) -> dict:
         done = stop.observe([np.asarray(lv["labels"]) for lv in supported], bool(measured),
                             strongest=max(map(confidence_of, measured), default=0.0),
                             found=[(np.asarray(lv["labels"]), confidence_of(lv))
-                                   for lv in measured])
+                                   for lv in measured],
+                            partners=lambda n=n: steady_at(first["part"], first["name"],
+                                                           first["seed"], n))
         if done:
             settled = [lv for lv, labels in zip(supported, stop.history[-1])
                        if any(labels is s for s in stop.settled)]
@@ -672,7 +693,7 @@ def replay(run: list[dict], shown, rule: tuple, confidence_of) -> dict:
 
 def stop_table(levels: list[dict], shown, label: str,
                rules: list[tuple], structured: dict[str, bool | None],
-               minimum: Callable[[dict], float]
+               minimum: Callable[[dict], float], partners: float | None = PARTNERS
                ) -> list[str]:
     """Per stop rule: runs, stopped within 15, right when stopped, mean n, unstable levels,
     and the right levels found at the stop that are supported (what a user is shown).
@@ -686,12 +707,15 @@ def stop_table(levels: list[dict], shown, label: str,
     runs = defaultdict(list)
     for lv in levels:
         runs[lv["name"], lv["seed"]].append(lv)
+    replays: list[list] = [[] for _ in rules]   # run by run: each dataset read once
+    for (name, _), run in runs.items():
+        for i, rule in enumerate(rules):
+            replays[i].append((name, run, replay(run, shown, rule,
+                                                 lambda lv: confidence(lv, minimum(lv)),
+                                                 partners)))
     out = []
-    for rule in rules:
+    for rule, results in zip(rules, replays):
         k, tol, flat, low, rise, holds = rule
-        results = [(name, run, replay(run, shown, rule,
-                                      lambda lv: confidence(lv, minimum(lv))))
-                   for (name, _), run in runs.items()]
         if not results:
             continue
         stopped = [(name, run, r) for name, run, r in results if r["n"] is not None]
@@ -706,7 +730,8 @@ def stop_table(levels: list[dict], shown, label: str,
         unstable = sum(bool(r["unstable"]) for _, _, r in stopped)
         name = (f"supported {k + 1} in a row, {'exact' if tol >= 1 else f'NMI >= {tol}'}"
                 f", confirmed; no level at {low} {flat} in a row: flat"
-                + (f"; held by a level rising from {rise}, at most {holds}" if holds else ""))
+                + (f"; held by a level rising from {rise}, at most {holds}" if holds else "")
+                + ("" if partners is None else f"; waits at {partners} steady partners"))
         out.append(f"| {label} | {name} | {len(results)} | {len(stopped)} "
                    f"({len(stopped) / len(results):.1%}) | {flats} | {right} "
                    f"({right / max(len(stopped) - undecided, 1):.1%}) | {undecided} | "
@@ -802,6 +827,27 @@ def choose_holds(levels: list[dict], shown, minimum: Callable[[dict], float],
             stop_table(train, shown, "train", [rule], structured, minimum)[0])
         if best is None or (seen, -mean_n) > best[0]:
             best = ((seen, -mean_n), rule)
+    return best[1]
+
+
+PARTNER_LINES = (None, 0.25, 0.5, 0.75)
+"""Steady-partner lines for "no hierarchy" (:data:`tomography.model.stop_rule.PARTNERS`;
+None: never wait)."""
+
+
+def choose_partners(levels: list[dict], shown, minimum: Callable[[dict], float],
+                    structured: dict[str, bool | None], base: tuple) -> float | None:
+    """On the training split, with the stop rule ``base``: the steady-partner line
+    (:data:`PARTNER_LINES`) chosen as :func:`choose_stop_rule` chooses a rule (the first of
+    equals)."""
+    train = [lv for lv in levels if lv["split"] == "train"]
+    best = None
+    for line in PARTNER_LINES:
+        runs, stopped, decided, right, mean_n, _ = _row_cells(
+            stop_table(train, shown, "train", [base], structured, minimum, line)[0])
+        key = (stopped >= 0.9 * runs, right / max(decided, 1), -mean_n)
+        if best is None or key > best[0]:
+            best = (key, line)
     return best[1]
 
 
@@ -936,6 +982,18 @@ def main() -> None:
             if mine:
                 lines += stop_table(mine, shown, f"{part.name}, {split}",
                                     STOP_RULES + holds, structured, chosen_line)
+    default_rule = DEFAULT_RULE[:4] + (RISING, HOLDS)
+    line = choose_partners(levels, defaults, DEFAULT_LINES, structured, default_rule)
+    lines += ["", "### Steady partners before \"no hierarchy\"", "",
+              "The defaults' rule, waiting (or not: None) while at least this share of the hosts "
+              "has the same strongest partner in the even and the odd iterations. The training "
+              f"split's choice: {line} (the default: {PARTNERS}).", ""] + STOP_HEADER
+    for part in parts:
+        for split in ("train", "held-out"):
+            mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
+            for partners in PARTNER_LINES if mine else ():
+                lines += stop_table(mine, defaults, f"{part.name}, {split}", [default_rule],
+                                    structured, DEFAULT_LINES, partners)
     lines += ["", f"As `--until-converged` runs today: support {RESAMPLE_SEPARATION} "
                   f"(real swarms {SWARM_SEPARATION}) / {SUPPORT_THRESHOLD}, the defaults' stop "
                   "rule and hold:", ""] + STOP_HEADER
@@ -944,8 +1002,7 @@ def main() -> None:
             mine = [lv for lv in levels if lv["part"] == part.name and lv["split"] == split]
             if mine:
                 lines += stop_table(mine, defaults, f"{part.name}, {split}",
-                                    [DEFAULT_RULE[:4] + (RISING, HOLDS)], structured,
-                                    DEFAULT_LINES)
+                                    [default_rule], structured, DEFAULT_LINES)
     if small:
         lines += ["", "### The thesis's early rows", ""] + thesis_rows(s, t)
     lines += ["", f"Total {time.perf_counter() - t0:.0f} s."]

@@ -25,13 +25,13 @@ from cluster.modularity import canonical_labels
 from tomography.model.dataset import Measurement
 from tomography.model.deprecation import renamed_parameter
 from tomography.model.errors import ParameterError
-from tomography.model.stop_rule import (DEFAULT_STABLE, FAINT, FLAT_AFTER, HOLDS, RISING,
-                                        SAME_LEVEL, stop_rule_text)
+from tomography.model.stop_rule import (DEFAULT_STABLE, FAINT, FLAT_AFTER, HOLDS, PARTNERS,
+                                        RISING, SAME_LEVEL, stop_rule_text)
 from tomography.model.units import counted
 from tomography.model.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
-           "FAINT", "RISING", "HOLDS", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta",
+           "FAINT", "PARTNERS", "RISING", "HOLDS", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta",
            "stop_rule_text"]
 
 class StablePartition:
@@ -118,6 +118,11 @@ class StableHierarchy:
         confidence of ``faint`` in ``flat_after`` iterations in a row (with a
         confidence), the network shows no hierarchy (one cluster) and the
         rule stops there (:attr:`flat`).
+    partners : float or None, default PARTNERS
+        ... unless at least this share of the hosts has the same strongest
+        partner in the even and the odd iterations
+        (:func:`cluster.partners.steady_partners`): groups of a few hosts
+        that no level sets apart yet, so the rule goes on (None: never wait).
     rising, holds : float and int, default RISING and HOLDS
         Where the rule would stop, an unsupported level whose confidence is
         at least ``rising`` and higher than the same level's one iteration
@@ -151,8 +156,8 @@ class StableHierarchy:
 
     def __init__(self, k: int = DEFAULT_STABLE, *, seed: int = 0,
                  tolerance: float = SAME_LEVEL, flat_after: int = FLAT_AFTER,
-                 faint: float = FAINT, rising: float = RISING, holds: int = HOLDS,
-                 **options) -> None:
+                 faint: float = FAINT, partners: float | None = PARTNERS,
+                 rising: float = RISING, holds: int = HOLDS, **options) -> None:
         if k < 1:
             raise ParameterError(f"k must be >= 1, got {k}")
         if flat_after < 1 or not 0 <= faint <= 1:
@@ -161,7 +166,9 @@ class StableHierarchy:
         if holds < 0 or not 0 <= rising <= 1:
             raise ParameterError(f"holds must be >= 0 and rising in [0, 1], got {holds} "
                                  f"and {rising}")
-        self.flat_after, self.faint = flat_after, faint
+        if partners is not None and not 0 <= partners <= 1:
+            raise ParameterError(f"partners is a share of the hosts in [0, 1], got {partners}")
+        self.flat_after, self.faint, self.partners = flat_after, faint, partners
         self.rising, self.holds, self.held = rising, holds, 0
         if not 0 < tolerance <= 1:
             raise ParameterError(f"tolerance is an NMI in (0, 1], got {tolerance}")
@@ -191,6 +198,7 @@ class StableHierarchy:
         supported levels have settled."""
         from cluster.averaged_edge import averaged_edge_hierarchy
         from cluster.confidence import IterationSampler, hierarchy_confidence
+        from cluster.partners import steady_partners
 
         sampler = IterationSampler.from_measurement(measurement, iterations=iterations)
         h = averaged_edge_hierarchy(sampler.graph, measurement.host_names, seed=self.seed,
@@ -204,11 +212,12 @@ class StableHierarchy:
                  if measured and h.confidence]
         return self.observe(reported, measured,
                             strongest=max(h.confidence) if measured and h.confidence else 0.0,
-                            found=found)
+                            found=found, partners=lambda: steady_partners(sampler))
 
     def observe(self, reported: Sequence[np.ndarray], measured: bool = True, *,
                 strongest: float | None = None,
-                found: Sequence[tuple[np.ndarray, float]] = ()) -> bool:
+                found: Sequence[tuple[np.ndarray, float]] = (),
+                partners: float | Callable[[], float] | None = None) -> bool:
         """Take the levels supported after one more iteration; true once they have settled.
 
         :meth:`update` calls it with the supported levels of ``w_n``; given
@@ -227,6 +236,11 @@ class StableHierarchy:
             Every level found, supported or not, with its confidence: an
             unsupported one rising towards support holds the rule back
             (``rising``, ``holds``).
+        partners : float or callable, optional
+            The share of steady partners of these iterations
+            (:func:`cluster.partners.steady_partners`), or a function giving
+            it, called only when the rule would say "no hierarchy"; without
+            it the rule does not wait for them.
 
         Examples
         --------
@@ -264,9 +278,16 @@ class StableHierarchy:
         recent = [c for c, m in zip(self._strongest[-self.flat_after:],
                                     self._measured[-self.flat_after:]) if m]
         if len(recent) == self.flat_after and max(recent) < self.faint:
-            self.settled, self.unstable, self.flat = [], list(reported), True
-            self.held_back = ""
-            return True
+            steady = partners() if callable(partners) else partners
+            if self.partners is None or steady is None or not steady >= self.partners:
+                self.settled, self.unstable, self.flat = [], list(reported), True
+                self.held_back = ""
+                return True
+            self.settled, self.unstable = [], list(reported)
+            self.held_back = (f"no level near support, but {steady:.0%} of the hosts have the "
+                              "same strongest partner in the even and the odd iterations: "
+                              "groups of a few hosts not set apart yet")
+            return False
         if len(window) < self.k + 1 or not all(m for _, m in window):
             self.held_back = (f"a level must be supported in {self.k + 1} iterations in a "
                               f"row; {counted(sum(self._measured), 'iteration')} with a "
@@ -325,7 +346,8 @@ def stop_rule_meta(k: int | None = None, *, seed: int = 0,
     from cluster.confidence import SUPPORT_THRESHOLD, resample_separation
 
     return {"option": "--until-converged", "k": DEFAULT_STABLE if k is None else k,
-            "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT, "rising": RISING,
+            "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT, "partners": PARTNERS,
+            "rising": RISING,
             "holds": HOLDS, "threshold": SUPPORT_THRESHOLD,
             "min_separation": resample_separation(source)}
 

@@ -162,6 +162,38 @@ def test_a_network_without_hierarchy_stops_flat() -> None:
     assert rule.held_back == "no level supported yet"
 
 
+def test_no_hierarchy_waits_while_the_hosts_keep_their_strongest_partners() -> None:
+    """Racks of two hosts not yet set apart (real swarms, benchmarks/RESULTS.md, 2026-12-07,
+    twenty-eighth session): the share of steady partners holds "no hierarchy" back."""
+    asked: list[int] = []
+
+    def steady(share: float):
+        def share_now() -> float:
+            asked.append(1)
+            return share
+        return share_now
+
+    rule = StableHierarchy(k=2, flat_after=4, faint=0.05)
+    assert not any(rule.observe([], strongest=0.01, partners=steady(0.6)) for _ in range(6))
+    assert not rule.flat and "strongest partner" in rule.held_back and "60%" in rule.held_back
+    assert len(asked) == 3                     # asked only where the rule would stop flat
+    rule = StableHierarchy(k=2, flat_after=4, faint=0.05)
+    assert [rule.observe([], strongest=0.01, partners=0.1) for _ in range(4)] == [False] * 3 + [True]
+    rule = StableHierarchy(k=2, flat_after=4, faint=0.05, partners=None)   # never waits
+    assert [rule.observe([], strongest=0.01, partners=0.9) for _ in range(4)][-1]
+    with pytest.raises(ParameterError, match="partners"):
+        StableHierarchy(partners=1.5)
+
+
+def test_racks_of_two_that_no_level_sets_apart_do_not_stop_as_no_hierarchy() -> None:
+    m = planted_hierarchy((10,), 2, iterations=6, ratio=3.0, seed=0)
+    never = StableHierarchy(flat_after=3, partners=None)
+    assert any(never.update(m, n) for n in range(1, 7)) and never.flat
+    waits = StableHierarchy(flat_after=3)
+    assert not any(waits.update(m, n) for n in range(1, 7)) and not waits.flat
+    assert "same strongest partner" in waits.held_back
+
+
 def test_a_flat_stop_says_what_it_may_have_missed(tmp_path) -> None:
     """On real swarms "no hierarchy" was wrong in 8 of 14 decided stops (small racks, slow
     chains: benchmarks/RESULTS.md, 2026-12-07): the message says so, and how to measure on."""
