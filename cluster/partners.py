@@ -61,22 +61,15 @@ def steady_partners(sampler: Any) -> float:
 
 
 def _strongest(sampler: Any, multiplicity: np.ndarray) -> np.ndarray:
-    """Per host, its partner of most weight in the iterations of ``multiplicity`` (-1: none)."""
+    """Per host, its partner of most weight in the iterations of ``multiplicity`` (-1: none;
+    the lowest index among equals)."""
     n = sampler.weights.shape[0]
     upper = sparse.triu(sampler.weights, format="coo")   # the sampler's edge order
     weights = np.bincount(sampler.edge, weights=sampler.blocks * multiplicity[sampler.iteration],
                           minlength=sampler.n_edges)
-    rows = np.concatenate([upper.row, upper.col])
-    cols = np.concatenate([upper.col, upper.row])
-    both = np.concatenate([weights, weights])
-    keep = both > 0
-    rows, cols, both = rows[keep], cols[keep], both[keep]
-    best = np.full(n, -1, dtype=np.int64)
-    if not len(both):
-        return best
-    # per row, the largest weight (the lowest column among equals): sort by row, then weight
-    order = np.lexsort((cols, -both, rows))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = rows[order][1:] != rows[order][:-1]
-    best[rows[order][first]] = cols[order][first]
+    half = sparse.coo_array((weights, (upper.row, upper.col)), shape=(n, n)).tocsr()
+    both = sparse.csr_array(half + half.T)
+    both.eliminate_zeros()
+    best = np.asarray(both.argmax(axis=1)).ravel().astype(np.int64)
+    best[np.diff(both.indptr) == 0] = -1
     return best

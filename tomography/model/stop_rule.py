@@ -20,9 +20,9 @@ DEFAULT_STABLE = 2
 (``benchmarks/calibration.py``, benchmarks/RESULTS.md, 2026-12-06, with the support threshold of
 0.45 and the real swarms' line of 1.25) it stops within 15 iterations in 98 % of the small
 simulated runs (right in all the long-run data decide), 95 % of the real ones measured on the
-testbed (right in 14 of 15; on the 50 networks measured by 2026-12-07, 98 %, right in 34 of
-36 since the hierarchy cuts few-host groups out, the wrong ones "no hierarchy",
-:data:`FLAT_AFTER`) and 96 % of the large simulated ones (right in all);
+testbed (right in 14 of 15; on the 50 networks measured by 2026-12-07, 90 %, right in all 35
+decided since the rule waits for steady partners, :data:`PARTNERS`; 34 of 36 before, the wrong
+ones "no hierarchy") and 96 % of the large simulated ones (right in all);
 the training networks choose it over K = 1, which stops about 0.7 iterations sooner and shows
 fewer of the right levels at the stop. On real broadcasts cut at the block quota
 (``benchmarks/quota_accuracy.py``, the demo's network, 10 seeds measured on 2026-12-06) K = 2
