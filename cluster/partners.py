@@ -8,8 +8,8 @@ iterations.  Its data are not flat all the same: each host exchanges far
 more with its rack-mates than with anyone else, in every iteration, so its
 strongest partner in the even-numbered iterations is its strongest partner
 in the odd-numbered ones too.  On a network without groups the strongest
-partner is a draw of the noise and repeats about as often as one partner in
-as many as it has.  The stop rule's "no hierarchy"
+partner is a draw of the noise and repeats by chance, about once in as
+many hosts as it meets.  The stop rule's "no hierarchy"
 (:class:`cluster.stability.StableHierarchy`) waits while they repeat.
 """
 

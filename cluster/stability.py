@@ -31,8 +31,8 @@ from tomography.model.units import counted
 from tomography.model.weights import mean_weights
 
 __all__ = ["StablePartition", "StableHierarchy", "DEFAULT_STABLE", "SAME_LEVEL", "FLAT_AFTER",
-           "FAINT", "PARTNERS", "RISING", "HOLDS", "replay_stop_rule", "dataset_stop_rule", "stop_rule_meta",
-           "stop_rule_text"]
+           "FAINT", "PARTNERS", "RISING", "HOLDS", "replay_stop_rule", "dataset_stop_rule",
+           "stop_rule_meta", "stop_rule_text"]
 
 class StablePartition:
     """Stop rule: the flat Louvain partition of ``w_n`` unchanged for ``k`` iterations.
@@ -347,8 +347,7 @@ def stop_rule_meta(k: int | None = None, *, seed: int = 0,
 
     return {"option": "--until-converged", "k": DEFAULT_STABLE if k is None else k,
             "seed": seed, "flat_after": FLAT_AFTER, "faint": FAINT, "partners": PARTNERS,
-            "rising": RISING,
-            "holds": HOLDS, "threshold": SUPPORT_THRESHOLD,
+            "rising": RISING, "holds": HOLDS, "threshold": SUPPORT_THRESHOLD,
             "min_separation": resample_separation(source)}
 
 
