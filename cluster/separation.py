@@ -59,6 +59,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import eigsh
 
 from cluster.adjacency import SharedGraph, as_adjacency
+from tomography.model.blas import one_blas_thread
 
 __all__ = ["GroupSums", "weakest_cuts", "cut_weights", "separation", "cluster_separations",
            "separated_coarsening", "resampled_separations", "resampled_cluster_separations", "MIN_SEPARATION", "TIE_PRIOR"]
@@ -186,9 +187,12 @@ def weakest_cuts(weights: Any, labels: np.ndarray) -> np.ndarray:
     A = weights.matrix if isinstance(weights, SharedGraph) else as_adjacency(weights)[0]
     labels = np.asarray(labels)
     side = np.zeros(len(labels), dtype=np.int64)
-    for c in np.unique(labels):
-        members = np.flatnonzero(labels == c)
-        side[members] = _cut(A, members)
+    # one BLAS thread: the clusters' eigenproblems are small (a few hundred hosts), where
+    # threads cost more than they give, many times more on a busy machine
+    with one_blas_thread():
+        for c in np.unique(labels):
+            members = np.flatnonzero(labels == c)
+            side[members] = _cut(A, members)
     return side
 
 

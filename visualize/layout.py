@@ -24,7 +24,6 @@ the figure and in ``fig.tomography_info["engine"]``:
 
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Any
 
@@ -36,6 +35,7 @@ from matplotlib.lines import Line2D
 from scipy import sparse
 from scipy.sparse.csgraph import shortest_path
 
+from tomography.model.blas import one_blas_thread
 from tomography.model.deprecation import renamed_parameter
 from tomography.model.errors import GraphError, ParameterError, TomographyError
 from visualize._common import cluster_map, natural_key, weight_input
@@ -133,19 +133,11 @@ def _networkx(n: int, rows: np.ndarray, cols: np.ndarray, length: np.ndarray,
     g = nx.empty_graph(n)
     # one BLAS thread: SciPy's L-BFGS-B calls BLAS on vectors of 2n numbers, and a
     # threaded BLAS on a loaded machine makes that up to 100 times slower
-    with _one_blas_thread():
+    with one_blas_thread():
         pos = nx.kamada_kawai_layout(g, dist={i: dict(enumerate(row)) for i, row in
                                               enumerate(dist.tolist())},
                                      pos={i: tuple(p) for i, p in enumerate(start)})
     return np.array([pos[i] for i in range(n)], dtype=float)
-
-
-def _one_blas_thread():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn brings it
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _neato(n: int, rows: np.ndarray, cols: np.ndarray, length: np.ndarray,
