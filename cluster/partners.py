@@ -56,15 +56,15 @@ def steady_partners(sampler: Any) -> float:
     if sampler.n_iterations < 2:
         return float("nan")
     parity = np.arange(sampler.n_iterations) % 2
-    even, odd = (_strongest(sampler, (parity == p).astype(float)) for p in (0, 1))
+    upper = sparse.triu(sampler.weights, format="coo")   # the sampler's edge order
+    even, odd = (_strongest(sampler, upper, (parity == p).astype(float)) for p in (0, 1))
     return float(np.mean((even == odd) & (even >= 0)))
 
 
-def _strongest(sampler: Any, multiplicity: np.ndarray) -> np.ndarray:
+def _strongest(sampler: Any, upper: sparse.coo_array, multiplicity: np.ndarray) -> np.ndarray:
     """Per host, its partner of most weight in the iterations of ``multiplicity`` (-1: none;
-    the lowest index among equals)."""
+    the lowest index among equals); ``upper`` holds the sampler's edges."""
     n = sampler.weights.shape[0]
-    upper = sparse.triu(sampler.weights, format="coo")   # the sampler's edge order
     weights = np.bincount(sampler.edge, weights=sampler.blocks * multiplicity[sampler.iteration],
                           minlength=sampler.n_edges)
     half = sparse.coo_array((weights, (upper.row, upper.col)), shape=(n, n)).tocsr()

@@ -119,10 +119,10 @@ class StableHierarchy:
         confidence), the network shows no hierarchy (one cluster) and the
         rule stops there (:attr:`flat`).
     partners : float or None, default PARTNERS
-        ... unless at least this share of the hosts has the same strongest
-        partner in the even and the odd iterations
+        "No hierarchy" waits while at least this share of the hosts has the
+        same strongest partner in the even and the odd iterations
         (:func:`cluster.partners.steady_partners`): groups of a few hosts
-        that no level sets apart yet, so the rule goes on (None: never wait).
+        that no level sets apart yet (None: never wait).
     rising, holds : float and int, default RISING and HOLDS
         Where the rule would stop, an unsupported level whose confidence is
         at least ``rising`` and higher than the same level's one iteration
